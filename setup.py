@@ -1,0 +1,34 @@
+"""Build the compiled core: the Cython recorder plus the frame-internals shim.
+
+Build directives live here and only here.  ``TRACER_DEBUG=1`` turns on Cython's
+bounds and wraparound checks for debugging the core.
+"""
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("TRACER_DEBUG") == "1"
+
+core = Extension(
+    "tracer._core",
+    sources=["src/tracer/_core.pyx", "src/tracer/_frame.c"],
+    depends=["src/tracer/_frame.h"],
+    include_dirs=["src/tracer"],
+    extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2"])
+    + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
+)
+
+setup(
+    ext_modules=cythonize(
+        [core],
+        language_level=3,
+        compiler_directives={
+            "boundscheck": DEBUG,
+            "wraparound": DEBUG,
+            "initializedcheck": DEBUG,
+            "cdivision": True,
+            "embedsignature": True,
+        },
+    ),
+)

@@ -1,0 +1,40 @@
+"""tracer: record what a call of an unmodified Python function did.
+
+`track(f, *args)` runs `f` natively under sys.monitoring and returns a nested graph
+of everything it did: operations with their values and data dependencies, the
+branches taken, returns and exceptions, nested by call (an extended Wengert list,
+as Julia's IRTracker records).
+"""
+
+import sys as _sys
+
+if _sys.version_info < (3, 12):
+    raise ImportError(
+        "tracer needs Python 3.12 or newer (it is built on sys.monitoring, PEP 669); "
+        f"this is Python {_sys.version.split()[0]}"
+    )
+
+from ._core import UNKNOWN, Trace  # noqa: E402
+from .api import TrackingError, ToolIdError, last_trace, track  # noqa: E402
+from .context import DEFAULT, Context, DepthLimitContext  # noqa: E402
+from .graph import GraphError, backward, dependents, forward, referenced, validate  # noqa: E402
+from .ir import IR, Statement, ir  # noqa: E402
+from .nodes import (  # noqa: E402
+    ArgumentNode, CallNode, Const, ConstantNode, JumpNode, Location, NestedCallNode, Node,
+    PrimitiveCallNode, ReturnNode, SpecialCallNode,
+)
+from .show import format_node, printlevels  # noqa: E402
+
+try:
+    from ._version import version as __version__
+except ImportError:  # pragma: no cover - running from a source tree without a build
+    __version__ = "0.0.0"
+
+__all__ = [
+    "track", "last_trace", "printlevels", "format_node", "validate", "ir", "IR", "Statement",
+    "Context", "DEFAULT", "DepthLimitContext", "Trace", "UNKNOWN",
+    "Node", "CallNode", "ArgumentNode", "ConstantNode", "PrimitiveCallNode", "NestedCallNode",
+    "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
+    "referenced", "backward", "dependents", "forward",
+    "TrackingError", "ToolIdError", "GraphError",
+]

@@ -1,0 +1,1315 @@
+# cython: freethreading_compatible = False
+"""The compiled core: the node arena and the sys.monitoring recorder.
+
+A Trace is a set of parallel columns, one row per node.  The Recorder receives
+sys.monitoring events for the tracked thread and follows each code object's plan
+(built by tracer.plan): at each event it replays the micro-ops of the segment that
+just ran on the frame's shadow state and appends rows.  Values are read from the
+frame's value stack through the _frame.c shim, only at slots the plan proves live.
+"""
+
+cimport cython
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memset
+
+import sys
+
+cdef extern from "Python.h":
+    ctypedef void (*freefunc)(void *)
+    Py_ssize_t PyUnstable_Eval_RequestCodeExtraIndex(freefunc)
+    int PyUnstable_Code_GetExtra(object code, Py_ssize_t index, void **extra)
+    int PyUnstable_Code_SetExtra(object code, Py_ssize_t index, void *extra)
+    void *PyThreadState_Get()
+    bint PyCell_Check(PyObject *)
+    PyObject *PyCell_GET(PyObject *)
+
+cdef extern from "_frame.h":
+    void *tracer_current_frame()
+    void *tracer_frame_caller(void *frame)
+    PyObject *tracer_frame_code(void *frame)
+    PyObject *tracer_frame_function(void *frame)
+    PyObject *tracer_frame_stack_item(void *frame, int index)
+    PyObject *tracer_frame_local(void *frame, int index)
+    int tracer_code_nlocalsplus(PyObject *code)
+
+# ---------------------------------------------------------------------------------
+# Node kinds and flags (nodes.py mirrors the names)
+
+cdef enum:
+    K_ARGUMENT = 0
+    K_CONSTANT = 1
+    K_PRIMITIVE = 2
+    K_NESTED = 3
+    K_SPECIAL = 4
+    K_JUMP = 5
+    K_RETURN = 6
+
+cdef enum:
+    F_RAISED = 1      # the value is the exception the operation raised
+    F_YIELD = 2       # a ReturnNode that is a generator's yield
+    F_OPEN = 4        # the call has not finished (partial trace)
+    F_STOPPED = 8     # FOR_ITER found the iterator exhausted
+    F_CARRIED = 16    # an ArgumentNode for a value that entered mid-activation
+    F_EXCEPTION = 32  # a SpecialCallNode holding the exception a handler caught
+    F_FRAME = 64      # a NestedCallNode for a Python frame entered inside another call
+
+KINDS = ("argument", "constant", "primitive", "nested", "special", "jump", "return")
+FLAGS = {"raised": F_RAISED, "yield": F_YIELD, "open": F_OPEN, "stopped": F_STOPPED,
+         "carried": F_CARRIED, "exception": F_EXCEPTION, "frame": F_FRAME}
+
+# Micro-ops; the numbering is tracer.plan.MICRO_OPS (checked by a test).
+cdef enum:
+    M_END = 0
+    M_LOAD_LOCAL = 1
+    M_LOAD_CONST = 2
+    M_SET = 3
+    M_STORE_LOCAL = 4
+    M_DELETE_LOCAL = 5
+    M_COPY = 6
+    M_SWAP = 7
+    M_CAPTURE = 8
+    M_CAPTURE_METHOD = 9
+    M_RECORD = 10
+    M_BRANCH = 11
+    M_FOR_ITER = 12
+    M_JUMP = 13
+    M_RETURN = 14
+    M_RETURN_CONST = 15
+    M_YIELD = 16
+    M_RAISE = 17
+    M_LOST = 18
+
+MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL",
+             "COPY", "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER",
+             "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST")
+
+cdef enum:
+    OP_WORDS = 5
+    LF_SAFE = 1
+    LF_CELL = 2
+    LF_DYN = 4
+    R_OP = 0
+    R_CALL = 1
+    R_CALL_EX = 2
+    R_SPECIAL = 3
+
+# Shadow values: which node holds a local or stack slot, as a tagged int64.
+#   row << 2          a node of the current call
+#   k << 2 | 1        co_consts[k] of the frame's code
+#   p << 2 | 2        the trace's constant pool entry p
+#   3, 7, 11          NULL, unknown, an uncaptured constant
+cdef enum:
+    S_NULL = 3
+    S_UNKNOWN = 7
+    S_DYN = 11
+cdef int64_t SPECIAL_SHADOW[3]
+SPECIAL_SHADOW[0] = S_NULL
+SPECIAL_SHADOW[1] = S_UNKNOWN
+SPECIAL_SHADOW[2] = S_DYN
+
+# Pending-segment states besides an op index.
+cdef enum:
+    P_NONE = -1
+    P_EXC = -2      # an exception is unwinding through the frame
+    P_LOST = -3     # the frame ran something the plan cannot follow; resync at next event
+
+cdef bint PY313 = sys.version_info >= (3, 13)
+cdef object DISABLE = sys.monitoring.DISABLE
+cdef object PY_TRUE = True
+cdef object PY_FALSE = False
+
+
+class _Unknown:
+    """Stands for an input whose producer the recorder could not follow."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "?"
+
+    def __reduce__(self):
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+
+
+# ---------------------------------------------------------------------------------
+# The arena
+
+cdef class Trace:
+    """The recorded rows of one `track` call: parallel columns, one row per node.
+
+    Row 0 is the root call.  Use `tracer.nodes` views to read it; the columns are
+    exposed zero-copy as numpy arrays by `columns()`.
+    """
+
+    cdef int32_t n, cap, nrefs, refcap
+    cdef uint8_t *kind_
+    cdef uint8_t *flags_
+    cdef int32_t *parent_
+    cdef int32_t *code_
+    cdef int32_t *offset_
+    cdef int32_t *aux_
+    cdef int32_t *ref_start_
+    cdef PyObject **value_
+    cdef int32_t *refs_
+    cdef readonly list pool
+    cdef readonly list codes
+    cdef dict code_ids
+    cdef readonly dict metadata
+    cdef readonly bint frozen
+    cdef readonly object exception
+    cdef public tuple root_keywords
+    cdef public object _cache
+    cdef int exports
+
+    def __cinit__(self):
+        self.n = 0
+        self.cap = 0
+        self.nrefs = 0
+        self.refcap = 0
+        self.pool = [UNKNOWN]
+        self.codes = []
+        self.code_ids = {}
+        self.metadata = {}
+        self._grow_rows(1024)
+        self._grow_refs(2048)
+        self.ref_start_[0] = 0
+
+    def __dealloc__(self):
+        cdef int32_t i
+        if self.value_ != NULL:
+            for i in range(self.n):
+                Py_XDECREF(self.value_[i])
+        free(self.kind_); free(self.flags_); free(self.parent_); free(self.code_)
+        free(self.offset_); free(self.aux_); free(self.ref_start_); free(self.value_)
+        free(self.refs_)
+
+    cdef int _grow_rows(self, int32_t need) except -1:
+        cdef int32_t cap = self.cap if self.cap else 1024
+        while cap < need:
+            cap *= 2
+        if cap == self.cap:
+            return 0
+        if self.exports:
+            raise BufferError("the trace cannot grow while its columns are exported")
+        self.kind_ = <uint8_t *>_realloc(self.kind_, cap * sizeof(uint8_t))
+        self.flags_ = <uint8_t *>_realloc(self.flags_, cap * sizeof(uint8_t))
+        self.parent_ = <int32_t *>_realloc(self.parent_, cap * sizeof(int32_t))
+        self.code_ = <int32_t *>_realloc(self.code_, cap * sizeof(int32_t))
+        self.offset_ = <int32_t *>_realloc(self.offset_, cap * sizeof(int32_t))
+        self.aux_ = <int32_t *>_realloc(self.aux_, cap * sizeof(int32_t))
+        self.ref_start_ = <int32_t *>_realloc(self.ref_start_, (cap + 1) * sizeof(int32_t))
+        self.value_ = <PyObject **>_realloc(self.value_, cap * sizeof(PyObject *))
+        self.cap = cap
+        return 0
+
+    cdef int _grow_refs(self, int32_t need) except -1:
+        cdef int32_t cap = self.refcap if self.refcap else 2048
+        while cap < need:
+            cap *= 2
+        if cap == self.refcap:
+            return 0
+        if self.exports:
+            raise BufferError("the trace cannot grow while its columns are exported")
+        self.refs_ = <int32_t *>_realloc(self.refs_, cap * sizeof(int32_t))
+        self.refcap = cap
+        return 0
+
+    cdef inline int32_t add_row(self, uint8_t kind, uint8_t flags, int32_t parent,
+                                int32_t code, int32_t offset, int32_t aux,
+                                PyObject *value) except -1:
+        cdef int32_t r = self.n
+        if r + 1 >= self.cap:
+            self._grow_rows(r + 2)
+        self.kind_[r] = kind
+        self.flags_[r] = flags
+        self.parent_[r] = parent
+        self.code_[r] = code
+        self.offset_[r] = offset
+        self.aux_[r] = aux
+        Py_XINCREF(value)
+        self.value_[r] = value
+        self.n = r + 1
+        self.ref_start_[r + 1] = self.nrefs
+        return r
+
+    cdef inline int add_ref(self, int32_t ref) except -1:
+        # Refs belong to the last row added (CSR layout).
+        if self.nrefs >= self.refcap:
+            self._grow_refs(self.nrefs + 1)
+        self.refs_[self.nrefs] = ref
+        self.nrefs += 1
+        self.ref_start_[self.n] = self.nrefs
+        return 0
+
+    cdef inline int32_t pool_add(self, object value) except? -2:
+        self.pool.append(value)
+        return -<int32_t>len(self.pool)
+
+    cdef inline void set_value(self, int32_t row, PyObject *value):
+        Py_XINCREF(value)
+        Py_XDECREF(self.value_[row])
+        self.value_[row] = value
+
+    cdef int32_t intern_code(self, object code) except -1:
+        cdef object cid = self.code_ids.get(code)
+        if cid is None:
+            cid = len(self.codes)
+            self.codes.append(code)
+            self.code_ids[code] = cid
+        return cid
+
+    # -- reading (the node views call these) ---------------------------------------
+    def __len__(self):
+        return self.n
+
+    cdef inline int _check(self, int32_t row) except -1:
+        if row < 0 or row >= self.n:
+            raise IndexError(f"row {row} out of range for a trace of {self.n} nodes")
+        return 0
+
+    cpdef int kind(self, int32_t row) except -1:
+        self._check(row)
+        return self.kind_[row]
+
+    cpdef int flags(self, int32_t row) except -1:
+        self._check(row)
+        return self.flags_[row]
+
+    cpdef int parent(self, int32_t row) except -2:
+        self._check(row)
+        return self.parent_[row]
+
+    cpdef int offset(self, int32_t row) except -2:
+        self._check(row)
+        return self.offset_[row]
+
+    cpdef int aux(self, int32_t row) except? -2147483648:
+        self._check(row)
+        return self.aux_[row]
+
+    cpdef object code(self, int32_t row):
+        self._check(row)
+        cdef int32_t c = self.code_[row]
+        return self.codes[c] if c >= 0 else None
+
+    cpdef object value(self, int32_t row):
+        self._check(row)
+        cdef PyObject *v = self.value_[row]
+        if v == NULL:
+            return None
+        return <object>v
+
+    cpdef int end(self, int32_t row) except -1:
+        """One past the last row of the subtree under `row`."""
+        self._check(row)
+        if self.kind_[row] == K_NESTED:
+            return self.aux_[row]
+        return row + 1
+
+    cpdef list refs(self, int32_t row):
+        """The inputs of a row in order: ints are rows, tuples ('const', value)."""
+        self._check(row)
+        cdef int32_t i, r
+        cdef list out = []
+        for i in range(self.ref_start_[row], self.ref_start_[row + 1]):
+            r = self.refs_[i]
+            if r >= 0:
+                out.append(r)
+            else:
+                out.append(("const", self.pool[-r - 1]))
+        return out
+
+    cpdef list children(self, int32_t row):
+        """Rows whose parent is `row`, in order."""
+        self._check(row)
+        cdef list out = []
+        cdef int32_t c = row + 1
+        cdef int32_t stop = self.end(row)
+        while c < stop:
+            out.append(c)
+            c = self.aux_[c] if self.kind_[c] == K_NESTED else c + 1
+        return out
+
+    @property
+    def nbytes(self):
+        """Bytes held by the columns (values themselves not counted)."""
+        per_row = 2 * sizeof(uint8_t) + 5 * sizeof(int32_t) + sizeof(PyObject *)
+        return self.n * per_row + self.nrefs * sizeof(int32_t) + len(self.pool) * sizeof(PyObject *)
+
+    @property
+    def num_refs(self):
+        """Number of entries in the refs column."""
+        return self.nrefs
+
+    def columns(self):
+        """The columns as numpy arrays sharing the trace's memory (read-only)."""
+        import numpy as np
+        self.frozen = True
+        out = {}
+        for name in ("kind", "flags", "parent", "code", "offset", "aux", "ref_start", "refs"):
+            arr = np.asarray(_Column(self, name))
+            arr.flags.writeable = False
+            out[name] = arr
+        return out
+
+    def values(self):
+        """The values column as a list (a copy of the references)."""
+        return [self.value(i) for i in range(self.n)]
+
+    cdef void _finish(self, object exception):
+        self.frozen = True
+        self.exception = exception
+
+
+cdef void *_realloc(void *p, size_t size) except NULL:
+    cdef void *q = realloc(p, size)
+    if q == NULL:
+        raise MemoryError("tracer: out of memory growing the trace")
+    return q
+
+
+@cython.final
+cdef class _Column:
+    """A buffer-protocol view of one column, keeping its Trace alive."""
+
+    cdef Trace trace
+    cdef void *ptr
+    cdef Py_ssize_t length
+    cdef Py_ssize_t itemsize
+    cdef bytes fmt
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __cinit__(self, Trace trace, str name):
+        self.trace = trace
+        n = trace.n
+        if name == "kind":
+            self.ptr, self.itemsize, self.fmt = trace.kind_, 1, b"B"
+        elif name == "flags":
+            self.ptr, self.itemsize, self.fmt = trace.flags_, 1, b"B"
+        elif name == "parent":
+            self.ptr, self.itemsize, self.fmt = trace.parent_, 4, b"i"
+        elif name == "code":
+            self.ptr, self.itemsize, self.fmt = trace.code_, 4, b"i"
+        elif name == "offset":
+            self.ptr, self.itemsize, self.fmt = trace.offset_, 4, b"i"
+        elif name == "aux":
+            self.ptr, self.itemsize, self.fmt = trace.aux_, 4, b"i"
+        elif name == "ref_start":
+            self.ptr, self.itemsize, self.fmt = trace.ref_start_, 4, b"i"
+            n = n + 1
+        elif name == "refs":
+            self.ptr, self.itemsize, self.fmt = trace.refs_, 4, b"i"
+            n = trace.nrefs
+        else:
+            raise ValueError(f"no column named {name!r}")
+        self.length = n
+
+    def __getbuffer__(self, Py_buffer *buf, int flags):
+        self.shape[0] = self.length
+        self.strides[0] = self.itemsize
+        buf.buf = self.ptr
+        buf.obj = self
+        buf.len = self.length * self.itemsize
+        buf.readonly = 1
+        buf.itemsize = self.itemsize
+        buf.format = self.fmt
+        buf.ndim = 1
+        buf.shape = self.shape
+        buf.strides = self.strides
+        buf.suboffsets = NULL
+        buf.internal = NULL
+        self.trace.exports += 1
+
+    def __releasebuffer__(self, Py_buffer *buf):
+        self.trace.exports -= 1
+
+
+# ---------------------------------------------------------------------------------
+# Per-code plans, cached on the code object (PEP 523 co_extra)
+
+ctypedef struct CPlan:
+    PyObject *owner          # the tracer.plan.CodePlan (strong reference)
+    PyObject *consts         # code.co_consts (borrowed from owner)
+    PyObject *statics        # list (borrowed from owner)
+    int32_t *ops
+    int32_t *recs
+    int32_t *seg_at
+    int32_t *seg_from
+    int32_t *depth
+    int32_t *handler
+    int32_t nunits
+    int32_t nlocalsplus
+    int32_t stacksize
+    int32_t nparams
+    int64_t session          # the recording session that last used it
+    int32_t code_id          # its code id in that session's trace
+    int32_t ncellparams
+    int32_t cellparams[8]
+
+
+cdef void _free_plan(void *p) noexcept:
+    cdef CPlan *plan = <CPlan *>p
+    if plan != NULL:
+        Py_XDECREF(plan.owner)
+        free(plan)
+
+
+cdef Py_ssize_t CODE_EXTRA_INDEX = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
+
+
+cdef inline int32_t *_buffer_address(object arr):
+    # array('i').buffer_info()[0] is the address of its items; the arrays are never
+    # resized after the plan is built, and the CPlan keeps their owner alive.
+    return <int32_t *><size_t>arr.buffer_info()[0]
+
+
+cdef CPlan *_plan_for(object code) except NULL:
+    cdef void *extra = NULL
+    if PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX, &extra) < 0:
+        raise RuntimeError("tracer: cannot read the code object's extra slot")
+    if extra != NULL:
+        return <CPlan *>extra
+    from tracer.plan import build_plan
+    owner = build_plan(code)
+    cdef CPlan *plan = <CPlan *>malloc(sizeof(CPlan))
+    if plan == NULL:
+        raise MemoryError()
+    memset(plan, 0, sizeof(CPlan))
+    Py_INCREF(owner)
+    plan.owner = <PyObject *>owner
+    plan.consts = <PyObject *>code.co_consts
+    plan.statics = <PyObject *>owner.statics
+    plan.ops = _buffer_address(owner.ops)
+    plan.recs = _buffer_address(owner.recs) if len(owner.recs) else NULL
+    plan.seg_at = _buffer_address(owner.seg_at)
+    plan.seg_from = _buffer_address(owner.seg_from)
+    plan.depth = _buffer_address(owner.depth)
+    plan.handler = _buffer_address(owner.handler)
+    plan.nunits = len(owner.seg_at)
+    plan.nlocalsplus = tracer_code_nlocalsplus(<PyObject *>code)
+    plan.stacksize = code.co_stacksize
+    plan.nparams = owner.nparams
+    plan.session = -1
+    cells = owner.param_cells[:8]
+    plan.ncellparams = len(cells)
+    for i, c in enumerate(cells):
+        plan.cellparams[i] = c
+    if PyUnstable_Code_SetExtra(code, CODE_EXTRA_INDEX, plan) < 0:
+        _free_plan(plan)
+        raise RuntimeError("tracer: cannot store the plan on the code object")
+    return plan
+
+
+def plan_of(code):
+    """The analysis plan the recorder uses for `code` (for tests and tools)."""
+    return <object>_plan_for(code).owner
+
+
+# ---------------------------------------------------------------------------------
+# The recorder
+
+ctypedef struct FrameRec:
+    void *frame
+    CPlan *plan
+    int32_t code_id
+    int32_t call_row      # the node whose children this activation records
+    int32_t pending       # first op of the pending segment, or a P_* state
+    int32_t pc            # next op of the pending segment to run
+    int32_t open_row      # the recorded op opened for nested calls, or -1
+    int32_t exc_row       # the row that raised the exception in flight, or -1
+    int32_t shadow        # index of this frame's shadow locals, then stack
+    uint8_t open_primitive  # the opened op is primitive: its calls are not recorded
+    uint8_t direct_ok     # the opened op is a call whose callee's body may be its own
+    uint8_t direct_done   # the opened op already used its first frame directly
+    PyObject *ctx         # borrowed; kept alive by Recorder.contexts
+
+
+cdef class Recorder:
+    """Drives one `track` call: owns the trace and the sys.monitoring callbacks."""
+
+    cdef readonly Trace trace
+    cdef void *tstate
+    cdef FrameRec *frames
+    cdef int32_t nframes, framecap
+    cdef int64_t *shadow
+    cdef int64_t shadow_top, shadow_cap
+    cdef int64_t session
+    cdef readonly object root_code
+    cdef readonly list contexts
+    cdef readonly set instrumented
+    cdef readonly object default_ctx
+    cdef public object on_code          # called with each new code object to instrument
+    cdef public object hook_error
+    cdef readonly object internal_error
+    cdef readonly bint broken
+    cdef readonly long events
+    cdef int tool
+
+    def __cinit__(self, int64_t session, object default_ctx):
+        self.trace = Trace()
+        self.session = session
+        self.framecap = 64
+        self.frames = <FrameRec *>malloc(self.framecap * sizeof(FrameRec))
+        self.shadow_cap = 4096
+        self.shadow = <int64_t *>malloc(self.shadow_cap * sizeof(int64_t))
+        if self.frames == NULL or self.shadow == NULL:
+            raise MemoryError()
+        self.nframes = 0
+        self.shadow_top = 0
+        self.contexts = []
+        self.instrumented = set()
+        self.default_ctx = default_ctx
+        self.events = 0
+
+    def __dealloc__(self):
+        free(self.frames)
+        free(self.shadow)
+
+    # -- setup -----------------------------------------------------------------------
+    def begin_root(self, object f, tuple args, dict kwargs, object ctx):
+        """Create the root row and the pseudo-frame of track()'s caller."""
+        self.tstate = PyThreadState_Get()
+        cdef Trace t = self.trace
+        cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, -1, 0, NULL)
+        t.add_ref(t.pool_add(f))
+        for a in args:
+            t.add_ref(t.pool_add(a))
+        for k, v in kwargs.items():
+            t.add_ref(t.pool_add(v))
+        t.root_keywords = tuple(kwargs)
+        self.root_code = getattr(f, "__code__", None)
+        self.contexts.append(ctx)
+        cdef FrameRec *fr = self._push(tracer_current_frame(), NULL, -1, root, <PyObject *>ctx)
+        fr.open_row = root
+        fr.direct_ok = 1
+        fr.pending = P_NONE
+        return root
+
+    def end_root(self, object result, object exception):
+        cdef Trace t = self.trace
+        cdef int32_t i
+        # Frames still open (an exception escaped) are closed with what is known.
+        for i in range(t.n):
+            if t.flags_[i] & F_OPEN and t.kind_[i] == K_NESTED and t.aux_[i] == 0:
+                t.aux_[i] = t.n
+        t.flags_[0] &= ~F_OPEN
+        if exception is not None:
+            t.flags_[0] |= F_RAISED
+            t.set_value(0, <PyObject *>exception)
+        else:
+            t.set_value(0, <PyObject *>result)
+        t.aux_[0] = t.n
+        self.nframes = 0
+        t._finish(exception)
+
+    # -- frame stack -----------------------------------------------------------------
+    cdef FrameRec *_push(self, void *frame, CPlan *plan, int32_t code_id, int32_t call_row,
+                         PyObject *ctx) except NULL:
+        cdef FrameRec *fr
+        cdef int64_t need, i
+        if self.nframes == self.framecap:
+            self.framecap *= 2
+            self.frames = <FrameRec *>_realloc(self.frames, self.framecap * sizeof(FrameRec))
+        need = 0 if plan == NULL else plan.nlocalsplus + plan.stacksize
+        if self.shadow_top + need > self.shadow_cap:
+            while self.shadow_top + need > self.shadow_cap:
+                self.shadow_cap *= 2
+            self.shadow = <int64_t *>_realloc(self.shadow, self.shadow_cap * sizeof(int64_t))
+        fr = &self.frames[self.nframes]
+        self.nframes += 1
+        fr.frame = frame
+        fr.plan = plan
+        fr.code_id = code_id
+        fr.call_row = call_row
+        fr.pending = P_NONE
+        fr.pc = 0
+        fr.open_row = -1
+        fr.exc_row = -1
+        fr.shadow = <int32_t>self.shadow_top
+        fr.open_primitive = 0
+        fr.direct_done = 0
+        fr.direct_ok = 0
+        fr.ctx = ctx
+        for i in range(need):
+            self.shadow[self.shadow_top + i] = S_UNKNOWN
+        self.shadow_top += need
+        return fr
+
+    cdef inline void _pop(self):
+        cdef FrameRec *fr = &self.frames[self.nframes - 1]
+        cdef CPlan *plan = fr.plan
+        if plan != NULL:
+            self.shadow_top -= plan.nlocalsplus + plan.stacksize
+        self.nframes -= 1
+
+    cdef inline FrameRec *_top_for(self, object code) noexcept:
+        # The frame record an event belongs to, or NULL if the event is from another
+        # thread or from a frame the recorder does not follow.
+        if PyThreadState_Get() != self.tstate or self.nframes == 0:
+            return NULL
+        cdef FrameRec *fr = &self.frames[self.nframes - 1]
+        if fr.plan == NULL or fr.frame != tracer_current_frame():
+            return NULL
+        return fr
+
+    # -- shadow helpers ---------------------------------------------------------------
+    cdef inline int64_t *_locals(self, FrameRec *fr) noexcept:
+        return self.shadow + fr.shadow
+
+    cdef inline int64_t *_stack(self, FrameRec *fr) noexcept:
+        return self.shadow + fr.shadow + fr.plan.nlocalsplus
+
+    cdef int32_t _ref(self, FrameRec *fr, int64_t s) except? -2147483647:
+        """The ref encoding of a shadow value (constants go to the pool)."""
+        cdef int64_t tag = s & 3
+        if tag == 0:
+            return <int32_t>(s >> 2)
+        if tag == 1:
+            return self.trace.pool_add(<object>PyTuple_GET_ITEM(<object>fr.plan.consts, s >> 2))
+        if tag == 2:
+            return -<int32_t>(s >> 2) - 1
+        return -1  # pool[0] is UNKNOWN
+
+    cdef int32_t _constant_row(self, FrameRec *fr, int32_t offset, int32_t aux,
+                               PyObject *value) except -1:
+        cdef int32_t r = self.trace.add_row(K_CONSTANT, 0, fr.call_row, fr.code_id, offset,
+                                            aux, value)
+        return r
+
+    cdef PyObject *_shadow_value(self, FrameRec *fr, int64_t s) noexcept:
+        """The value of a constant shadow (static or pool); NULL otherwise."""
+        cdef int64_t tag = s & 3
+        if tag == 1:
+            return PyTuple_GET_ITEM(<object>fr.plan.consts, s >> 2)
+        if tag == 2:
+            return PyList_GET_ITEM(self.trace.pool, s >> 2)
+        return NULL
+
+    cdef inline PyObject *_frame_local(self, FrameRec *fr, int32_t i, int32_t flags) noexcept:
+        cdef PyObject *v = tracer_frame_local(fr.frame, i)
+        if v != NULL and (flags & LF_CELL) and PyCell_Check(v):
+            v = PyCell_GET(v)
+        return v
+
+    # -- running segments ----------------------------------------------------------------
+    cdef int _run(self, FrameRec *fr, int32_t stop_offset, bint before_record) except -1:
+        """Run the pending segment's ops from fr.pc.
+
+        Stops at its end or terminal op (left for the caller), at the first op of
+        instruction `stop_offset` (>= 0: an exception was raised there), or, with
+        `before_record`, at its RECORD op (a nested frame is starting under it).
+        """
+        cdef int32_t *op
+        cdef int32_t opc, a, b
+        cdef int64_t *sl = self._locals(fr)
+        cdef int64_t *ss = self._stack(fr)
+        cdef int64_t s
+        cdef PyObject *v
+        cdef Trace t = self.trace
+        if fr.pending < 0:
+            return 0
+        while True:
+            op = fr.plan.ops + fr.pc * OP_WORDS
+            opc = op[0]
+            if stop_offset >= 0 and op[1] >= stop_offset:
+                return 0
+            if opc >= M_RECORD or opc == M_END:
+                if opc == M_RECORD and not before_record and stop_offset < 0:
+                    self._record(fr, op[2], NULL)
+                    fr.pc += 1
+                    continue
+                return 0
+            if before_record and (opc == M_CAPTURE or opc == M_CAPTURE_METHOD):
+                return 0  # stack reads wait for the segment's end event
+            a = op[2]
+            b = op[3]
+            if opc == M_LOAD_LOCAL:
+                s = sl[b]
+                if s == S_UNKNOWN and (op[4] & LF_SAFE):
+                    v = self._frame_local(fr, b, op[4])
+                    if v != NULL:
+                        s = (<int64_t>t.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+                                                op[1], -b - 1, v)) << 2
+                        sl[b] = s
+                ss[a] = s
+            elif opc == M_LOAD_CONST:
+                ss[a] = ((<int64_t>b) << 2) | 1
+            elif opc == M_SET:
+                ss[a] = SPECIAL_SHADOW[b]
+            elif opc == M_STORE_LOCAL:
+                sl[b] = self._stored(fr, ss[a], b, op[4], op[1])
+            elif opc == M_DELETE_LOCAL:
+                sl[a] = S_UNKNOWN
+            elif opc == M_COPY:
+                ss[a] = ss[b]
+            elif opc == M_SWAP:
+                s = ss[a]
+                ss[a] = ss[b]
+                ss[b] = s
+            elif opc == M_CAPTURE:
+                ss[a] = self._capture(fr, a)
+            elif opc == M_CAPTURE_METHOD:
+                self._capture_method(fr, a, b)
+            fr.pc += 1
+
+    cdef int64_t _capture(self, FrameRec *fr, int32_t depth) except? -1:
+        cdef PyObject *v = tracer_frame_stack_item(fr.frame, depth)
+        if v == NULL:
+            return S_NULL
+        return ((<int64_t>(-self.trace.pool_add(<object>v) - 1)) << 2) | 2
+
+    cdef int _capture_method(self, FrameRec *fr, int32_t a, int32_t b) except -1:
+        # (callable, self) or, when the attribute is not a method, (NULL, attr) on
+        # 3.12 and (attr, NULL) on 3.13.
+        cdef int64_t *ss = self._stack(fr)
+        cdef PyObject *va = tracer_frame_stack_item(fr.frame, a)
+        cdef PyObject *vb = tracer_frame_stack_item(fr.frame, b)
+        if va == NULL:
+            ss[a] = S_NULL
+            ss[b] = self._capture(fr, b)
+            return 0
+        ss[a] = self._capture(fr, a)
+        if vb == NULL:
+            ss[b] = S_NULL
+        elif ss[b] == S_DYN or ss[b] == S_UNKNOWN:
+            ss[b] = self._capture(fr, b)
+        return 0
+
+    cdef int64_t _stored(self, FrameRec *fr, int64_t s, int32_t local, int32_t flags,
+                         int32_t offset) except? -1:
+        """The shadow of a local after storing a value whose shadow is `s`."""
+        cdef int64_t tag = s & 3
+        cdef PyObject *v
+        if tag == 0:
+            return s
+        if tag == 1 or tag == 2:
+            v = self._shadow_value(fr, s)
+        elif flags & LF_DYN:
+            v = self._frame_local(fr, local, flags)
+        else:
+            return S_UNKNOWN
+        if v == NULL:
+            return S_UNKNOWN
+        return (<int64_t>self._constant_row(fr, offset, local, v)) << 2
+
+    cdef int32_t _open(self, FrameRec *fr, int32_t rec, uint8_t kind) except -1:
+        """Append the row of recorded op `rec` with its inputs; its value comes later."""
+        cdef int32_t *r = fr.plan.recs + rec
+        cdef int32_t sem = r[0], nin = r[2], i, x
+        cdef int64_t *ss = self._stack(fr)
+        cdef int64_t s
+        cdef Trace t = self.trace
+        cdef int32_t op_offset = (fr.plan.ops + fr.pc * OP_WORDS)[1]
+        cdef int32_t row = t.add_row(kind, F_OPEN, fr.call_row, fr.code_id, op_offset, 0, NULL)
+        for i in range(nin):
+            x = r[5 + i]
+            if x < 0:
+                t.add_ref(t.pool_add(<object>PyList_GET_ITEM(<object>fr.plan.statics, -x - 1)))
+                continue
+            s = ss[x]
+            if s == S_NULL:
+                continue
+            t.add_ref(self._ref(fr, s))
+        return row
+
+    cdef int _record(self, FrameRec *fr, int32_t rec, PyObject *raised) except -1:
+        """Record op `rec` at its end event (or its failure, with `raised`)."""
+        cdef int32_t *r = fr.plan.recs + rec
+        cdef int32_t sem = r[0], nin = r[2], nout = r[3], j, row, extra
+        cdef int32_t *outs = r + 5 + nin
+        cdef int64_t *ss = self._stack(fr)
+        cdef Trace t = self.trace
+        cdef PyObject *v
+        if fr.open_row >= 0:
+            row = fr.open_row
+            fr.open_row = -1
+            if t.kind_[row] == K_NESTED:
+                t.aux_[row] = t.n
+        else:
+            row = self._open(fr, rec, K_SPECIAL if sem == R_SPECIAL else K_PRIMITIVE)
+        t.flags_[row] &= ~F_OPEN
+        if raised != NULL:
+            t.flags_[row] |= F_RAISED
+            t.set_value(row, raised)
+            fr.exc_row = row
+            return 0
+        if nout == 0:
+            t.set_value(row, <PyObject *>None)
+            return 0
+        v = tracer_frame_stack_item(fr.frame, outs[0])
+        t.set_value(row, v)
+        ss[outs[0]] = (<int64_t>row) << 2
+        for j in range(1, nout):
+            v = tracer_frame_stack_item(fr.frame, outs[j])
+            extra = t.add_row(K_SPECIAL, 0, fr.call_row, fr.code_id, t.offset_[row], j, v)
+            t.add_ref(row)
+            ss[outs[j]] = (<int64_t>extra) << 2
+        return 0
+
+    cdef int _resync(self, FrameRec *fr, int32_t depth) except -1:
+        """Forget what the shadow knows: the frame ran code the plan cannot follow."""
+        cdef int32_t i
+        cdef int64_t *sl = self._locals(fr)
+        for i in range(fr.plan.nlocalsplus + fr.plan.stacksize):
+            sl[i] = S_UNKNOWN
+        fr.open_row = -1
+        return 0
+
+    cdef inline int _start_segment(self, FrameRec *fr, int32_t first_op) noexcept:
+        if first_op < 0:
+            fr.pending = P_LOST
+        else:
+            fr.pending = first_op
+            fr.pc = first_op
+        return 0
+
+    cdef int _jump_row(self, FrameRec *fr, int32_t offset, int32_t dest, int64_t cond,
+                       PyObject *value) except -1:
+        cdef Trace t = self.trace
+        t.add_row(K_JUMP, 0, fr.call_row, fr.code_id, offset, dest, value)
+        if cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
+            t.add_ref(self._ref(fr, cond))
+        return 0
+
+    cdef int _close_call(self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
+        cdef Trace t = self.trace
+        cdef int32_t row = fr.call_row
+        t.set_value(row, value)
+        t.flags_[row] = (t.flags_[row] & ~F_OPEN) | flags
+        t.aux_[row] = t.n
+        self._pop()
+        return 0
+
+    # -- sys.monitoring callbacks ----------------------------------------------------------
+    # Each callback is a thin wrapper: an error inside the recorder must never reach
+    # the traced program, so it stops recording and is reported by track().
+    cdef void _fail(self, object exc) noexcept:
+        self.broken = True
+        if self.internal_error is None:
+            self.internal_error = exc
+
+    def py_start(self, code, int offset):
+        if self.broken:
+            return None
+        try:
+            return self._py_start(code, offset)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def py_resume(self, code, int offset):
+        if self.broken:
+            return None
+        try:
+            return self._py_resume(code, offset)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def instruction(self, code, int offset):
+        if self.broken:
+            return None
+        try:
+            return self._instruction(code, offset)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def branch(self, code, int offset, int dest):
+        if self.broken:
+            return None
+        try:
+            return self._branch(code, offset, dest)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def jump(self, code, int offset, int dest):
+        if self.broken:
+            return None
+        try:
+            return self._jump(code, offset, dest)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def py_return(self, code, int offset, retval):
+        if self.broken:
+            return None
+        try:
+            return self._py_return(code, offset, retval)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def py_yield(self, code, int offset, retval):
+        if self.broken:
+            return None
+        try:
+            return self._py_yield(code, offset, retval)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def raise_(self, code, int offset, exception):
+        if self.broken:
+            return None
+        try:
+            return self._raise_(code, offset, exception)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    def py_unwind(self, code, int offset, exception):
+        if self.broken:
+            return None
+        try:
+            return self._py_unwind(code, offset, exception)
+        except BaseException as exc:
+            self._fail(exc)
+            return None
+
+    cdef object _py_start(self, object code, int offset):
+        cdef void *frame
+        cdef FrameRec *parent
+        cdef FrameRec *fr
+        if PyThreadState_Get() != self.tstate or self.nframes == 0:
+            return None
+        frame = tracer_current_frame()
+        parent = &self.frames[self.nframes - 1]
+        if tracer_frame_caller(frame) != parent.frame:
+            return None
+        self._enter(parent, frame, code, offset, False)
+        return None
+
+    cdef object _py_resume(self, object code, int offset):
+        cdef void *frame
+        cdef FrameRec *parent
+        if PyThreadState_Get() != self.tstate or self.nframes == 0:
+            return None
+        frame = tracer_current_frame()
+        parent = &self.frames[self.nframes - 1]
+        if tracer_frame_caller(frame) != parent.frame:
+            return None
+        self._enter(parent, frame, code, offset, True)
+        return None
+
+    cdef int _enter(self, FrameRec *parent, void *frame, object code, int offset,
+                    bint resumed) except -1:
+        cdef CPlan *plan
+        cdef Trace t = self.trace
+        cdef int32_t call_row, i, code_id, op_index, rec
+        cdef FrameRec *fr
+        cdef PyObject *func
+        cdef PyObject *v
+        cdef object ctx = <object>parent.ctx
+        cdef object fn_obj
+        self.events += 1
+        # Which node the new activation records into: the op the caller is running.
+        if parent.plan != NULL and parent.open_row < 0 and parent.pending >= 0 \
+                and self._record_ahead(parent):
+            self._run(parent, -1, True)
+            op_index = parent.pc
+            rec = (parent.plan.ops + op_index * OP_WORDS)[2]
+            parent.open_row = self._open(parent, rec, K_NESTED)
+            parent.direct_ok = parent.plan.recs[rec] in (R_CALL, R_CALL_EX)
+            parent.direct_done = 0
+            parent.open_primitive = 0
+            if ctx is not self.default_ctx and not self._can_recur(parent, ctx):
+                parent.open_primitive = 1
+                t.kind_[parent.open_row] = K_PRIMITIVE
+        if parent.open_primitive:
+            return 0
+        plan = _plan_for(code)
+        if plan.session != self.session:
+            plan.session = self.session
+            plan.code_id = t.intern_code(code)
+            if code not in self.instrumented:
+                self.instrumented.add(code)
+                self.on_code(code)
+        code_id = plan.code_id
+        func = tracer_frame_function(frame)
+        if parent.open_row >= 0 and parent.direct_ok and not parent.direct_done \
+                and not resumed and t.n == parent.open_row + 1 \
+                and self._is_callee(parent.open_row, func):
+            call_row = parent.open_row
+        else:
+            # A frame entered from C (a key function, a dunder method), or any frame
+            # after the first: a nested call node of its own.
+            call_row = t.add_row(K_NESTED, F_OPEN | F_FRAME, parent.open_row if parent.open_row >= 0
+                                 else parent.call_row,
+                                 parent.code_id, t.offset_[parent.open_row]
+                                 if parent.open_row >= 0 else -1, 0, NULL)
+            t.add_ref(t.pool_add(<object>func) if func != NULL else -1)
+        parent.direct_done = 1
+        if ctx is not self.default_ctx:
+            ctx = self._enter_context(ctx, call_row)
+        fr = self._push(frame, plan, code_id, call_row, <PyObject *>ctx)
+        if not resumed:
+            t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func)
+            for i in range(plan.nparams):
+                v = tracer_frame_local(frame, i)
+                if v != NULL and self._is_cell_param(plan, i) and PyCell_Check(v):
+                    v = PyCell_GET(v)
+                self._locals(fr)[i] = (<int64_t>t.add_row(K_ARGUMENT, 0, call_row, code_id, -1,
+                                                           i + 1, v)) << 2
+        self._start_segment(fr, plan.seg_from[offset >> 1])
+        return 0
+
+    cdef inline bint _is_cell_param(self, CPlan *plan, int32_t i) noexcept:
+        cdef int32_t k
+        for k in range(plan.ncellparams):
+            if plan.cellparams[k] == i:
+                return True
+        return False
+
+    cdef bint _record_ahead(self, FrameRec *fr) noexcept:
+        # Whether the pending segment records an op before it ends: only then is a
+        # frame starting now that op's call (otherwise it was entered by something
+        # else, e.g. a __del__), and only then may its earlier ops run now.
+        cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
+        while op[0] < M_RECORD and op[0] != M_END:
+            op += OP_WORDS
+        return op[0] == M_RECORD or op[0] == M_FOR_ITER
+
+    cdef bint _is_callee(self, int32_t row, PyObject *func) except -1:
+        """Whether `func` is what the call at `row` called (so its body is the row's)."""
+        cdef Trace t = self.trace
+        cdef int32_t first = t.ref_start_[row]
+        cdef int32_t ref
+        cdef object callee
+        if func == NULL or first == t.ref_start_[row + 1]:
+            return False
+        ref = t.refs_[first]
+        callee = t.value(ref) if ref >= 0 else t.pool[-ref - 1]
+        if callee is <object>func:
+            return True
+        return getattr(callee, "__func__", None) is <object>func
+
+    cdef bint _can_recur(self, FrameRec *parent, object ctx) except -1:
+        from tracer.context import call_hook
+        return call_hook(self, ctx, "canrecur", parent.open_row)
+
+    cdef object _enter_context(self, object ctx, int32_t call_row):
+        from tracer.context import enter_context
+        new = enter_context(self, ctx, call_row)
+        if new is not ctx:
+            self.contexts.append(new)
+        return new
+
+    cdef object _instruction(self, object code, int offset):
+        cdef CPlan *plan
+        cdef void *extra = NULL
+        cdef FrameRec *fr
+        cdef int32_t first, h
+        PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX, &extra)
+        plan = <CPlan *>extra
+        if plan == NULL or plan.seg_at[offset >> 1] < 0:
+            return DISABLE
+        fr = self._top_for(code)
+        if fr == NULL:
+            return None
+        self.events += 1
+        first = plan.seg_at[offset >> 1]
+        h = plan.handler[offset >> 1]
+        if h >= 0 and fr.pending == P_EXC:
+            self._enter_handler(fr, offset, h)
+        elif fr.pending >= 0 and self._ends_at(fr, offset):
+            self._run(fr, -1, False)
+        elif h >= 0:
+            self._enter_handler(fr, offset, h)
+        else:
+            self._resync(fr, plan.depth[offset >> 1])
+        self._start_segment(fr, first)
+        return None
+
+    cdef bint _ends_at(self, FrameRec *fr, int32_t offset) noexcept:
+        # Whether the pending segment is the one that ends at INSTRUCTION `offset`.
+        cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
+        while op[0] != M_END and op[0] < M_BRANCH:
+            op += OP_WORDS
+        return op[0] == M_END and op[1] == offset
+
+    cdef int _enter_handler(self, FrameRec *fr, int32_t offset, int32_t h) except -1:
+        cdef int32_t depth = h >> 1, lasti = h & 1, i
+        cdef int64_t *ss = self._stack(fr)
+        cdef Trace t = self.trace
+        cdef PyObject *exc
+        cdef int32_t row
+        if fr.pending != P_EXC:
+            # The raise was not seen: what ran before it is not known.
+            self._resync(fr, depth)
+            fr.exc_row = -1
+        for i in range(depth, depth + lasti):
+            ss[i] = S_UNKNOWN
+        exc = tracer_frame_stack_item(fr.frame, depth + lasti)
+        row = t.add_row(K_SPECIAL, F_EXCEPTION, fr.call_row, fr.code_id, offset, 0, exc)
+        if fr.exc_row >= 0:
+            t.add_ref(fr.exc_row)
+        ss[depth + lasti] = (<int64_t>row) << 2
+        fr.exc_row = -1
+        fr.open_row = -1
+        return 0
+
+    cdef object _branch(self, object code, int offset, int dest):
+        cdef FrameRec *fr = self._top_for(code)
+        cdef int32_t *op
+        cdef int64_t cond
+        cdef bint taken, value
+        cdef int32_t kind
+        if fr == NULL:
+            return None
+        self.events += 1
+        if fr.pending >= 0:
+            self._run(fr, -1, False)
+            op = fr.plan.ops + fr.pc * OP_WORDS
+            if op[0] == M_BRANCH and op[1] == offset:
+                cond = self._stack(fr)[op[2]]
+                taken = dest == op[4]
+                kind = op[3]
+                # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+                # IF_NONE/IF_NOT_NONE test `value is None`.
+                if kind == 0 or kind == 3:
+                    value = not taken
+                else:
+                    value = taken
+                self._jump_row(fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
+                self._start_segment(fr, fr.plan.seg_from[dest >> 1])
+                return None
+            if op[0] == M_FOR_ITER and op[1] == offset:
+                self._for_iter(fr, op, dest)
+                self._start_segment(fr, fr.plan.seg_from[dest >> 1])
+                return None
+        self._lost_jump(fr, offset, dest)
+        return None
+
+    cdef int _for_iter(self, FrameRec *fr, int32_t *op, int32_t dest) except -1:
+        cdef int32_t *r = fr.plan.recs + op[2]
+        cdef int32_t iter_depth = r[5]
+        cdef int64_t it = self._stack(fr)[iter_depth]
+        cdef Trace t = self.trace
+        cdef int32_t row
+        if dest == op[4]:
+            self._record(fr, op[2], NULL)
+            self._jump_row(fr, op[1], dest, it, <PyObject *>PY_TRUE)
+        else:
+            if fr.open_row >= 0:
+                row = fr.open_row
+                fr.open_row = -1
+                t.aux_[row] = t.n
+                t.flags_[row] = (t.flags_[row] & ~F_OPEN) | F_STOPPED
+                t.set_value(row, <PyObject *>None)
+            self._jump_row(fr, op[1], dest, it, <PyObject *>PY_FALSE)
+        return 0
+
+    cdef int _lost_jump(self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
+        self._jump_row(fr, offset, dest, S_UNKNOWN, <PyObject *>None)
+        self._resync(fr, fr.plan.depth[dest >> 1])
+        self._start_segment(fr, fr.plan.seg_from[dest >> 1])
+        return 0
+
+    cdef object _jump(self, object code, int offset, int dest):
+        cdef FrameRec *fr = self._top_for(code)
+        cdef int32_t *op
+        if fr == NULL:
+            return None
+        self.events += 1
+        if fr.pending >= 0:
+            self._run(fr, -1, False)
+            op = fr.plan.ops + fr.pc * OP_WORDS
+            if op[0] == M_JUMP and op[1] == offset:
+                self._jump_row(fr, offset, dest, S_NULL, <PyObject *>None)
+                self._start_segment(fr, fr.plan.seg_from[dest >> 1])
+                return None
+        self._lost_jump(fr, offset, dest)
+        return None
+
+    cdef object _py_return(self, object code, int offset, object retval):
+        self._leave(code, offset, <PyObject *>retval, 0)
+
+    cdef object _py_yield(self, object code, int offset, object retval):
+        self._leave(code, offset, <PyObject *>retval, F_YIELD)
+
+    cdef int _leave(self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
+        cdef FrameRec *fr = self._top_for(code)
+        cdef int32_t *op
+        cdef int64_t src = S_UNKNOWN
+        cdef int32_t row, ref
+        cdef Trace t = self.trace
+        if fr == NULL:
+            return 0
+        self.events += 1
+        if fr.pending >= 0:
+            self._run(fr, -1, False)
+            op = fr.plan.ops + fr.pc * OP_WORDS
+            if (op[0] == M_RETURN or op[0] == M_YIELD) and op[1] == offset:
+                src = self._stack(fr)[op[2]]
+            elif op[0] == M_RETURN_CONST and op[1] == offset:
+                src = ((<int64_t>op[2]) << 2) | 1
+        if src & 3 == 0:
+            ref = <int32_t>(src >> 2)
+        else:
+            ref = self._constant_row(fr, offset, -1, retval)
+        t.add_row(K_RETURN, flags, fr.call_row, fr.code_id, offset, 0, retval)
+        t.add_ref(ref)
+        self._close_call(fr, retval, 0)
+        return 0
+
+    cdef object _raise_(self, object code, int offset, object exception):
+        cdef FrameRec *fr = self._top_for(code)
+        cdef int32_t *op
+        cdef int64_t src
+        cdef Trace t = self.trace
+        cdef int32_t row
+        if fr == NULL:
+            return None
+        self.events += 1
+        fr.exc_row = -1
+        if fr.pending >= 0:
+            self._run(fr, offset, False)
+            op = fr.plan.ops + fr.pc * OP_WORDS
+            if op[1] == offset and (op[0] == M_RECORD or op[0] == M_FOR_ITER):
+                self._record(fr, op[2], <PyObject *>exception)
+            elif op[1] == offset and op[0] == M_RAISE and op[2] >= 0:
+                src = self._stack(fr)[op[2]]
+                row = t.add_row(K_SPECIAL, F_RAISED, fr.call_row, fr.code_id, offset, 0,
+                                <PyObject *>exception)
+                if src & 3 == 0:
+                    t.add_ref(<int32_t>(src >> 2))
+                fr.exc_row = row
+        if fr.open_row >= 0:
+            # A nested call under an op that did not get to record itself.
+            t.flags_[fr.open_row] = (t.flags_[fr.open_row] & ~F_OPEN) | F_RAISED
+            t.set_value(fr.open_row, <PyObject *>exception)
+            t.aux_[fr.open_row] = t.n
+            fr.exc_row = fr.open_row
+            fr.open_row = -1
+        fr.pending = P_EXC
+        return None
+
+    cdef object _py_unwind(self, object code, int offset, object exception):
+        cdef FrameRec *fr = self._top_for(code)
+        if fr == NULL:
+            return None
+        self.events += 1
+        self._close_call(fr, <PyObject *>exception, F_RAISED)
+        return None
+
+
+cdef int64_t _session_counter = 0
+
+
+def new_recorder(object default_ctx):
+    """A Recorder for one track() call."""
+    global _session_counter
+    _session_counter += 1
+    return Recorder(_session_counter, default_ctx)

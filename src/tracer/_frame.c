@@ -1,0 +1,91 @@
+/* Frame-internals shim: reads a running frame's locals and value stack.
+ * One small C file per the architecture; the only user of internal headers. */
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#if PY_VERSION_HEX < 0x030C0000
+#error "tracer needs CPython 3.12 or newer"
+#endif
+#include "internal/pycore_frame.h"
+#if PY_VERSION_HEX >= 0x030D0000
+#include "internal/pycore_tstate.h"
+#endif
+#include "_frame.h"
+
+/* On 3.14 frame slots are tagged _PyStackRef values; before that plain pointers. */
+#if PY_VERSION_HEX >= 0x030E0000
+#include "internal/pycore_stackref.h"
+#define SLOT_AS_OBJECT(slot) PyStackRef_AsPyObjectBorrow(slot)
+#define SLOT_IS_NULL(slot) PyStackRef_IsNull(slot)
+#else
+#define SLOT_AS_OBJECT(slot) (slot)
+#define SLOT_IS_NULL(slot) ((slot) == NULL)
+#endif
+
+void *tracer_current_frame(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    PyThreadState *tstate = PyThreadState_GetUnchecked();
+#else
+    PyThreadState *tstate = _PyThreadState_UncheckedGet();
+#endif
+    if (tstate == NULL) {
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    return tstate->current_frame;
+#else
+    return tstate->cframe->current_frame;
+#endif
+}
+
+PyObject *tracer_frame_code(void *frame)
+{
+    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
+#if PY_VERSION_HEX >= 0x030E0000
+    return PyStackRef_AsPyObjectBorrow(f->f_executable);
+#elif PY_VERSION_HEX >= 0x030D0000
+    return f->f_executable;
+#else
+    return (PyObject *)f->f_code;
+#endif
+}
+
+PyObject *tracer_frame_function(void *frame)
+{
+    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
+#if PY_VERSION_HEX >= 0x030E0000
+    return PyStackRef_AsPyObjectBorrow(f->f_funcobj);
+#else
+    return f->f_funcobj;
+#endif
+}
+
+PyObject *tracer_frame_stack_item(void *frame, int index)
+{
+    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
+    PyCodeObject *code = (PyCodeObject *)tracer_frame_code(frame);
+    return SLOT_AS_OBJECT(f->localsplus[code->co_nlocalsplus + index]);
+}
+
+PyObject *tracer_frame_local(void *frame, int index)
+{
+    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
+    if (SLOT_IS_NULL(f->localsplus[index])) {
+        return NULL;
+    }
+    return SLOT_AS_OBJECT(f->localsplus[index]);
+}
+
+void *tracer_frame_caller(void *frame)
+{
+    _PyInterpreterFrame *f = ((_PyInterpreterFrame *)frame)->previous;
+    while (f != NULL && f->owner == FRAME_OWNED_BY_CSTACK) {
+        f = f->previous;
+    }
+    return f;
+}
+
+int tracer_code_nlocalsplus(PyObject *code)
+{
+    return ((PyCodeObject *)code)->co_nlocalsplus;
+}

@@ -1,0 +1,34 @@
+/* The whole interface to CPython's frame internals, for the recorder.
+ *
+ * Everything that depends on the layout of _PyInterpreterFrame lives in _frame.c,
+ * compiled as its own translation unit with Py_BUILD_CORE, so the Cython module
+ * never sees an internal header.  Frames are passed around as opaque pointers.
+ */
+#ifndef TRACER_FRAME_H
+#define TRACER_FRAME_H
+#include <Python.h>
+
+/* The frame the current thread is executing, or NULL. */
+void *tracer_current_frame(void);
+
+/* The code object a frame runs (borrowed). */
+PyObject *tracer_frame_code(void *frame);
+
+/* The function object of a frame (borrowed), or NULL. */
+PyObject *tracer_frame_function(void *frame);
+
+/* Value-stack slot `index` counted from the stack base (borrowed).  The caller
+ * guarantees, from the static stack-depth analysis, that the slot is live. */
+PyObject *tracer_frame_stack_item(void *frame, int index);
+
+/* Fast local `index` (borrowed), NULL when unbound. */
+PyObject *tracer_frame_local(void *frame, int index);
+
+/* The Python frame that called `frame`, skipping the entry frames CPython puts on
+ * the C stack when C code calls Python; NULL if none. */
+void *tracer_frame_caller(void *frame);
+
+/* co_nlocalsplus of a code object: fast locals, cells and free variables. */
+int tracer_code_nlocalsplus(PyObject *code);
+
+#endif

@@ -1,0 +1,145 @@
+"""`track`: run a call natively under sys.monitoring and return its recorded graph."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from . import _core
+from .context import DEFAULT, Context
+from .nodes import NestedCallNode, node_at
+
+__all__ = ["track", "last_trace", "TrackingError", "ToolIdError"]
+
+MON = sys.monitoring
+EV = MON.events
+# Events set per code object being tracked; the others can only be global.
+LOCAL_EVENTS = EV.INSTRUCTION | EV.BRANCH | EV.JUMP | EV.PY_RETURN | EV.PY_YIELD | EV.PY_RESUME
+GLOBAL_EVENTS = EV.PY_START | EV.RAISE | EV.RERAISE | EV.PY_UNWIND
+# Free tool ids are tried in this order: 3 and 4 have no conventional owner.
+TOOL_ID_PREFERENCE = (4, 3, 2, 5, 1, 0)
+TOOL_NAME = "tracer"
+
+_state = threading.local()
+_active_lock = threading.Lock()
+_active = False
+
+
+class TrackingError(RuntimeError):
+    """Tracking could not run or a context hook failed; the cause is chained."""
+
+
+class ToolIdError(TrackingError):
+    """No sys.monitoring tool id is free."""
+
+
+def last_trace() -> NestedCallNode | None:
+    """The root of the most recent `track` call in this thread, also when the traced
+    call raised (then `root.value` is the exception and `root.raised` is True)."""
+    return getattr(_state, "last", None)
+
+
+def _claim_tool_id() -> int:
+    for tool in TOOL_ID_PREFERENCE:
+        if MON.get_tool(tool) is None:
+            MON.use_tool_id(tool, TOOL_NAME)
+            return tool
+    holders = ", ".join(f"{i}: {MON.get_tool(i)!r}" for i in range(6))
+    raise ToolIdError(
+        f"every sys.monitoring tool id is in use ({holders}); "
+        "free one (sys.monitoring.free_tool_id) or stop another tool before tracking"
+    )
+
+
+def _callbacks(rec) -> dict[int, object]:
+    return {
+        EV.PY_START: rec.py_start,
+        EV.PY_RESUME: rec.py_resume,
+        EV.PY_RETURN: rec.py_return,
+        EV.PY_YIELD: rec.py_yield,
+        EV.INSTRUCTION: rec.instruction,
+        EV.BRANCH: rec.branch,
+        EV.JUMP: rec.jump,
+        EV.RAISE: rec.raise_,
+        EV.RERAISE: rec.raise_,
+        EV.PY_UNWIND: rec.py_unwind,
+    }
+
+
+def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
+    """Run `f(*args, **kwargs)` natively, recording what it did; return the root node.
+
+    `root.value` is the call's result.  An exception raised by `f` propagates
+    unchanged; the partial trace is then available from `tracer.last_trace()`.
+    Only the calling thread is recorded.  Every instrumentation is removed when
+    `track` returns or raises.
+    """
+    global _active
+    if not callable(f):
+        raise TypeError(f"track needs a callable as its first argument, got {type(f).__name__}")
+    if ctx is None:
+        ctx = DEFAULT
+    elif not isinstance(ctx, Context):
+        raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
+    with _active_lock:
+        if _active:
+            raise TrackingError("track is already running (one call at a time, in one thread)")
+        _active = True
+    try:
+        tool = _claim_tool_id()
+        try:
+            rec = _core.new_recorder(ctx if ctx.is_passive() else DEFAULT)
+            rec.on_code = lambda code: MON.set_local_events(tool, code, LOCAL_EVENTS)
+            for event, cb in _callbacks(rec).items():
+                MON.register_callback(tool, event, cb)
+            result = exception = None
+            # begin_root and the call of f must stay in this same frame: the root's
+            # pseudo-frame is the frame that calls f.
+            rec.begin_root(f, args, kwargs, ctx)
+            MON.set_events(tool, GLOBAL_EVENTS)
+            try:
+                result = f(*args, **kwargs)
+            except BaseException as exc:
+                exception = exc
+            finally:
+                MON.set_events(tool, 0)
+        finally:
+            _release(tool, rec if "rec" in locals() else None)
+        rec.end_root(result, exception)
+        root = node_at(rec.trace, 0)
+        _state.last = root
+        if rec.internal_error is not None:
+            err = TrackingError(
+                f"tracer failed while recording ({type(rec.internal_error).__name__}: "
+                f"{rec.internal_error}); the traced call ran to completion unaffected, and "
+                "tracer.last_trace() holds what was recorded before the failure. "
+                "Please report this as a bug with the traced function."
+            )
+            err.result = result
+            raise err from rec.internal_error
+        if rec.hook_error is not None:
+            raise TrackingError(
+                f"a hook of {type(ctx).__name__} raised {type(rec.hook_error).__name__}: "
+                f"{rec.hook_error}"
+            ) from rec.hook_error
+        if exception is not None:
+            raise exception
+        return root
+    finally:
+        with _active_lock:
+            _active = False
+
+
+def _release(tool: int, rec) -> None:
+    MON.set_events(tool, 0)
+    if rec is not None:
+        for code in rec.instrumented:
+            MON.set_local_events(tool, code, 0)
+    for event in _callbacks_events():
+        MON.register_callback(tool, event, None)
+    MON.free_tool_id(tool)
+
+
+def _callbacks_events():
+    return (EV.PY_START, EV.PY_RESUME, EV.PY_RETURN, EV.PY_YIELD, EV.INSTRUCTION,
+            EV.BRANCH, EV.JUMP, EV.RAISE, EV.RERAISE, EV.PY_UNWIND)

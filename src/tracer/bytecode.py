@@ -1,0 +1,208 @@
+"""Decode a code object into instructions, basic blocks and static stack depths.
+
+The depth of the value stack before each instruction is fixed by the compiler; it is
+what makes reading the running frame's stack safe (a slot below that depth holds a
+live value, a slot above it may be a dangling pointer).  Everything here is computed
+once per code object and cached by the plan builder.
+"""
+
+from __future__ import annotations
+
+import dis
+import sys
+from dataclasses import dataclass, field
+from types import CodeType
+
+__all__ = ["nlocalsplus", "Instr", "Handler", "Block", "CodeLayout", "layout", "AnalysisError", "PY313"]
+
+PY313 = sys.version_info >= (3, 13)
+PY314 = sys.version_info >= (3, 14)
+
+CONDITIONAL_BRANCHES = frozenset(
+    {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"}
+)
+# Jumps that fire a sys.monitoring JUMP event.
+MONITORED_JUMPS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD"})
+# Jumps that fire no event: the analysis follows them statically.
+SILENT_JUMPS = frozenset({"JUMP_BACKWARD_NO_INTERRUPT", "JUMP_NO_INTERRUPT"})
+RETURNS = frozenset({"RETURN_VALUE", "RETURN_CONST"})
+RAISES = frozenset({"RAISE_VARARGS", "RERAISE"})
+# Instructions after which control never falls through to the next instruction.
+NO_FALLTHROUGH = MONITORED_JUMPS | SILENT_JUMPS | RETURNS | RAISES
+
+
+class AnalysisError(Exception):
+    """The bytecode of a code object could not be analysed (a bug in tracer)."""
+
+
+@dataclass(slots=True)
+class Instr:
+    """One instruction, with the facts the analysis needs."""
+
+    offset: int
+    next: int  # offset of the following instruction (after inline caches)
+    opname: str
+    opcode: int
+    arg: int | None
+    argval: object
+    argrepr: str
+    line: int | None
+    target: int | None = None  # jump target offset, for jumps and branches
+
+
+@dataclass(slots=True)
+class Handler:
+    """An exception-table entry: instructions in [start, end) unwind to target."""
+
+    start: int
+    end: int
+    target: int
+    depth: int
+    lasti: bool
+
+    @property
+    def target_depth(self) -> int:
+        """Stack depth at the first instruction of the handler."""
+        return self.depth + (1 if self.lasti else 0) + 1
+
+
+@dataclass(slots=True)
+class Block:
+    """A basic block §id: instructions [start, end)."""
+
+    id: int
+    start: int
+    end: int
+    instrs: list[Instr] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CodeLayout:
+    code: CodeType
+    instrs: list[Instr]
+    by_offset: dict[int, Instr]
+    blocks: list[Block]
+    block_of: dict[int, int]  # instruction offset -> block id
+    depth: dict[int, int]  # instruction offset -> stack depth before it (reachable ones)
+    handlers: list[Handler]
+    handler_targets: dict[int, Handler]
+
+
+def nlocalsplus(code: CodeType) -> int:
+    """Number of fast locals, cells and free variables (CPython's co_nlocalsplus)."""
+    varnames = set(code.co_varnames)
+    cells = sum(1 for c in code.co_cellvars if c not in varnames)
+    return code.co_nlocals + cells + len(code.co_freevars)
+
+
+def _decode(code: CodeType) -> list[Instr]:
+    out: list[Instr] = []
+    raw = list(dis.get_instructions(code))
+    line = None
+    for k, ins in enumerate(raw):
+        # positions.lineno is set on every instruction in 3.12+; fall back to starts_line.
+        pos = ins.positions
+        if pos is not None and pos.lineno is not None:
+            line = pos.lineno
+        nxt = raw[k + 1].offset if k + 1 < len(raw) else len(code.co_code)
+        target = None
+        if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+            target = ins.argval if isinstance(ins.argval, int) else None
+        out.append(
+            Instr(ins.offset, nxt, ins.opname, ins.opcode, ins.arg, ins.argval, ins.argrepr, line, target)
+        )
+    return out
+
+
+def _handlers(code: CodeType) -> list[Handler]:
+    entries = dis.Bytecode(code).exception_entries
+    return [Handler(e.start, e.end, e.target, e.depth, bool(e.lasti)) for e in entries]
+
+
+def for_iter_exit(ins: Instr, by_offset: dict[int, Instr]) -> int:
+    """Where FOR_ITER really continues when the iterator is exhausted.
+
+    The compiler models the jump as landing on END_FOR with the exhausted iterator
+    still on the stack; the interpreter skips END_FOR (and, on 3.13, the POP_TOP
+    after it) and lands after them with the iterator popped.
+    """
+    assert ins.target is not None
+    off = ins.target
+    end_for = by_offset[off]
+    off = end_for.next
+    if PY313 and off in by_offset and by_offset[off].opname == "POP_TOP":
+        off = by_offset[off].next
+    return off
+
+
+def successors(ins: Instr, layout_by_offset: dict[int, Instr]) -> list[tuple[int, int]]:
+    """Successors of an instruction as (offset, stack effect) pairs, exceptions aside."""
+    name = ins.opname
+    succ: list[tuple[int, int]] = []
+    if name in RETURNS or name in RAISES:
+        return succ
+    arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+    if name == "RETURN_GENERATOR":
+        # The generator's first resume pushes the value sent (3.12's stack_effect
+        # table says 0; the compiler and the interpreter push one).
+        return [(ins.next, 1)]
+    if ins.target is not None:
+        succ.append((ins.target, dis.stack_effect(ins.opcode, arg, jump=True)))
+    if name not in NO_FALLTHROUGH and ins.next in layout_by_offset:
+        succ.append((ins.next, dis.stack_effect(ins.opcode, arg, jump=False)))
+    return succ
+
+
+def layout(code: CodeType) -> CodeLayout:
+    """Decode `code` and compute blocks and the static stack depth before every
+    reachable instruction.  Raises AnalysisError if the depths are inconsistent."""
+    instrs = _decode(code)
+    by_offset = {i.offset: i for i in instrs}
+    handlers = _handlers(code)
+    handler_targets = {h.target: h for h in handlers}
+
+    depth: dict[int, int] = {}
+    work: list[tuple[int, int]] = [(instrs[0].offset, 0)] if instrs else []
+    while work:
+        off, d = work.pop()
+        seen = depth.get(off)
+        if seen is not None:
+            if seen != d:
+                raise AnalysisError(
+                    f"{code.co_qualname}: inconsistent stack depth at offset {off}: {seen} vs {d}"
+                )
+            continue
+        if d < 0 or d > code.co_stacksize:
+            raise AnalysisError(
+                f"{code.co_qualname}: stack depth {d} at offset {off} outside 0..{code.co_stacksize}"
+            )
+        depth[off] = d
+        ins = by_offset[off]
+        for nxt, effect in successors(ins, by_offset):
+            work.append((nxt, d + effect))
+        for h in handlers:
+            if h.start <= off < h.end and h.target not in depth:
+                work.append((h.target, h.target_depth))
+
+    leaders = {instrs[0].offset} if instrs else set()
+    for ins in instrs:
+        if ins.target is not None:
+            leaders.add(ins.target)
+            leaders.add(ins.next)
+        if ins.opname in NO_FALLTHROUGH or ins.opname in CONDITIONAL_BRANCHES:
+            leaders.add(ins.next)
+        if ins.opname == "FOR_ITER":
+            leaders.add(for_iter_exit(ins, by_offset))
+    leaders.update(handler_targets)
+    leaders = {o for o in leaders if o in by_offset}
+
+    blocks: list[Block] = []
+    block_of: dict[int, int] = {}
+    for ins in instrs:
+        if ins.offset in leaders or not blocks:
+            blocks.append(Block(len(blocks) + 1, ins.offset, ins.next))
+        b = blocks[-1]
+        b.instrs.append(ins)
+        b.end = ins.next
+        block_of[ins.offset] = b.id
+    return CodeLayout(code, instrs, by_offset, blocks, block_of, depth, handlers, handler_targets)

@@ -1,0 +1,335 @@
+"""What each instruction does to the value stack and locals, as abstract steps.
+
+This is the one opcode table of the project.  The recorder's plan (plan.py) and
+the IR shown to users (ir.py) both read it, so what is recorded and what is shown
+cannot disagree.  Depths in steps are relative to the stack depth `d` before the
+instruction: -1 is the top input, 0 the first slot the instruction may push to.
+"""
+
+from __future__ import annotations
+
+import dis
+import operator
+from dataclasses import dataclass, field
+
+from . import ops
+from .bytecode import PY313, Instr, nlocalsplus
+
+__all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "DYN", "OTHER", "METH"]
+
+# Static classes of stack slots known to the analysis.
+OTHER = 0  # resolved at run time (a node, a captured constant, or unknown)
+NULL = 1  # the NULL the call protocol pushes
+UNKNOWN = 2  # nothing is known about it
+DYN = 3  # a global, free variable or attribute of one: a constant to capture
+METH = 4  # the callable half of a method pair (LOAD_ATTR with the method bit)
+
+# Record semantics.
+R_OP = 0  # a call of a static function (operator.add, ops.build_list, ...)
+R_CALL = 1  # a call: inputs are the callable pair then the arguments
+R_CALL_EX = 2  # f(*args, **kwargs): inputs are the callable pair, args, [kwargs]
+R_SPECIAL = 3  # an instruction with no faithful callable equivalent
+
+_BINARY = {
+    "NB_ADD": operator.add, "NB_AND": operator.and_, "NB_FLOOR_DIVIDE": operator.floordiv,
+    "NB_LSHIFT": operator.lshift, "NB_MATRIX_MULTIPLY": operator.matmul,
+    "NB_MULTIPLY": operator.mul, "NB_REMAINDER": operator.mod, "NB_OR": operator.or_,
+    "NB_POWER": operator.pow, "NB_RSHIFT": operator.rshift, "NB_SUBTRACT": operator.sub,
+    "NB_TRUE_DIVIDE": operator.truediv, "NB_XOR": operator.xor,
+    "NB_INPLACE_ADD": operator.iadd, "NB_INPLACE_AND": operator.iand,
+    "NB_INPLACE_FLOOR_DIVIDE": operator.ifloordiv, "NB_INPLACE_LSHIFT": operator.ilshift,
+    "NB_INPLACE_MATRIX_MULTIPLY": operator.imatmul, "NB_INPLACE_MULTIPLY": operator.imul,
+    "NB_INPLACE_REMAINDER": operator.imod, "NB_INPLACE_OR": operator.ior,
+    "NB_INPLACE_POWER": operator.ipow, "NB_INPLACE_RSHIFT": operator.irshift,
+    "NB_INPLACE_SUBTRACT": operator.isub, "NB_INPLACE_TRUE_DIVIDE": operator.itruediv,
+    "NB_INPLACE_XOR": operator.ixor,
+}
+BINARY_OPS = [_BINARY[name] for name, _sym in dis._nb_ops]  # type: ignore[attr-defined]
+COMPARE_OPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq,
+               "!=": operator.ne, ">": operator.gt, ">=": operator.ge}
+INTRINSIC_1 = {5: operator.pos, 6: tuple}
+CONVERSIONS = {1: str, 2: repr, 3: ascii}
+
+# Instructions that only move values around: no node, no side effect worth a node.
+_PLAIN_POPS = {"POP_TOP", "POP_EXCEPT", "END_SEND", "STORE_GLOBAL", "STORE_NAME",
+               "EXIT_INIT_CHECK", "POP_ITER"}
+_NOTHING = {"NOP", "RESUME", "EXTENDED_ARG", "CACHE", "MAKE_CELL", "COPY_FREE_VARS",
+            "KW_NAMES", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "NOT_TAKEN"}
+# Value-producing instructions whose result is treated as a constant.
+_DYN_PUSH = {"LOAD_NAME", "LOAD_CLOSURE", "LOAD_ASSERTION_ERROR", "LOAD_BUILD_CLASS",
+             "LOAD_LOCALS", "IMPORT_FROM", "LOAD_SPECIAL_METHOD"}
+# Exact (pops, pushes) for generic instructions whose net stack effect hides them.
+_GENERIC_COUNTS = {
+    "MATCH_CLASS": (3, 1), "MATCH_MAPPING": (0, 1), "MATCH_SEQUENCE": (0, 1),
+    "MATCH_KEYS": (0, 1), "CHECK_EG_MATCH": (2, 2), "WITH_EXCEPT_START": (0, 1),
+    "CLEANUP_THROW": (3, 2), "GET_AWAITABLE": (1, 1), "GET_AITER": (1, 1),
+    "GET_ANEXT": (0, 1), "BEFORE_ASYNC_WITH": (1, 2), "END_ASYNC_FOR": (2, 0),
+    "CALL_INTRINSIC_2": (2, 1), "SET_FUNCTION_ATTRIBUTE": (2, 1),
+    "IMPORT_NAME": (2, 1), "LOAD_FROM_DICT_OR_GLOBALS": (1, 1),
+    "LOAD_FROM_DICT_OR_DEREF": (1, 1), "STORE_DEREF": (1, 0),
+}
+
+
+@dataclass(slots=True)
+class Rec:
+    """A recorded instruction: one node per output (or one node if none)."""
+
+    sem: int
+    fn: object  # the static callable (R_OP), or a special's name (R_SPECIAL)
+    inputs: list  # relative depths, or ("static", obj) for constant inputs
+    outputs: list[int]  # relative depths of the values it leaves for the next event
+    kwnames: tuple = ()
+    display: str = ""  # how the IR names it
+
+
+@dataclass(slots=True)
+class Effect:
+    pops: int
+    pushes: int
+    steps: list = field(default_factory=list)
+    control: str | None = None  # branch, for_iter, jump, silent_jump, return, return_const, yield, raise, lost
+    rec: Rec | None = None
+
+
+def _fn_name(fn) -> str:
+    mod = getattr(fn, "__module__", None)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    if mod in ("builtins", None):
+        return name
+    if mod == "_operator":
+        mod = "operator"
+    if mod == "tracer.ops":
+        return name
+    return f"{mod}.{name}"
+
+
+def _op(fn, inputs, outputs, display=None) -> Rec:
+    return Rec(R_OP, fn, inputs, outputs, display=display or _fn_name(fn))
+
+
+def _special(name, inputs, outputs) -> Rec:
+    return Rec(R_SPECIAL, name, inputs, outputs, display=f"${name}")
+
+
+def _local_index(ins: Instr) -> int:
+    return ins.arg  # type: ignore[return-value]
+
+
+def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
+    """The abstract effect of one instruction.
+
+    `prev` is the instruction before it in the code, which holds the keyword names
+    of a call (KW_NAMES on 3.12, the LOAD_CONST of the tuple on 3.13).
+    """
+    name = ins.opname
+    arg = ins.arg or 0
+
+    if name in _NOTHING:
+        return Effect(0, 0)
+    if name in _PLAIN_POPS:
+        return Effect(1, 0)
+    if name == "PUSH_NULL":
+        return Effect(0, 1, [("set", 0, NULL)])
+    if name == "END_FOR":
+        return Effect(1 if PY313 else 2, 0)
+    if name == "COPY":
+        return Effect(0, 1, [("copy", 0, -arg)])
+    if name == "SWAP":
+        return Effect(0, 0, [("swap", -1, -arg)])
+    if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"):
+        return Effect(0, 1, [("load_local", 0, arg)])
+    if name == "LOAD_FAST_AND_CLEAR":
+        return Effect(0, 1, [("load_local", 0, arg), ("delete_local", arg)])
+    if name in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
+        return Effect(0, 2, [("load_local", 0, arg >> 4), ("load_local", 1, arg & 15)])
+    if name in ("STORE_FAST", "STORE_FAST_MAYBE_NULL"):
+        return Effect(1, 0, [("store_local", -1, arg)])
+    if name == "STORE_FAST_LOAD_FAST":
+        return Effect(1, 1, [("store_local", -1, arg >> 4), ("load_local", -1, arg & 15)])
+    if name == "STORE_FAST_STORE_FAST":
+        return Effect(2, 0, [("store_local", -1, arg >> 4), ("store_local", -2, arg & 15)])
+    if name == "DELETE_FAST":
+        return Effect(0, 0, [("delete_local", arg)])
+    if name in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF"):
+        nfree = len(code.co_freevars)
+        own_cell = arg < nlocalsplus(code) - nfree
+        if name == "LOAD_DEREF":
+            if own_cell:
+                return Effect(0, 1, [("load_cell", 0, arg)])
+            return Effect(0, 1, [("set", 0, DYN)])
+        if name == "STORE_DEREF":
+            if own_cell:
+                return Effect(1, 0, [("store_cell", -1, arg)])
+            return Effect(1, 0)
+        return Effect(0, 0, [("delete_local", arg)] if own_cell else [])
+    if name == "LOAD_CONST":
+        return Effect(0, 1, [("load_const", 0, arg)])
+    if name == "RETURN_CONST":
+        return Effect(0, 0, [("return_const", arg)], control="return_const")
+    if name == "RETURN_VALUE":
+        return Effect(1, 0, [("return", -1)], control="return")
+    if name == "YIELD_VALUE":
+        return Effect(1, 1, [("yield", -1), ("set", -1, UNKNOWN)], control="yield")
+    if name == "RETURN_GENERATOR":
+        return Effect(0, 1, [("set", 0, UNKNOWN)])
+    if name == "LOAD_GLOBAL":
+        with_null = arg & 1
+        if not with_null:
+            return Effect(0, 1, [("set", 0, DYN)])
+        if PY313:
+            return Effect(0, 2, [("set", 0, DYN), ("set", 1, NULL)])
+        return Effect(0, 2, [("set", 0, NULL), ("set", 1, DYN)])
+    if name in _DYN_PUSH:
+        return Effect(0, 1, [("set", 0, DYN)])
+    if name == "LOAD_ATTR":
+        attr = code.co_names[arg >> 1]
+        if arg & 1:
+            # Method form: a pair (callable, self) or (NULL, attr) / (attr, NULL),
+            # decided at run time by the capture of the pair.
+            return Effect(1, 2, [("method_pair", -1, 0)])
+        return Effect(1, 1, [("getattr", -1, attr)])
+    if name == "LOAD_SUPER_ATTR":
+        if arg & 1:
+            return Effect(3, 2, [("copy", 1, -1), ("method_pair", -3, -2)])
+        return Effect(3, 1, [("set", -3, DYN)])
+    if name in ("STORE_ATTR", "DELETE_ATTR"):
+        attr = code.co_names[arg]
+        if name == "STORE_ATTR":
+            rec = _op(setattr, [-1, ("static", attr), -2], [])
+            return Effect(2, 0, [("record", rec)], rec=rec)
+        rec = _op(delattr, [-1, ("static", attr)], [])
+        return Effect(1, 0, [("record", rec)], rec=rec)
+    if name == "TO_BOOL":
+        return Effect(1, 1)  # the branch after it tests the original value's truth
+    if name == "BINARY_OP":
+        return _record(2, 1, _op(BINARY_OPS[arg], [-2, -1], [-2]))
+    if name == "COMPARE_OP":
+        sym = dis.cmp_op[arg >> (5 if PY313 else 4)]
+        return _record(2, 1, _op(COMPARE_OPS[sym], [-2, -1], [-2]))
+    if name == "IS_OP":
+        return _record(2, 1, _op(operator.is_not if arg else operator.is_, [-2, -1], [-2]))
+    if name == "CONTAINS_OP":
+        fn = ops.not_contains if arg else operator.contains
+        return _record(2, 1, _op(fn, [-1, -2], [-2]))
+    if name in ("UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT"):
+        fn = {"UNARY_NEGATIVE": operator.neg, "UNARY_NOT": operator.not_,
+              "UNARY_INVERT": operator.invert}[name]
+        return _record(1, 1, _op(fn, [-1], [-1]))
+    if name == "BINARY_SUBSCR":
+        return _record(2, 1, _op(operator.getitem, [-2, -1], [-2]))
+    if name == "STORE_SUBSCR":
+        return _record(3, 0, _op(operator.setitem, [-2, -1, -3], []))
+    if name == "DELETE_SUBSCR":
+        return _record(2, 0, _op(operator.delitem, [-2, -1], []))
+    if name == "BINARY_SLICE":
+        return _record(3, 1, _op(ops.getslice, [-3, -2, -1], [-3]))
+    if name == "STORE_SLICE":
+        return _record(4, 0, _op(ops.setslice, [-3, -2, -1, -4], []))
+    if name in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"):
+        fn = {"BUILD_TUPLE": ops.build_tuple, "BUILD_LIST": ops.build_list,
+              "BUILD_SET": ops.build_set, "BUILD_STRING": ops.build_string,
+              "BUILD_SLICE": ops.build_slice}[name]
+        return _record(arg, 1, _op(fn, list(range(-arg, 0)), [-arg]))
+    if name == "BUILD_MAP":
+        n = 2 * arg
+        return _record(n, 1, _op(ops.build_dict, list(range(-n, 0)), [-n]))
+    if name == "BUILD_CONST_KEY_MAP":
+        n = arg + 1
+        return _record(n, 1, _op(ops.build_const_key_map, list(range(-n, 0)), [-n]))
+    if name in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"):
+        fn = {"LIST_APPEND": ops.list_append, "SET_ADD": ops.set_add,
+              "LIST_EXTEND": ops.list_extend, "SET_UPDATE": ops.set_update,
+              "DICT_UPDATE": ops.dict_update, "DICT_MERGE": ops.dict_merge}[name]
+        return _record(1, 0, _op(fn, [-1 - arg, -1], []))
+    if name == "MAP_ADD":
+        return _record(2, 0, _op(ops.map_add, [-2 - arg, -2, -1], []))
+    if name == "GET_ITER":
+        return _record(1, 1, _op(iter, [-1], [-1]))
+    if name == "GET_YIELD_FROM_ITER":
+        return _record(1, 1, _special("yield_from_iter", [-1], [-1]))
+    if name == "GET_LEN":
+        return _record(0, 1, _op(len, [-1], [0]))
+    if name == "FOR_ITER":
+        rec = _op(next, [-1], [0])
+        return Effect(0, 1, [("for_iter", rec)], control="for_iter", rec=rec)
+    if name == "UNPACK_SEQUENCE":
+        # The first item ends on top of the stack.
+        rec = _special("unpack", [-1], [-1 + (arg - 1 - j) for j in range(arg)])
+        return _record(1, arg, rec)
+    if name == "UNPACK_EX":
+        before, after = arg & 0xFF, arg >> 8
+        n = before + 1 + after
+        rec = _special("unpack_ex", [-1], [-1 + (n - 1 - j) for j in range(n)])
+        return _record(1, n, rec)
+    if name == "FORMAT_VALUE":
+        conv = CONVERSIONS.get(arg & 3)
+        if arg & 4:
+            rec = _op(ops.format_value, [-2, ("static", conv), -1], [-2])
+            return _record(2, 1, rec)
+        return _record(1, 1, _op(ops.format_value, [-1, ("static", conv)], [-1]))
+    if name == "CONVERT_VALUE":
+        return _record(1, 1, _op(CONVERSIONS[arg], [-1], [-1]))
+    if name == "FORMAT_SIMPLE":
+        return _record(1, 1, _op(format, [-1], [-1]))
+    if name == "FORMAT_WITH_SPEC":
+        return _record(2, 1, _op(format, [-2, -1], [-2]))
+    if name == "CALL_INTRINSIC_1":
+        fn = INTRINSIC_1.get(arg)
+        if fn is not None:
+            return _record(1, 1, _op(fn, [-1], [-1]))
+        return _record(1, 1, _special(f"intrinsic_{arg}", [-1], [-1]))
+    if name == "BEFORE_WITH":
+        rec = _op(ops.with_enter, [-1], [0])
+        return Effect(1, 2, [("record", rec), ("set", -1, DYN)], rec=rec)
+    if name == "PUSH_EXC_INFO":
+        return Effect(1, 2, [("copy", 0, -1), ("set", -1, UNKNOWN)])
+    if name == "CHECK_EXC_MATCH":
+        return _record(1, 1, _op(ops.exception_match, [-2, -1], [-1]))
+    if name == "MAKE_FUNCTION":
+        pops = 1 if PY313 else 1 + bin(arg & 0xF).count("1")
+        return Effect(pops, 1, [("set", -pops, DYN)])
+    if name == "CALL":
+        kwnames = ()
+        if prev is not None and prev.opname == "KW_NAMES":
+            kwnames = code.co_consts[prev.arg]
+        rec = Rec(R_CALL, None, list(range(-arg - 2, 0)), [-arg - 2], kwnames=kwnames)
+        return _record(arg + 2, 1, rec)
+    if name == "CALL_KW":
+        # The keyword-name tuple is the constant loaded just before; it is not an input.
+        kwnames = prev.argval if prev is not None and prev.opname == "LOAD_CONST" else ()
+        rec = Rec(R_CALL, None, list(range(-arg - 3, -1)), [-arg - 3], kwnames=tuple(kwnames))
+        return _record(arg + 3, 1, rec)
+    if name == "CALL_FUNCTION_EX":
+        n = 4 if arg & 1 else 3
+        rec = Rec(R_CALL_EX, None, list(range(-n, 0)), [-n])
+        return _record(n, 1, rec)
+    if name in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"):
+        return Effect(1, 0, [("branch", -1, name)], control="branch")
+    if name in ("JUMP_FORWARD", "JUMP_BACKWARD"):
+        return Effect(0, 0, [("jump",)], control="jump")
+    if name in ("JUMP_BACKWARD_NO_INTERRUPT", "JUMP_NO_INTERRUPT"):
+        return Effect(0, 0, control="silent_jump")
+    if name == "RAISE_VARARGS":
+        return Effect(arg, 0, [("raise", -arg if arg else None)], control="raise")
+    if name == "RERAISE":
+        return Effect(1, 0, [("raise", None)], control="raise")
+    if name == "SEND":
+        return Effect(0, 0, [("lost",)], control="lost")
+
+    # Anything else: a special node over what it pops, producing what it pushes.
+    if name in _GENERIC_COUNTS:
+        pops, pushes = _GENERIC_COUNTS[name]
+    else:
+        try:
+            eff = dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None)
+        except ValueError:
+            eff = 0
+        pops, pushes = max(0, -eff), max(0, eff)
+    outputs = list(range(-pops, -pops + pushes))
+    rec = _special(name.lower(), list(range(-pops, 0)), outputs)
+    return _record(pops, pushes, rec)
+
+
+def _record(pops: int, pushes: int, rec: Rec) -> Effect:
+    return Effect(pops, pushes, [("record", rec)], rec=rec)
+

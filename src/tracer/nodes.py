@@ -1,0 +1,377 @@
+"""Node views: (trace, row) pairs that read the arena's columns on access.
+
+Nothing is stored per node besides the row; creating a view is cheap and two views of
+the same row compare equal.  The classes are the node kinds of the architecture.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, NamedTuple
+
+from . import _core
+from .effects import R_CALL, R_CALL_EX, R_SPECIAL
+
+__all__ = [
+    "Node", "CallNode", "ArgumentNode", "ConstantNode", "PrimitiveCallNode",
+    "NestedCallNode", "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
+    "node_at",
+]
+
+F = _core.FLAGS
+
+
+class Location(NamedTuple):
+    """Where a node was recorded: code object, bytecode offset, line, block §, statement."""
+
+    code: Any
+    offset: int
+    line: int | None
+    block: int
+    stmt: str
+
+
+class Const:
+    """A constant input of a recorded call (IRTracker's ⟨constant⟩)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, Const) and other.value is self.value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __repr__(self):
+        from .show import short_value
+
+        return f"⟨{short_value(self.value)}⟩"
+
+
+class Node:
+    """A recorded node: a view of one row of a trace."""
+
+    __slots__ = ("_trace", "_row")
+    kind = ""
+
+    def __init__(self, trace, row: int):
+        self._trace = trace
+        self._row = row
+
+    # -- identity --------------------------------------------------------------------
+    def __eq__(self, other):
+        return isinstance(other, Node) and other._trace is self._trace and other._row == self._row
+
+    def __hash__(self):
+        return hash((id(self._trace), self._row))
+
+    @property
+    def trace(self):
+        """The Trace (arena) this node belongs to."""
+        return self._trace
+
+    @property
+    def row(self) -> int:
+        """This node's row in the trace (its global number)."""
+        return self._row
+
+    # -- basic facts --------------------------------------------------------------------
+    @property
+    def value(self):
+        """The value the node produced (for a raising call, the exception)."""
+        return self._trace.value(self._row)
+
+    @property
+    def raised(self) -> bool:
+        """Whether the operation raised; `value` is then the exception."""
+        return bool(self._trace.flags(self._row) & F["raised"])
+
+    @property
+    def parent(self) -> "Node | None":
+        p = self._trace.parent(self._row)
+        return None if p < 0 else node_at(self._trace, p)
+
+    @property
+    def index(self) -> int:
+        """The node's position @k among its parent's children (the root is 0)."""
+        p = self._trace.parent(self._row)
+        if p < 0:
+            return 0
+        return _child_index(self._trace, p)[self._row]
+
+    @property
+    def children(self) -> list["Node"]:
+        t = self._trace
+        return [node_at(t, r) for r in t.children(self._row)]
+
+    def __len__(self) -> int:
+        return len(self._trace.children(self._row))
+
+    def __getitem__(self, k: int) -> "Node":
+        return node_at(self._trace, self._trace.children(self._row)[k])
+
+    def __iter__(self) -> Iterator["Node"]:
+        return iter(self.children)
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for contexts and users to annotate the node (stored sparsely)."""
+        md = self._trace.metadata
+        d = md.get(self._row)
+        if d is None:
+            d = md[self._row] = {}
+        return d
+
+    # -- location --------------------------------------------------------------------
+    @property
+    def code(self):
+        return self._trace.code(self._row)
+
+    @property
+    def ir(self):
+        """The IR of the code this node was recorded in."""
+        from .ir import ir
+
+        code = self.code
+        return None if code is None else ir(code)
+
+    @property
+    def location(self) -> Location | None:
+        code = self.code
+        if code is None:
+            return None
+        off = self._trace.offset(self._row)
+        ir = self.ir
+        return Location(code, off, ir.layout.by_offset[off].line, ir.block_of(off), self._stmt(ir, off))
+
+    def _stmt(self, ir, off: int) -> str:
+        stmt = ir.value_id.get(off) or ir.branch_id.get(off, "?")
+        aux = self._trace.aux(self._row)
+        if self._trace.kind(self._row) == 4 and aux > 0 and not self._flags() & F["frame"]:
+            return f"{stmt}#{aux}"
+        return stmt
+
+    def _flags(self) -> int:
+        return self._trace.flags(self._row)
+
+    # -- references ----------------------------------------------------------------------
+    def _first_position(self) -> int:
+        return 1
+
+    def inputs(self) -> list:
+        """All inputs in order: Nodes for references, Const for constants."""
+        t = self._trace
+        return [node_at(t, r) if isinstance(r, int) else Const(r[1]) for r in t.refs(self._row)]
+
+    def referenced(self, numbered: bool = False) -> list:
+        """The nodes this node reads directly, in input order (constants left out).
+
+        With `numbered=True`, `(position, node)` pairs: for calls position 0 is the
+        callee and 1, 2, ... the arguments in call order.
+        """
+        from .graph import referenced
+
+        return referenced(self, numbered)
+
+    def backward(self) -> list["Node"]:
+        """Every node this one depends on in the same call, latest first."""
+        from .graph import backward
+
+        return backward(self)
+
+    def dependents(self) -> list["Node"]:
+        """The nodes that read this node directly, in order."""
+        from .graph import dependents
+
+        return dependents(self)
+
+    def forward(self) -> list["Node"]:
+        """Every node that depends on this one in the same call, earliest first."""
+        from .graph import forward
+
+        return forward(self)
+
+    def __repr__(self) -> str:
+        from .show import format_node
+
+        return format_node(self)
+
+
+class ArgumentNode(Node):
+    """The callee (position 0) or a bound parameter of a call; or a value that
+    entered an activation midway (a resumed generator's local)."""
+
+    __slots__ = ()
+    kind = "argument"
+
+    @property
+    def position(self) -> int:
+        return self._trace.aux(self._row)
+
+    @property
+    def location(self) -> Location | None:
+        t = self._trace
+        code = self.code
+        off = t.offset(self._row)
+        aux = t.aux(self._row)
+        if off < 0:
+            return Location(code, -1, code.co_firstlineno, 1, f"%{aux}")
+        ir = self.ir
+        return Location(code, off, ir.layout.by_offset[off].line, ir.block_of(off),
+                        ir.local_name(-aux - 1))
+
+
+class ConstantNode(Node):
+    """A constant the code stored in a local or returned, so references have a target."""
+
+    __slots__ = ()
+    kind = "constant"
+
+
+class CallNode(Node):
+    """Common interface of primitive, nested and special calls."""
+
+    __slots__ = ()
+
+    def _rec(self):
+        t = self._trace
+        off = t.offset(self._row)
+        if off < 0 or t.flags(self._row) & F["frame"]:
+            return None
+        return self.ir.recs.get(off)
+
+    def _is_call_shaped(self) -> bool:
+        t = self._trace
+        if t.parent(self._row) < 0 or t.flags(self._row) & F["frame"]:
+            return True
+        rec = self._rec()
+        return rec is not None and rec.sem in (R_CALL, R_CALL_EX)
+
+    def _first_position(self) -> int:
+        return 0 if self._is_call_shaped() else 1
+
+    @property
+    def function(self):
+        """What was called: a Node or a Const (for operators, the operator function)."""
+        if self._is_call_shaped():
+            return self.inputs()[0]
+        rec = self._rec()
+        if rec is None:
+            return Const(None)
+        return Const(rec.fn if rec.sem != R_SPECIAL else f"${rec.fn}")
+
+    def _split(self):
+        inputs = self.inputs()
+        if not self._is_call_shaped():
+            return inputs, {}
+        t = self._trace
+        if t.parent(self._row) < 0:
+            kwnames = t.root_keywords or ()
+        elif t.flags(self._row) & F["frame"]:
+            return [a for a in self.children if isinstance(a, ArgumentNode) and a.position > 0], {}
+        else:
+            kwnames = self._rec().kwnames
+        args = inputs[1:]
+        if kwnames:
+            k = len(kwnames)
+            return args[:-k], dict(zip(kwnames, args[-k:]))
+        return args, {}
+
+    @property
+    def arguments(self) -> list:
+        """The positional inputs (Nodes or Consts); for f(*a, **k): [a, k]."""
+        return self._split()[0]
+
+    @property
+    def keywords(self) -> dict:
+        """Keyword arguments by name (Nodes or Consts)."""
+        return self._split()[1]
+
+    @property
+    def is_star_call(self) -> bool:
+        rec = self._rec()
+        return rec is not None and rec.sem == R_CALL_EX
+
+    def call_values(self):
+        """(f, args, kwargs) as values, as the call was made."""
+        args, kwargs = self._split()
+        f = self.function.value
+        if self.is_star_call:
+            pos = tuple(args[0].value) if args else ()
+            kw = dict(args[1].value) if len(args) > 1 else {}
+            return f, pos, kw
+        return f, tuple(a.value for a in args), {k: v.value for k, v in kwargs.items()}
+
+
+class PrimitiveCallNode(CallNode):
+    """A call not recorded inside: C functions, operators, what a context makes primitive."""
+
+    __slots__ = ()
+    kind = "primitive"
+
+
+class NestedCallNode(CallNode):
+    """A call whose body is recorded as its children."""
+
+    __slots__ = ()
+    kind = "nested"
+
+
+class SpecialCallNode(CallNode):
+    """A value-producing instruction with no faithful callable equivalent."""
+
+    __slots__ = ()
+    kind = "special"
+
+
+class JumpNode(Node):
+    """A branch or jump that executed; its value is the truth the branch tested."""
+
+    __slots__ = ()
+    kind = "jump"
+
+    @property
+    def target(self) -> int:
+        """The block § control went to."""
+        return self.ir.block_of(self._trace.aux(self._row))
+
+    @property
+    def target_offset(self) -> int:
+        return self._trace.aux(self._row)
+
+    @property
+    def condition(self) -> "Node | None":
+        refs = self.referenced()
+        return refs[0] if refs else None
+
+
+class ReturnNode(Node):
+    """The return (or a generator's yield) of the enclosing call."""
+
+    __slots__ = ()
+    kind = "return"
+
+    @property
+    def is_yield(self) -> bool:
+        return bool(self._trace.flags(self._row) & F["yield"])
+
+
+_CLASSES = (ArgumentNode, ConstantNode, PrimitiveCallNode, NestedCallNode, SpecialCallNode,
+            JumpNode, ReturnNode)
+
+
+def node_at(trace, row: int) -> Node:
+    """The view of `row` in `trace`, of the class of its kind."""
+    return _CLASSES[trace.kind(row)](trace, row)
+
+
+def _child_index(trace, parent: int) -> dict[int, int]:
+    cache = trace._cache
+    if cache is None:
+        cache = trace._cache = {}
+    index = cache.get(("index", parent))
+    if index is None:
+        index = cache[("index", parent)] = {r: k for k, r in enumerate(trace.children(parent))}
+    return index

@@ -1,0 +1,365 @@
+"""Turn a code object's bytecode into the plan the Cython recorder follows.
+
+The recorder only sees sys.monitoring events.  Between two events of one frame the
+instructions that ran are fixed by where the first event was (control flow that is
+not fixed fires an event: BRANCH, JUMP, RAISE, ...), so the analysis walks each such
+*segment* once and emits micro-ops that replay its effect on the frame's shadow
+state (which node holds each local and each stack slot):
+
+* an INSTRUCTION event is placed right after every recorded instruction, where its
+  result is on top of the stack and can be read;
+* a constant-like value (a global, a module attribute, a free variable) that an
+  instruction consumes is read off the stack at the last event before it, adding an
+  event at the consuming instruction only when no earlier one can see it.
+
+Every stack read the micro-ops make is of a slot below the static depth at that
+event, which the frame provably holds.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field
+from types import CodeType
+
+from .bytecode import (
+    PY313,
+    CodeLayout,
+    Instr,
+    for_iter_exit,
+    layout,
+)
+from .effects import DYN, METH, NULL, OTHER, UNKNOWN, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
+
+__all__ = ["CodePlan", "build_plan", "MICRO_OPS"]
+
+METHB = 5  # the self/attr half of a method pair
+
+# Micro-op codes; _core.pyx declares the same numbers (checked by a test).
+MICRO_OPS = (
+    "END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL", "COPY",
+    "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER", "JUMP",
+    "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST",
+)
+(M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY,
+ M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP,
+ M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST) = range(len(MICRO_OPS))
+OP_WORDS = 5  # opcode, instruction offset, a, b, c
+
+# Flags of LOAD_LOCAL / STORE_LOCAL.
+LF_SAFE = 1  # the local is not stored again later in the segment
+LF_CELL = 2  # the slot holds a cell; the value is its contents
+LF_DYN = 4  # STORE_LOCAL: the stored value is a constant to read back from the local
+
+BRANCH_KINDS = {"POP_JUMP_IF_FALSE": 0, "POP_JUMP_IF_TRUE": 1,
+                "POP_JUMP_IF_NONE": 2, "POP_JUMP_IF_NOT_NONE": 3}
+SPECIAL_SHADOW = {NULL: 0, UNKNOWN: 1, DYN: 2}
+
+AT, FROM = 0, 1
+
+
+@dataclass
+class CodePlan:
+    """The compiled plan of one code object, in flat arrays the core indexes."""
+
+    code: CodeType
+    layout: CodeLayout
+    ops: array  # int32, OP_WORDS per micro-op
+    recs: array  # int32, records: sem, fn, nin, nout, kw, inputs..., outputs...
+    statics: list  # objects referenced by records and static inputs
+    seg_at: array  # int32 per code unit: first op of the segment an INSTRUCTION event starts
+    seg_from: array  # int32 per code unit: first op of the segment arriving control starts
+    depth: array  # int32 per code unit: static stack depth, -1 if unreachable
+    handler: array  # int32 per code unit: (depth << 1 | lasti) of a handler target, else -1
+    events: frozenset  # offsets with INSTRUCTION events
+    nparams: int
+    param_cells: tuple  # indices of parameters that live in cells
+    rec_at: dict = field(default_factory=dict)  # instruction offset -> Rec
+
+
+def _nparams(code: CodeType) -> int:
+    import inspect
+
+    n = code.co_argcount + code.co_kwonlyargcount
+    if code.co_flags & inspect.CO_VARARGS:
+        n += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        n += 1
+    return n
+
+
+class _Builder:
+    def __init__(self, code: CodeType):
+        self.code = code
+        self.lay = layout(code)
+        self.prev: dict[int, Instr] = {}
+        for a, b in zip(self.lay.instrs, self.lay.instrs[1:]):
+            self.prev[b.offset] = a
+        self.effects = {
+            i.offset: effect_of(i, code, self.prev.get(i.offset))
+            for i in self.lay.instrs
+            if i.offset in self.lay.depth
+        }
+        self.statics: list = []
+        self.static_ids: dict = {}
+        self.recs = array("i")
+        self.rec_index: dict[tuple[int, int], int] = {}
+
+    # -- interning -------------------------------------------------------------
+    def static(self, obj) -> int:
+        key = (type(obj), id(obj)) if not isinstance(obj, (str, int, tuple)) else (type(obj), obj)
+        idx = self.static_ids.get(key)
+        if idx is None:
+            idx = len(self.statics)
+            self.statics.append(obj)
+            self.static_ids[key] = idx
+        return idx
+
+    def record(self, ins: Instr, rec: Rec, d: int) -> int:
+        key = (ins.offset, d)
+        if key in self.rec_index:
+            return self.rec_index[key]
+        idx = len(self.recs)
+        fn = -1 if rec.fn is None else self.static(rec.fn)
+        kw = self.static(tuple(rec.kwnames)) if rec.kwnames else -1
+        self.recs.extend([rec.sem, fn, len(rec.inputs), len(rec.outputs), kw])
+        for x in rec.inputs:
+            if isinstance(x, tuple):
+                self.recs.append(-(self.static(x[1]) + 1))
+            else:
+                self.recs.append(d + x)
+        for x in rec.outputs:
+            self.recs.append(d + x)
+        self.rec_index[key] = idx
+        return idx
+
+    # -- event placement --------------------------------------------------------
+    def initial_events(self) -> set[int]:
+        events = set()
+        for ins in self.lay.instrs:
+            eff = self.effects.get(ins.offset)
+            if eff is not None and eff.rec is not None and eff.control != "for_iter":
+                events.add(ins.next)
+        events.update(h.target for h in self.lay.handlers if h.target in self.lay.depth)
+        return events
+
+    def starts(self, events: set[int]) -> list[tuple[int, int]]:
+        out = [(AT, off) for off in sorted(events)]
+        froms: set[int] = set()
+        for ins in self.lay.instrs:
+            eff = self.effects.get(ins.offset)
+            if eff is None:
+                continue
+            if ins.opname == "RESUME":
+                froms.add(ins.offset)
+            if eff.control == "branch":
+                froms.update((ins.target, ins.next))
+            elif eff.control == "for_iter":
+                froms.update((ins.next, for_iter_exit(ins, self.lay.by_offset)))
+            elif eff.control == "jump":
+                froms.add(ins.target)
+        out.extend((FROM, off) for off in sorted(froms) if off in self.lay.depth)
+        return out
+
+    # -- walking a segment ---------------------------------------------------------
+    def walk(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
+        lay = self.lay
+        cls = [OTHER] * lay.depth[start]
+        ops: list[list[int]] = []
+        dyn_stored: set[int] = set()
+        visited: set[int] = set()
+        off = start
+        first = True
+        while True:
+            ins = lay.by_offset.get(off)
+            if ins is None or off not in lay.depth:
+                ops.append([M_LOST, off, 0, 0, 0])
+                break
+            if off in events and not (first and kind == AT):
+                self._captures(cls, off, ops)
+                ops.append([M_END, off, 0, 0, 0])
+                break
+            if off in visited:
+                ops.append([M_LOST, off, 0, 0, 0])
+                break
+            visited.add(off)
+            first = False
+            d = lay.depth[off]
+            eff = self.effects[off]
+            work = cls + [OTHER] * eff.pushes
+            terminal = self._steps(ins, eff, d, work, ops, dyn_stored, needs)
+            cls = work[: d - eff.pops + eff.pushes]
+            if terminal:
+                break
+            if eff.control == "silent_jump":
+                off = ins.target
+            else:
+                off = ins.next
+        self._mark_safe_loads(ops)
+        return ops
+
+    def _captures(self, cls: list[int], off: int, ops: list[list[int]]) -> None:
+        for d, c in enumerate(cls):
+            if c == DYN:
+                ops.append([M_CAPTURE, off, d, 0, 0])
+            elif c == METH and d + 1 < len(cls) and cls[d + 1] == METHB:
+                ops.append([M_CAPTURE_METHOD, off, d, d + 1, 0])
+
+    def _steps(self, ins, eff, d, work, ops, dyn_stored, needs) -> bool:
+        off = ins.offset
+        for step in eff.steps:
+            tag = step[0]
+            if tag == "set":
+                _, rel, c = step
+                work[d + rel] = c
+                if c in SPECIAL_SHADOW:
+                    ops.append([M_SET, off, d + rel, SPECIAL_SHADOW[c], 0])
+            elif tag == "copy":
+                _, dst, src = step
+                work[d + dst] = work[d + src]
+                ops.append([M_COPY, off, d + dst, d + src, 0])
+            elif tag == "swap":
+                _, a, b = step
+                work[d + a], work[d + b] = work[d + b], work[d + a]
+                ops.append([M_SWAP, off, d + a, d + b, 0])
+            elif tag in ("load_local", "load_cell"):
+                _, rel, i = step
+                work[d + rel] = OTHER
+                flags = LF_CELL if tag == "load_cell" else 0
+                ops.append([M_LOAD_LOCAL, off, d + rel, i, flags])
+            elif tag == "load_const":
+                _, rel, k = step
+                work[d + rel] = OTHER
+                ops.append([M_LOAD_CONST, off, d + rel, k, 0])
+            elif tag == "delete_local":
+                _, i = step
+                if i in dyn_stored:
+                    needs.add(off)
+                ops.append([M_DELETE_LOCAL, off, i, 0, 0])
+            elif tag in ("store_local", "store_cell"):
+                _, rel, i = step
+                flags = LF_CELL if tag == "store_cell" else 0
+                if i in dyn_stored:
+                    # The constant stored earlier in this segment is read back from the
+                    # local at the segment's end; a second store would hide it.
+                    needs.add(off)
+                if work[d + rel] in (DYN, METH, METHB):
+                    flags |= LF_DYN
+                    dyn_stored.add(i)
+                ops.append([M_STORE_LOCAL, off, d + rel, i, flags])
+            elif tag == "getattr":
+                _, rel, attr = step
+                if work[d + rel] == DYN:
+                    work[d + rel] = DYN  # an attribute of a constant is a constant
+                    continue
+                rec = Rec(R_OP, getattr, [rel, ("static", attr)], [rel], display="getattr")
+                eff.rec = rec
+                ops.append([M_RECORD, off, self.record(ins, rec, d), 0, 0])
+                work[d + rel] = OTHER
+            elif tag == "method_pair":
+                _, a, b = step
+                ops.append([M_COPY, off, d + b, d + a, 0])
+                ops.append([M_SET, off, d + a, SPECIAL_SHADOW[DYN], 0])
+                work[d + b] = METHB if work[d + a] != DYN else METHB
+                work[d + a] = METH
+            elif tag == "record":
+                rec = step[1]
+                for x in rec.inputs:
+                    if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
+                        needs.add(off)
+                ops.append([M_RECORD, off, self.record(ins, rec, d), 0, 0])
+                for x in rec.outputs:
+                    work[d + x] = OTHER
+            elif tag == "for_iter":
+                rec = step[1]
+                if work[d - 1] in (DYN, METH, METHB):
+                    needs.add(off)
+                ops.append([M_FOR_ITER, off, self.record(ins, rec, d), 0, ins.next])
+                return True
+            elif tag == "branch":
+                _, rel, name = step
+                self._captures(work[: d + rel], off, ops)
+                ops.append([M_BRANCH, off, d + rel, BRANCH_KINDS[name], ins.target])
+                return True
+            elif tag == "jump":
+                self._captures(work[:d], off, ops)
+                ops.append([M_JUMP, off, 0, 0, 0])
+                return True
+            elif tag == "return":
+                ops.append([M_RETURN, off, d + step[1], 0, 0])
+                return True
+            elif tag == "return_const":
+                ops.append([M_RETURN_CONST, off, step[1], 0, 0])
+                return True
+            elif tag == "yield":
+                ops.append([M_YIELD, off, d + step[1], 0, 0])
+                return True
+            elif tag == "raise":
+                rel = step[1]
+                ops.append([M_RAISE, off, -1 if rel is None else d + rel, 0, 0])
+                return True
+            elif tag == "lost":
+                ops.append([M_LOST, off, 0, 0, 0])
+                return True
+            else:  # pragma: no cover - effects.py and this walker are kept in step
+                raise AssertionError(f"unknown step {tag}")
+        return False
+
+    @staticmethod
+    def _mark_safe_loads(ops: list[list[int]]) -> None:
+        # A local whose shadow is unknown is read back from the frame when it is
+        # loaded; that read happens at the segment's end, so it is only right if
+        # the local is not assigned again later in the segment.
+        later_stores: set[int] = set()
+        for op in reversed(ops):
+            if op[0] in (M_STORE_LOCAL, M_DELETE_LOCAL):
+                later_stores.add(op[2] if op[0] == M_DELETE_LOCAL else op[3])
+            elif op[0] == M_LOAD_LOCAL and op[3] not in later_stores:
+                op[4] |= LF_SAFE
+
+    # -- putting it together --------------------------------------------------------
+    def build(self) -> CodePlan:
+        events = self.initial_events()
+        while True:
+            needs: set[int] = set()
+            segments = [(k, s, self.walk(k, s, events, needs)) for k, s in self.starts(events)]
+            if needs <= events:
+                break
+            events |= needs
+        units = len(self.code.co_code) // 2
+        ops = array("i")
+        seg_at = array("i", [-1]) * units
+        seg_from = array("i", [-1]) * units
+        for kind, start, seg in segments:
+            table = seg_at if kind == AT else seg_from
+            table[start // 2] = len(ops) // OP_WORDS
+            for op in seg:
+                ops.extend(op)
+        depth = array("i", [-1]) * units
+        for off, d in self.lay.depth.items():
+            depth[off // 2] = d
+        handler = array("i", [-1]) * units
+        for h in self.lay.handlers:
+            if h.target in self.lay.depth:
+                handler[h.target // 2] = (h.depth << 1) | int(h.lasti)
+        code = self.code
+        nparams = _nparams(code)
+        names = code.co_varnames[:nparams]
+        cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
+        rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
+        return CodePlan(code, self.lay, ops, self.recs, self.statics, seg_at, seg_from,
+                        depth, handler, frozenset(events), nparams, cells, rec_at)
+
+
+_cache: dict[CodeType, CodePlan] = {}
+
+
+def build_plan(code: CodeType) -> CodePlan:
+    """The plan of `code`, built once and cached."""
+    plan = _cache.get(code)
+    if plan is None:
+        plan = _cache[code] = _Builder(code).build()
+    return plan
+
+
+__all__ += ["M_END", "OP_WORDS", "PY313", "R_CALL", "R_CALL_EX", "R_OP", "R_SPECIAL"]
