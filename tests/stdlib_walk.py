@@ -1,0 +1,78 @@
+"""Analyse every code object reachable from every importable stdlib module.
+
+Run as a script (in its own process, since importing the whole stdlib has side
+effects): prints one JSON line with counts and the failures.
+"""
+
+import importlib
+import io
+import json
+import sys
+import types
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
+
+# Modules whose import opens windows, browsers or prints, or that are not modules.
+SKIP = {"antigravity", "this", "idlelib", "turtledemo", "__main__", "_pyrepl", "tkinter",
+        "turtle", "_tkinter", "pydoc_data"}
+
+
+def code_objects(module):
+    seen_objs, seen_codes, stack = set(), {}, [module]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen_objs:
+            continue
+        seen_objs.add(id(obj))
+        if isinstance(obj, types.ModuleType):
+            if obj is not module:
+                continue
+            stack.extend(vars(obj).values())
+        elif isinstance(obj, type):
+            if getattr(obj, "__module__", None) != module.__name__:
+                continue
+            stack.extend(vars(obj).values())
+        elif isinstance(obj, (staticmethod, classmethod)):
+            stack.append(obj.__func__)
+        elif isinstance(obj, property):
+            stack.extend(x for x in (obj.fget, obj.fset, obj.fdel) if x is not None)
+        elif isinstance(obj, types.FunctionType):
+            stack.append(obj.__code__)
+        elif isinstance(obj, types.CodeType):
+            seen_codes[id(obj)] = obj
+            stack.extend(c for c in obj.co_consts if isinstance(c, types.CodeType))
+    return list(seen_codes.values())
+
+
+def main():
+    from tracer.ir import IR
+    from tracer.plan import _Builder
+
+    modules = failures = 0
+    codes = 0
+    errors = []
+    for name in sorted(sys.stdlib_module_names):
+        if name in SKIP:
+            continue
+        try:
+            with warnings.catch_warnings(), redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+                warnings.simplefilter("ignore")
+                mod = importlib.import_module(name)
+        except BaseException:
+            continue
+        modules += 1
+        for code in code_objects(mod):
+            codes += 1
+            try:
+                plan = _Builder(code).build()
+                IR(code)
+                assert max(plan.depth) <= code.co_stacksize
+            except Exception as exc:  # noqa: BLE001 - collected and reported
+                failures += 1
+                if len(errors) < 20:
+                    errors.append(f"{name}:{code.co_qualname}: {type(exc).__name__}: {exc}")
+    print(json.dumps({"modules": modules, "codes": codes, "failures": failures, "errors": errors}))
+
+
+if __name__ == "__main__":
+    main()
