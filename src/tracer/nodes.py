@@ -147,6 +147,8 @@ class Node:
         return Location(code, off, ir.layout.by_offset[off].line, ir.block_of(off), self._stmt(ir, off))
 
     def _stmt(self, ir, off: int) -> str:
+        if self._trace.kind(self._row) in (5, 6):  # jumps and returns: control statements
+            return ir.branch_id.get(off) or ir.value_id.get(off, "?")
         stmt = ir.value_id.get(off) or ir.branch_id.get(off, "?")
         aux = self._trace.aux(self._row)
         if self._trace.kind(self._row) == 4 and aux > 0 and not self._flags() & F["frame"]:
