@@ -446,6 +446,7 @@ ctypedef struct CPlan:
     int32_t *seg_from
     int32_t *depth
     int32_t *handler
+    int32_t *istart
     int32_t nunits
     int32_t nlocalsplus
     int32_t stacksize
@@ -494,6 +495,7 @@ cdef CPlan *_plan_for(object code) except NULL:
     plan.seg_from = _buffer_address(owner.seg_from)
     plan.depth = _buffer_address(owner.depth)
     plan.handler = _buffer_address(owner.handler)
+    plan.istart = _buffer_address(owner.istart)
     plan.nunits = len(owner.seg_at)
     plan.nlocalsplus = tracer_code_nlocalsplus(<PyObject *>code)
     plan.stacksize = code.co_stacksize
@@ -1273,6 +1275,10 @@ cdef class Recorder:
         if fr == NULL:
             return None
         self.events += 1
+        # 3.13 reports the raise at the instruction's last code unit (an inline
+        # cache entry); the plan is keyed by the instruction's own offset.
+        if 0 <= offset < 2 * fr.plan.nunits:
+            offset = fr.plan.istart[offset >> 1]
         fr.exc_row = -1
         if fr.pending >= 0:
             self._run(fr, offset, False)

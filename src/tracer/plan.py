@@ -24,6 +24,7 @@ from types import CodeType
 
 from .bytecode import (
     PY313,
+    AnalysisError,
     CodeLayout,
     Instr,
     for_iter_exit,
@@ -71,6 +72,7 @@ class CodePlan:
     seg_from: array  # int32 per code unit: first op of the segment arriving control starts
     depth: array  # int32 per code unit: static stack depth, -1 if unreachable
     handler: array  # int32 per code unit: (depth << 1 | lasti) of a handler target, else -1
+    istart: array  # int32 per code unit: offset of the instruction it belongs to
     events: frozenset  # offsets with INSTRUCTION events
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
@@ -176,6 +178,7 @@ class _Builder:
                 ops.append([M_LOST, off, 0, 0, 0])
                 break
             if off in events and not (first and kind == AT):
+                self._check_reads(ops, lay.depth[off])
                 self._captures(cls, off, ops)
                 ops.append([M_END, off, 0, 0, 0])
                 break
@@ -187,7 +190,7 @@ class _Builder:
             d = lay.depth[off]
             eff = self.effects[off]
             work = cls + [OTHER] * eff.pushes
-            terminal = self._steps(ins, eff, d, work, ops, dyn_stored, needs)
+            terminal = self._steps(ins, eff, d, work, ops, dyn_stored, needs, events)
             cls = work[: d - eff.pops + eff.pushes]
             if terminal:
                 break
@@ -198,6 +201,20 @@ class _Builder:
         self._mark_safe_loads(ops)
         return ops
 
+    def _check_reads(self, ops: list[list[int]], depth: int) -> None:
+        # The recorder reads each record's outputs off the stack at the segment's
+        # end: they must be live there, i.e. below the static depth.
+        for op in ops:
+            if op[0] == M_RECORD:
+                r = op[2]
+                nin, nout = self.recs[r + 2], self.recs[r + 3]
+                for x in self.recs[r + 5 + nin: r + 5 + nin + nout]:
+                    if x >= depth:
+                        self.violations.append(
+                            f"{self.code.co_qualname}: offset {op[1]}: output slot {x} is not "
+                            f"live at the event (depth {depth})"
+                        )
+
     def _captures(self, cls: list[int], off: int, ops: list[list[int]]) -> None:
         for d, c in enumerate(cls):
             if c == DYN:
@@ -205,7 +222,7 @@ class _Builder:
             elif c == METH and d + 1 < len(cls) and cls[d + 1] == METHB:
                 ops.append([M_CAPTURE_METHOD, off, d, d + 1, 0])
 
-    def _steps(self, ins, eff, d, work, ops, dyn_stored, needs) -> bool:
+    def _steps(self, ins, eff, d, work, ops, dyn_stored, needs, events) -> bool:
         off = ins.offset
         for step in eff.steps:
             tag = step[0]
@@ -254,6 +271,8 @@ class _Builder:
                     continue
                 rec = Rec(R_OP, getattr, [rel, ("static", attr)], [rel], display="getattr")
                 eff.rec = rec
+                if ins.next not in events:
+                    needs.add(ins.next)  # its value is read right after it, like any record
                 ops.append([M_RECORD, off, self.record(ins, rec, d), 0, 0])
                 work[d + rel] = OTHER
             elif tag == "method_pair":
@@ -264,6 +283,8 @@ class _Builder:
                 work[d + a] = METH
             elif tag == "record":
                 rec = step[1]
+                if ins.next not in events:
+                    needs.add(ins.next)
                 for x in rec.inputs:
                     if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
                         needs.add(off)
@@ -322,10 +343,13 @@ class _Builder:
         events = self.initial_events()
         while True:
             needs: set[int] = set()
+            self.violations: list[str] = []
             segments = [(k, s, self.walk(k, s, events, needs)) for k, s in self.starts(events)]
             if needs <= events:
                 break
             events |= needs
+        if self.violations:
+            raise AnalysisError(self.violations[0])
         units = len(self.code.co_code) // 2
         ops = array("i")
         seg_at = array("i", [-1]) * units
@@ -342,13 +366,17 @@ class _Builder:
         for h in self.lay.handlers:
             if h.target in self.lay.depth:
                 handler[h.target // 2] = (h.depth << 1) | int(h.lasti)
+        istart = array("i", [0]) * units
+        for ins in self.lay.instrs:
+            for unit in range(ins.offset // 2, ins.next // 2):
+                istart[unit] = ins.offset
         code = self.code
         nparams = _nparams(code)
         names = code.co_varnames[:nparams]
         cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
         return CodePlan(code, self.lay, ops, self.recs, self.statics, seg_at, seg_from,
-                        depth, handler, frozenset(events), nparams, cells, rec_at)
+                        depth, handler, istart, frozenset(events), nparams, cells, rec_at)
 
 
 _cache: dict[CodeType, CodePlan] = {}
