@@ -1,7 +1,9 @@
 """The IRTracker README's examples, in Python: f, geom and h."""
 
+import importlib.util
 import math
 import random
+from pathlib import Path
 
 import pytest
 
@@ -9,21 +11,17 @@ import tracer
 from tracer import ArgumentNode, ConstantNode, JumpNode, NestedCallNode, PrimitiveCallNode, ReturnNode
 
 
-def f(x):
-    return math.sin(x) + x
+def _load_examples():
+    # The tests exercise the very functions examples/irtracker_examples.py shows.
+    path = Path(__file__).resolve().parent.parent / "examples" / "irtracker_examples.py"
+    spec = importlib.util.spec_from_file_location("irtracker_examples", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def geom(n, beta, rng):
-    return n if rng.random() < beta else geom(n + 1, beta, rng)
-
-
-def h(x, n):
-    r = 0.0
-    i = 0
-    while i < n:
-        r += x ** i
-        i += 1
-    return r
+_examples = _load_examples()
+f, geom, h = _examples.f, _examples.geom, _examples.h
 
 
 def rows(nodes):

@@ -19,7 +19,6 @@ import tracer
 MON = sys.monitoring
 EV = MON.events
 ALL_IDS = range(6)
-PY313 = sys.version_info >= (3, 13)
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -404,39 +403,32 @@ def test_instruction_events_are_not_left_disabled_for_the_next_user_of_the_id(tr
 
 # == 4. threads ===============================================================================
 #
-# The traced functions synchronise through _thread locks (acquire/release are C
-# methods), not threading.Event: tracing Event.set/wait crashes 3.12, see
-# test_tracking_star_call_of_attribute_does_not_crash.
-
-def locked():
-    lock = threading.Lock()
-    lock.acquire()
-    return lock
-
+# The traced functions synchronise through threading.Event, so the Python code of
+# Event/Condition runs traced in the main thread while the other thread runs it untraced.
 
 def test_only_the_tracking_thread_is_recorded(traced):
     n = 25
     expected = n * (n + 1) // 2
-    started = locked()    # released by the traced function: tracking is on
-    progressed = locked()  # released by the worker after 20 calls while tracking is on
+    tracing = threading.Event()     # set by the traced function: tracking is on
+    progressed = threading.Event()  # set by the worker after 20 calls while tracking is on
     stop = threading.Event()
     worker_results = []
     during = []
 
     def worker():
-        if not started.acquire(timeout=5):
+        if not tracing.wait(5):
             return
         while not stop.is_set():
             worker_results.append(rsum(n))
             if len(during) < 20:
                 during.append(1)
                 if len(during) == 20:
-                    progressed.release()
+                    progressed.set()
 
     def main(k):
         a = rsum(k)
-        started.release()
-        ok = progressed.acquire(timeout=5)
+        tracing.set()
+        ok = progressed.wait(5)
         b = rsum(k)
         return a + b, ok
 
@@ -448,8 +440,7 @@ def test_only_the_tracking_thread_is_recorded(traced):
         root = traced(main, n)
     finally:
         stop.set()
-        if started.locked() and not during:
-            started.release()
+        tracing.set()
         t.join(5)
         sys.setswitchinterval(old)
     assert not t.is_alive()
@@ -465,33 +456,38 @@ def test_only_the_tracking_thread_is_recorded(traced):
     for c in rs:
         arg = c.arguments[0]
         assert c.value == arg.value * (arg.value + 1) // 2
+    # the traced Event calls are there, with their results
+    (set_call,) = calls_to(root, threading.Event.set)
+    (wait_call,) = calls_to(root, threading.Event.wait)
+    assert set_call.value is None and wait_call.value is True
 
 
 def test_track_from_another_thread_while_tracking_raises():
     before = tools()
-    ready = locked()
-    done = locked()
+    ready = threading.Event()
+    done = threading.Event()
     outcome = {}
 
     def waiting():
-        ready.release()
-        ok = done.acquire(timeout=5)
+        ready.set()
+        ok = done.wait(5)
         return "main", ok
 
     def other():
         try:
-            ready.acquire(timeout=5)
+            ready.wait(5)
             outcome["root"] = tracer.track(fib, 3)
         except tracer.TrackingError as exc:
             outcome["error"] = exc
         finally:
-            done.release()
+            done.set()
 
     t = threading.Thread(target=other)
     t.start()
     try:
         root = tracer.track(waiting)
     finally:
+        done.set()
         t.join(5)
     tracer.validate(root)
     assert root.value == ("main", True)
@@ -567,8 +563,6 @@ def test_exception_caught_inside_is_recorded_and_tracing_goes_on(traced):
     assert isinstance(ret, tracer.ReturnNode) and ret.value == -2
     mul = ret.referenced()[0]
     assert mul.value == -2 and mul.index > specials[0].index
-
-
 
 
 def test_failing_primitive_call_is_recorded_raised_when_caught(traced):
@@ -769,7 +763,6 @@ def test_generator_in_for_loop_records_next_with_yields(traced):
 # == 9. attribute loads =======================================================================
 
 
-
 def reads_attr(o):
     return o.a + 1
 
@@ -793,6 +786,9 @@ def f(o):
 
 for i in range(5):
     r = tracer.track(f, [1]); tracer.validate(r); assert r.value is None
+    (get,) = [c for c in r.children if isinstance(c, tracer.PrimitiveCallNode)
+              and isinstance(c.function, tracer.Const) and c.function.value is getattr]
+    assert get.value.__self__ is r[1].value, get   # the bound method, read while live
 
 ev = threading.Event()          # Condition.__exit__ is `return self._lock.__exit__(*args)`
 
