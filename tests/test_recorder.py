@@ -116,12 +116,15 @@ def rsum(n):
     return 0 if n == 0 else n + rsum(n - 1)
 
 
+WORK_SOURCE = """
 def work(n):
     t = 0
     for i in range(n):
         if i % 3:
             t += i
     return t
+"""
+exec(WORK_SOURCE)  # defines work(); fresh_work() compiles new copies of the same source
 
 
 STORED = {}
@@ -320,14 +323,6 @@ class OtherTool:
                         if v - before.get(k, 0)}
 
 
-WORK_SOURCE = """
-def work(n):
-    t = 0
-    for i in range(n):
-        if i % 3:
-            t += i
-    return t
-"""
 
 
 def fresh_work():

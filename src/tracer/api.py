@@ -19,6 +19,12 @@ GLOBAL_EVENTS = EV.PY_START | EV.RAISE | EV.RERAISE | EV.PY_UNWIND
 # Free tool ids are tried in this order: 3 and 4 have no conventional owner.
 TOOL_ID_PREFERENCE = (4, 3, 2, 5, 1, 0)
 TOOL_NAME = "tracer"
+# The recorder's method for each event it handles (RERAISE shares RAISE's).
+CALLBACK_NAMES = {
+    EV.PY_START: "py_start", EV.PY_RESUME: "py_resume", EV.PY_RETURN: "py_return",
+    EV.PY_YIELD: "py_yield", EV.INSTRUCTION: "instruction", EV.BRANCH: "branch",
+    EV.JUMP: "jump", EV.RAISE: "raise_", EV.RERAISE: "raise_", EV.PY_UNWIND: "py_unwind",
+}
 
 _state = threading.local()
 _active_lock = threading.Lock()
@@ -52,18 +58,7 @@ def _claim_tool_id() -> int:
 
 
 def _callbacks(rec) -> dict[int, object]:
-    return {
-        EV.PY_START: rec.py_start,
-        EV.PY_RESUME: rec.py_resume,
-        EV.PY_RETURN: rec.py_return,
-        EV.PY_YIELD: rec.py_yield,
-        EV.INSTRUCTION: rec.instruction,
-        EV.BRANCH: rec.branch,
-        EV.JUMP: rec.jump,
-        EV.RAISE: rec.raise_,
-        EV.RERAISE: rec.raise_,
-        EV.PY_UNWIND: rec.py_unwind,
-    }
+    return {event: getattr(rec, name) for event, name in CALLBACK_NAMES.items()}
 
 
 def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
@@ -131,15 +126,11 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
 
 
 def _release(tool: int, rec) -> None:
-    MON.set_events(tool, 0)
+    MON.set_events(tool, 0)  # also when set-up failed before the call's own reset
     if rec is not None:
         for code in rec.instrumented:
             MON.set_local_events(tool, code, 0)
-    for event in _callbacks_events():
+    for event in CALLBACK_NAMES:
         MON.register_callback(tool, event, None)
     MON.free_tool_id(tool)
 
-
-def _callbacks_events():
-    return (EV.PY_START, EV.PY_RESUME, EV.PY_RETURN, EV.PY_YIELD, EV.INSTRUCTION,
-            EV.BRANCH, EV.JUMP, EV.RAISE, EV.RERAISE, EV.PY_UNWIND)

@@ -279,7 +279,7 @@ class _Builder:
                 _, a, b = step
                 ops.append([M_COPY, off, d + b, d + a, 0])
                 ops.append([M_SET, off, d + a, SPECIAL_SHADOW[DYN], 0])
-                work[d + b] = METHB if work[d + a] != DYN else METHB
+                work[d + b] = METHB
                 work[d + a] = METH
             elif tag == "record":
                 rec = step[1]
