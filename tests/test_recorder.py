@@ -806,3 +806,80 @@ def test_tracking_star_call_of_attribute_does_not_crash(tmp_path):
                           env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "ok"
+
+
+# -- compares that feed a branch directly (no event between them on 3.13) -------------------
+
+class TruthyLt:
+    """`<` runs Python code and returns a truthy non-bool."""
+
+    def __lt__(self, other):
+        return [other]
+
+
+class FailingLt:
+    def __lt__(self, other):
+        raise ValueError("no order")
+
+
+def branch_on_compare(a, b):
+    if a < b:
+        return "yes"
+    return "no"
+
+
+def branch_on_failing_compare(a):
+    try:
+        if a < 1:
+            return "yes"
+        return "no"
+    except ValueError:
+        return "caught"
+
+
+def branch_on_membership(x, items, marker):
+    n = 0
+    for v in items:
+        if v in x:
+            n += 1
+        if v is marker:
+            n -= 1
+    return n
+
+
+def test_compare_feeding_a_branch_has_the_value_the_branch_saw(traced):
+    for a, b, expect in [(1, 2, True), (3, 2, False)]:
+        root = traced(branch_on_compare, a, b)
+        lt = calls_to(root, operator.lt)
+        assert [n.value for n in lt] == [expect]
+        jump = next(c for c in root.children if isinstance(c, tracer.JumpNode))
+        assert jump.referenced() == lt
+        assert jump.value is expect
+
+
+def test_compare_with_python_dunder_feeding_a_branch(traced):
+    root = traced(branch_on_compare, TruthyLt(), 5)
+    assert root.value == "yes"
+    (lt,) = calls_to(root, operator.lt)
+    # 3.13 converts the result to bool inside COMPARE_OP; 3.12 keeps what __lt__ returned.
+    assert lt.value == (True if sys.version_info >= (3, 13) else [5])
+    # __lt__'s frame is recorded under the compare, returning what it returned.
+    returns = [n for n in walk(lt) if isinstance(n, tracer.ReturnNode)]
+    assert [r.value for r in returns] == [[5]]
+
+
+def test_failing_compare_feeding_a_branch_is_recorded_raised(traced):
+    root = traced(branch_on_failing_compare, FailingLt())
+    assert root.value == "caught"
+    (lt,) = calls_to(root, operator.lt)
+    assert lt.raised and isinstance(lt.value, ValueError)
+
+
+def test_membership_and_identity_tests_feeding_branches(traced):
+    marker = object()
+    root = traced(branch_on_membership, {1, 2}, [1, marker, 3, 2], marker)
+    assert root.value == 1
+    contains = calls_to(root, operator.contains)
+    assert [n.value for n in contains] == [True, False, False, True]
+    is_ = calls_to(root, operator.is_)
+    assert [n.value for n in is_] == [False, True, False, False]

@@ -14,7 +14,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.stdint cimport int32_t, int64_t, uint8_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memset
 
 import sys
@@ -30,6 +30,8 @@ cdef extern from "Python.h":
 
 cdef extern from "_frame.h":
     void *tracer_current_frame()
+    void *tracer_thread_state()
+    void *tracer_thread_frame(void *tstate)
     void *tracer_frame_caller(void *frame)
     PyObject *tracer_frame_code(void *frame)
     PyObject *tracer_frame_function(void *frame)
@@ -83,10 +85,11 @@ cdef enum:
     M_YIELD = 16
     M_RAISE = 17
     M_LOST = 18
+    M_RECORD_BOOL = 19  # recorded at the BRANCH event that pops it (see tracer.plan)
 
 MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL",
              "COPY", "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER",
-             "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST")
+             "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL")
 
 cdef enum:
     OP_WORDS = 5
@@ -113,6 +116,11 @@ SPECIAL_SHADOW[1] = S_UNKNOWN
 SPECIAL_SHADOW[2] = S_DYN
 
 # Pending-segment states besides an op index.
+# What an event handler tells its callback.
+cdef enum:
+    EV_CONTINUE = 0
+    EV_DISABLE = 1
+
 cdef enum:
     P_NONE = -1
     P_EXC = -2      # an exception is unwinding through the frame
@@ -142,6 +150,7 @@ UNKNOWN = _Unknown()
 # ---------------------------------------------------------------------------------
 # The arena
 
+@cython.final
 cdef class Trace:
     """The recorded rows of one `track` call: parallel columns, one row per node.
 
@@ -447,6 +456,7 @@ ctypedef struct CPlan:
     int32_t *depth
     int32_t *handler
     int32_t *istart
+    int32_t *seg_end         # per op: offset of the END closing its segment, or -1
     int32_t nunits
     int32_t nlocalsplus
     int32_t stacksize
@@ -455,12 +465,21 @@ ctypedef struct CPlan:
     int32_t code_id          # its code id in that session's trace
     int32_t ncellparams
     int32_t cellparams[8]
+    # Pool refs of co_consts entries and statics already added to the current
+    # session's pool (0: not yet), so each constant is pooled once per trace.
+    int32_t nconsts
+    int32_t nstatics
+    int32_t *const_refs
+    int32_t *static_refs
 
 
 cdef void _free_plan(void *p) noexcept:
     cdef CPlan *plan = <CPlan *>p
     if plan != NULL:
         Py_XDECREF(plan.owner)
+        free(plan.const_refs)
+        free(plan.static_refs)
+        free(plan.seg_end)
         free(plan)
 
 
@@ -501,6 +520,17 @@ cdef CPlan *_plan_for(object code) except NULL:
     plan.stacksize = code.co_stacksize
     plan.nparams = owner.nparams
     plan.session = -1
+    plan.nconsts = len(code.co_consts)
+    plan.nstatics = len(owner.statics)
+    plan.const_refs = <int32_t *>calloc(plan.nconsts + 1, sizeof(int32_t))
+    plan.static_refs = <int32_t *>calloc(plan.nstatics + 1, sizeof(int32_t))
+    if plan.const_refs == NULL or plan.static_refs == NULL:
+        _free_plan(plan)
+        raise MemoryError()
+    plan.seg_end = _segment_ends(plan.ops, len(owner.ops) // OP_WORDS)
+    if plan.seg_end == NULL:
+        _free_plan(plan)
+        raise MemoryError()
     cells = owner.param_cells[:8]
     plan.ncellparams = len(cells)
     for i, c in enumerate(cells):
@@ -509,6 +539,25 @@ cdef CPlan *_plan_for(object code) except NULL:
         _free_plan(plan)
         raise RuntimeError("tracer: cannot store the plan on the code object")
     return plan
+
+
+cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
+    # For each op, the offset of the END that closes its segment, or -1 when the
+    # segment ends in a control op (BRANCH, JUMP, RETURN, ...) instead.
+    cdef int32_t *ends = <int32_t *>malloc((nops + 1) * sizeof(int32_t))
+    cdef int32_t end = -1
+    cdef Py_ssize_t i
+    cdef int32_t opc
+    if ends == NULL:
+        return NULL
+    for i in range(nops - 1, -1, -1):
+        opc = ops[i * OP_WORDS]
+        if opc == M_END:
+            end = ops[i * OP_WORDS + 1]
+        elif opc >= M_BRANCH:
+            end = -1
+        ends[i] = end
+    return ends
 
 
 def plan_of(code):
@@ -521,6 +570,7 @@ def plan_of(code):
 
 ctypedef struct FrameRec:
     void *frame
+    PyObject *code        # borrowed: the frame keeps its code alive
     CPlan *plan
     int32_t code_id
     int32_t call_row      # the node whose children this activation records
@@ -535,6 +585,7 @@ ctypedef struct FrameRec:
     PyObject *ctx         # borrowed; kept alive by Recorder.contexts
 
 
+@cython.final
 cdef class Recorder:
     """Drives one `track` call: owns the trace and the sys.monitoring callbacks."""
 
@@ -629,6 +680,7 @@ cdef class Recorder:
         fr = &self.frames[self.nframes]
         self.nframes += 1
         fr.frame = frame
+        fr.code = NULL
         fr.plan = plan
         fr.code_id = code_id
         fr.call_row = call_row
@@ -656,10 +708,10 @@ cdef class Recorder:
     cdef inline FrameRec *_top_for(self, object code) noexcept:
         # The frame record an event belongs to, or NULL if the event is from another
         # thread or from a frame the recorder does not follow.
-        if PyThreadState_Get() != self.tstate or self.nframes == 0:
+        if self.nframes == 0 or tracer_thread_state() != self.tstate:
             return NULL
         cdef FrameRec *fr = &self.frames[self.nframes - 1]
-        if fr.plan == NULL or fr.frame != tracer_current_frame():
+        if fr.code != <PyObject *>code or fr.frame != tracer_thread_frame(self.tstate):
             return NULL
         return fr
 
@@ -676,10 +728,24 @@ cdef class Recorder:
         if tag == 0:
             return <int32_t>(s >> 2)
         if tag == 1:
-            return self.trace.pool_add(<object>PyTuple_GET_ITEM(<object>fr.plan.consts, s >> 2))
+            return self._const_ref(fr.plan, <int32_t>(s >> 2))
         if tag == 2:
             return -<int32_t>(s >> 2) - 1
         return -1  # pool[0] is UNKNOWN
+
+    cdef inline int32_t _const_ref(self, CPlan *plan, int32_t k) except? -2147483647:
+        cdef int32_t ref = plan.const_refs[k]
+        if ref == 0:
+            ref = self.trace.pool_add(<object>PyTuple_GET_ITEM(<object>plan.consts, k))
+            plan.const_refs[k] = ref
+        return ref
+
+    cdef inline int32_t _static_ref(self, CPlan *plan, int32_t k) except? -2147483647:
+        cdef int32_t ref = plan.static_refs[k]
+        if ref == 0:
+            ref = self.trace.pool_add(<object>PyList_GET_ITEM(<object>plan.statics, k))
+            plan.static_refs[k] = ref
+        return ref
 
     cdef int32_t _constant_row(self, FrameRec *fr, int32_t offset, int32_t aux,
                                PyObject *value) except -1:
@@ -703,12 +769,74 @@ cdef class Recorder:
         return v
 
     # -- running segments ----------------------------------------------------------------
+    cdef int _run_to_end(self, FrameRec *fr) except -1:
+        """Run the pending segment's ops from fr.pc up to its END or terminal op.
+
+        The hot path: the same as _run(fr, -1, False), as one switch per op.
+        """
+        cdef int32_t *ops = fr.plan.ops
+        cdef int32_t *op
+        cdef int32_t pc = fr.pc
+        cdef int64_t *sl = self._locals(fr)
+        cdef int64_t *ss = sl + fr.plan.nlocalsplus
+        cdef int64_t s
+        if fr.pending < 0:
+            return 0
+        while True:
+            op = ops + pc * OP_WORDS
+            if op[0] == M_LOAD_LOCAL:
+                s = sl[op[3]]
+                if s == S_UNKNOWN and (op[4] & LF_SAFE):
+                    s = self._carried(fr, op)
+                ss[op[2]] = s
+            elif op[0] == M_LOAD_CONST:
+                ss[op[2]] = ((<int64_t>op[3]) << 2) | 1
+            elif op[0] == M_STORE_LOCAL:
+                s = ss[op[2]]
+                sl[op[3]] = s if s & 3 == 0 else self._stored(fr, s, op[3], op[4], op[1])
+            elif op[0] == M_RECORD:
+                fr.pc = pc
+                self._record(fr, op[2], NULL)
+            elif op[0] == M_SET:
+                ss[op[2]] = SPECIAL_SHADOW[op[3]]
+            elif op[0] == M_DELETE_LOCAL:
+                sl[op[2]] = S_UNKNOWN
+            elif op[0] == M_COPY:
+                ss[op[2]] = ss[op[3]]
+            elif op[0] == M_SWAP:
+                s = ss[op[2]]
+                ss[op[2]] = ss[op[3]]
+                ss[op[3]] = s
+            elif op[0] == M_CAPTURE:
+                ss[op[2]] = self._capture(fr, op[2])
+            elif op[0] == M_CAPTURE_METHOD:
+                self._capture_method(fr, op[2], op[3])
+            else:
+                break  # END or a terminal op, left for the caller
+            pc += 1
+        fr.pc = pc
+        return 0
+
+    cdef int64_t _carried(self, FrameRec *fr, int32_t *op) except? -1:
+        # A local read before the recorder saw it stored (a generator resumed, a
+        # resync): its current value enters as a carried ArgumentNode.
+        cdef int32_t b = op[3]
+        cdef PyObject *v = self._frame_local(fr, b, op[4])
+        cdef int64_t s
+        if v == NULL:
+            return S_UNKNOWN
+        s = (<int64_t>self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+                                         op[1], -b - 1, v)) << 2
+        self._locals(fr)[b] = s
+        return s
+
     cdef int _run(self, FrameRec *fr, int32_t stop_offset, bint before_record) except -1:
         """Run the pending segment's ops from fr.pc.
 
-        Stops at its end or terminal op (left for the caller), at the first op of
-        instruction `stop_offset` (>= 0: an exception was raised there), or, with
-        `before_record`, at its RECORD op (a nested frame is starting under it).
+        Stops at its RECORD, END or terminal op (left for the caller), at the first
+        op of instruction `stop_offset` (>= 0: an exception was raised there), and,
+        with `before_record` (a nested frame is starting under the RECORD), before
+        any stack capture.  Events at a segment's end use _run_to_end instead.
         """
         cdef int32_t *op
         cdef int32_t opc, a, b
@@ -725,11 +853,7 @@ cdef class Recorder:
             if stop_offset >= 0 and op[1] >= stop_offset:
                 return 0
             if opc >= M_RECORD or opc == M_END:
-                if opc == M_RECORD and not before_record and stop_offset < 0:
-                    self._record(fr, op[2], NULL)
-                    fr.pc += 1
-                    continue
-                return 0
+                return 0  # its RECORD, END or terminal op is the caller's
             if before_record and (opc == M_CAPTURE or opc == M_CAPTURE_METHOD):
                 return 0  # stack reads wait for the segment's end event
             a = op[2]
@@ -737,11 +861,7 @@ cdef class Recorder:
             if opc == M_LOAD_LOCAL:
                 s = sl[b]
                 if s == S_UNKNOWN and (op[4] & LF_SAFE):
-                    v = self._frame_local(fr, b, op[4])
-                    if v != NULL:
-                        s = (<int64_t>t.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
-                                                op[1], -b - 1, v)) << 2
-                        sl[b] = s
+                    s = self._carried(fr, op)
                 ss[a] = s
             elif opc == M_LOAD_CONST:
                 ss[a] = ((<int64_t>b) << 2) | 1
@@ -815,7 +935,7 @@ cdef class Recorder:
         for i in range(nin):
             x = r[5 + i]
             if x < 0:
-                t.add_ref(t.pool_add(<object>PyList_GET_ITEM(<object>fr.plan.statics, -x - 1)))
+                t.add_ref(self._static_ref(fr.plan, -x - 1))
                 continue
             s = ss[x]
             if s == S_NULL:
@@ -823,8 +943,57 @@ cdef class Recorder:
             t.add_ref(self._ref(fr, s))
         return row
 
-    cdef int _record(self, FrameRec *fr, int32_t rec, PyObject *raised) except -1:
-        """Record op `rec` at its end event (or its failure, with `raised`)."""
+    cdef int _record_primitive(self, FrameRec *fr, int32_t *r, PyObject *known) except -1:
+        """The hot path of _record: an op that ran without a nested call, one output.
+
+        Writes the whole row at once: kind, inputs and the value read from the
+        output's stack slot (live at this event by the plan's check).
+        """
+        cdef Trace t = self.trace
+        cdef int32_t nin = r[2], i, x, ref
+        cdef int32_t out = r[5 + nin]
+        cdef int64_t *ss = self._stack(fr)
+        cdef int64_t s
+        cdef int32_t row = t.n
+        cdef PyObject *v = known if known != NULL else tracer_frame_stack_item(fr.frame, out)
+        if row + 1 >= t.cap:
+            t._grow_rows(row + 2)
+        if t.nrefs + nin > t.refcap:
+            t._grow_refs(t.nrefs + nin)
+        for i in range(nin):
+            x = r[5 + i]
+            if x < 0:
+                ref = self._static_ref(fr.plan, -x - 1)
+            else:
+                s = ss[x]
+                if s & 3 == 0:
+                    ref = <int32_t>(s >> 2)
+                elif s == S_NULL:
+                    continue
+                else:
+                    ref = self._ref(fr, s)
+            t.refs_[t.nrefs] = ref
+            t.nrefs += 1
+        t.kind_[row] = K_SPECIAL if r[0] == R_SPECIAL else K_PRIMITIVE
+        t.flags_[row] = 0
+        t.parent_[row] = fr.call_row
+        t.code_[row] = fr.code_id
+        t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[1]
+        t.aux_[row] = 0
+        Py_XINCREF(v)
+        t.value_[row] = v
+        t.n = row + 1
+        t.ref_start_[row + 1] = t.nrefs
+        ss[out] = (<int64_t>row) << 2
+        return 0
+
+    cdef int _record(self, FrameRec *fr, int32_t rec, PyObject *raised,
+                     PyObject *known=NULL) except -1:
+        """Record op `rec` at its end event (or its failure, with `raised`).
+
+        `known` is its one output's value when that is no longer on the stack (a
+        RECORD_BOOL recorded at its branch).
+        """
         cdef int32_t *r = fr.plan.recs + rec
         cdef int32_t sem = r[0], nin = r[2], nout = r[3], j, row, extra
         cdef int32_t *outs = r + 5 + nin
@@ -836,6 +1005,8 @@ cdef class Recorder:
             fr.open_row = -1
             if t.kind_[row] == K_NESTED:
                 t.aux_[row] = t.n
+        elif raised == NULL and nout == 1:
+            return self._record_primitive(fr, r, known)
         else:
             row = self._open(fr, rec, K_SPECIAL if sem == R_SPECIAL else K_PRIMITIVE)
         t.flags_[row] &= ~F_OPEN
@@ -847,7 +1018,7 @@ cdef class Recorder:
         if nout == 0:
             t.set_value(row, <PyObject *>None)
             return 0
-        v = tracer_frame_stack_item(fr.frame, outs[0])
+        v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
         t.set_value(row, v)
         ss[outs[0]] = (<int64_t>row) << 2
         for j in range(1, nout):
@@ -891,119 +1062,38 @@ cdef class Recorder:
         self._pop()
         return 0
 
-    # -- sys.monitoring callbacks ----------------------------------------------------------
-    # Each callback is a thin wrapper: an error inside the recorder must never reach
-    # the traced program, so it stops recording and is reported by track().
+    # -- sys.monitoring events ------------------------------------------------------------
+    # The handlers return EV_CONTINUE or EV_DISABLE, or -1 with an exception set; the
+    # module-level callbacks below turn that into what sys.monitoring expects.
     cdef void _fail(self, object exc) noexcept:
         self.broken = True
         if self.internal_error is None:
             self.internal_error = exc
 
-    def py_start(self, code, int offset):
-        if self.broken:
-            return None
-        try:
-            return self._py_start(code, offset)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def py_resume(self, code, int offset):
-        if self.broken:
-            return None
-        try:
-            return self._py_resume(code, offset)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def instruction(self, code, int offset):
-        if self.broken:
-            return None
-        try:
-            return self._instruction(code, offset)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def branch(self, code, int offset, int dest):
-        if self.broken:
-            return None
-        try:
-            return self._branch(code, offset, dest)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def jump(self, code, int offset, int dest):
-        if self.broken:
-            return None
-        try:
-            return self._jump(code, offset, dest)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def py_return(self, code, int offset, retval):
-        if self.broken:
-            return None
-        try:
-            return self._py_return(code, offset, retval)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def py_yield(self, code, int offset, retval):
-        if self.broken:
-            return None
-        try:
-            return self._py_yield(code, offset, retval)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def raise_(self, code, int offset, exception):
-        if self.broken:
-            return None
-        try:
-            return self._raise_(code, offset, exception)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    def py_unwind(self, code, int offset, exception):
-        if self.broken:
-            return None
-        try:
-            return self._py_unwind(code, offset, exception)
-        except BaseException as exc:
-            self._fail(exc)
-            return None
-
-    cdef object _py_start(self, object code, int offset):
+    cdef int _py_start(self, object code, int offset) except -1:
         cdef void *frame
         cdef FrameRec *parent
         cdef FrameRec *fr
-        if PyThreadState_Get() != self.tstate or self.nframes == 0:
-            return None
-        frame = tracer_current_frame()
+        if self.nframes == 0 or tracer_thread_state() != self.tstate:
+            return EV_CONTINUE
+        frame = tracer_thread_frame(self.tstate)
         parent = &self.frames[self.nframes - 1]
         if tracer_frame_caller(frame) != parent.frame:
-            return None
+            return EV_CONTINUE
         self._enter(parent, frame, code, offset, False)
-        return None
+        return EV_CONTINUE
 
-    cdef object _py_resume(self, object code, int offset):
+    cdef int _py_resume(self, object code, int offset) except -1:
         cdef void *frame
         cdef FrameRec *parent
-        if PyThreadState_Get() != self.tstate or self.nframes == 0:
-            return None
-        frame = tracer_current_frame()
+        if self.nframes == 0 or tracer_thread_state() != self.tstate:
+            return EV_CONTINUE
+        frame = tracer_thread_frame(self.tstate)
         parent = &self.frames[self.nframes - 1]
         if tracer_frame_caller(frame) != parent.frame:
-            return None
+            return EV_CONTINUE
         self._enter(parent, frame, code, offset, True)
-        return None
+        return EV_CONTINUE
 
     cdef int _enter(self, FrameRec *parent, void *frame, object code, int offset,
                     bint resumed) except -1:
@@ -1035,6 +1125,8 @@ cdef class Recorder:
         if plan.session != self.session:
             plan.session = self.session
             plan.code_id = t.intern_code(code)
+            memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
+            memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
             if code not in self.instrumented:
                 self.instrumented.add(code)
                 self.on_code(code)
@@ -1056,6 +1148,7 @@ cdef class Recorder:
         if ctx is not self.default_ctx:
             ctx = self._enter_context(ctx, call_row)
         fr = self._push(frame, plan, code_id, call_row, <PyObject *>ctx)
+        fr.code = <PyObject *>code
         if not resumed:
             t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func)
             for i in range(plan.nparams):
@@ -1081,7 +1174,7 @@ cdef class Recorder:
         cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
         while op[0] < M_RECORD and op[0] != M_END:
             op += OP_WORDS
-        return op[0] == M_RECORD or op[0] == M_FOR_ITER
+        return op[0] == M_RECORD or op[0] == M_FOR_ITER or op[0] == M_RECORD_BOOL
 
     cdef bint _is_callee(self, int32_t row, PyObject *func) except -1:
         """Whether `func` is what the call at `row` called (so its body is the row's)."""
@@ -1108,38 +1201,38 @@ cdef class Recorder:
             self.contexts.append(new)
         return new
 
-    cdef object _instruction(self, object code, int offset):
+    cdef int _instruction(self, object code, int offset) except -1:
         cdef CPlan *plan
         cdef void *extra = NULL
-        cdef FrameRec *fr
+        cdef FrameRec *fr = self._top_for(code)
         cdef int32_t first, h
-        PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX, &extra)
-        plan = <CPlan *>extra
-        if plan == NULL or plan.seg_at[offset >> 1] < 0:
-            return DISABLE
-        fr = self._top_for(code)
-        if fr == NULL:
-            return None
-        self.events += 1
+        if fr != NULL:
+            plan = fr.plan      # the frame being followed runs `code`
+        else:
+            PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX, &extra)
+            plan = <CPlan *>extra
+            if plan == NULL or plan.seg_at[offset >> 1] < 0:
+                return EV_DISABLE
+            return EV_CONTINUE
         first = plan.seg_at[offset >> 1]
+        if first < 0:
+            return EV_DISABLE
+        self.events += 1
         h = plan.handler[offset >> 1]
         if h >= 0 and fr.pending == P_EXC:
             self._enter_handler(fr, offset, h)
         elif fr.pending >= 0 and self._ends_at(fr, offset):
-            self._run(fr, -1, False)
+            self._run_to_end(fr)
         elif h >= 0:
             self._enter_handler(fr, offset, h)
         else:
             self._resync(fr, plan.depth[offset >> 1])
         self._start_segment(fr, first)
-        return None
+        return EV_CONTINUE
 
-    cdef bint _ends_at(self, FrameRec *fr, int32_t offset) noexcept:
+    cdef inline bint _ends_at(self, FrameRec *fr, int32_t offset) noexcept:
         # Whether the pending segment is the one that ends at INSTRUCTION `offset`.
-        cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
-        while op[0] != M_END and op[0] < M_BRANCH:
-            op += OP_WORDS
-        return op[0] == M_END and op[1] == offset
+        return fr.plan.seg_end[fr.pc] == offset
 
     cdef int _enter_handler(self, FrameRec *fr, int32_t offset, int32_t h) except -1:
         cdef int32_t depth = h >> 1, lasti = h & 1, i
@@ -1162,20 +1255,25 @@ cdef class Recorder:
         fr.open_row = -1
         return 0
 
-    cdef object _branch(self, object code, int offset, int dest):
+    cdef int _branch(self, object code, int offset, int dest) except -1:
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t *op
         cdef int64_t cond
         cdef bint taken, value
-        cdef int32_t kind
+        cdef int32_t kind, branch_pc
+        cdef int32_t bool_pc = -1
         if fr == NULL:
-            return None
+            return EV_CONTINUE
         self.events += 1
         if fr.pending >= 0:
-            self._run(fr, -1, False)
+            self._run_to_end(fr)
             op = fr.plan.ops + fr.pc * OP_WORDS
+            if op[0] == M_RECORD_BOOL:
+                bool_pc = fr.pc
+                fr.pc += 1
+                self._run_to_end(fr)
+                op = fr.plan.ops + fr.pc * OP_WORDS
             if op[0] == M_BRANCH and op[1] == offset:
-                cond = self._stack(fr)[op[2]]
                 taken = dest == op[4]
                 kind = op[3]
                 # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
@@ -1184,15 +1282,23 @@ cdef class Recorder:
                     value = not taken
                 else:
                     value = taken
+                if bool_pc >= 0:
+                    # The bool the branch popped was this record's result.
+                    branch_pc = fr.pc
+                    fr.pc = bool_pc
+                    self._record(fr, (fr.plan.ops + bool_pc * OP_WORDS)[2], NULL,
+                                 <PyObject *>(PY_TRUE if value else PY_FALSE))
+                    fr.pc = branch_pc
+                cond = self._stack(fr)[op[2]]
                 self._jump_row(fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
                 self._start_segment(fr, fr.plan.seg_from[dest >> 1])
-                return None
+                return EV_CONTINUE
             if op[0] == M_FOR_ITER and op[1] == offset:
                 self._for_iter(fr, op, dest)
                 self._start_segment(fr, fr.plan.seg_from[dest >> 1])
-                return None
+                return EV_CONTINUE
         self._lost_jump(fr, offset, dest)
-        return None
+        return EV_CONTINUE
 
     cdef int _for_iter(self, FrameRec *fr, int32_t *op, int32_t dest) except -1:
         cdef int32_t *r = fr.plan.recs + op[2]
@@ -1219,27 +1325,27 @@ cdef class Recorder:
         self._start_segment(fr, fr.plan.seg_from[dest >> 1])
         return 0
 
-    cdef object _jump(self, object code, int offset, int dest):
+    cdef int _jump(self, object code, int offset, int dest) except -1:
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t *op
         if fr == NULL:
-            return None
+            return EV_CONTINUE
         self.events += 1
         if fr.pending >= 0:
-            self._run(fr, -1, False)
+            self._run_to_end(fr)
             op = fr.plan.ops + fr.pc * OP_WORDS
             if op[0] == M_JUMP and op[1] == offset:
                 self._jump_row(fr, offset, dest, S_NULL, <PyObject *>None)
                 self._start_segment(fr, fr.plan.seg_from[dest >> 1])
-                return None
+                return EV_CONTINUE
         self._lost_jump(fr, offset, dest)
-        return None
+        return EV_CONTINUE
 
-    cdef object _py_return(self, object code, int offset, object retval):
-        self._leave(code, offset, <PyObject *>retval, 0)
+    cdef int _py_return(self, object code, int offset, object retval) except -1:
+        return self._leave(code, offset, <PyObject *>retval, 0)
 
-    cdef object _py_yield(self, object code, int offset, object retval):
-        self._leave(code, offset, <PyObject *>retval, F_YIELD)
+    cdef int _py_yield(self, object code, int offset, object retval) except -1:
+        return self._leave(code, offset, <PyObject *>retval, F_YIELD)
 
     cdef int _leave(self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
         cdef FrameRec *fr = self._top_for(code)
@@ -1251,7 +1357,7 @@ cdef class Recorder:
             return 0
         self.events += 1
         if fr.pending >= 0:
-            self._run(fr, -1, False)
+            self._run_to_end(fr)
             op = fr.plan.ops + fr.pc * OP_WORDS
             if (op[0] == M_RETURN or op[0] == M_YIELD) and op[1] == offset:
                 src = self._stack(fr)[op[2]]
@@ -1266,14 +1372,14 @@ cdef class Recorder:
         self._close_call(fr, retval, 0)
         return 0
 
-    cdef object _raise_(self, object code, int offset, object exception):
+    cdef int _raise_(self, object code, int offset, object exception) except -1:
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t *op
         cdef int64_t src
         cdef Trace t = self.trace
         cdef int32_t row
         if fr == NULL:
-            return None
+            return EV_CONTINUE
         self.events += 1
         # 3.13 reports the raise at the instruction's last code unit (an inline
         # cache entry); the plan is keyed by the instruction's own offset.
@@ -1283,7 +1389,8 @@ cdef class Recorder:
         if fr.pending >= 0:
             self._run(fr, offset, False)
             op = fr.plan.ops + fr.pc * OP_WORDS
-            if op[1] == offset and (op[0] == M_RECORD or op[0] == M_FOR_ITER):
+            if op[1] == offset and (op[0] == M_RECORD or op[0] == M_FOR_ITER
+                                    or op[0] == M_RECORD_BOOL):
                 self._record(fr, op[2], <PyObject *>exception)
             elif op[1] == offset and op[0] == M_RAISE and op[2] >= 0:
                 src = self._stack(fr)[op[2]]
@@ -1300,15 +1407,155 @@ cdef class Recorder:
             fr.exc_row = fr.open_row
             fr.open_row = -1
         fr.pending = P_EXC
-        return None
+        return EV_CONTINUE
 
-    cdef object _py_unwind(self, object code, int offset, object exception):
+    cdef int _py_unwind(self, object code, int offset, object exception) except -1:
         cdef FrameRec *fr = self._top_for(code)
         if fr == NULL:
-            return None
+            return EV_CONTINUE
         self.events += 1
         self._close_call(fr, <PyObject *>exception, F_RAISED)
+        return EV_CONTINUE
+
+
+# ---------------------------------------------------------------------------------
+# The sys.monitoring callbacks
+#
+# Plain module functions (no bound-method or CyFunction layer) on the one active
+# Recorder: track() runs one call at a time.  Each calls its handler through a
+# noexcept pointer, so no Python try/except runs per event; an error inside the
+# recorder never reaches the traced program: it stops recording and track()
+# reports it.
+
+cdef extern from "Python.h":
+    object PyErr_GetRaisedException()
+
+ctypedef int (*code_handler)(Recorder, object, int) noexcept
+ctypedef int (*dest_handler)(Recorder, object, int, int) noexcept
+ctypedef int (*value_handler)(Recorder, object, int, object) noexcept
+
+cdef Recorder ACTIVE = None
+
+
+cdef inline object _answer(Recorder rec, int rc):
+    if rc == EV_CONTINUE:
         return None
+    if rc == EV_DISABLE:
+        return DISABLE
+    rec._fail(PyErr_GetRaisedException())
+    return None
+
+
+cdef int _h_py_start(Recorder rec, object code, int offset) except -1:
+    return rec._py_start(code, offset)
+
+cdef int _h_py_resume(Recorder rec, object code, int offset) except -1:
+    return rec._py_resume(code, offset)
+
+cdef int _h_instruction(Recorder rec, object code, int offset) except -1:
+    return rec._instruction(code, offset)
+
+cdef int _h_branch(Recorder rec, object code, int offset, int dest) except -1:
+    return rec._branch(code, offset, dest)
+
+cdef int _h_jump(Recorder rec, object code, int offset, int dest) except -1:
+    return rec._jump(code, offset, dest)
+
+cdef int _h_py_return(Recorder rec, object code, int offset, object value) except -1:
+    return rec._py_return(code, offset, value)
+
+cdef int _h_py_yield(Recorder rec, object code, int offset, object value) except -1:
+    return rec._py_yield(code, offset, value)
+
+cdef int _h_raise(Recorder rec, object code, int offset, object exc) except -1:
+    return rec._raise_(code, offset, exc)
+
+cdef int _h_py_unwind(Recorder rec, object code, int offset, object exc) except -1:
+    return rec._py_unwind(code, offset, exc)
+
+
+@cython.binding(False)
+def on_py_start(code, int offset):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<code_handler>_h_py_start)(rec, code, offset))
+
+
+@cython.binding(False)
+def on_py_resume(code, int offset):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<code_handler>_h_py_resume)(rec, code, offset))
+
+
+@cython.binding(False)
+def on_instruction(code, int offset):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<code_handler>_h_instruction)(rec, code, offset))
+
+
+@cython.binding(False)
+def on_branch(code, int offset, int dest):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<dest_handler>_h_branch)(rec, code, offset, dest))
+
+
+@cython.binding(False)
+def on_jump(code, int offset, int dest):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<dest_handler>_h_jump)(rec, code, offset, dest))
+
+
+@cython.binding(False)
+def on_py_return(code, int offset, retval):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<value_handler>_h_py_return)(rec, code, offset, retval))
+
+
+@cython.binding(False)
+def on_py_yield(code, int offset, retval):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<value_handler>_h_py_yield)(rec, code, offset, retval))
+
+
+@cython.binding(False)
+def on_raise(code, int offset, exception):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<value_handler>_h_raise)(rec, code, offset, exception))
+
+
+@cython.binding(False)
+def on_py_unwind(code, int offset, exception):
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken:
+        return None
+    return _answer(rec, (<value_handler>_h_py_unwind)(rec, code, offset, exception))
+
+
+def activate(Recorder rec):
+    """Make `rec` the recorder the callbacks feed (None: none)."""
+    global ACTIVE
+    ACTIVE = rec
+
+
+def deactivate():
+    """Stop feeding any recorder; callbacks still registered do nothing."""
+    global ACTIVE
+    ACTIVE = None
 
 
 cdef int64_t _session_counter = 0

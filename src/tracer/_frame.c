@@ -21,21 +21,29 @@
 #define SLOT_IS_NULL(slot) ((slot) == NULL)
 #endif
 
-void *tracer_current_frame(void)
+void *tracer_thread_state(void)
 {
 #if PY_VERSION_HEX >= 0x030D0000
-    PyThreadState *tstate = PyThreadState_GetUnchecked();
+    return PyThreadState_GetUnchecked();
 #else
-    PyThreadState *tstate = _PyThreadState_UncheckedGet();
+    return _PyThreadState_UncheckedGet();
 #endif
-    if (tstate == NULL) {
-        return NULL;
-    }
+}
+
+void *tracer_thread_frame(void *tstate)
+{
+    PyThreadState *ts = (PyThreadState *)tstate;
 #if PY_VERSION_HEX >= 0x030D0000
-    return tstate->current_frame;
+    return ts->current_frame;
 #else
-    return tstate->cframe->current_frame;
+    return ts->cframe->current_frame;
 #endif
+}
+
+void *tracer_current_frame(void)
+{
+    void *tstate = tracer_thread_state();
+    return tstate == NULL ? NULL : tracer_thread_frame(tstate);
 }
 
 PyObject *tracer_frame_code(void *frame)

@@ -8,6 +8,12 @@
 #define TRACER_FRAME_H
 #include <Python.h>
 
+/* The current thread's state (PyThreadState *), or NULL; no checks, one TLS read. */
+void *tracer_thread_state(void);
+
+/* The frame a thread (a non-NULL tracer_thread_state()) is executing, or NULL. */
+void *tracer_thread_frame(void *tstate);
+
 /* The frame the current thread is executing, or NULL. */
 void *tracer_current_frame(void);
 

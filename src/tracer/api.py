@@ -19,11 +19,14 @@ GLOBAL_EVENTS = EV.PY_START | EV.RAISE | EV.RERAISE | EV.PY_UNWIND
 # Free tool ids are tried in this order: 3 and 4 have no conventional owner.
 TOOL_ID_PREFERENCE = (4, 3, 2, 5, 1, 0)
 TOOL_NAME = "tracer"
-# The recorder's method for each event it handles (RERAISE shares RAISE's).
-CALLBACK_NAMES = {
-    EV.PY_START: "py_start", EV.PY_RESUME: "py_resume", EV.PY_RETURN: "py_return",
-    EV.PY_YIELD: "py_yield", EV.INSTRUCTION: "instruction", EV.BRANCH: "branch",
-    EV.JUMP: "jump", EV.RAISE: "raise_", EV.RERAISE: "raise_", EV.PY_UNWIND: "py_unwind",
+# The core's callback for each event it handles (RERAISE shares RAISE's); they feed
+# the recorder made active by _core.activate.
+CALLBACKS = {
+    EV.PY_START: _core.on_py_start, EV.PY_RESUME: _core.on_py_resume,
+    EV.PY_RETURN: _core.on_py_return, EV.PY_YIELD: _core.on_py_yield,
+    EV.INSTRUCTION: _core.on_instruction, EV.BRANCH: _core.on_branch,
+    EV.JUMP: _core.on_jump, EV.RAISE: _core.on_raise, EV.RERAISE: _core.on_raise,
+    EV.PY_UNWIND: _core.on_py_unwind,
 }
 
 _state = threading.local()
@@ -57,10 +60,6 @@ def _claim_tool_id() -> int:
     )
 
 
-def _callbacks(rec) -> dict[int, object]:
-    return {event: getattr(rec, name) for event, name in CALLBACK_NAMES.items()}
-
-
 def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     """Run `f(*args, **kwargs)` natively, recording what it did; return the root node.
 
@@ -85,8 +84,9 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         try:
             rec = _core.new_recorder(ctx if ctx.is_passive() else DEFAULT)
             rec.on_code = lambda code: MON.set_local_events(tool, code, LOCAL_EVENTS)
-            for event, cb in _callbacks(rec).items():
+            for event, cb in CALLBACKS.items():
                 MON.register_callback(tool, event, cb)
+            _core.activate(rec)
             result = exception = None
             # begin_root and the call of f must stay in this same frame: the root's
             # pseudo-frame is the frame that calls f.
@@ -127,10 +127,11 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
 
 def _release(tool: int, rec) -> None:
     MON.set_events(tool, 0)  # also when set-up failed before the call's own reset
+    _core.deactivate()
     if rec is not None:
         for code in rec.instrumented:
             MON.set_local_events(tool, code, 0)
-    for event in CALLBACK_NAMES:
+    for event in CALLBACKS:
         MON.register_callback(tool, event, None)
     MON.free_tool_id(tool)
 

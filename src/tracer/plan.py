@@ -40,11 +40,14 @@ METHB = 5  # the self/attr half of a method pair
 MICRO_OPS = (
     "END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL", "COPY",
     "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER", "JUMP",
-    "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST",
+    "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL",
 )
 (M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY,
  M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP,
- M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST) = range(len(MICRO_OPS))
+ M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL) = range(len(MICRO_OPS))
+# RECORD_BOOL: a record whose result is certainly a bool and is popped at once by a
+# POP_JUMP_IF_FALSE/TRUE.  It gets no event of its own: the recorder records it at
+# the BRANCH event, its value being the truth the branch direction shows.
 OP_WORDS = 5  # opcode, instruction offset, a, b, c
 
 # Flags of LOAD_LOCAL / STORE_LOCAL.
@@ -136,11 +139,26 @@ class _Builder:
         return idx
 
     # -- event placement --------------------------------------------------------
+    def bool_into_branch(self, ins) -> bool:
+        """Whether `ins` pushes a certain bool that the next instruction branches on.
+
+        IS_OP and CONTAINS_OP always push True or False; on 3.13 so does COMPARE_OP
+        with its bool flag (oparg bit 4).  Their value is then the branch's
+        direction, so the recorder needs no event between the two.
+        """
+        if ins.opname not in ("IS_OP", "CONTAINS_OP") and not (
+            PY313 and ins.opname == "COMPARE_OP" and ins.arg & 16
+        ):
+            return False
+        nxt = self.lay.by_offset.get(ins.next)
+        return nxt is not None and nxt.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
+
     def initial_events(self) -> set[int]:
         events = set()
         for ins in self.lay.instrs:
             eff = self.effects.get(ins.offset)
-            if eff is not None and eff.rec is not None and eff.control != "for_iter":
+            if eff is not None and eff.rec is not None and eff.control != "for_iter" \
+                    and not self.bool_into_branch(ins):
                 events.add(ins.next)
         events.update(h.target for h in self.lay.handlers if h.target in self.lay.depth)
         return events
@@ -283,12 +301,16 @@ class _Builder:
                 work[d + a] = METH
             elif tag == "record":
                 rec = step[1]
+                micro = M_RECORD
                 if ins.next not in events:
-                    needs.add(ins.next)
+                    if self.bool_into_branch(ins):
+                        micro = M_RECORD_BOOL
+                    else:
+                        needs.add(ins.next)
                 for x in rec.inputs:
                     if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
                         needs.add(off)
-                ops.append([M_RECORD, off, self.record(ins, rec, d), 0, 0])
+                ops.append([micro, off, self.record(ins, rec, d), 0, 0])
                 for x in rec.outputs:
                     work[d + x] = OTHER
             elif tag == "for_iter":
