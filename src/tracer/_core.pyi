@@ -45,7 +45,7 @@ class Recorder:
     root_code: CodeType | None
     contexts: list[Any]
     instrumented: set[CodeType]
-    default_ctx: Any
+    on_stop: Any
     on_code: Any
     hook_error: BaseException | None
     internal_error: BaseException | None
@@ -55,7 +55,9 @@ class Recorder:
     def end_root(self, result: Any, exception: BaseException | None) -> None: ...
 
 def plan_of(code: CodeType) -> Any: ...
-def new_recorder(default_ctx: Any) -> Recorder: ...
+
+HOOK_BITS: dict[str, int]
+def new_recorder() -> Recorder: ...
 def activate(rec: Recorder) -> None: ...
 def deactivate() -> None: ...
 

@@ -13,7 +13,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memset
 
@@ -36,6 +36,7 @@ cdef extern from "_frame.h":
     PyObject *tracer_frame_code(void *frame)
     PyObject *tracer_frame_function(void *frame)
     PyObject *tracer_frame_stack_item(void *frame, int index)
+    void tracer_frame_stack_set(void *frame, int index, PyObject *value)
     PyObject *tracer_frame_local(void *frame, int index)
     int tracer_code_nlocalsplus(PyObject *code)
 
@@ -116,6 +117,19 @@ SPECIAL_SHADOW[1] = S_UNKNOWN
 SPECIAL_SHADOW[2] = S_DYN
 
 # Pending-segment states besides an op index.
+# Context hook bits (tracer.context declares the same numbers; checked by a test).
+cdef enum:
+    H_CANRECUR = 1 << 0
+    H_ENTER = 1 << 1
+    H_NODE = 1 << 2          # << node kind: bits 2..8
+    H_SUBSTITUTE = 1 << 9
+    H_OVERRIDE = 1 << 10
+    H_PRIMITIVES = 1 << 11
+    H_NODE_ALL = 127 << 2
+
+HOOK_BITS = {"canrecur": H_CANRECUR, "enter": H_ENTER, "node": H_NODE,
+             "substitute": H_SUBSTITUTE, "override": H_OVERRIDE, "primitives": H_PRIMITIVES}
+
 # What an event handler tells its callback.
 cdef enum:
     EV_CONTINUE = 0
@@ -583,6 +597,7 @@ ctypedef struct FrameRec:
     uint8_t direct_ok     # the opened op is a call whose callee's body may be its own
     uint8_t direct_done   # the opened op already used its first frame directly
     PyObject *ctx         # borrowed; kept alive by Recorder.contexts
+    uint32_t hooks        # the hook mask of ctx (tracer.context.Context.hook_mask)
 
 
 @cython.final
@@ -599,15 +614,16 @@ cdef class Recorder:
     cdef readonly object root_code
     cdef readonly list contexts
     cdef readonly set instrumented
-    cdef readonly object default_ctx
+    cdef dict module_verdicts   # id(ctx.modules) -> {code: bool}
     cdef public object on_code          # called with each new code object to instrument
     cdef public object hook_error
+    cdef public object on_stop          # called once when a hook error stops tracking
     cdef readonly object internal_error
     cdef readonly bint broken
     cdef readonly long events
     cdef int tool
 
-    def __cinit__(self, int64_t session, object default_ctx):
+    def __cinit__(self, int64_t session):
         self.trace = Trace()
         self.session = session
         self.framecap = 64
@@ -620,7 +636,7 @@ cdef class Recorder:
         self.shadow_top = 0
         self.contexts = []
         self.instrumented = set()
-        self.default_ctx = default_ctx
+        self.module_verdicts = {}
         self.events = 0
 
     def __dealloc__(self):
@@ -641,7 +657,8 @@ cdef class Recorder:
         t.root_keywords = tuple(kwargs)
         self.root_code = getattr(f, "__code__", None)
         self.contexts.append(ctx)
-        cdef FrameRec *fr = self._push(tracer_current_frame(), NULL, -1, root, <PyObject *>ctx)
+        cdef FrameRec *fr = self._push(tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
+                                       ctx.hook_mask())
         fr.open_row = root
         fr.direct_ok = 1
         fr.pending = P_NONE
@@ -666,7 +683,7 @@ cdef class Recorder:
 
     # -- frame stack -----------------------------------------------------------------
     cdef FrameRec *_push(self, void *frame, CPlan *plan, int32_t code_id, int32_t call_row,
-                         PyObject *ctx) except NULL:
+                         PyObject *ctx, uint32_t hooks) except NULL:
         cdef FrameRec *fr
         cdef int64_t need, i
         if self.nframes == self.framecap:
@@ -693,6 +710,7 @@ cdef class Recorder:
         fr.direct_done = 0
         fr.direct_ok = 0
         fr.ctx = ctx
+        fr.hooks = hooks
         for i in range(need):
             self.shadow[self.shadow_top + i] = S_UNKNOWN
         self.shadow_top += need
@@ -751,6 +769,7 @@ cdef class Recorder:
                                PyObject *value) except -1:
         cdef int32_t r = self.trace.add_row(K_CONSTANT, 0, fr.call_row, fr.code_id, offset,
                                             aux, value)
+        self._emit(fr, r)
         return r
 
     cdef PyObject *_shadow_value(self, FrameRec *fr, int64_t s) noexcept:
@@ -825,9 +844,11 @@ cdef class Recorder:
         cdef int64_t s
         if v == NULL:
             return S_UNKNOWN
-        s = (<int64_t>self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
-                                         op[1], -b - 1, v)) << 2
+        cdef int32_t row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+                                              op[1], -b - 1, v)
+        s = (<int64_t>row) << 2
         self._locals(fr)[b] = s
+        self._emit(fr, row)
         return s
 
     cdef int _run(self, FrameRec *fr, int32_t stop_offset, bint before_record) except -1:
@@ -985,6 +1006,8 @@ cdef class Recorder:
         t.n = row + 1
         t.ref_start_[row + 1] = t.nrefs
         ss[out] = (<int64_t>row) << 2
+        if fr.hooks:
+            return self._recorded(fr, row, out if known == NULL else -1)
         return 0
 
     cdef int _record(self, FrameRec *fr, int32_t rec, PyObject *raised,
@@ -1014,18 +1037,51 @@ cdef class Recorder:
             t.flags_[row] |= F_RAISED
             t.set_value(row, raised)
             fr.exc_row = row
-            return 0
+            return self._emit(fr, row)
         if nout == 0:
             t.set_value(row, <PyObject *>None)
-            return 0
+            return self._emit(fr, row)
         v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
         t.set_value(row, v)
         ss[outs[0]] = (<int64_t>row) << 2
+        if fr.hooks:
+            self._recorded(fr, row, outs[0] if known == NULL and nout == 1 else -1)
         for j in range(1, nout):
             v = tracer_frame_stack_item(fr.frame, outs[j])
             extra = t.add_row(K_SPECIAL, 0, fr.call_row, fr.code_id, t.offset_[row], j, v)
             t.add_ref(row)
             ss[outs[j]] = (<int64_t>extra) << 2
+            self._emit(fr, extra)
+        return 0
+
+    cdef int _recorded(self, FrameRec *fr, int32_t row, int32_t out) except -1:
+        """A call or operator row is complete: the context's override, then its hook.
+
+        `out` is the stack slot holding the value the program goes on with (live at
+        this event), or -1 when it cannot be replaced.
+        """
+        if out >= 0 and fr.hooks & H_OVERRIDE and not self.broken:
+            self._override(fr, row, out)
+        return self._emit(fr, row)
+
+    cdef int _override(self, FrameRec *fr, int32_t row, int32_t out) except -1:
+        cdef Trace t = self.trace
+        cdef object new, old
+        try:
+            from tracer.context import ask_override, KEEP
+            new = ask_override(self, <object>fr.ctx, row)
+        except BaseException as exc:
+            self._stop_for_hook(exc)
+            return 0
+        if new is KEEP:
+            return 0
+        old = t.value(row)
+        tracer_frame_stack_set(fr.frame, out, <PyObject *>new)
+        t.set_value(row, <PyObject *>new)
+        md = t.metadata.get(row)
+        if md is None:
+            md = t.metadata[row] = {}
+        md["original"] = old
         return 0
 
     cdef int _resync(self, FrameRec *fr, int32_t depth) except -1:
@@ -1048,10 +1104,10 @@ cdef class Recorder:
     cdef int _jump_row(self, FrameRec *fr, int32_t offset, int32_t dest, int64_t cond,
                        PyObject *value) except -1:
         cdef Trace t = self.trace
-        t.add_row(K_JUMP, 0, fr.call_row, fr.code_id, offset, dest, value)
+        cdef int32_t row = t.add_row(K_JUMP, 0, fr.call_row, fr.code_id, offset, dest, value)
         if cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
             t.add_ref(self._ref(fr, cond))
-        return 0
+        return self._emit(fr, row)
 
     cdef int _close_call(self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
         cdef Trace t = self.trace
@@ -1060,6 +1116,10 @@ cdef class Recorder:
         t.flags_[row] = (t.flags_[row] & ~F_OPEN) | flags
         t.aux_[row] = t.n
         self._pop()
+        if t.flags_[row] & F_FRAME and self.nframes > 0:
+            # A frame entered from C is a node of its own, complete now; a direct
+            # call's node is completed by the caller's op (_record).
+            self._emit(&self.frames[self.nframes - 1], row)
         return 0
 
     # -- sys.monitoring events ------------------------------------------------------------
@@ -1104,7 +1164,9 @@ cdef class Recorder:
         cdef PyObject *func
         cdef PyObject *v
         cdef object ctx = <object>parent.ctx
-        cdef object fn_obj
+        cdef object new_ctx
+        cdef uint32_t hooks
+        cdef int32_t row
         self.events += 1
         # Which node the new activation records into: the op the caller is running.
         if parent.plan != NULL and parent.open_row < 0 and parent.pending >= 0 \
@@ -1116,7 +1178,8 @@ cdef class Recorder:
             parent.direct_ok = parent.plan.recs[rec] in (R_CALL, R_CALL_EX)
             parent.direct_done = 0
             parent.open_primitive = 0
-            if ctx is not self.default_ctx and not self._can_recur(parent, ctx):
+            if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
+                    not self._may_recur(parent, tracer_frame_function(frame), code):
                 parent.open_primitive = 1
                 t.kind_[parent.open_row] = K_PRIMITIVE
         if parent.open_primitive:
@@ -1145,18 +1208,23 @@ cdef class Recorder:
                                  if parent.open_row >= 0 else -1, 0, NULL)
             t.add_ref(t.pool_add(<object>func) if func != NULL else -1)
         parent.direct_done = 1
-        if ctx is not self.default_ctx:
-            ctx = self._enter_context(ctx, call_row)
-        fr = self._push(frame, plan, code_id, call_row, <PyObject *>ctx)
+        hooks = parent.hooks
+        if hooks & H_ENTER:
+            new_ctx = self._enter_context(ctx, call_row)
+            if new_ctx is not ctx:
+                ctx = new_ctx
+                hooks = self._mask_of(ctx)
+        fr = self._push(frame, plan, code_id, call_row, <PyObject *>ctx, hooks)
         fr.code = <PyObject *>code
         if not resumed:
-            t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func)
+            self._emit(fr, t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func))
             for i in range(plan.nparams):
                 v = tracer_frame_local(frame, i)
                 if v != NULL and self._is_cell_param(plan, i) and PyCell_Check(v):
                     v = PyCell_GET(v)
-                self._locals(fr)[i] = (<int64_t>t.add_row(K_ARGUMENT, 0, call_row, code_id, -1,
-                                                           i + 1, v)) << 2
+                row = t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, i + 1, v)
+                self._locals(fr)[i] = (<int64_t>row) << 2
+                self._emit(fr, row)
         self._start_segment(fr, plan.seg_from[offset >> 1])
         return 0
 
@@ -1190,16 +1258,95 @@ cdef class Recorder:
             return True
         return getattr(callee, "__func__", None) is <object>func
 
-    cdef bint _can_recur(self, FrameRec *parent, object ctx) except -1:
-        from tracer.context import call_hook
-        return call_hook(self, ctx, "canrecur", parent.open_row)
+    # -- contexts -------------------------------------------------------------------------
+    # Only reached when the frame's context overrides the hook in question (its mask);
+    # an exception from the user's code stops tracking (_stop_for_hook).
+    cdef bint _may_recur(self, FrameRec *parent, PyObject *func, object code) except -1:
+        """Whether to record inside the call opened at parent.open_row."""
+        cdef object ctx = <object>parent.ctx
+        cdef object verdict
+        try:
+            if parent.hooks & H_PRIMITIVES:
+                prims = ctx.primitives
+                if prims and (_member(self._callee(parent.open_row), prims) or
+                              (func != NULL and _member(<object>func, prims))):
+                    return False
+                if ctx.modules and func != NULL:
+                    verdicts = self.module_verdicts.get(id(ctx.modules))
+                    if verdicts is None:
+                        verdicts = self.module_verdicts[id(ctx.modules)] = {}
+                        self.contexts.append(ctx.modules)  # keeps the id valid
+                    verdict = verdicts.get(code)
+                    if verdict is None:
+                        verdict = verdicts[code] = bool(ctx.is_primitive_module(
+                            getattr(<object>func, "__module__", None)))
+                    if verdict:
+                        return False
+            if parent.hooks & H_CANRECUR:
+                from tracer.context import ask_canrecur
+                return ask_canrecur(self, ctx, parent.open_row)
+        except BaseException as exc:
+            self._stop_for_hook(exc)
+        return True
+
+    cdef object _callee(self, int32_t row):
+        """The value of a call row's first input (its callee), or None."""
+        cdef Trace t = self.trace
+        cdef int32_t first = t.ref_start_[row]
+        cdef int32_t ref
+        if first == t.ref_start_[row + 1]:
+            return None
+        ref = t.refs_[first]
+        return t.value(ref) if ref >= 0 else t.pool[-ref - 1]
 
     cdef object _enter_context(self, object ctx, int32_t call_row):
-        from tracer.context import enter_context
-        new = enter_context(self, ctx, call_row)
+        try:
+            from tracer.context import ask_enter
+            new = ask_enter(self, ctx, call_row)
+        except BaseException as exc:
+            self._stop_for_hook(exc)
+            return ctx
         if new is not ctx:
-            self.contexts.append(new)
+            self.contexts.append(new)  # FrameRec.ctx borrows it
         return new
+
+    cdef uint32_t _mask_of(self, object ctx) noexcept:
+        try:
+            return ctx.hook_mask()
+        except BaseException as exc:
+            self._stop_for_hook(exc)
+            return 0
+
+    cdef inline int _emit(self, FrameRec *fr, int32_t row) except -1:
+        """Run the context's per-node hook for `row`, if its class has one."""
+        if fr.hooks & H_NODE_ALL:
+            return self._node_hook(fr, row)
+        return 0
+
+    cdef int _node_hook(self, FrameRec *fr, int32_t row) except -1:
+        cdef int kind = self.trace.kind_[row]
+        if not (fr.hooks & (H_NODE << kind)) or self.broken:
+            return 0
+        try:
+            from tracer.context import run_node_hook
+            run_node_hook(self, <object>fr.ctx, kind, row)
+        except BaseException as exc:
+            self._stop_for_hook(exc)
+        return 0
+
+    cdef void _stop_for_hook(self, object exc) noexcept:
+        """A user hook raised: stop recording now and remove the instrumentation."""
+        if self.hook_error is None:
+            self.hook_error = exc
+        if self.broken:
+            return
+        self.broken = True
+        if self.on_stop is not None:
+            try:
+                self.on_stop()
+            except BaseException as err:
+                if self.internal_error is None:
+                    self.internal_error = err
 
     cdef int _instruction(self, object code, int offset) except -1:
         cdef CPlan *plan
@@ -1253,7 +1400,7 @@ cdef class Recorder:
         ss[depth + lasti] = (<int64_t>row) << 2
         fr.exc_row = -1
         fr.open_row = -1
-        return 0
+        return self._emit(fr, row)
 
     cdef int _branch(self, object code, int offset, int dest) except -1:
         cdef FrameRec *fr = self._top_for(code)
@@ -1316,6 +1463,7 @@ cdef class Recorder:
                 t.aux_[row] = t.n
                 t.flags_[row] = (t.flags_[row] & ~F_OPEN) | F_STOPPED
                 t.set_value(row, <PyObject *>None)
+                self._emit(fr, row)
             self._jump_row(fr, op[1], dest, it, <PyObject *>PY_FALSE)
         return 0
 
@@ -1367,8 +1515,9 @@ cdef class Recorder:
             ref = <int32_t>(src >> 2)
         else:
             ref = self._constant_row(fr, offset, -1, retval)
-        t.add_row(K_RETURN, flags, fr.call_row, fr.code_id, offset, 0, retval)
+        row = t.add_row(K_RETURN, flags, fr.call_row, fr.code_id, offset, 0, retval)
         t.add_ref(ref)
+        self._emit(fr, row)
         self._close_call(fr, retval, 0)
         return 0
 
@@ -1399,13 +1548,16 @@ cdef class Recorder:
                 if src & 3 == 0:
                     t.add_ref(<int32_t>(src >> 2))
                 fr.exc_row = row
+                self._emit(fr, row)
         if fr.open_row >= 0:
             # A nested call under an op that did not get to record itself.
-            t.flags_[fr.open_row] = (t.flags_[fr.open_row] & ~F_OPEN) | F_RAISED
-            t.set_value(fr.open_row, <PyObject *>exception)
-            t.aux_[fr.open_row] = t.n
-            fr.exc_row = fr.open_row
+            row = fr.open_row
+            t.flags_[row] = (t.flags_[row] & ~F_OPEN) | F_RAISED
+            t.set_value(row, <PyObject *>exception)
+            t.aux_[row] = t.n
+            fr.exc_row = row
             fr.open_row = -1
+            self._emit(fr, row)
         fr.pending = P_EXC
         return EV_CONTINUE
 
@@ -1558,11 +1710,19 @@ def deactivate():
     ACTIVE = None
 
 
+cdef bint _member(object value, frozenset prims) noexcept:
+    # Set membership that treats an unhashable value as absent.
+    try:
+        return value in prims
+    except BaseException:
+        return False
+
+
 cdef int64_t _session_counter = 0
 
 
-def new_recorder(object default_ctx):
+def new_recorder():
     """A Recorder for one track() call."""
     global _session_counter
     _session_counter += 1
-    return Recorder(_session_counter, default_ctx)
+    return Recorder(_session_counter)

@@ -75,6 +75,23 @@ PyObject *tracer_frame_stack_item(void *frame, int index)
     return SLOT_AS_OBJECT(f->localsplus[code->co_nlocalsplus + index]);
 }
 
+void tracer_frame_stack_set(void *frame, int index, PyObject *value)
+{
+    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
+    PyCodeObject *code = (PyCodeObject *)tracer_frame_code(frame);
+    int slot = code->co_nlocalsplus + index;
+#if PY_VERSION_HEX >= 0x030E0000
+    _PyStackRef old = f->localsplus[slot];
+    f->localsplus[slot] = PyStackRef_FromPyObjectNew(value);
+    PyStackRef_XCLOSE(old);
+#else
+    PyObject *old = f->localsplus[slot];
+    Py_INCREF(value);
+    f->localsplus[slot] = value;
+    Py_XDECREF(old);
+#endif
+}
+
 PyObject *tracer_frame_local(void *frame, int index)
 {
     _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;

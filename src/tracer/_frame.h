@@ -27,6 +27,11 @@ PyObject *tracer_frame_function(void *frame);
  * guarantees, from the static stack-depth analysis, that the slot is live. */
 PyObject *tracer_frame_stack_item(void *frame, int index);
 
+/* Replace value-stack slot `index` with a new reference to `value`, releasing the
+ * old one.  Same liveness guarantee as tracer_frame_stack_item; the old value is
+ * released last, so its destructor sees the frame already consistent. */
+void tracer_frame_stack_set(void *frame, int index, PyObject *value);
+
 /* Fast local `index` (borrowed), NULL when unbound. */
 PyObject *tracer_frame_local(void *frame, int index);
 

@@ -82,8 +82,9 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     try:
         tool = _claim_tool_id()
         try:
-            rec = _core.new_recorder(ctx if ctx.is_passive() else DEFAULT)
+            rec = _core.new_recorder()
             rec.on_code = lambda code: MON.set_local_events(tool, code, LOCAL_EVENTS)
+            rec.on_stop = lambda: _uninstrument(tool, rec)
             for event, cb in CALLBACKS.items():
                 MON.register_callback(tool, event, cb)
             _core.activate(rec)
@@ -115,7 +116,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         if rec.hook_error is not None:
             raise TrackingError(
                 f"a hook of {type(ctx).__name__} raised {type(rec.hook_error).__name__}: "
-                f"{rec.hook_error}"
+                f"{rec.hook_error}; tracking stopped there and the traced call ran on "
+                "untracked to its end (tracer.last_trace() holds what was recorded)"
             ) from rec.hook_error
         if exception is not None:
             raise exception
@@ -125,12 +127,17 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
             _active = False
 
 
-def _release(tool: int, rec) -> None:
-    MON.set_events(tool, 0)  # also when set-up failed before the call's own reset
+def _uninstrument(tool: int, rec) -> None:
+    """Switch off every event `rec` asked for (a hook error stops tracking at once)."""
+    MON.set_events(tool, 0)
     _core.deactivate()
     if rec is not None:
         for code in rec.instrumented:
             MON.set_local_events(tool, code, 0)
+
+
+def _release(tool: int, rec) -> None:
+    _uninstrument(tool, rec)  # also when set-up failed before the call's own reset
     for event in CALLBACKS:
         MON.register_callback(tool, event, None)
     MON.free_tool_id(tool)

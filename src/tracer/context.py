@@ -1,26 +1,92 @@
-"""Tracking contexts: what is recorded inside which calls.
+"""Tracking contexts: what is recorded inside which calls, and what happens per node.
 
-A context is consulted by the recorder only when its class overrides a hook; the
-default context overrides nothing, so tracking with it never calls Python code.
+A context customises tracking the way IRTracker's tracking contexts, Umlaut's
+`isprimitive` / `record_primitive!` and Cassette's overdubbing do.  The recorder
+consults a context only where its class overrides a hook: the default context
+overrides nothing, so tracking with it never calls Python code, and a context that
+overrides only `canrecur` costs one Python call per call event.
 """
 
 from __future__ import annotations
 
-__all__ = ["Context", "DEFAULT", "DepthLimitContext"]
+import types
+from typing import Any, Callable, Iterable
+
+__all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS"]
+
+
+class _Keep:
+    """The value `Context.override` returns to leave a node's value alone."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "tracer.KEEP"
+
+    def __reduce__(self):
+        return "KEEP"
+
+
+KEEP = _Keep()
+
+# The per-node hooks, indexed by node kind number (tracer.nodes.KINDS).
+NODE_HOOKS = ("trackedargument", "trackedconstant", "trackedprimitive", "trackednested",
+              "trackedspecial", "trackedjump", "trackedreturn")
+
+# Bits of a context's hook mask; tracer._core declares the same numbers.
+H_CANRECUR = 1 << 0
+H_ENTER = 1 << 1
+H_NODE = 1 << 2          # shifted left by the node kind: bits 2..8
+H_SUBSTITUTE = 1 << 9
+H_OVERRIDE = 1 << 10
+H_PRIMITIVES = 1 << 11   # the context has primitive callables or modules
+HOOK_BITS = {"canrecur": H_CANRECUR, "enter": H_ENTER, "substitute": H_SUBSTITUTE,
+             "override": H_OVERRIDE}
+HOOK_BITS.update({name: H_NODE << kind for kind, name in enumerate(NODE_HOOKS)})
 
 
 class Context:
     """Base class of tracking contexts (IRTracker's AbstractTrackingContext).
 
-    Override `canrecur` to decide which calls are recorded inside (nested) and
-    which are primitive, and `enter` to give a nested call its own context.
+    Subclass it and override what you need; a hook the class does not override is
+    never called.
+
+    - `canrecur(f, *args, **kwargs)`: record inside this Python call, or make it
+      primitive.  `primitives` and `modules` (constructor arguments) make callables
+      and whole modules primitive without any Python call.
+    - `enter(f, *args, **kwargs)`: the context of a nested call's body.
+    - `trackedargument(node)`, `trackedconstant`, `trackedprimitive`, `trackednested`,
+      `trackedspecial`, `trackedjump`, `trackedreturn`: called with each node of
+      that kind just recorded (a nested call once it has finished); they may read
+      it and write `node.metadata`.
+    - `substitute(f, *args, **kwargs)` and `override(node)`: interventions that
+      change what the program computes (see their docstrings).
+
+    An exception raised by any hook stops tracking at once; `track` then raises
+    TrackingError chained to it, after the traced call has run to its end.
     """
 
-    def canrecur(self, f, *args, **kwargs) -> bool:
-        """Whether to record inside the call `f(*args, **kwargs)`.
+    def __init__(self, primitives: Iterable[Callable] = (), modules: Iterable[str] = ()):
+        prims = tuple(primitives)
+        for p in prims:
+            if not callable(p):
+                raise TypeError(f"primitives must be callables, got {type(p).__name__}: {p!r}")
+        mods = tuple(modules)
+        for m in mods:
+            if not isinstance(m, str) or not m:
+                raise TypeError(f"modules must be module names (str), got {m!r}")
+        # Python functions are compared by identity of their function object, so
+        # bound methods and classmethods are stored as their underlying function.
+        self.primitives = frozenset(_function_of(p) for p in prims) | frozenset(prims)
+        self.modules = mods
 
-        Called only for calls that run Python code; C callables are always
-        primitive.  The default records inside every Python function.
+    # -- the primitive boundary ------------------------------------------------------------
+    def canrecur(self, f, *args, **kwargs) -> bool:
+        """Whether to record inside the Python call `f(*args, **kwargs)`.
+
+        Called only for calls that run Python code and that `primitives` and
+        `modules` do not already make primitive; C callables are always primitive.
+        The default records inside every Python function.
         """
         return True
 
@@ -28,12 +94,88 @@ class Context:
         """The context for the body of the nested call `f(*args, **kwargs)`."""
         return self
 
+    def is_primitive_module(self, name: str | None) -> bool:
+        """Whether a function defined in module `name` is primitive by `modules`."""
+        if not name:
+            return False
+        return any(name == m or name.startswith(m + ".") for m in self.modules)
+
+    # -- per-node hooks (IRTracker's names) ----------------------------------------------
+    def trackedargument(self, node) -> None:
+        """Called with each ArgumentNode just recorded."""
+
+    def trackedconstant(self, node) -> None:
+        """Called with each ConstantNode just recorded."""
+
+    def trackedprimitive(self, node) -> None:
+        """Called with each PrimitiveCallNode just recorded (its value is known)."""
+
+    def trackednested(self, node) -> None:
+        """Called with each NestedCallNode once its call has finished (in the
+        caller's context)."""
+
+    def trackedspecial(self, node) -> None:
+        """Called with each SpecialCallNode just recorded."""
+
+    def trackedjump(self, node) -> None:
+        """Called with each JumpNode just recorded."""
+
+    def trackedreturn(self, node) -> None:
+        """Called with each ReturnNode just recorded (before its call is closed)."""
+
+    # -- interventions -------------------------------------------------------------------
+    def substitute(self, f, *args, **kwargs):
+        """A callable to run instead of `f(*args, **kwargs)`, or None to keep `f`.
+
+        Asked before every call and operator the recorder records.  For a call the
+        replacement runs natively in its place (the original is not called).  For an
+        operator, which is an instruction rather than a call, the operator still
+        runs, and then the replacement's result takes the place of its result.  The
+        node's function is the replacement; its metadata["substituted"] is `f`.
+        """
+        return None
+
+    def override(self, node):
+        """A value to replace `node.value` in the running program, or tracer.KEEP.
+
+        Asked right after each call or operator produced its value.  The node then
+        records the value the program goes on with; its metadata["original"] holds
+        the value that was produced.
+        """
+        return KEEP
+
+    # -- what the recorder asks ------------------------------------------------------------
     def _overrides(self, name: str) -> bool:
         return getattr(type(self), name) is not getattr(Context, name)
 
+    def hook_mask(self) -> int:
+        """The bits of the hooks this context's class overrides (cached per class)."""
+        cls = type(self)
+        mask = _CLASS_MASKS.get(cls)
+        if mask is None:
+            mask = 0
+            for name, bit in HOOK_BITS.items():
+                if self._overrides(name):
+                    mask |= bit
+            _CLASS_MASKS[cls] = mask
+        if getattr(self, "primitives", None) or getattr(self, "modules", None):
+            mask |= H_PRIMITIVES
+        return mask
+
     def is_passive(self) -> bool:
-        """True if this context overrides no hook (it runs at the default's speed)."""
-        return not (self._overrides("canrecur") or self._overrides("enter"))
+        """True if tracking with this context calls no Python code at all."""
+        return self.hook_mask() == 0
+
+
+_CLASS_MASKS: dict[type, int] = {}
+
+
+def _function_of(p):
+    if isinstance(p, types.MethodType):
+        return p.__func__
+    if isinstance(p, (classmethod, staticmethod)):
+        return p.__func__
+    return p
 
 
 DEFAULT = Context()
@@ -47,9 +189,10 @@ class DepthLimitContext(Context):
     every call the traced function makes is primitive.
     """
 
-    def __init__(self, maxlevel: int, level: int = 1):
+    def __init__(self, maxlevel: int, level: int = 1, **kwargs):
         if not isinstance(maxlevel, int) or maxlevel < 1:
             raise ValueError(f"maxlevel must be a positive int, got {maxlevel!r}")
+        super().__init__(**kwargs)
         self.maxlevel = maxlevel
         self.level = level
 
@@ -57,47 +200,59 @@ class DepthLimitContext(Context):
         return self.level < self.maxlevel
 
     def enter(self, f, *args, **kwargs) -> "DepthLimitContext":
-        return DepthLimitContext(self.maxlevel, self.level + 1)
+        child = DepthLimitContext.__new__(DepthLimitContext)
+        child.__dict__.update(self.__dict__)
+        child.level = self.level + 1
+        return child
 
     def __repr__(self) -> str:
         return f"DepthLimitContext(maxlevel={self.maxlevel}, level={self.level})"
 
 
+# -- called by the core ----------------------------------------------------------------------
+# Exceptions from the user's hook propagate: the core records them as the hook error,
+# stops tracking, and track() raises TrackingError chained to them.
+
 def _call_of(recorder, row: int):
     from .nodes import node_at
 
-    node = node_at(recorder.trace, row)
-    return node.call_values()
+    return node_at(recorder.trace, row).call_values()
 
 
-def call_hook(recorder, ctx: Context, name: str, row: int):
-    """Run hook `name` of `ctx` for the call recorded at `row` (from the core)."""
-    if not ctx._overrides(name):
-        return True
+def ask_canrecur(recorder, ctx: Context, row: int) -> bool:
+    """`ctx.canrecur` for the call recorded at `row`."""
     f, args, kwargs = _call_of(recorder, row)
-    try:
-        return bool(getattr(ctx, name)(f, *args, **kwargs))
-    except BaseException as exc:  # reported by track() once the call is over
-        if recorder.hook_error is None:
-            recorder.hook_error = exc
-        return True
+    return bool(ctx.canrecur(f, *args, **kwargs))
 
 
-def enter_context(recorder, ctx: Context, row: int) -> Context:
-    """The context for the body recorded under `row` (from the core)."""
-    if not ctx._overrides("enter"):
-        return ctx
+def ask_enter(recorder, ctx: Context, row: int) -> Context:
+    """`ctx.enter` for the call recorded at `row`, checked to be a Context."""
     f, args, kwargs = _call_of(recorder, row)
-    try:
-        new = ctx.enter(f, *args, **kwargs)
-    except BaseException as exc:
-        if recorder.hook_error is None:
-            recorder.hook_error = exc
-        return ctx
+    new = ctx.enter(f, *args, **kwargs)
     if not isinstance(new, Context):
-        if recorder.hook_error is None:
-            recorder.hook_error = TypeError(
-                f"{type(ctx).__name__}.enter must return a Context, got {type(new).__name__}"
-            )
-        return ctx
+        raise TypeError(f"{type(ctx).__name__}.enter must return a tracer.Context, "
+                        f"got {type(new).__name__}")
+    return new
+
+
+def run_node_hook(recorder, ctx: Context, kind: int, row: int) -> None:
+    """The per-node hook of `ctx` for the node of `kind` just recorded at `row`."""
+    from .nodes import node_at
+
+    getattr(ctx, NODE_HOOKS[kind])(node_at(recorder.trace, row))
+
+
+def ask_override(recorder, ctx: Context, row: int) -> Any:
+    """`ctx.override` for the node at `row`: a new value or KEEP."""
+    from .nodes import node_at
+
+    return ctx.override(node_at(recorder.trace, row))
+
+
+def ask_substitute(ctx: Context, f, args: tuple, kwargs: dict):
+    """`ctx.substitute(f, *args, **kwargs)`, checked to be callable or None."""
+    new = ctx.substitute(f, *args, **kwargs)
+    if new is not None and not callable(new):
+        raise TypeError(f"{type(ctx).__name__}.substitute must return a callable or None, "
+                        f"got {type(new).__name__}")
     return new
