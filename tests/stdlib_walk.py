@@ -65,6 +65,7 @@ def main():
             codes += 1
             try:
                 plan = _Builder(code).build()
+                _Builder(code, interventions=True).build()  # the substitute/override variant
                 IR(code)
                 assert max(plan.depth) <= code.co_stacksize
             except Exception as exc:  # noqa: BLE001 - collected and reported

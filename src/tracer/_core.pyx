@@ -186,7 +186,9 @@ cdef class Trace:
     cdef readonly list codes
     cdef dict code_ids
     cdef readonly dict metadata
+    cdef readonly dict functions   # row -> the replacement an operator was substituted by
     cdef readonly bint frozen
+    cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
     cdef readonly object exception
     cdef public tuple root_keywords
     cdef public object _cache
@@ -201,6 +203,7 @@ cdef class Trace:
         self.codes = []
         self.code_ids = {}
         self.metadata = {}
+        self.functions = {}
         self._grow_rows(1024)
         self._grow_refs(2048)
         self.ref_start_[0] = 0
@@ -497,7 +500,10 @@ cdef void _free_plan(void *p) noexcept:
         free(plan)
 
 
+# One co_extra slot per plan variant: the plain plan, and the one for contexts that
+# substitute or override (tracer.plan.build_plan's `interventions`).
 cdef Py_ssize_t CODE_EXTRA_INDEX = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
+cdef Py_ssize_t CODE_EXTRA_INDEX_IV = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
 
 
 cdef inline int32_t *_buffer_address(object arr):
@@ -506,14 +512,15 @@ cdef inline int32_t *_buffer_address(object arr):
     return <int32_t *><size_t>arr.buffer_info()[0]
 
 
-cdef CPlan *_plan_for(object code) except NULL:
+cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     cdef void *extra = NULL
-    if PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX, &extra) < 0:
+    cdef Py_ssize_t index = CODE_EXTRA_INDEX_IV if interventions else CODE_EXTRA_INDEX
+    if PyUnstable_Code_GetExtra(code, index, &extra) < 0:
         raise RuntimeError("tracer: cannot read the code object's extra slot")
     if extra != NULL:
         return <CPlan *>extra
     from tracer.plan import build_plan
-    owner = build_plan(code)
+    owner = build_plan(code, interventions)
     cdef CPlan *plan = <CPlan *>malloc(sizeof(CPlan))
     if plan == NULL:
         raise MemoryError()
@@ -549,7 +556,7 @@ cdef CPlan *_plan_for(object code) except NULL:
     plan.ncellparams = len(cells)
     for i, c in enumerate(cells):
         plan.cellparams[i] = c
-    if PyUnstable_Code_SetExtra(code, CODE_EXTRA_INDEX, plan) < 0:
+    if PyUnstable_Code_SetExtra(code, index, plan) < 0:
         _free_plan(plan)
         raise RuntimeError("tracer: cannot store the plan on the code object")
     return plan
@@ -574,9 +581,9 @@ cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
     return ends
 
 
-def plan_of(code):
+def plan_of(code, interventions=False):
     """The analysis plan the recorder uses for `code` (for tests and tools)."""
-    return <object>_plan_for(code).owner
+    return <object>_plan_for(code, interventions).owner
 
 
 # ---------------------------------------------------------------------------------
@@ -598,6 +605,10 @@ ctypedef struct FrameRec:
     uint8_t direct_done   # the opened op already used its first frame directly
     PyObject *ctx         # borrowed; kept alive by Recorder.contexts
     uint32_t hooks        # the hook mask of ctx (tracer.context.Context.hook_mask)
+    int32_t subst_pc      # the op substituted at its start event, or -1
+    PyObject *subst_new   # owned: the replacement callable
+    PyObject *subst_orig  # owned: the callable it replaced
+    PyObject *subst_args  # owned: an operator's operands (tuple), else NULL
 
 
 @cython.final
@@ -621,6 +632,7 @@ cdef class Recorder:
     cdef readonly object internal_error
     cdef readonly bint broken
     cdef readonly long events
+    cdef readonly bint interventions   # the session uses plans for substitute/override
     cdef int tool
 
     def __cinit__(self, int64_t session):
@@ -657,8 +669,12 @@ cdef class Recorder:
         t.root_keywords = tuple(kwargs)
         self.root_code = getattr(f, "__code__", None)
         self.contexts.append(ctx)
+        cdef uint32_t hooks = ctx.hook_mask()
+        # Whether any context of this call may intervene is decided by the root's:
+        # the plan variant is fixed for the whole call (see Context.enter).
+        self.interventions = (hooks & (H_SUBSTITUTE | H_OVERRIDE)) != 0
         cdef FrameRec *fr = self._push(tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
-                                       ctx.hook_mask())
+                                       hooks)
         fr.open_row = root
         fr.direct_ok = 1
         fr.pending = P_NONE
@@ -678,7 +694,11 @@ cdef class Recorder:
         else:
             t.set_value(0, <PyObject *>result)
         t.aux_[0] = t.n
+        for i in range(self.nframes):
+            if self.frames[i].subst_pc >= 0:
+                _clear_substitution(&self.frames[i])
         self.nframes = 0
+        t.stopped = self.broken
         t._finish(exception)
 
     # -- frame stack -----------------------------------------------------------------
@@ -711,6 +731,8 @@ cdef class Recorder:
         fr.direct_ok = 0
         fr.ctx = ctx
         fr.hooks = hooks
+        fr.subst_pc = -1
+        fr.subst_new = fr.subst_orig = fr.subst_args = NULL
         for i in range(need):
             self.shadow[self.shadow_top + i] = S_UNKNOWN
         self.shadow_top += need
@@ -719,6 +741,8 @@ cdef class Recorder:
     cdef inline void _pop(self):
         cdef FrameRec *fr = &self.frames[self.nframes - 1]
         cdef CPlan *plan = fr.plan
+        if fr.subst_pc >= 0:
+            _clear_substitution(fr)
         if plan != NULL:
             self.shadow_top -= plan.nlocalsplus + plan.stacksize
         self.nframes -= 1
@@ -962,6 +986,8 @@ cdef class Recorder:
             if s == S_NULL:
                 continue
             t.add_ref(self._ref(fr, s))
+        if fr.subst_pc == fr.pc and fr.subst_args == NULL:
+            self._patch_callee(fr, row)
         return row
 
     cdef int _record_primitive(self, FrameRec *fr, int32_t *r, PyObject *known) except -1:
@@ -1037,6 +1063,10 @@ cdef class Recorder:
             t.flags_[row] |= F_RAISED
             t.set_value(row, raised)
             fr.exc_row = row
+            if fr.subst_pc == fr.pc:
+                if fr.subst_args == NULL:
+                    self._patch_callee(fr, row)
+                _clear_substitution(fr)
             return self._emit(fr, row)
         if nout == 0:
             t.set_value(row, <PyObject *>None)
@@ -1060,9 +1090,119 @@ cdef class Recorder:
         `out` is the stack slot holding the value the program goes on with (live at
         this event), or -1 when it cannot be replaced.
         """
+        if fr.subst_pc >= 0 and fr.subst_pc == fr.pc:
+            self._substituted(fr, row, out)
         if out >= 0 and fr.hooks & H_OVERRIDE and not self.broken:
             self._override(fr, row, out)
         return self._emit(fr, row)
+
+    # -- substitution -----------------------------------------------------------------------
+    cdef int _substitute(self, FrameRec *fr, int32_t *op) except -1:
+        """Ask the context for a replacement of the call or operator about to run.
+
+        At the event before the instruction: its inputs are live on the stack.  A
+        call's callee slot is replaced at once, so the replacement runs natively
+        instead; an operator's operands are kept to call the replacement with once
+        the operator has run (_substituted).
+        """
+        cdef int32_t *r = fr.plan.recs + op[2]
+        cdef int32_t sem = r[0], nin = r[2], i, x, callee_slot = -1, k
+        cdef PyObject *v
+        cdef list values = []
+        cdef object statics = <object>fr.plan.statics
+        cdef object f, new
+        cdef tuple args
+        cdef dict kwargs = {}
+        if sem != R_OP and sem != R_CALL and sem != R_CALL_EX:
+            return 0
+        for i in range(nin):
+            x = r[5 + i]
+            if x < 0:
+                values.append(statics[-x - 1])
+                continue
+            v = tracer_frame_stack_item(fr.frame, x)
+            if v == NULL:
+                continue
+            if callee_slot < 0:
+                callee_slot = x
+            values.append(<object>v)
+        if sem == R_OP:
+            f = statics[r[1]]
+            args = tuple(values)
+        else:
+            if not values:
+                return 0
+            f = values[0]
+            rest = values[1:]
+            if sem == R_CALL_EX:
+                args = tuple(rest[0]) if rest else ()
+                if len(rest) > 1 and rest[1] is not None:
+                    kwargs = dict(rest[1])
+            elif r[4] >= 0:
+                names = statics[r[4]]
+                k = len(rest) - len(names)
+                args = tuple(rest[:k])
+                kwargs = dict(zip(names, rest[k:]))
+            else:
+                args = tuple(rest)
+        try:
+            from tracer.context import ask_substitute
+            new = ask_substitute(<object>fr.ctx, f, args, kwargs)
+        except BaseException as exc:
+            self._stop_for_hook(exc)
+            return 0
+        if new is None:
+            return 0
+        if fr.subst_pc >= 0:
+            _clear_substitution(fr)
+        if sem != R_OP:
+            tracer_frame_stack_set(fr.frame, callee_slot, <PyObject *>new)
+        else:
+            Py_INCREF(args)
+            fr.subst_args = <PyObject *>args
+        Py_INCREF(new)
+        Py_INCREF(f)
+        fr.subst_new = <PyObject *>new
+        fr.subst_orig = <PyObject *>f
+        fr.subst_pc = fr.pc
+        return 0
+
+    cdef int _patch_callee(self, FrameRec *fr, int32_t row) except -1:
+        # The call's recorded callee is the replacement that ran.
+        cdef Trace t = self.trace
+        if t.ref_start_[row] < t.ref_start_[row + 1]:
+            t.refs_[t.ref_start_[row]] = t.pool_add(<object>fr.subst_new)
+        self._metadata(row)["substituted"] = <object>fr.subst_orig
+        return 0
+
+    cdef int _substituted(self, FrameRec *fr, int32_t row, int32_t out) except -1:
+        """Finish the substitution of the op just recorded at `row`."""
+        cdef Trace t = self.trace
+        cdef object result
+        if fr.subst_args == NULL:
+            self._patch_callee(fr, row)
+        elif out >= 0 and not self.broken:
+            # An operator ran itself; its replacement's result takes its place.
+            try:
+                result = (<object>fr.subst_new)(*<tuple>fr.subst_args)
+            except BaseException as exc:
+                self._stop_for_hook(exc)
+                _clear_substitution(fr)
+                return 0
+            md = self._metadata(row)
+            md["substituted"] = <object>fr.subst_orig
+            md["operator_result"] = t.value(row)
+            t.functions[row] = <object>fr.subst_new
+            tracer_frame_stack_set(fr.frame, out, <PyObject *>result)
+            t.set_value(row, <PyObject *>result)
+        _clear_substitution(fr)
+        return 0
+
+    cdef dict _metadata(self, int32_t row):
+        cdef dict md = self.trace.metadata.get(row)
+        if md is None:
+            md = self.trace.metadata[row] = {}
+        return md
 
     cdef int _override(self, FrameRec *fr, int32_t row, int32_t out) except -1:
         cdef Trace t = self.trace
@@ -1078,10 +1218,7 @@ cdef class Recorder:
         old = t.value(row)
         tracer_frame_stack_set(fr.frame, out, <PyObject *>new)
         t.set_value(row, <PyObject *>new)
-        md = t.metadata.get(row)
-        if md is None:
-            md = t.metadata[row] = {}
-        md["original"] = old
+        self._metadata(row)["original"] = old
         return 0
 
     cdef int _resync(self, FrameRec *fr, int32_t depth) except -1:
@@ -1184,7 +1321,7 @@ cdef class Recorder:
                 t.kind_[parent.open_row] = K_PRIMITIVE
         if parent.open_primitive:
             return 0
-        plan = _plan_for(code)
+        plan = _plan_for(code, self.interventions)
         if plan.session != self.session:
             plan.session = self.session
             plan.code_id = t.intern_code(code)
@@ -1353,10 +1490,12 @@ cdef class Recorder:
         cdef void *extra = NULL
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t first, h
+        cdef int32_t *op
         if fr != NULL:
             plan = fr.plan      # the frame being followed runs `code`
         else:
-            PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX, &extra)
+            PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
+                                     else CODE_EXTRA_INDEX, &extra)
             plan = <CPlan *>extra
             if plan == NULL or plan.seg_at[offset >> 1] < 0:
                 return EV_DISABLE
@@ -1375,6 +1514,10 @@ cdef class Recorder:
         else:
             self._resync(fr, plan.depth[offset >> 1])
         self._start_segment(fr, first)
+        if fr.hooks & H_SUBSTITUTE and self.interventions and not self.broken:
+            op = plan.ops + first * OP_WORDS
+            if op[0] == M_RECORD and op[1] == offset:
+                self._substitute(fr, op)
         return EV_CONTINUE
 
     cdef inline bint _ends_at(self, FrameRec *fr, int32_t offset) noexcept:
@@ -1708,6 +1851,14 @@ def deactivate():
     """Stop feeding any recorder; callbacks still registered do nothing."""
     global ACTIVE
     ACTIVE = None
+
+
+cdef void _clear_substitution(FrameRec *fr) noexcept:
+    Py_XDECREF(fr.subst_new)
+    Py_XDECREF(fr.subst_orig)
+    Py_XDECREF(fr.subst_args)
+    fr.subst_new = fr.subst_orig = fr.subst_args = NULL
+    fr.subst_pc = -1
 
 
 cdef bint _member(object value, frozenset prims) noexcept:

@@ -124,7 +124,7 @@ def validate(root: Node) -> None:
                 if t.aux(c) != expected_pos:
                     raise GraphError(f"row {c}: parameter position {t.aux(c)}, expected {expected_pos}")
                 expected_pos += 1
-            if flags & FLAGS["open"] and t.exception is None:
+            if flags & FLAGS["open"] and t.exception is None and not t.stopped:
                 raise GraphError(f"row {c}: still open in a trace that finished normally")
             if kind == 3:
                 stack.append(c)

@@ -94,8 +94,12 @@ def _nparams(code: CodeType) -> int:
 
 
 class _Builder:
-    def __init__(self, code: CodeType):
+    def __init__(self, code: CodeType, interventions: bool = False):
         self.code = code
+        # Plans for contexts that substitute or override: an event before every
+        # call and operator too (to substitute it) and none deferred to a branch
+        # (an overridden value must still be on the stack at its event).
+        self.interventions = interventions
         self.lay = layout(code)
         self.prev: dict[int, Instr] = {}
         for a, b in zip(self.lay.instrs, self.lay.instrs[1:]):
@@ -146,6 +150,8 @@ class _Builder:
         with its bool flag (oparg bit 4).  Their value is then the branch's
         direction, so the recorder needs no event between the two.
         """
+        if self.interventions:
+            return False
         if ins.opname not in ("IS_OP", "CONTAINS_OP") and not (
             PY313 and ins.opname == "COMPARE_OP" and ins.arg & 16
         ):
@@ -160,6 +166,8 @@ class _Builder:
             if eff is not None and eff.rec is not None and eff.control != "for_iter" \
                     and not self.bool_into_branch(ins):
                 events.add(ins.next)
+                if self.interventions:
+                    events.add(ins.offset)
         events.update(h.target for h in self.lay.handlers if h.target in self.lay.depth)
         return events
 
@@ -401,14 +409,20 @@ class _Builder:
                         depth, handler, istart, frozenset(events), nparams, cells, rec_at)
 
 
-_cache: dict[CodeType, CodePlan] = {}
+_cache: dict[tuple[CodeType, bool], CodePlan] = {}
 
 
-def build_plan(code: CodeType) -> CodePlan:
-    """The plan of `code`, built once and cached."""
-    plan = _cache.get(code)
+def build_plan(code: CodeType, interventions: bool = False) -> CodePlan:
+    """The plan of `code`, built once and cached (one per variant).
+
+    With `interventions`, the plan also has an event before every recorded call
+    and operator, and records every value at an event where it is still on the
+    stack, as substitute/override contexts need.
+    """
+    key = (code, interventions)
+    plan = _cache.get(key)
     if plan is None:
-        plan = _cache[code] = _Builder(code).build()
+        plan = _cache[key] = _Builder(code, interventions).build()
     return plan
 
 
