@@ -411,3 +411,26 @@ def test_canrecur_error_is_reported():
     with pytest.raises(tracer.TrackingError, match="nope"):
         tracer.track(nested, 3, ctx=Fails())
     assert all(MON.get_tool(i) is None for i in range(6))
+
+
+def chain(x):
+    a = x + 1
+    b = a * 2
+    return b - a
+
+
+def test_queries_inside_hooks_see_the_trace_so_far_and_do_not_stale_it(traced):
+    seen = []
+
+    class Peek(tracer.Context):
+        def trackedprimitive(self, node):
+            seen.append((repr(node), node.index, [d.row for d in node.dependents()],
+                         len(node.parent)))
+
+    root = traced(chain, 1, ctx=Peek())
+    assert [s[1] for s in seen] == [2, 3, 4]       # positions while the call is open
+    assert all(s[2] == [] for s in seen)           # nothing depends on it yet
+    assert [s[3] for s in seen] == [3, 4, 5]       # the call's children so far
+    a, b, c = root[2], root[3], root[4]
+    assert a.forward() == [b, c, root[5]] and c.referenced() == [b, a]
+    assert [n.index for n in root.children] == list(range(len(root)))

@@ -334,11 +334,16 @@ cdef class Trace:
         return <object>v
 
     cpdef int end(self, int32_t row) except -1:
-        """One past the last row of the subtree under `row`."""
+        """One past the last row of the subtree under `row` (so far, if still open)."""
         self._check(row)
-        if self.kind_[row] == K_NESTED:
-            return self.aux_[row]
-        return row + 1
+        return self._end(row)
+
+    cdef inline int32_t _end(self, int32_t row) noexcept:
+        if self.kind_[row] != K_NESTED:
+            return row + 1
+        if self.flags_[row] & F_OPEN and self.aux_[row] == 0:
+            return self.n  # a call still being recorded (seen from a context hook)
+        return self.aux_[row]
 
     cpdef list refs(self, int32_t row):
         """The inputs of a row in order: ints are rows, tuples ('const', value)."""
@@ -358,10 +363,10 @@ cdef class Trace:
         self._check(row)
         cdef list out = []
         cdef int32_t c = row + 1
-        cdef int32_t stop = self.end(row)
+        cdef int32_t stop = self._end(row)
         while c < stop:
             out.append(c)
-            c = self.aux_[c] if self.kind_[c] == K_NESTED else c + 1
+            c = self._end(c)
         return out
 
     @property
@@ -1213,6 +1218,8 @@ cdef class Recorder:
         except BaseException as exc:
             self._stop_for_hook(exc)
             return 0
+        finally:
+            self._user_code_ran()
         if new is KEEP:
             return 0
         old = t.value(row)
@@ -1424,6 +1431,8 @@ cdef class Recorder:
                 return ask_canrecur(self, ctx, parent.open_row)
         except BaseException as exc:
             self._stop_for_hook(exc)
+        finally:
+            self._user_code_ran()
         return True
 
     cdef object _callee(self, int32_t row):
@@ -1443,6 +1452,8 @@ cdef class Recorder:
         except BaseException as exc:
             self._stop_for_hook(exc)
             return ctx
+        finally:
+            self._user_code_ran()
         if new is not ctx:
             self.contexts.append(new)  # FrameRec.ctx borrows it
         return new
@@ -1469,7 +1480,13 @@ cdef class Recorder:
             run_node_hook(self, <object>fr.ctx, kind, row)
         except BaseException as exc:
             self._stop_for_hook(exc)
+        self._user_code_ran()
         return 0
+
+    cdef inline void _user_code_ran(self) noexcept:
+        # Node views cache derived structures (child positions, reverse edges) on the
+        # trace; a hook may have built them while the trace was still growing.
+        self.trace._cache = None
 
     cdef void _stop_for_hook(self, object exc) noexcept:
         """A user hook raised: stop recording now and remove the instrumentation."""
