@@ -434,3 +434,31 @@ def test_queries_inside_hooks_see_the_trace_so_far_and_do_not_stale_it(traced):
     a, b, c = root[2], root[3], root[4]
     assert a.forward() == [b, c, root[5]] and c.referenced() == [b, a]
     assert [n.index for n in root.children] == list(range(len(root)))
+
+
+def with_keywords(a, b=0, *, c=1):
+    return sorted([a, b, c], key=lambda v: -v)
+
+
+def test_canrecur_and_enter_get_the_call_as_made(traced):
+    asked = []
+
+    class Log(tracer.Context):
+        def canrecur(self, f, *args, **kwargs):
+            asked.append(("canrecur", getattr(f, "__name__", f), args, kwargs))
+            return True
+
+        def enter(self, f, *args, **kwargs):
+            asked.append(("enter", getattr(f, "__name__", f), args, kwargs))
+            return self
+
+    root = traced(with_keywords, 3, b=5, c=4, ctx=Log())
+    assert root.value == [5, 4, 3]
+    assert asked[0] == ("enter", "with_keywords", (3,), {"b": 5, "c": 4})
+    # sorted is asked once, because it runs Python code (the key function); the key
+    # function's frames, entered from C, get their parameters by position.
+    assert asked[1][:2] == ("canrecur", "sorted") and asked[1][2] == ([3, 5, 4],)
+    assert [a[2] for a in asked[2:]] == [(3,), (5,), (4,)]
+    root = traced(nested, 2, ctx=Log())
+    assert ("canrecur", "square", (2,), {}) in asked
+    assert ("canrecur", "uses_square", (2,), {}) in asked

@@ -127,6 +127,10 @@ cdef enum:
     H_PRIMITIVES = 1 << 11
     H_NODE_ALL = 127 << 2
 
+# The per-node hook for each node kind (tracer.context.NODE_HOOKS, checked by a test).
+NODE_HOOKS = ("trackedargument", "trackedconstant", "trackedprimitive", "trackednested",
+              "trackedspecial", "trackedjump", "trackedreturn")
+
 HOOK_BITS = {"canrecur": H_CANRECUR, "enter": H_ENTER, "node": H_NODE,
              "substitute": H_SUBSTITUTE, "override": H_OVERRIDE, "primitives": H_PRIMITIVES}
 
@@ -1213,14 +1217,13 @@ cdef class Recorder:
         cdef Trace t = self.trace
         cdef object new, old
         try:
-            from tracer.context import ask_override, KEEP
-            new = ask_override(self, <object>fr.ctx, row)
+            new = (<object>fr.ctx).override(_node_view(self.trace, row))
         except BaseException as exc:
             self._stop_for_hook(exc)
             return 0
         finally:
             self._user_code_ran()
-        if new is KEEP:
+        if new is _keep():
             return 0
         old = t.value(row)
         tracer_frame_stack_set(fr.frame, out, <PyObject *>new)
@@ -1311,6 +1314,7 @@ cdef class Recorder:
         cdef object new_ctx
         cdef uint32_t hooks
         cdef int32_t row
+        cdef tuple parts
         self.events += 1
         # Which node the new activation records into: the op the caller is running.
         if parent.plan != NULL and parent.open_row < 0 and parent.pending >= 0 \
@@ -1354,7 +1358,12 @@ cdef class Recorder:
         parent.direct_done = 1
         hooks = parent.hooks
         if hooks & H_ENTER:
-            new_ctx = self._enter_context(ctx, call_row)
+            if call_row == parent.open_row:
+                parts = self._call_parts(call_row, parent.plan, self._open_rec(parent))
+            else:  # a frame entered from C: its parameters, by position
+                parts = (<object>func if func != NULL else None,
+                         tuple([_local_value(frame, plan, i) for i in range(plan.nparams)]), {})
+            new_ctx = self._enter_context(ctx, parts)
             if new_ctx is not ctx:
                 ctx = new_ctx
                 hooks = self._mask_of(ctx)
@@ -1427,8 +1436,9 @@ cdef class Recorder:
                     if verdict:
                         return False
             if parent.hooks & H_CANRECUR:
-                from tracer.context import ask_canrecur
-                return ask_canrecur(self, ctx, parent.open_row)
+                f, args, kwargs = self._call_parts(parent.open_row, parent.plan,
+                                                   self._open_rec(parent))
+                return bool(ctx.canrecur(f, *args, **kwargs))
         except BaseException as exc:
             self._stop_for_hook(exc)
         finally:
@@ -1445,10 +1455,47 @@ cdef class Recorder:
         ref = t.refs_[first]
         return t.value(ref) if ref >= 0 else t.pool[-ref - 1]
 
-    cdef object _enter_context(self, object ctx, int32_t call_row):
+    cdef int32_t *_open_rec(self, FrameRec *fr) noexcept:
+        # The record of the op whose row fr.open_row is (fr.pc is its RECORD), or
+        # NULL for the root call, which track() itself made.
+        if fr.plan == NULL:
+            return NULL
+        return fr.plan.recs + (fr.plan.ops + fr.pc * OP_WORDS)[2]
+
+    cdef tuple _call_parts(self, int32_t row, CPlan *plan, int32_t *r):
+        """(f, args, kwargs) of the call recorded at `row` with record `r`, as values.
+
+        Built from the row's inputs in C: a context's canrecur/enter get the call
+        without any node view being made.
+        """
+        cdef Trace t = self.trace
+        cdef int32_t i, ref, k
+        cdef list values = []
+        cdef object statics
+        for i in range(t.ref_start_[row], t.ref_start_[row + 1]):
+            ref = t.refs_[i]
+            values.append(t.value(ref) if ref >= 0 else t.pool[-ref - 1])
+        if r == NULL:  # the root: f, its positional arguments, then its keywords' values
+            k = len(values) - len(t.root_keywords or ())
+            return (values[0], tuple(values[1:k]), dict(zip(t.root_keywords or (), values[k:])))
+        statics = <object>plan.statics
+        if r[0] == R_OP or r[0] == R_SPECIAL:
+            return (statics[r[1]] if r[1] >= 0 else None, tuple(values), {})
+        if not values:
+            return (None, (), {})
+        if r[0] == R_CALL_EX:
+            return (values[0], tuple(values[1]) if len(values) > 1 else (),
+                    dict(values[2]) if len(values) > 2 and values[2] is not None else {})
+        if r[4] >= 0:
+            names = statics[r[4]]
+            k = len(values) - len(names)
+            return (values[0], tuple(values[1:k]), dict(zip(names, values[k:])))
+        return (values[0], tuple(values[1:]), {})
+
+    cdef object _enter_context(self, object ctx, tuple parts):
         try:
             from tracer.context import ask_enter
-            new = ask_enter(self, ctx, call_row)
+            new = ask_enter(ctx, parts)
         except BaseException as exc:
             self._stop_for_hook(exc)
             return ctx
@@ -1476,8 +1523,7 @@ cdef class Recorder:
         if not (fr.hooks & (H_NODE << kind)) or self.broken:
             return 0
         try:
-            from tracer.context import run_node_hook
-            run_node_hook(self, <object>fr.ctx, kind, row)
+            getattr(<object>fr.ctx, NODE_HOOKS[kind])(_node_view(self.trace, row))
         except BaseException as exc:
             self._stop_for_hook(exc)
         self._user_code_ran()
@@ -1868,6 +1914,37 @@ def deactivate():
     """Stop feeding any recorder; callbacks still registered do nothing."""
     global ACTIVE
     ACTIVE = None
+
+
+cdef object _node_at = None
+cdef object _KEEP = None
+
+
+cdef object _node_view(Trace t, int32_t row):
+    # tracer.nodes.node_at, looked up once (tracer.nodes imports this module).
+    global _node_at
+    if _node_at is None:
+        from tracer.nodes import node_at
+        _node_at = node_at
+    return _node_at(t, row)
+
+
+cdef object _keep():
+    global _KEEP
+    if _KEEP is None:
+        from tracer.context import KEEP
+        _KEEP = KEEP
+    return _KEEP
+
+
+cdef object _local_value(void *frame, CPlan *plan, int32_t i):
+    cdef PyObject *v = tracer_frame_local(frame, i)
+    if v != NULL and PyCell_Check(v):
+        for k in range(plan.ncellparams):
+            if plan.cellparams[k] == i:
+                v = PyCell_GET(v)
+                break
+    return <object>v if v != NULL else None
 
 
 cdef void _clear_substitution(FrameRec *fr) noexcept:

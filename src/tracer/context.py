@@ -84,9 +84,11 @@ class Context:
     def canrecur(self, f, *args, **kwargs) -> bool:
         """Whether to record inside the Python call `f(*args, **kwargs)`.
 
-        Called only for calls that run Python code and that `primitives` and
-        `modules` do not already make primitive; C callables are always primitive.
-        The default records inside every Python function.
+        Called for calls that run Python code and that `primitives` and `modules`
+        do not already make primitive: Python functions, and C functions that call
+        back into Python (`sorted` with a Python key); False makes the whole call
+        primitive.  A C function's own work is never recorded inside.  The default
+        records inside every Python function.
         """
         return True
 
@@ -210,43 +212,18 @@ class DepthLimitContext(Context):
 
 
 # -- called by the core ----------------------------------------------------------------------
-# Exceptions from the user's hook propagate: the core records them as the hook error,
-# stops tracking, and track() raises TrackingError chained to them.
+# (canrecur, the node hooks and override are called from the core directly.)  Exceptions
+# from the user's hook propagate: the core records them as the hook error, stops
+# tracking, and track() raises TrackingError chained to them.
 
-def _call_of(recorder, row: int):
-    from .nodes import node_at
-
-    return node_at(recorder.trace, row).call_values()
-
-
-def ask_canrecur(recorder, ctx: Context, row: int) -> bool:
-    """`ctx.canrecur` for the call recorded at `row`."""
-    f, args, kwargs = _call_of(recorder, row)
-    return bool(ctx.canrecur(f, *args, **kwargs))
-
-
-def ask_enter(recorder, ctx: Context, row: int) -> Context:
-    """`ctx.enter` for the call recorded at `row`, checked to be a Context."""
-    f, args, kwargs = _call_of(recorder, row)
+def ask_enter(ctx: Context, parts: tuple) -> Context:
+    """`ctx.enter(f, *args, **kwargs)` for `parts` = (f, args, kwargs), checked."""
+    f, args, kwargs = parts
     new = ctx.enter(f, *args, **kwargs)
     if not isinstance(new, Context):
         raise TypeError(f"{type(ctx).__name__}.enter must return a tracer.Context, "
                         f"got {type(new).__name__}")
     return new
-
-
-def run_node_hook(recorder, ctx: Context, kind: int, row: int) -> None:
-    """The per-node hook of `ctx` for the node of `kind` just recorded at `row`."""
-    from .nodes import node_at
-
-    getattr(ctx, NODE_HOOKS[kind])(node_at(recorder.trace, row))
-
-
-def ask_override(recorder, ctx: Context, row: int) -> Any:
-    """`ctx.override` for the node at `row`: a new value or KEEP."""
-    from .nodes import node_at
-
-    return ctx.override(node_at(recorder.trace, row))
 
 
 def ask_substitute(ctx: Context, f, args: tuple, kwargs: dict):
