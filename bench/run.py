@@ -19,16 +19,19 @@ It also checks, once per workload, that the traced run returned the same value
 as the untraced one; any difference is reported as MISMATCH and makes the
 runner exit with status 1.
 
-The trace ``tracer.last_trace()`` keeps from the previous run is freed before
-the timer starts, so no run pays for freeing another run's trace.
+A traced run here includes freeing the previous traced run's trace, which
+``tracer.last_trace()`` kept until ``track`` replaced it (a steady state of
+repeated tracing: about as much freeing as recording).
 
 With ``--contexts`` it prints instead what tracking contexts cost: the untraced
 time, the traced time under each context of ``CONTEXTS`` as a ratio to it, the
 number of nodes recorded (under ``tracer.DEFAULT``) and the number of nodes the
 metadata hook annotated; the results of every context are checked as above.
-The protocol is the same, all five variants interleaved, except that the order of
-the variants rotates from round to round, so no variant always runs first after
-the untraced run (which pays page faults); use ``--repeat 2`` or more.
+The protocol is the same, all five variants interleaved, except that the previous
+trace is freed before the timer starts, so no variant pays for freeing another
+variant's (bigger) trace, and the order of the variants rotates from round to
+round, so no variant always runs first after the untraced run (which pays page
+faults); use ``--repeat 2`` or more.
 """
 
 from __future__ import annotations
@@ -178,8 +181,7 @@ def bench(workload: Workload, repeat: int) -> Row:
     nodes, nbytes = trace_stats(root)
     del expected, root
 
-    best_untraced, best_traced = best_times(workload, [untraced, tracer.track], repeat,
-                                            release_trace=True)
+    best_untraced, best_traced = best_times(workload, [untraced, tracer.track], repeat)
 
     return Row(
         name=workload.name,

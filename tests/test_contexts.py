@@ -462,3 +462,18 @@ def test_canrecur_and_enter_get_the_call_as_made(traced):
     root = traced(nested, 2, ctx=Log())
     assert ("canrecur", "square", (2,), {}) in asked
     assert ("canrecur", "uses_square", (2,), {}) in asked
+
+
+def test_intervening_context_under_a_passive_root_is_a_clear_error():
+    class Intervenes(tracer.Context):
+        def override(self, node):
+            return KEEP
+
+    class Root(tracer.Context):
+        def enter(self, f, *args, **kwargs):
+            return Intervenes()
+
+    with pytest.raises(tracer.TrackingError, match="pass a root context") as err:
+        tracer.track(nested, 3, ctx=Root())
+    assert isinstance(err.value.__cause__, TypeError)
+    assert all(MON.get_tool(i) is None for i in range(6))

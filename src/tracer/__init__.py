@@ -16,7 +16,7 @@ if _sys.version_info < (3, 12):
 
 from ._core import UNKNOWN, Trace  # noqa: E402
 from .api import TrackingError, ToolIdError, last_trace, track  # noqa: E402
-from .context import DEFAULT, Context, DepthLimitContext  # noqa: E402
+from .context import DEFAULT, KEEP, Context, DepthLimitContext  # noqa: E402
 from .graph import GraphError, backward, dependents, forward, referenced, validate  # noqa: E402
 from .ir import IR, Statement, ir  # noqa: E402
 from .nodes import (  # noqa: E402
@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - running from a source tree without a b
 
 __all__ = [
     "track", "last_trace", "printlevels", "format_node", "validate", "ir", "IR", "Statement",
-    "Context", "DEFAULT", "DepthLimitContext", "Trace", "UNKNOWN",
+    "Context", "DEFAULT", "DepthLimitContext", "KEEP", "Trace", "UNKNOWN",
     "Node", "CallNode", "ArgumentNode", "ConstantNode", "PrimitiveCallNode", "NestedCallNode",
     "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
     "referenced", "backward", "dependents", "forward",

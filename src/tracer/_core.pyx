@@ -1506,8 +1506,16 @@ cdef class Recorder:
         return new
 
     cdef uint32_t _mask_of(self, object ctx) noexcept:
+        cdef uint32_t mask
         try:
-            return ctx.hook_mask()
+            mask = ctx.hook_mask()
+            if mask & (H_SUBSTITUTE | H_OVERRIDE) and not self.interventions:
+                raise TypeError(
+                    f"{type(ctx).__name__} (returned by enter) overrides substitute or "
+                    "override, but the context passed to track does not: interventions "
+                    "are prepared for a whole call, so pass a root context whose class "
+                    "overrides them (its own may return None / tracer.KEEP)")
+            return mask
         except BaseException as exc:
             self._stop_for_hook(exc)
             return 0
