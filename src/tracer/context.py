@@ -10,7 +10,7 @@ overrides only `canrecur` costs one Python call per call event.
 from __future__ import annotations
 
 import types
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 __all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS"]
 
