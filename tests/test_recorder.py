@@ -883,3 +883,38 @@ def test_membership_and_identity_tests_feeding_branches(traced):
     assert [n.value for n in contains] == [True, False, False, True]
     is_ = calls_to(root, operator.is_)
     assert [n.value for n in is_] == [False, True, False, False]
+
+
+# -- the end of an except block (a silent jump on 3.13) ------------------------------------------
+
+def handled_then_add(x, z):
+    try:
+        y = 1 / x
+    except ZeroDivisionError:
+        y = 0
+    y += z
+    return y
+
+
+def test_end_of_except_block_is_a_jump_on_every_version(traced):
+    root = traced(handled_then_add, 0, 5)
+    assert root.value == 5
+    kinds = [n.kind for n in root.children]
+    assert kinds == ["argument"] * 3 + ["primitive", "special", "primitive", "jump",
+                                         "constant", "jump", "primitive", "return"]
+    exc = root[4]
+    assert exc.location.line == handled_then_add.__code__.co_firstlineno + 3  # `except`
+    goto = root[8]
+    assert goto.value is None and goto.referenced() == []
+    stmt = goto.ir[goto.location]  # a statement of the IR
+    assert stmt.id.startswith("&") and stmt.text.startswith("br §")
+
+
+def test_raise_after_the_end_of_an_except_block_is_recorded():
+    with pytest.raises(TypeError):
+        tracer.track(handled_then_add, 0, "s")
+    root = tracer.last_trace()
+    tracer.validate(root)
+    last = root.children[-1]
+    assert last.kind == "primitive" and last.raised and isinstance(last.value, TypeError)
+    assert last.function.value is operator.iadd and root.children[-2].kind == "jump"

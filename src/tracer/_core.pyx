@@ -87,10 +87,12 @@ cdef enum:
     M_RAISE = 17
     M_LOST = 18
     M_RECORD_BOOL = 19  # recorded at the BRANCH event that pops it (see tracer.plan)
+    M_SILENT_JUMP = 20  # a jump with no event: its JumpNode is written on replay
 
 MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL",
              "COPY", "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER",
-             "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL")
+             "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL",
+             "SILENT_JUMP")
 
 cdef enum:
     OP_WORDS = 5
@@ -584,7 +586,7 @@ cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
         opc = ops[i * OP_WORDS]
         if opc == M_END:
             end = ops[i * OP_WORDS + 1]
-        elif opc >= M_BRANCH:
+        elif opc >= M_BRANCH and opc != M_SILENT_JUMP:
             end = -1
         ends[i] = end
     return ends
@@ -863,6 +865,8 @@ cdef class Recorder:
                 ss[op[2]] = self._capture(fr, op[2])
             elif op[0] == M_CAPTURE_METHOD:
                 self._capture_method(fr, op[2], op[3])
+            elif op[0] == M_SILENT_JUMP:
+                self._jump_row(fr, op[1], op[4], S_NULL, <PyObject *>None)
             else:
                 break  # END or a terminal op, left for the caller
             pc += 1
@@ -899,13 +903,31 @@ cdef class Recorder:
         cdef int64_t s
         cdef PyObject *v
         cdef Trace t = self.trace
+        cdef bint exact = False
         if fr.pending < 0:
             return 0
+        if stop_offset >= 0:
+            # Offsets grow along a segment except after a (silent) backward jump:
+            # stop at the raising instruction's own ops when the segment has any.
+            op = fr.plan.ops + fr.pc * OP_WORDS
+            while op[0] < M_RECORD or op[0] == M_SILENT_JUMP or op[0] == M_RECORD_BOOL:
+                if op[1] == stop_offset:
+                    exact = True
+                    break
+                if op[0] == M_END:
+                    break
+                op += OP_WORDS
+            if op[1] == stop_offset:
+                exact = True
         while True:
             op = fr.plan.ops + fr.pc * OP_WORDS
             opc = op[0]
-            if stop_offset >= 0 and op[1] >= stop_offset:
+            if stop_offset >= 0 and (op[1] == stop_offset if exact else op[1] >= stop_offset):
                 return 0
+            if opc == M_SILENT_JUMP:
+                self._jump_row(fr, op[1], op[4], S_NULL, <PyObject *>None)
+                fr.pc += 1
+                continue
             if opc >= M_RECORD or opc == M_END:
                 return 0  # its RECORD, END or terminal op is the caller's
             if before_record and (opc == M_CAPTURE or opc == M_CAPTURE_METHOD):
@@ -1393,7 +1415,7 @@ cdef class Recorder:
         # frame starting now that op's call (otherwise it was entered by something
         # else, e.g. a __del__), and only then may its earlier ops run now.
         cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
-        while op[0] < M_RECORD and op[0] != M_END:
+        while (op[0] < M_RECORD and op[0] != M_END) or op[0] == M_SILENT_JUMP:
             op += OP_WORDS
         return op[0] == M_RECORD or op[0] == M_FOR_ITER or op[0] == M_RECORD_BOOL
 

@@ -98,12 +98,27 @@ def nlocalsplus(code: CodeType) -> int:
 def _decode(code: CodeType) -> list[Instr]:
     out: list[Instr] = []
     raw = list(dis.get_instructions(code))
+    own = [ins.positions.lineno if ins.positions is not None else None for ins in raw]
+    # An exception handler's first instructions have no line of their own; they take
+    # the line of the first instruction after them that has one (the `except` clause).
+    # Other instructions without a line keep the line of the one before.
+    targets = {e.target for e in dis.Bytecode(code).exception_entries}
+    ahead: list[int | None] = [None] * len(raw)
+    nxt_line = None
+    for k in range(len(raw) - 1, -1, -1):
+        if own[k] is not None:
+            nxt_line = own[k]
+        ahead[k] = nxt_line
     line = None
+    in_handler_head = False
     for k, ins in enumerate(raw):
-        # positions.lineno is set on every instruction in 3.12+; fall back to starts_line.
-        pos = ins.positions
-        if pos is not None and pos.lineno is not None:
-            line = pos.lineno
+        if ins.offset in targets:
+            in_handler_head = True
+        if own[k] is not None:
+            line = own[k]
+            in_handler_head = False
+        elif in_handler_head and ahead[k] is not None:
+            line = ahead[k]
         nxt = raw[k + 1].offset if k + 1 < len(raw) else len(code.co_code)
         target = None
         if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:

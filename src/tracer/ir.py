@@ -240,6 +240,11 @@ class IR:
                 self._add(stmts, ins.offset, block, f"&{nbranch}", f"${ins.opname.lower()}", line)
                 return counter, nbranch, None
         if eff.control == "silent_jump":
+            # No event fires, but the recorder writes its JumpNode when it replays
+            # the segment, as for an ordinary jump.
+            nbranch += 1
+            self._add(stmts, ins.offset, block, f"&{nbranch}",
+                      f"br §{self.block_of(ins.target)}", line)
             entry.setdefault(ins.target, work[: d - eff.pops + eff.pushes])
             return counter, nbranch, None
         return counter, nbranch, work[: d - eff.pops + eff.pushes]

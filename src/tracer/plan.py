@@ -40,14 +40,18 @@ METHB = 5  # the self/attr half of a method pair
 MICRO_OPS = (
     "END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL", "COPY",
     "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER", "JUMP",
-    "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL",
+    "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL", "SILENT_JUMP",
 )
 (M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY,
  M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP,
- M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL) = range(len(MICRO_OPS))
+ M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL,
+ M_SILENT_JUMP) = range(len(MICRO_OPS))
 # RECORD_BOOL: a record whose result is certainly a bool and is popped at once by a
 # POP_JUMP_IF_FALSE/TRUE.  It gets no event of its own: the recorder records it at
 # the BRANCH event, its value being the truth the branch direction shows.
+# SILENT_JUMP: a jump that fires no event (JUMP_BACKWARD_NO_INTERRUPT, ...); the
+# recorder writes its JumpNode when it replays the segment, which goes on at the
+# target.
 OP_WORDS = 5  # opcode, instruction offset, a, b, c
 
 # Flags of LOAD_LOCAL / STORE_LOCAL.
@@ -221,6 +225,7 @@ class _Builder:
             if terminal:
                 break
             if eff.control == "silent_jump":
+                ops.append([M_SILENT_JUMP, off, 0, 0, ins.target])
                 off = ins.target
             else:
                 off = ins.next
