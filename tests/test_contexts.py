@@ -477,3 +477,134 @@ def test_intervening_context_under_a_passive_root_is_a_clear_error():
         tracer.track(nested, 3, ctx=Root())
     assert isinstance(err.value.__cause__, TypeError)
     assert all(MON.get_tool(i) is None for i in range(6))
+
+
+# -- what interventions may touch -----------------------------------------------------------------
+
+def many_constructs(xs, d):
+    squares = [x * x for x in xs]
+    table = {k: v for k, v in d.items()}
+    total = 0
+    for s in squares:
+        total += s
+    both = [*xs, *squares]
+    return total, table, max(*both), f"{total}"
+
+
+def test_interventions_are_asked_only_for_calls_and_plain_operators(traced):
+    asked_override, asked_substitute = [], []
+
+    class Everything(tracer.Context):
+        def substitute(self, f, *args, **kwargs):
+            asked_substitute.append(f)
+            return None
+
+        def override(self, node):
+            asked_override.append(node.function.value)
+            return KEEP
+
+    root = traced(many_constructs, [1, 2, 3], {"a": 1}, ctx=Everything())
+    assert root.value == many_constructs([1, 2, 3], {"a": 1})
+    # Results that later instructions use as a list, dict or iterator are never
+    # offered: replacing them could crash the interpreter.
+    from tracer import ops
+    never = {iter, next, ops.build_list, ops.build_dict, ops.list_append}
+    assert not never & set(asked_override) and not never & set(asked_substitute)
+    assert operator.mul in asked_override and max in asked_override
+    assert operator.iadd in asked_substitute
+
+
+def bool_tests(x, items):
+    hits = 0
+    if x in items:
+        hits += 1
+    if x < 3:
+        hits += 10
+    return hits
+
+
+def test_override_of_a_bool_consumed_by_a_branch_must_stay_a_bool():
+    class NonBool(tracer.Context):
+        def override(self, node):
+            return 1 if node.function.value is operator.contains else KEEP
+
+    with pytest.raises(tracer.TrackingError, match="must give a bool") as err:
+        tracer.track(bool_tests, 2, [2], ctx=NonBool())
+    assert err.value.result == 11  # the call ran on, untracked, to its end
+
+    class Flip(tracer.Context):
+        def override(self, node):
+            return (not node.value) if node.function.value is operator.contains else KEEP
+
+    root = tracer.track(bool_tests, 2, [2], ctx=Flip())
+    tracer.validate(root)
+    assert root.value == 10
+
+
+def takes_all(*args, **kwargs):
+    return args, kwargs
+
+
+def star_generator(n):
+    return takes_all(*(i * i for i in range(n)), **{"k": n})
+
+
+def test_star_call_of_an_iterator_is_not_consumed_by_contexts(traced):
+    asked = []
+
+    class Watch(tracer.Context):
+        def canrecur(self, f, *args, **kwargs):
+            asked.append((f, args, kwargs))
+            return True
+
+        def substitute(self, f, *args, **kwargs):
+            return None
+
+    root = traced(star_generator, 3, ctx=Watch())
+    assert root.value == ((0, 1, 4), {"k": 3})
+    # Asked when the generator feeding `*` starts: the arguments are not known yet.
+    assert asked[0] == (takes_all, (tracer.UNKNOWN,), {"k": 3})
+
+
+def test_primitives_are_matched_against_the_operator_not_its_operand(traced):
+    class Adds:
+        def __add__(self, other):
+            return square(other)
+
+        def __call__(self):
+            return None
+
+    a = Adds()
+    root = traced(lambda v: v + 2, a, ctx=tracer.Context(primitives=[a]))
+    assert root.value == 4
+    add = root[2]
+    assert isinstance(add, tracer.NestedCallNode) and len(add) > 0
+
+
+def test_keyboard_interrupt_in_a_hook_interrupts_the_program():
+    class Interrupts(tracer.Context):
+        def trackedjump(self, node):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        tracer.track(uses_square, 3, ctx=Interrupts())
+    assert all(MON.get_tool(i) is None for i in range(6))
+
+
+def test_tracking_error_keeps_what_the_call_did():
+    class Fails(tracer.Context):
+        def trackedreturn(self, node):
+            raise RuntimeError("hook")
+
+    def raises(x):
+        square(x)
+        raise ValueError("program")
+
+    with pytest.raises(tracer.TrackingError) as err:
+        tracer.track(raises, 2, ctx=Fails())
+    assert isinstance(err.value.exception, ValueError) and err.value.result is None
+    with pytest.raises(tracer.TrackingError) as err:
+        tracer.track(uses_square, 3, ctx=Fails())
+    assert err.value.result == uses_square(3) and err.value.exception is None
+    for code in (uses_square.__code__, square.__code__):
+        assert all(MON.get_local_events(i, code) == 0 for i in range(6))

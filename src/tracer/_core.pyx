@@ -103,6 +103,9 @@ cdef enum:
     R_CALL = 1
     R_CALL_EX = 2
     R_SPECIAL = 3
+    IV_NONE = 0     # tracer.plan.IV_*: a record contexts may not substitute or override
+    IV_ANY = 1
+    IV_BOOL = 2     # ... may, keeping its result a bool
 
 # Shadow values: which node holds a local or stack slot, as a tagged int64.
 #   row << 2          a node of the current call
@@ -479,6 +482,7 @@ ctypedef struct CPlan:
     PyObject *statics        # list (borrowed from owner)
     int32_t *ops
     int32_t *recs
+    int32_t *rec_iv          # per record start: IV_* (which records contexts may change)
     int32_t *seg_at
     int32_t *seg_from
     int32_t *depth
@@ -542,6 +546,7 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     plan.statics = <PyObject *>owner.statics
     plan.ops = _buffer_address(owner.ops)
     plan.recs = _buffer_address(owner.recs) if len(owner.recs) else NULL
+    plan.rec_iv = _buffer_address(owner.rec_iv) if len(owner.rec_iv) else NULL
     plan.seg_at = _buffer_address(owner.seg_at)
     plan.seg_from = _buffer_address(owner.seg_from)
     plan.depth = _buffer_address(owner.depth)
@@ -640,6 +645,7 @@ cdef class Recorder:
     cdef public object on_code          # called with each new code object to instrument
     cdef public object hook_error
     cdef public object on_stop          # called once when a hook error stops tracking
+    cdef object interrupt               # a KeyboardInterrupt/SystemExit from a hook, to raise
     cdef readonly object internal_error
     cdef readonly bint broken
     cdef readonly long events
@@ -663,6 +669,10 @@ cdef class Recorder:
         self.events = 0
 
     def __dealloc__(self):
+        cdef int32_t i
+        for i in range(self.nframes):
+            if self.frames[i].subst_pc >= 0:
+                _clear_substitution(&self.frames[i])
         free(self.frames)
         free(self.shadow)
 
@@ -1064,7 +1074,8 @@ cdef class Recorder:
         t.ref_start_[row + 1] = t.nrefs
         ss[out] = (<int64_t>row) << 2
         if fr.hooks:
-            return self._recorded(fr, row, out if known == NULL else -1)
+            return self._recorded(fr, row, out if known == NULL else -1,
+                                  fr.plan.rec_iv[r - fr.plan.recs])
         return 0
 
     cdef int _record(self, FrameRec *fr, int32_t rec, PyObject *raised,
@@ -1106,7 +1117,8 @@ cdef class Recorder:
         t.set_value(row, v)
         ss[outs[0]] = (<int64_t>row) << 2
         if fr.hooks:
-            self._recorded(fr, row, outs[0] if known == NULL and nout == 1 else -1)
+            self._recorded(fr, row, outs[0] if known == NULL and nout == 1 else -1,
+                           fr.plan.rec_iv[rec])
         for j in range(1, nout):
             v = tracer_frame_stack_item(fr.frame, outs[j])
             extra = t.add_row(K_SPECIAL, 0, fr.call_row, fr.code_id, t.offset_[row], j, v)
@@ -1115,17 +1127,26 @@ cdef class Recorder:
             self._emit(fr, extra)
         return 0
 
-    cdef int _recorded(self, FrameRec *fr, int32_t row, int32_t out) except -1:
+    cdef int _recorded(self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:
         """A call or operator row is complete: the context's override, then its hook.
 
         `out` is the stack slot holding the value the program goes on with (live at
-        this event), or -1 when it cannot be replaced.
+        this event), or -1 when it cannot be replaced; `iv` the record's IV_* class.
         """
         if fr.subst_pc >= 0 and fr.subst_pc == fr.pc:
-            self._substituted(fr, row, out)
-        if out >= 0 and fr.hooks & H_OVERRIDE and not self.broken:
-            self._override(fr, row, out)
+            self._substituted(fr, row, out, iv)
+        if out >= 0 and iv != IV_NONE and fr.hooks & H_OVERRIDE and not self.broken:
+            self._override(fr, row, out, iv)
         return self._emit(fr, row)
+
+    cdef bint _bool_kept(self, object value, int32_t iv, str what) noexcept:
+        # An IV_BOOL record's result feeds instructions that only accept a bool.
+        if iv != IV_BOOL or value is True or value is False:
+            return True
+        self._stop_for_hook(TypeError(
+            f"{what} must give a bool here (the result of a comparison, `in` or `is` "
+            f"that a branch or `not` consumes), got {type(value).__name__}"))
+        return False
 
     # -- substitution -----------------------------------------------------------------------
     cdef int _substitute(self, FrameRec *fr, int32_t *op) except -1:
@@ -1144,7 +1165,7 @@ cdef class Recorder:
         cdef object f, new
         cdef tuple args
         cdef dict kwargs = {}
-        if sem != R_OP and sem != R_CALL and sem != R_CALL_EX:
+        if fr.plan.rec_iv[op[2]] == IV_NONE:
             return 0
         for i in range(nin):
             x = r[5 + i]
@@ -1166,6 +1187,9 @@ cdef class Recorder:
             f = values[0]
             rest = values[1:]
             if sem == R_CALL_EX:
+                # f(*it) with `it` not yet a tuple: reading it would consume it.
+                if rest and not isinstance(rest[0], (tuple, list)):
+                    return 0
                 args = tuple(rest[0]) if rest else ()
                 if len(rest) > 1 and rest[1] is not None:
                     kwargs = dict(rest[1])
@@ -1182,6 +1206,8 @@ cdef class Recorder:
         except BaseException as exc:
             self._stop_for_hook(exc)
             return 0
+        finally:
+            self._user_code_ran()
         if new is None:
             return 0
         if fr.subst_pc >= 0:
@@ -1206,7 +1232,7 @@ cdef class Recorder:
         self._metadata(row)["substituted"] = <object>fr.subst_orig
         return 0
 
-    cdef int _substituted(self, FrameRec *fr, int32_t row, int32_t out) except -1:
+    cdef int _substituted(self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:
         """Finish the substitution of the op just recorded at `row`."""
         cdef Trace t = self.trace
         cdef object result
@@ -1218,6 +1244,11 @@ cdef class Recorder:
                 result = (<object>fr.subst_new)(*<tuple>fr.subst_args)
             except BaseException as exc:
                 self._stop_for_hook(exc)
+                _clear_substitution(fr)
+                return 0
+            finally:
+                self._user_code_ran()
+            if not self._bool_kept(result, iv, "a substitute for this operator"):
                 _clear_substitution(fr)
                 return 0
             md = self._metadata(row)
@@ -1235,7 +1266,7 @@ cdef class Recorder:
             md = self.trace.metadata[row] = {}
         return md
 
-    cdef int _override(self, FrameRec *fr, int32_t row, int32_t out) except -1:
+    cdef int _override(self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:
         cdef Trace t = self.trace
         cdef object new, old
         try:
@@ -1245,7 +1276,7 @@ cdef class Recorder:
             return 0
         finally:
             self._user_code_ran()
-        if new is _keep():
+        if new is _keep() or not self._bool_kept(new, iv, "override"):
             return 0
         old = t.value(row)
         tracer_frame_stack_set(fr.frame, out, <PyObject *>new)
@@ -1349,10 +1380,10 @@ cdef class Recorder:
             parent.direct_done = 0
             parent.open_primitive = 0
             if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
-                    not self._may_recur(parent, tracer_frame_function(frame), code):
+                    not self._may_recur(parent, frame, code):
                 parent.open_primitive = 1
                 t.kind_[parent.open_row] = K_PRIMITIVE
-        if parent.open_primitive:
+        if parent.open_primitive or self.broken:
             return 0
         plan = _plan_for(code, self.interventions)
         if plan.session != self.session:
@@ -1380,12 +1411,9 @@ cdef class Recorder:
         parent.direct_done = 1
         hooks = parent.hooks
         if hooks & H_ENTER:
-            if call_row == parent.open_row:
-                parts = self._call_parts(call_row, parent.plan, self._open_rec(parent))
-            else:  # a frame entered from C: its parameters, by position
-                parts = (<object>func if func != NULL else None,
-                         tuple([_local_value(frame, plan, i) for i in range(plan.nparams)]), {})
-            new_ctx = self._enter_context(ctx, parts)
+            new_ctx = self._enter_context(ctx, parent, call_row, frame, code)
+            if self.broken:
+                return 0
             if new_ctx is not ctx:
                 ctx = new_ctx
                 hooks = self._mask_of(ctx)
@@ -1436,14 +1464,21 @@ cdef class Recorder:
     # -- contexts -------------------------------------------------------------------------
     # Only reached when the frame's context overrides the hook in question (its mask);
     # an exception from the user's code stops tracking (_stop_for_hook).
-    cdef bint _may_recur(self, FrameRec *parent, PyObject *func, object code) except -1:
-        """Whether to record inside the call opened at parent.open_row."""
+    cdef bint _may_recur(self, FrameRec *parent, void *frame, object code) except -1:
+        """Whether to record inside the call opened at parent.open_row (whose first
+        Python frame, running `code`, is starting)."""
         cdef object ctx = <object>parent.ctx
-        cdef object verdict
+        cdef object verdict, callee
+        cdef PyObject *func = tracer_frame_function(frame)
+        cdef int32_t *r = self._open_rec(parent)
         try:
             if parent.hooks & H_PRIMITIVES:
                 prims = ctx.primitives
-                if prims and (_member(self._callee(parent.open_row), prims) or
+                if r[0] == R_OP or r[0] == R_SPECIAL:  # an operator: its function
+                    callee = (<object>parent.plan.statics)[r[1]] if r[1] >= 0 else None
+                else:
+                    callee = self._callee(parent.open_row)
+                if prims and (_member(callee, prims) or
                               (func != NULL and _member(<object>func, prims))):
                     return False
                 if ctx.modules and func != NULL:
@@ -1458,8 +1493,7 @@ cdef class Recorder:
                     if verdict:
                         return False
             if parent.hooks & H_CANRECUR:
-                f, args, kwargs = self._call_parts(parent.open_row, parent.plan,
-                                                   self._open_rec(parent))
+                f, args, kwargs = self._call_parts(parent.open_row, parent.plan, r, frame, code)
                 return bool(ctx.canrecur(f, *args, **kwargs))
         except BaseException as exc:
             self._stop_for_hook(exc)
@@ -1484,11 +1518,14 @@ cdef class Recorder:
             return NULL
         return fr.plan.recs + (fr.plan.ops + fr.pc * OP_WORDS)[2]
 
-    cdef tuple _call_parts(self, int32_t row, CPlan *plan, int32_t *r):
+    cdef tuple _call_parts(self, int32_t row, CPlan *plan, int32_t *r, void *frame,
+                           object code):
         """(f, args, kwargs) of the call recorded at `row` with record `r`, as values.
 
         Built from the row's inputs in C: a context's canrecur/enter get the call
-        without any node view being made.
+        without any node view being made.  `frame` (running `code`) is the call's
+        first Python frame, just starting: for f(*it) with `it` not a tuple or list
+        (already consumed by CPython) the arguments are read off its parameters.
         """
         cdef Trace t = self.trace
         cdef int32_t i, ref, k
@@ -1506,6 +1543,14 @@ cdef class Recorder:
         if not values:
             return (None, (), {})
         if r[0] == R_CALL_EX:
+            if len(values) > 1 and not isinstance(values[1], (tuple, list)):
+                # f(*it): CPython has consumed `it`.  If this frame is f's body its
+                # parameters show the arguments; otherwise (a generator feeding `*`
+                # is running) they are not known yet.
+                if self._is_callee(row, tracer_frame_function(frame)):
+                    return (values[0],) + _frame_arguments(frame, code)
+                return (values[0], (UNKNOWN,),
+                        values[2] if len(values) > 2 and type(values[2]) is dict else {})
             return (values[0], tuple(values[1]) if len(values) > 1 else (),
                     dict(values[2]) if len(values) > 2 and values[2] is not None else {})
         if r[4] >= 0:
@@ -1514,8 +1559,16 @@ cdef class Recorder:
             return (values[0], tuple(values[1:k]), dict(zip(names, values[k:])))
         return (values[0], tuple(values[1:]), {})
 
-    cdef object _enter_context(self, object ctx, tuple parts):
+    cdef object _enter_context(self, object ctx, FrameRec *parent, int32_t call_row,
+                               void *frame, object code):
+        cdef PyObject *func
         try:
+            if call_row == parent.open_row:
+                parts = self._call_parts(call_row, parent.plan, self._open_rec(parent),
+                                         frame, code)
+            else:  # a frame entered from C: the call its parameters show
+                func = tracer_frame_function(frame)
+                parts = (<object>func if func != NULL else None,) + _frame_arguments(frame, code)
             from tracer.context import ask_enter
             new = ask_enter(ctx, parts)
         except BaseException as exc:
@@ -1568,6 +1621,10 @@ cdef class Recorder:
         """A user hook raised: stop recording now and remove the instrumentation."""
         if self.hook_error is None:
             self.hook_error = exc
+            if not isinstance(exc, Exception):
+                # KeyboardInterrupt, SystemExit: the user wants the program stopped,
+                # so the callback raises it into the program (_answer).
+                self.interrupt = exc
         if self.broken:
             return
         self.broken = True
@@ -1827,11 +1884,19 @@ cdef Recorder ACTIVE = None
 
 cdef inline object _answer(Recorder rec, int rc):
     if rc == EV_CONTINUE:
+        if rec.interrupt is not None:
+            return _interrupt(rec)
         return None
     if rc == EV_DISABLE:
         return DISABLE
     rec._fail(PyErr_GetRaisedException())
     return None
+
+
+cdef object _interrupt(Recorder rec):
+    exc = rec.interrupt
+    rec.interrupt = None
+    raise exc
 
 
 cdef int _h_py_start(Recorder rec, object code, int offset) except -1:
@@ -1967,14 +2032,21 @@ cdef object _keep():
     return _KEEP
 
 
-cdef object _local_value(void *frame, CPlan *plan, int32_t i):
-    cdef PyObject *v = tracer_frame_local(frame, i)
-    if v != NULL and PyCell_Check(v):
-        for k in range(plan.ncellparams):
-            if plan.cellparams[k] == i:
-                v = PyCell_GET(v)
-                break
-    return <object>v if v != NULL else None
+cdef tuple _frame_arguments(void *frame, object code):
+    """(args, kwargs) of a call, from the parameters of its frame, just started."""
+    cdef int32_t n = code.co_argcount + code.co_kwonlyargcount
+    cdef int32_t i
+    cdef PyObject *v
+    cdef list values = []
+    flags = code.co_flags
+    n += (1 if flags & 0x04 else 0) + (1 if flags & 0x08 else 0)  # *args, **kwargs
+    for i in range(n):
+        v = tracer_frame_local(frame, i)
+        if v != NULL and PyCell_Check(v):  # a parameter captured by a closure
+            v = PyCell_GET(v)
+        values.append(<object>v if v != NULL else None)
+    from tracer.context import call_from_parameters
+    return call_from_parameters(code, values)
 
 
 cdef void _clear_substitution(FrameRec *fr) noexcept:
@@ -1989,7 +2061,7 @@ cdef bint _member(object value, frozenset prims) noexcept:
     # Set membership that treats an unhashable value as absent.
     try:
         return value in prims
-    except BaseException:
+    except Exception:
         return False
 
 

@@ -35,7 +35,14 @@ _active = False
 
 
 class TrackingError(RuntimeError):
-    """Tracking could not run or a context hook failed; the cause is chained."""
+    """Tracking could not run or a context hook failed; the cause is chained.
+
+    When raised after the traced call ran, `result` and `exception` hold what the
+    call returned or raised.
+    """
+
+    result = None
+    exception = None
 
 
 class ToolIdError(TrackingError):
@@ -111,20 +118,30 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
                 "tracer.last_trace() holds what was recorded before the failure. "
                 "Please report this as a bug with the traced function."
             )
-            err.result = result
-            raise err from rec.internal_error
+            raise _with_outcome(err, result, exception) from rec.internal_error
+        if rec.hook_error is not None and not isinstance(rec.hook_error, Exception):
+            raise rec.hook_error  # KeyboardInterrupt, SystemExit from a hook
         if rec.hook_error is not None:
-            raise TrackingError(
+            err = TrackingError(
                 f"a hook of {type(ctx).__name__} raised {type(rec.hook_error).__name__}: "
                 f"{rec.hook_error}; tracking stopped there and the traced call ran on "
-                "untracked to its end (tracer.last_trace() holds what was recorded)"
-            ) from rec.hook_error
+                "untracked to its end (its result or exception is on this error as "
+                ".result / .exception; tracer.last_trace() holds what was recorded)"
+            )
+            raise _with_outcome(err, result, exception) from rec.hook_error
         if exception is not None:
             raise exception
         return root
     finally:
         with _active_lock:
             _active = False
+
+
+def _with_outcome(err: TrackingError, result, exception) -> TrackingError:
+    # What the traced call itself did, which a TrackingError would otherwise hide.
+    err.result = result
+    err.exception = exception
+    return err
 
 
 def _uninstrument(tool: int, rec) -> None:

@@ -216,6 +216,22 @@ class DepthLimitContext(Context):
 # from the user's hook propagate: the core records them as the hook error, stops
 # tracking, and track() raises TrackingError chained to them.
 
+def call_from_parameters(code, values: list) -> tuple:
+    """(args, kwargs) that bind to parameter `values` of `code`, in co_varnames order
+    (positional, keyword-only, then *args and **kwargs when the code has them)."""
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    args = tuple(values[:npos])
+    names = code.co_varnames
+    kwargs = dict(zip(names[npos:npos + nkw], values[npos:npos + nkw]))
+    k = npos + nkw
+    if code.co_flags & 0x04:  # CO_VARARGS
+        args += tuple(values[k] or ())
+        k += 1
+    if code.co_flags & 0x08:  # CO_VARKEYWORDS
+        kwargs.update(values[k] or {})
+    return args, kwargs
+
+
 def ask_enter(ctx: Context, parts: tuple) -> Context:
     """`ctx.enter(f, *args, **kwargs)` for `parts` = (f, args, kwargs), checked."""
     f, args, kwargs = parts

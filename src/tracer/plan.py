@@ -66,6 +66,32 @@ SPECIAL_SHADOW = {NULL: 0, UNKNOWN: 1, DYN: 2}
 AT, FROM = 0, 1
 
 
+# Which records a context may substitute or override (Context.substitute/override).
+# Only calls and operators whose result the interpreter treats as an ordinary value:
+# building a list or an iterator is followed by instructions that assume its exact
+# type (LIST_APPEND, FOR_ITER), and replacing it could crash the interpreter.
+IV_NONE, IV_ANY, IV_BOOL = 0, 1, 2   # IV_BOOL: the result must stay a bool
+_IV_ANY_OPS = frozenset({"BINARY_OP", "BINARY_SUBSCR", "BINARY_SLICE", "UNARY_NEGATIVE",
+                         "UNARY_INVERT"})
+_IV_BOOL_OPS = frozenset({"IS_OP", "CONTAINS_OP", "UNARY_NOT"})
+
+
+def intervention_class(ins: Instr, rec: Rec) -> int:
+    """IV_ANY, IV_BOOL or IV_NONE for the record `rec` of instruction `ins`."""
+    if rec.sem in (R_CALL, R_CALL_EX):
+        return IV_ANY
+    if rec.sem != R_OP or not rec.outputs:
+        return IV_NONE
+    if ins.opname in _IV_ANY_OPS:
+        return IV_ANY
+    if ins.opname == "COMPARE_OP":
+        # 3.13's bool flag: the jump that follows tests `is True` and nothing else.
+        return IV_BOOL if PY313 and ins.arg & 16 else IV_ANY
+    if ins.opname in _IV_BOOL_OPS:
+        return IV_BOOL
+    return IV_NONE
+
+
 @dataclass
 class CodePlan:
     """The compiled plan of one code object, in flat arrays the core indexes."""
@@ -74,6 +100,7 @@ class CodePlan:
     layout: CodeLayout
     ops: array  # int32, OP_WORDS per micro-op
     recs: array  # int32, records: sem, fn, nin, nout, kw, inputs..., outputs...
+    rec_iv: array  # int32, parallel to recs: at each record's start its IV_* class
     statics: list  # objects referenced by records and static inputs
     seg_at: array  # int32 per code unit: first op of the segment an INSTRUCTION event starts
     seg_from: array  # int32 per code unit: first op of the segment arriving control starts
@@ -116,6 +143,7 @@ class _Builder:
         self.statics: list = []
         self.static_ids: dict = {}
         self.recs = array("i")
+        self.rec_iv = array("i")
         self.rec_index: dict[tuple[int, int], int] = {}
 
     # -- interning -------------------------------------------------------------
@@ -143,6 +171,8 @@ class _Builder:
                 self.recs.append(d + x)
         for x in rec.outputs:
             self.recs.append(d + x)
+        self.rec_iv.extend([0] * (len(self.recs) - len(self.rec_iv)))
+        self.rec_iv[idx] = intervention_class(ins, rec)
         self.rec_index[key] = idx
         return idx
 
@@ -410,7 +440,7 @@ class _Builder:
         names = code.co_varnames[:nparams]
         cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
-        return CodePlan(code, self.lay, ops, self.recs, self.statics, seg_at, seg_from,
+        return CodePlan(code, self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
                         depth, handler, istart, frozenset(events), nparams, cells, rec_at)
 
 
