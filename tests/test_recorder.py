@@ -918,3 +918,37 @@ def test_raise_after_the_end_of_an_except_block_is_recorded():
     last = root.children[-1]
     assert last.kind == "primitive" and last.raised and isinstance(last.value, TypeError)
     assert last.function.value is operator.iadd and root.children[-2].kind == "jump"
+
+
+# -- memory ---------------------------------------------------------------------------------------
+
+class Marker:
+    pass
+
+
+def raises_key_error(x):
+    raise KeyError(x)
+
+
+def catches(o):
+    try:
+        raises_key_error(o)
+    except KeyError:
+        pass
+    return 1
+
+
+def test_trace_holding_a_caught_exception_is_collected():
+    # The recorded exception's traceback holds track()'s frame, which holds the
+    # trace: a cycle the garbage collector must be able to see through the values.
+    import gc
+
+    o = Marker()
+    base = sys.getrefcount(o)
+    for _ in range(50):
+        root = tracer.track(catches, o)
+        tracer.validate(root)
+    del root
+    tracer.api._state.last = None
+    gc.collect()
+    assert sys.getrefcount(o) == base

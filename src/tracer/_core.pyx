@@ -409,6 +409,53 @@ cdef class Trace:
         self.exception = exception
 
 
+# The values column is a raw array the garbage collector cannot see on its own.  A
+# trace can be part of a reference cycle (a recorded exception's traceback holds the
+# frame of track(), which holds the recorder and its trace), so Trace's GC slots are
+# extended to visit and clear the values too.
+cdef extern from "Python.h":
+    ctypedef int (*gc_visit "visitproc")(PyObject *, void *) noexcept
+    ctypedef int (*gc_traverse "traverseproc")(PyObject *, gc_visit, void *) noexcept
+    ctypedef int (*gc_clear "inquiry")(PyObject *) noexcept
+    ctypedef struct TypeSlots "PyTypeObject":
+        gc_traverse tp_traverse
+        gc_clear tp_clear
+
+cdef gc_traverse _trace_base_traverse = NULL
+cdef gc_clear _trace_base_clear = NULL
+
+
+cdef int _trace_traverse(PyObject *o, gc_visit visit, void *arg) noexcept:
+    cdef Trace t = <Trace>o
+    cdef int32_t i
+    cdef int r
+    if t.value_ != NULL:
+        for i in range(t.n):
+            if t.value_[i] != NULL:
+                r = visit(t.value_[i], arg)
+                if r:
+                    return r
+    return _trace_base_traverse(o, visit, arg) if _trace_base_traverse != NULL else 0
+
+
+cdef int _trace_clear(PyObject *o) noexcept:
+    cdef Trace t = <Trace>o
+    cdef int32_t i
+    cdef PyObject *v
+    if t.value_ != NULL:
+        for i in range(t.n):
+            v = t.value_[i]
+            t.value_[i] = NULL
+            Py_XDECREF(v)
+    return _trace_base_clear(o) if _trace_base_clear != NULL else 0
+
+
+_trace_base_traverse = (<TypeSlots *>Trace).tp_traverse
+_trace_base_clear = (<TypeSlots *>Trace).tp_clear
+(<TypeSlots *>Trace).tp_traverse = _trace_traverse
+(<TypeSlots *>Trace).tp_clear = _trace_clear
+
+
 cdef void *_realloc(void *p, size_t size) except NULL:
     cdef void *q = realloc(p, size)
     if q == NULL:
