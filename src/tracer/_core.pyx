@@ -1059,7 +1059,7 @@ cdef class Recorder:
     cdef int32_t _open(self, FrameRec *fr, int32_t rec, uint8_t kind) except -1:
         """Append the row of recorded op `rec` with its inputs; its value comes later."""
         cdef int32_t *r = fr.plan.recs + rec
-        cdef int32_t sem = r[0], nin = r[2], i, x
+        cdef int32_t nin = r[2], i, x
         cdef int64_t *ss = self._stack(fr)
         cdef int64_t s
         cdef Trace t = self.trace
@@ -1095,6 +1095,7 @@ cdef class Recorder:
             t._grow_rows(row + 2)
         if t.nrefs + nin > t.refcap:
             t._grow_refs(t.nrefs + nin)
+        # The inputs as _open writes them, inlined here: this is the per-node hot path.
         for i in range(nin):
             x = r[5 + i]
             if x < 0:
@@ -1205,13 +1206,13 @@ cdef class Recorder:
         the operator has run (_substituted).
         """
         cdef int32_t *r = fr.plan.recs + op[2]
-        cdef int32_t sem = r[0], nin = r[2], i, x, callee_slot = -1, k
+        cdef int32_t sem = r[0], nin = r[2], i, x, callee_slot = -1
         cdef PyObject *v
         cdef list values = []
         cdef object statics = <object>fr.plan.statics
         cdef object f, new
-        cdef tuple args
-        cdef dict kwargs = {}
+        cdef tuple args, parts
+        cdef dict kwargs
         if fr.plan.rec_iv[op[2]] == IV_NONE:
             return 0
         for i in range(nin):
@@ -1225,28 +1226,12 @@ cdef class Recorder:
             if callee_slot < 0:
                 callee_slot = x
             values.append(<object>v)
-        if sem == R_OP:
-            f = statics[r[1]]
-            args = tuple(values)
-        else:
-            if not values:
-                return 0
-            f = values[0]
-            rest = values[1:]
-            if sem == R_CALL_EX:
-                # f(*it) with `it` not yet a tuple: reading it would consume it.
-                if rest and not isinstance(rest[0], (tuple, list)):
-                    return 0
-                args = tuple(rest[0]) if rest else ()
-                if len(rest) > 1 and rest[1] is not None:
-                    kwargs = dict(rest[1])
-            elif r[4] >= 0:
-                names = statics[r[4]]
-                k = len(rest) - len(names)
-                args = tuple(rest[:k])
-                kwargs = dict(zip(names, rest[k:]))
-            else:
-                args = tuple(rest)
+        if sem != R_OP and not values:
+            return 0
+        parts = _split_call(r, statics, values)
+        if parts is None:  # f(*it) with `it` not yet a tuple: reading it would consume it
+            return 0
+        f, args, kwargs = parts
         try:
             from tracer.context import ask_substitute
             new = ask_substitute(<object>fr.ctx, f, args, kwargs)
@@ -1414,7 +1399,6 @@ cdef class Recorder:
         cdef object new_ctx
         cdef uint32_t hooks
         cdef int32_t row
-        cdef tuple parts
         self.events += 1
         # Which node the new activation records into: the op the caller is running.
         if parent.plan != NULL and parent.open_row < 0 and parent.pending >= 0 \
@@ -1496,14 +1480,12 @@ cdef class Recorder:
 
     cdef bint _is_callee(self, int32_t row, PyObject *func) except -1:
         """Whether `func` is what the call at `row` called (so its body is the row's)."""
-        cdef Trace t = self.trace
-        cdef int32_t first = t.ref_start_[row]
-        cdef int32_t ref
         cdef object callee
-        if func == NULL or first == t.ref_start_[row + 1]:
+        if func == NULL:
             return False
-        ref = t.refs_[first]
-        callee = t.value(ref) if ref >= 0 else t.pool[-ref - 1]
+        callee = self._callee(row)
+        if callee is None:
+            return False
         if callee is <object>func:
             return True
         return getattr(callee, "__func__", None) is <object>func
@@ -1577,34 +1559,22 @@ cdef class Recorder:
         cdef Trace t = self.trace
         cdef int32_t i, ref, k
         cdef list values = []
-        cdef object statics
         for i in range(t.ref_start_[row], t.ref_start_[row + 1]):
             ref = t.refs_[i]
             values.append(t.value(ref) if ref >= 0 else t.pool[-ref - 1])
         if r == NULL:  # the root: f, its positional arguments, then its keywords' values
             k = len(values) - len(t.root_keywords or ())
             return (values[0], tuple(values[1:k]), dict(zip(t.root_keywords or (), values[k:])))
-        statics = <object>plan.statics
-        if r[0] == R_OP or r[0] == R_SPECIAL:
-            return (statics[r[1]] if r[1] >= 0 else None, tuple(values), {})
-        if not values:
-            return (None, (), {})
-        if r[0] == R_CALL_EX:
-            if len(values) > 1 and not isinstance(values[1], (tuple, list)):
-                # f(*it): CPython has consumed `it`.  If this frame is f's body its
-                # parameters show the arguments; otherwise (a generator feeding `*`
-                # is running) they are not known yet.
-                if self._is_callee(row, tracer_frame_function(frame)):
-                    return (values[0],) + _frame_arguments(frame, code)
-                return (values[0], (UNKNOWN,),
-                        values[2] if len(values) > 2 and type(values[2]) is dict else {})
-            return (values[0], tuple(values[1]) if len(values) > 1 else (),
-                    dict(values[2]) if len(values) > 2 and values[2] is not None else {})
-        if r[4] >= 0:
-            names = statics[r[4]]
-            k = len(values) - len(names)
-            return (values[0], tuple(values[1:k]), dict(zip(names, values[k:])))
-        return (values[0], tuple(values[1:]), {})
+        parts = _split_call(r, <object>plan.statics, values)
+        if parts is not None:
+            return parts
+        # f(*it): CPython has consumed `it`.  If this frame is f's body its parameters
+        # show the arguments; otherwise (a generator feeding `*` is running) they are
+        # not known yet.
+        if self._is_callee(row, tracer_frame_function(frame)):
+            return (values[0],) + _frame_arguments(frame, code)
+        return (values[0], (UNKNOWN,),
+                values[2] if len(values) > 2 and type(values[2]) is dict else {})
 
     cdef object _enter_context(self, object ctx, FrameRec *parent, int32_t call_row,
                                void *frame, object code):
@@ -2077,6 +2047,27 @@ cdef object _keep():
         from tracer.context import KEEP
         _KEEP = KEEP
     return _KEEP
+
+
+cdef tuple _split_call(int32_t *r, object statics, list values):
+    """(f, args, kwargs) of record `r`'s call from its input values in order (NULL
+    slots left out), or None for f(*it) whose `it` is not a tuple or list yet
+    (reading it would consume it)."""
+    cdef Py_ssize_t k
+    if r[0] == R_OP or r[0] == R_SPECIAL:
+        return (statics[r[1]] if r[1] >= 0 else None, tuple(values), {})
+    if not values:
+        return (None, (), {})
+    if r[0] == R_CALL_EX:
+        if len(values) > 1 and not isinstance(values[1], (tuple, list)):
+            return None
+        return (values[0], tuple(values[1]) if len(values) > 1 else (),
+                dict(values[2]) if len(values) > 2 and values[2] is not None else {})
+    if r[4] >= 0:
+        names = statics[r[4]]
+        k = len(values) - len(names)
+        return (values[0], tuple(values[1:k]), dict(zip(names, values[k:])))
+    return (values[0], tuple(values[1:]), {})
 
 
 cdef tuple _frame_arguments(void *frame, object code):
