@@ -12,6 +12,9 @@ from __future__ import annotations
 import types
 from typing import Callable, Iterable
 
+from ._core import HOOK_BITS as _CORE_BITS
+from ._core import NODE_HOOKS
+
 __all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS"]
 
 
@@ -29,20 +32,11 @@ class _Keep:
 
 KEEP = _Keep()
 
-# The per-node hooks, indexed by node kind number (tracer.nodes.KINDS).
-NODE_HOOKS = ("trackedargument", "trackedconstant", "trackedprimitive", "trackednested",
-              "trackedspecial", "trackedjump", "trackedreturn")
-
-# Bits of a context's hook mask; tracer._core declares the same numbers.
-H_CANRECUR = 1 << 0
-H_ENTER = 1 << 1
-H_NODE = 1 << 2          # shifted left by the node kind: bits 2..8
-H_SUBSTITUTE = 1 << 9
-H_OVERRIDE = 1 << 10
-H_PRIMITIVES = 1 << 11   # the context has primitive callables or modules
-HOOK_BITS = {"canrecur": H_CANRECUR, "enter": H_ENTER, "substitute": H_SUBSTITUTE,
-             "override": H_OVERRIDE}
-HOOK_BITS.update({name: H_NODE << kind for kind, name in enumerate(NODE_HOOKS)})
+# The per-node hooks by node kind number, and the bits of a context's hook mask, as
+# the core defines them (a hook's bit is set when a context's class overrides it).
+HOOK_BITS = {name: _CORE_BITS[name] for name in ("canrecur", "enter", "substitute", "override")}
+HOOK_BITS.update({name: _CORE_BITS["node"] << kind for kind, name in enumerate(NODE_HOOKS)})
+H_PRIMITIVES = _CORE_BITS["primitives"]   # the context has primitive callables or modules
 
 
 class Context:

@@ -72,8 +72,18 @@ AT, FROM = 0, 1
 # type (LIST_APPEND, FOR_ITER), and replacing it could crash the interpreter.
 IV_NONE, IV_ANY, IV_BOOL = 0, 1, 2   # IV_BOOL: the result must stay a bool
 _IV_ANY_OPS = frozenset({"BINARY_OP", "BINARY_SUBSCR", "BINARY_SLICE", "UNARY_NEGATIVE",
-                         "UNARY_INVERT"})
-_IV_BOOL_OPS = frozenset({"IS_OP", "CONTAINS_OP", "UNARY_NOT"})
+                         "UNARY_INVERT", "COMPARE_OP"})
+
+
+def pushes_bool(ins: Instr) -> bool:
+    """Whether `ins` certainly pushes True or False, which what follows may rely on.
+
+    IS_OP and CONTAINS_OP always do; on 3.13 so does COMPARE_OP with its bool flag
+    (oparg bit 4), and the jump that follows it then tests `is True` and nothing else.
+    """
+    return ins.opname in ("IS_OP", "CONTAINS_OP") or (
+        PY313 and ins.opname == "COMPARE_OP" and bool(ins.arg & 16)
+    )
 
 
 def intervention_class(ins: Instr, rec: Rec) -> int:
@@ -82,13 +92,10 @@ def intervention_class(ins: Instr, rec: Rec) -> int:
         return IV_ANY
     if rec.sem != R_OP or not rec.outputs:
         return IV_NONE
+    if pushes_bool(ins) or ins.opname == "UNARY_NOT":
+        return IV_BOOL
     if ins.opname in _IV_ANY_OPS:
         return IV_ANY
-    if ins.opname == "COMPARE_OP":
-        # 3.13's bool flag: the jump that follows tests `is True` and nothing else.
-        return IV_BOOL if PY313 and ins.arg & 16 else IV_ANY
-    if ins.opname in _IV_BOOL_OPS:
-        return IV_BOOL
     return IV_NONE
 
 
@@ -178,17 +185,11 @@ class _Builder:
 
     # -- event placement --------------------------------------------------------
     def bool_into_branch(self, ins) -> bool:
-        """Whether `ins` pushes a certain bool that the next instruction branches on.
-
-        IS_OP and CONTAINS_OP always push True or False; on 3.13 so does COMPARE_OP
-        with its bool flag (oparg bit 4).  Their value is then the branch's
-        direction, so the recorder needs no event between the two.
+        """Whether `ins` pushes a certain bool (pushes_bool) that the next instruction
+        branches on: its value is then the branch's direction, so the recorder needs
+        no event between the two.
         """
-        if self.interventions:
-            return False
-        if ins.opname not in ("IS_OP", "CONTAINS_OP") and not (
-            PY313 and ins.opname == "COMPARE_OP" and ins.arg & 16
-        ):
+        if self.interventions or not pushes_bool(ins):
             return False
         nxt = self.lay.by_offset.get(ins.next)
         return nxt is not None and nxt.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
