@@ -38,6 +38,7 @@ cdef extern from "_frame.h":
     PyObject *tracer_frame_stack_item(void *frame, int index)
     void tracer_frame_stack_set(void *frame, int index, PyObject *value)
     PyObject *tracer_frame_local(void *frame, int index)
+    int tracer_frame_lasti(void *frame)
     int tracer_code_nlocalsplus(PyObject *code)
 
 # ---------------------------------------------------------------------------------
@@ -536,6 +537,8 @@ ctypedef struct CPlan:
     int32_t *handler
     int32_t *istart
     int32_t *seg_end         # per op: offset of the END closing its segment, or -1
+    int32_t *piece_lo        # per op: first offset of its straight-line piece
+    int32_t *jump_event      # per code unit: 1 at a jump whose JUMP event is used
     int32_t nunits
     int32_t nlocalsplus
     int32_t stacksize
@@ -599,6 +602,8 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     plan.depth = _buffer_address(owner.depth)
     plan.handler = _buffer_address(owner.handler)
     plan.istart = _buffer_address(owner.istart)
+    plan.piece_lo = _buffer_address(owner.piece_lo)
+    plan.jump_event = _buffer_address(owner.jump_event)
     plan.nunits = len(owner.seg_at)
     plan.nlocalsplus = tracer_code_nlocalsplus(<PyObject *>code)
     plan.stacksize = code.co_stacksize
@@ -689,7 +694,7 @@ cdef class Recorder:
     cdef readonly list contexts
     cdef readonly set instrumented
     cdef dict module_verdicts   # id(ctx.modules) -> {code: bool}
-    cdef public object on_code          # called with each new code object to instrument
+    cdef public object on_code          # (code, uses JUMP events): instrument a new code object
     cdef public object hook_error
     cdef public object on_stop          # called once when a hook error stops tracking
     cdef object interrupt               # a KeyboardInterrupt/SystemExit from a hook, to raise
@@ -907,7 +912,10 @@ cdef class Recorder:
                 sl[op[3]] = s if s & 3 == 0 else self._stored(fr, s, op[3], op[4], op[1])
             elif op[0] == M_RECORD:
                 fr.pc = pc
-                self._record(fr, op[2], NULL)
+                if op[4]:  # its result went to a local (tracer.plan.deferred_local)
+                    self._record(fr, op[2], NULL, self._deferred_value(fr, op))
+                else:
+                    self._record(fr, op[2], NULL)
             elif op[0] == M_SET:
                 ss[op[2]] = SPECIAL_SHADOW[op[3]]
             elif op[0] == M_DELETE_LOCAL:
@@ -945,44 +953,49 @@ cdef class Recorder:
         self._emit(fr, row)
         return s
 
-    cdef int _run(self, FrameRec *fr, int32_t stop_offset, bint before_record) except -1:
-        """Run the pending segment's ops from fr.pc.
+    cdef inline PyObject *_deferred_value(self, FrameRec *fr, int32_t *op) noexcept:
+        # A RECORD's result read back from the local the next instruction stored it
+        # in; the plan checked that nothing in the segment assigns that local again.
+        return tracer_frame_local(fr.frame, op[4] - 1)
 
-        Stops at its RECORD, END or terminal op (left for the caller), at the first
-        op of instruction `stop_offset` (>= 0: an exception was raised there), and,
-        with `before_record` (a nested frame is starting under the RECORD), before
-        any stack capture.  Events at a segment's end use _run_to_end instead.
+    cdef int32_t _executing(self, FrameRec *fr) noexcept:
+        """The offset of the instruction fr's frame is executing (suspended in)."""
+        cdef int32_t lasti = tracer_frame_lasti(fr.frame)
+        if 0 <= lasti < 2 * fr.plan.nunits:
+            return fr.plan.istart[lasti >> 1]
+        return -1
+
+    cdef int _run(self, FrameRec *fr, int32_t stop_offset, bint before_record) except -1:
+        """Run the pending segment's ops from fr.pc up to instruction `stop_offset`.
+
+        That instruction is executing now (it raised, or it started a Python frame):
+        the ops of the instructions before it in the segment are replayed, including
+        records whose result went to a local.  Stops at its first op, and anyway at
+        a RECORD that reads the stack, an END or a terminal op (left for the
+        caller); with `before_record` also before any stack capture.  Offsets grow
+        along each straight-line piece of a segment (pieces are joined by silent
+        jumps), so the stop is the first op at or after `stop_offset` in the piece
+        that holds it.  Events at a segment's end use _run_to_end instead.
         """
         cdef int32_t *op
         cdef int32_t opc, a, b
+        cdef int32_t *lo = fr.plan.piece_lo
         cdef int64_t *sl = self._locals(fr)
         cdef int64_t *ss = self._stack(fr)
         cdef int64_t s
-        cdef PyObject *v
-        cdef Trace t = self.trace
-        cdef bint exact = False
         if fr.pending < 0:
             return 0
-        if stop_offset >= 0:
-            # Offsets grow along a segment except after a (silent) backward jump:
-            # stop at the raising instruction's own ops when the segment has any.
-            op = fr.plan.ops + fr.pc * OP_WORDS
-            while op[0] < M_RECORD or op[0] == M_SILENT_JUMP or op[0] == M_RECORD_BOOL:
-                if op[1] == stop_offset:
-                    exact = True
-                    break
-                if op[0] == M_END:
-                    break
-                op += OP_WORDS
-            if op[1] == stop_offset:
-                exact = True
         while True:
             op = fr.plan.ops + fr.pc * OP_WORDS
             opc = op[0]
-            if stop_offset >= 0 and (op[1] == stop_offset if exact else op[1] >= stop_offset):
+            if op[1] >= stop_offset and lo[fr.pc] <= stop_offset:
                 return 0
             if opc == M_SILENT_JUMP:
                 self._jump_row(fr, op[1], op[4], S_NULL, <PyObject *>None)
+                fr.pc += 1
+                continue
+            if opc == M_RECORD and op[4] and stop_offset >= 0:
+                self._record(fr, op[2], NULL, self._deferred_value(fr, op))
                 fr.pc += 1
                 continue
             if opc >= M_RECORD or opc == M_END:
@@ -1391,7 +1404,8 @@ cdef class Recorder:
                     bint resumed) except -1:
         cdef CPlan *plan
         cdef Trace t = self.trace
-        cdef int32_t call_row, i, code_id, op_index, rec
+        cdef int32_t call_row, i, code_id, rec, here
+        cdef int32_t *op
         cdef FrameRec *fr
         cdef PyObject *func
         cdef PyObject *v
@@ -1400,21 +1414,27 @@ cdef class Recorder:
         cdef uint32_t hooks
         cdef int32_t row
         self.events += 1
-        # Which node the new activation records into: the op the caller is running.
-        if parent.plan != NULL and parent.open_row < 0 and parent.pending >= 0 \
-                and self._record_ahead(parent):
-            self._run(parent, -1, True)
-            op_index = parent.pc
-            rec = (parent.plan.ops + op_index * OP_WORDS)[2]
-            parent.open_row = self._open(parent, rec, K_NESTED)
-            parent.direct_ok = parent.plan.recs[rec] in (R_CALL, R_CALL_EX)
-            parent.direct_done = 0
-            parent.open_primitive = 0
-            if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
-                    not self._may_recur(parent, frame, code):
-                parent.open_primitive = 1
-                t.kind_[parent.open_row] = K_PRIMITIVE
-        if parent.open_primitive or self.broken:
+        # Which node the new activation records into: the op of the instruction the
+        # caller is executing, if that instruction is a recorded one.
+        if parent.plan != NULL and parent.pending >= 0:
+            here = self._executing(parent)
+            op = parent.plan.ops + parent.pc * OP_WORDS
+            if parent.open_row < 0 or op[1] != here:
+                # Ops before `here` have run, an op opened earlier among them.
+                self._run(parent, here, True)
+                op = parent.plan.ops + parent.pc * OP_WORDS
+                if parent.open_row < 0 and here >= 0 and op[1] == here and (
+                        op[0] == M_RECORD or op[0] == M_FOR_ITER or op[0] == M_RECORD_BOOL):
+                    rec = op[2]
+                    parent.open_row = self._open(parent, rec, K_NESTED)
+                    parent.direct_ok = parent.plan.recs[rec] in (R_CALL, R_CALL_EX)
+                    parent.direct_done = 0
+                    parent.open_primitive = 0
+                    if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
+                            not self._may_recur(parent, frame, code):
+                        parent.open_primitive = 1
+                        t.kind_[parent.open_row] = K_PRIMITIVE
+        if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
             return 0
         plan = _plan_for(code, self.interventions)
         if plan.session != self.session:
@@ -1424,7 +1444,7 @@ cdef class Recorder:
             memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
             if code not in self.instrumented:
                 self.instrumented.add(code)
-                self.on_code(code)
+                self.on_code(code, bool((<object>plan.owner).jump_events))
         code_id = plan.code_id
         func = tracer_frame_function(frame)
         if parent.open_row >= 0 and parent.direct_ok and not parent.direct_done \
@@ -1468,15 +1488,6 @@ cdef class Recorder:
             if plan.cellparams[k] == i:
                 return True
         return False
-
-    cdef bint _record_ahead(self, FrameRec *fr) noexcept:
-        # Whether the pending segment records an op before it ends: only then is a
-        # frame starting now that op's call (otherwise it was entered by something
-        # else, e.g. a __del__), and only then may its earlier ops run now.
-        cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
-        while (op[0] < M_RECORD and op[0] != M_END) or op[0] == M_SILENT_JUMP:
-            op += OP_WORDS
-        return op[0] == M_RECORD or op[0] == M_FOR_ITER or op[0] == M_RECORD_BOOL
 
     cdef bint _is_callee(self, int32_t row, PyObject *func) except -1:
         """Whether `func` is what the call at `row` called (so its body is the row's)."""
@@ -1786,8 +1797,20 @@ cdef class Recorder:
     cdef int _jump(self, object code, int offset, int dest) except -1:
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t *op
+        cdef void *extra = NULL
+        cdef CPlan *plan
         if fr == NULL:
+            PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
+                                     else CODE_EXTRA_INDEX, &extra)
+            plan = <CPlan *>extra
+            if plan != NULL and 0 <= offset < 2 * plan.nunits and \
+                    not plan.jump_event[offset >> 1]:
+                return EV_DISABLE
             return EV_CONTINUE
+        if 0 <= offset < 2 * fr.plan.nunits and not fr.plan.jump_event[offset >> 1]:
+            # A silent jump (its JumpNode is written when the segment is replayed);
+            # it fires only because its event was switched on again.
+            return EV_DISABLE
         self.events += 1
         if fr.pending >= 0:
             self._run_to_end(fr)
@@ -1840,10 +1863,10 @@ cdef class Recorder:
         if fr == NULL:
             return EV_CONTINUE
         self.events += 1
-        # 3.13 reports the raise at the instruction's last code unit (an inline
-        # cache entry); the plan is keyed by the instruction's own offset.
-        if 0 <= offset < 2 * fr.plan.nunits:
-            offset = fr.plan.istart[offset >> 1]
+        # The instruction that raised is the one the frame is executing: the event's
+        # offset is not always inside it (3.13 reports an exception coming out of a
+        # call at the code unit before the CALL).
+        offset = self._executing(fr)
         fr.exc_row = -1
         if fr.pending >= 0:
             self._run(fr, offset, False)

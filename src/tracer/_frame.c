@@ -101,6 +101,12 @@ PyObject *tracer_frame_local(void *frame, int index)
     return SLOT_AS_OBJECT(f->localsplus[index]);
 }
 
+int tracer_frame_lasti(void *frame)
+{
+    int units = _PyInterpreterFrame_LASTI((_PyInterpreterFrame *)frame);
+    return units < 0 ? -1 : units * (int)sizeof(_Py_CODEUNIT);
+}
+
 void *tracer_frame_caller(void *frame)
 {
     _PyInterpreterFrame *f = ((_PyInterpreterFrame *)frame)->previous;

@@ -35,6 +35,10 @@ void tracer_frame_stack_set(void *frame, int index, PyObject *value);
 /* Fast local `index` (borrowed), NULL when unbound. */
 PyObject *tracer_frame_local(void *frame, int index);
 
+/* Byte offset of the code unit a frame is executing (for a frame suspended in a
+ * call, one of the calling instruction's units); -1 before its first instruction. */
+int tracer_frame_lasti(void *frame);
+
 /* The Python frame that called `frame`, skipping the entry frames CPython puts on
  * the C stack when C code calls Python; NULL if none. */
 void *tracer_frame_caller(void *frame);

@@ -13,7 +13,8 @@ __all__ = ["track", "last_trace", "TrackingError", "ToolIdError"]
 
 MON = sys.monitoring
 EV = MON.events
-# Events set per code object being tracked; the others can only be global.
+# Events set per code object being tracked (JUMP only where its plan uses it: most
+# unconditional jumps are replayed without an event); the others can only be global.
 LOCAL_EVENTS = EV.INSTRUCTION | EV.BRANCH | EV.JUMP | EV.PY_RETURN | EV.PY_YIELD | EV.PY_RESUME
 GLOBAL_EVENTS = EV.PY_START | EV.RAISE | EV.RERAISE | EV.PY_UNWIND
 # Free tool ids are tried in this order: 3 and 4 have no conventional owner.
@@ -90,7 +91,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         tool = _claim_tool_id()
         try:
             rec = _core.new_recorder()
-            rec.on_code = lambda code: MON.set_local_events(tool, code, LOCAL_EVENTS)
+            rec.on_code = lambda code, jumps: MON.set_local_events(
+                tool, code, LOCAL_EVENTS if jumps else LOCAL_EVENTS & ~EV.JUMP)
             rec.on_stop = lambda: _uninstrument(tool, rec)
             for event, cb in CALLBACKS.items():
                 MON.register_callback(tool, event, cb)

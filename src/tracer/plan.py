@@ -7,7 +7,12 @@ not fixed fires an event: BRANCH, JUMP, RAISE, ...), so the analysis walks each 
 state (which node holds each local and each stack slot):
 
 * an INSTRUCTION event is placed right after every recorded instruction, where its
-  result is on top of the stack and can be read;
+  result is on top of the stack and can be read, unless the next instruction stores
+  that result in a plain local that the segment does not assign again: the value is
+  then read back from the local when the segment is replayed, at a later event;
+* unconditional jumps fire no event: the segment goes on at their target, so a loop
+  iteration costs only the events its body needs (a JUMP event is kept only for a
+  loop with no other event on it);
 * a constant-like value (a global, a module attribute, a free variable) that an
   instruction consumes is read off the stack at the last event before it, adding an
   event at the consuming instruction only when no earlier one can see it.
@@ -49,9 +54,11 @@ MICRO_OPS = (
 # RECORD_BOOL: a record whose result is certainly a bool and is popped at once by a
 # POP_JUMP_IF_FALSE/TRUE.  It gets no event of its own: the recorder records it at
 # the BRANCH event, its value being the truth the branch direction shows.
-# SILENT_JUMP: a jump that fires no event (JUMP_BACKWARD_NO_INTERRUPT, ...); the
-# recorder writes its JumpNode when it replays the segment, which goes on at the
-# target.
+# SILENT_JUMP: an unconditional jump without an event (JUMP_FORWARD/BACKWARD whose
+# JUMP event is not needed, JUMP_BACKWARD_NO_INTERRUPT which has none); the recorder
+# writes its JumpNode when it replays the segment, which goes on at the target.
+# RECORD with c = local + 1: the result was stored in that local by the next
+# instruction; the recorder reads it from there (see _Builder.deferred_local).
 OP_WORDS = 5  # opcode, instruction offset, a, b, c
 
 # Flags of LOAD_LOCAL / STORE_LOCAL.
@@ -115,6 +122,9 @@ class CodePlan:
     handler: array  # int32 per code unit: (depth << 1 | lasti) of a handler target, else -1
     istart: array  # int32 per code unit: offset of the instruction it belongs to
     events: frozenset  # offsets with INSTRUCTION events
+    jump_events: frozenset  # offsets of unconditional jumps whose JUMP event is used
+    jump_event: array  # int32 per code unit: 1 at a jump in jump_events
+    piece_lo: array  # int32 per micro-op: first offset of its straight-line piece
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
     rec_at: dict = field(default_factory=dict)  # instruction offset -> Rec
@@ -152,6 +162,7 @@ class _Builder:
         self.recs = array("i")
         self.rec_iv = array("i")
         self.rec_index: dict[tuple[int, int], int] = {}
+        self.jump_events: set[int] = set()
 
     # -- interning -------------------------------------------------------------
     def static(self, obj) -> int:
@@ -199,7 +210,8 @@ class _Builder:
         for ins in self.lay.instrs:
             eff = self.effects.get(ins.offset)
             if eff is not None and eff.rec is not None and eff.control != "for_iter" \
-                    and not self.bool_into_branch(ins):
+                    and not self.bool_into_branch(ins) \
+                    and self.deferred_local(ins, eff, self.lay.depth[ins.offset], eff.rec) < 0:
                 events.add(ins.next)
                 if self.interventions:
                     events.add(ins.offset)
@@ -219,7 +231,7 @@ class _Builder:
                 froms.update((ins.target, ins.next))
             elif eff.control == "for_iter":
                 froms.update((ins.next, for_iter_exit(ins, self.lay.by_offset)))
-            elif eff.control == "jump":
+            elif eff.control == "jump" and ins.offset in self.jump_events:
                 froms.add(ins.target)
         out.extend((FROM, off) for off in sorted(froms) if off in self.lay.depth)
         return out
@@ -230,7 +242,8 @@ class _Builder:
         cls = [OTHER] * lay.depth[start]
         ops: list[list[int]] = []
         dyn_stored: set[int] = set()
-        visited: set[int] = set()
+        visited: dict[int, int] = {}  # offset -> its position in the walk
+        followed: list[tuple[int, int]] = []  # (position, offset) of jumps gone through
         off = start
         first = True
         while True:
@@ -244,9 +257,14 @@ class _Builder:
                 ops.append([M_END, off, 0, 0, 0])
                 break
             if off in visited:
+                # A loop with no event on it: the last jump taken on the loop fires
+                # its JUMP event (in the next round of build()).
+                on_loop = [j for pos, j in followed if pos >= visited[off]]
+                if on_loop:
+                    self.jump_needs.add(on_loop[-1])
                 ops.append([M_LOST, off, 0, 0, 0])
                 break
-            visited.add(off)
+            visited[off] = len(visited)
             first = False
             d = lay.depth[off]
             eff = self.effects[off]
@@ -255,19 +273,22 @@ class _Builder:
             cls = work[: d - eff.pops + eff.pushes]
             if terminal:
                 break
-            if eff.control == "silent_jump":
+            if eff.control == "silent_jump" or eff.control == "jump":
+                if eff.control == "jump":
+                    followed.append((visited[off], off))
                 ops.append([M_SILENT_JUMP, off, 0, 0, ins.target])
                 off = ins.target
             else:
                 off = ins.next
         self._mark_safe_loads(ops)
+        self._check_deferred(ops, needs)
         return ops
 
     def _check_reads(self, ops: list[list[int]], depth: int) -> None:
         # The recorder reads each record's outputs off the stack at the segment's
         # end: they must be live there, i.e. below the static depth.
         for op in ops:
-            if op[0] == M_RECORD:
+            if op[0] == M_RECORD and not op[4]:
                 r = op[2]
                 nin, nout = self.recs[r + 2], self.recs[r + 3]
                 for x in self.recs[r + 5 + nin: r + 5 + nin + nout]:
@@ -333,9 +354,13 @@ class _Builder:
                     continue
                 rec = Rec(R_OP, getattr, [rel, ("static", attr)], [rel], display="getattr")
                 eff.rec = rec
+                local = -1
                 if ins.next not in events:
-                    needs.add(ins.next)  # its value is read right after it, like any record
-                ops.append([M_RECORD, off, self.record(ins, rec, d), 0, 0])
+                    # its value is read right after it, like any record
+                    local = self.deferred_local(ins, eff, d, rec)
+                    if local < 0:
+                        needs.add(ins.next)
+                ops.append([M_RECORD, off, self.record(ins, rec, d), 0, local + 1])
                 work[d + rel] = OTHER
             elif tag == "method_pair":
                 _, a, b = step
@@ -346,15 +371,18 @@ class _Builder:
             elif tag == "record":
                 rec = step[1]
                 micro = M_RECORD
+                local = -1
                 if ins.next not in events:
                     if self.bool_into_branch(ins):
                         micro = M_RECORD_BOOL
                     else:
-                        needs.add(ins.next)
+                        local = self.deferred_local(ins, eff, d, rec)
+                        if local < 0:
+                            needs.add(ins.next)
                 for x in rec.inputs:
                     if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
                         needs.add(off)
-                ops.append([micro, off, self.record(ins, rec, d), 0, 0])
+                ops.append([micro, off, self.record(ins, rec, d), 0, local + 1])
                 for x in rec.outputs:
                     work[d + x] = OTHER
             elif tag == "for_iter":
@@ -369,6 +397,8 @@ class _Builder:
                 ops.append([M_BRANCH, off, d + rel, BRANCH_KINDS[name], ins.target])
                 return True
             elif tag == "jump":
+                if off not in self.jump_events:
+                    continue  # a SILENT_JUMP (walk)
                 self._captures(work[:d], off, ops)
                 ops.append([M_JUMP, off, 0, 0, 0])
                 return True
@@ -392,6 +422,41 @@ class _Builder:
                 raise AssertionError(f"unknown step {tag}")
         return False
 
+    def deferred_local(self, ins: Instr, eff, d: int, rec: Rec) -> int:
+        """The plain local the instruction after `ins` stores its one result in, or -1.
+
+        Such a result needs no event of its own: the recorder reads it back from
+        the local when it replays the segment at a later event, provided nothing in
+        the segment assigns the local again (_check_deferred).  Plans for contexts
+        that intervene keep every value on the stack at its own event instead.
+        """
+        if self.interventions or len(rec.outputs) != 1 or eff.control is not None:
+            return -1
+        if d + rec.outputs[0] != d - eff.pops + eff.pushes - 1:
+            return -1  # not the top of the stack
+        nxt = self.lay.by_offset.get(ins.next)
+        if nxt is None or nxt.offset not in self.lay.depth:
+            return -1
+        if nxt.opname == "STORE_FAST":
+            return nxt.arg
+        if nxt.opname in ("STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"):
+            return nxt.arg >> 4  # the first local stored takes the top of the stack
+        return -1
+
+    def _check_deferred(self, ops: list[list[int]], needs: set[int]) -> None:
+        # A record read back from a local must find its value there when the
+        # segment is replayed: a later store or delete of that local in the same
+        # segment would hide it, so that record gets its own event after all.
+        for i, op in enumerate(ops):
+            if op[0] != M_RECORD or not op[4]:
+                continue
+            local = op[4] - 1
+            stores = [o for o in ops[i + 1:]
+                      if (o[0] == M_STORE_LOCAL and o[3] == local)
+                      or (o[0] == M_DELETE_LOCAL and o[2] == local)]
+            if len(stores) > 1 or not stores or stores[0][0] != M_STORE_LOCAL:
+                needs.add(self.lay.by_offset[op[1]].next)
+
     @staticmethod
     def _mark_safe_loads(ops: list[list[int]]) -> None:
         # A local whose shadow is unknown is read back from the frame when it is
@@ -409,22 +474,32 @@ class _Builder:
         events = self.initial_events()
         while True:
             needs: set[int] = set()
+            self.jump_needs: set[int] = set()
             self.violations: list[str] = []
             segments = [(k, s, self.walk(k, s, events, needs)) for k, s in self.starts(events)]
-            if needs <= events:
+            if needs <= events and self.jump_needs <= self.jump_events:
                 break
             events |= needs
+            self.jump_events |= self.jump_needs
         if self.violations:
             raise AnalysisError(self.violations[0])
         units = len(self.code.co_code) // 2
         ops = array("i")
+        piece_lo = array("i")
         seg_at = array("i", [-1]) * units
         seg_from = array("i", [-1]) * units
         for kind, start, seg in segments:
             table = seg_at if kind == AT else seg_from
             table[start // 2] = len(ops) // OP_WORDS
+            lo = start
             for op in seg:
                 ops.extend(op)
+                piece_lo.append(lo)
+                if op[0] == M_SILENT_JUMP:
+                    lo = op[4]
+        jump_event = array("i", [0]) * units
+        for off in self.jump_events:
+            jump_event[off // 2] = 1
         depth = array("i", [-1]) * units
         for off, d in self.lay.depth.items():
             depth[off // 2] = d
@@ -442,7 +517,8 @@ class _Builder:
         cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
         return CodePlan(code, self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
-                        depth, handler, istart, frozenset(events), nparams, cells, rec_at)
+                        depth, handler, istart, frozenset(events), frozenset(self.jump_events),
+                        jump_event, piece_lo, nparams, cells, rec_at)
 
 
 _cache: dict[tuple[CodeType, bool], CodePlan] = {}
