@@ -892,45 +892,53 @@ cdef class Recorder:
         """
         cdef int32_t *ops = fr.plan.ops
         cdef int32_t *op
+        cdef int32_t *r
         cdef int32_t pc = fr.pc
+        cdef int32_t opc
         cdef int64_t *sl = self._locals(fr)
         cdef int64_t *ss = sl + fr.plan.nlocalsplus
         cdef int64_t s
+        cdef PyObject *known
         if fr.pending < 0:
             return 0
         while True:
             op = ops + pc * OP_WORDS
-            if op[0] == M_LOAD_LOCAL:
+            opc = op[0]
+            # One comparison per case on a C variable: Cython emits a switch.
+            if opc == M_LOAD_LOCAL:
                 s = sl[op[3]]
                 if s == S_UNKNOWN and (op[4] & LF_SAFE):
                     s = self._carried(fr, op)
                 ss[op[2]] = s
-            elif op[0] == M_LOAD_CONST:
+            elif opc == M_LOAD_CONST:
                 ss[op[2]] = ((<int64_t>op[3]) << 2) | 1
-            elif op[0] == M_STORE_LOCAL:
+            elif opc == M_STORE_LOCAL:
                 s = ss[op[2]]
                 sl[op[3]] = s if s & 3 == 0 else self._stored(fr, s, op[3], op[4], op[1])
-            elif op[0] == M_RECORD:
+            elif opc == M_RECORD:
                 fr.pc = pc
-                if op[4]:  # its result went to a local (tracer.plan.deferred_local)
-                    self._record(fr, op[2], NULL, self._deferred_value(fr, op))
+                # its result went to a local (tracer.plan.deferred_local), or is on the stack
+                known = self._deferred_value(fr, op) if op[4] else NULL
+                r = fr.plan.recs + op[2]
+                if fr.open_row < 0 and r[3] == 1:
+                    self._record_primitive(fr, r, known)
                 else:
-                    self._record(fr, op[2], NULL)
-            elif op[0] == M_SET:
+                    self._record(fr, op[2], NULL, known)
+            elif opc == M_SET:
                 ss[op[2]] = SPECIAL_SHADOW[op[3]]
-            elif op[0] == M_DELETE_LOCAL:
+            elif opc == M_DELETE_LOCAL:
                 sl[op[2]] = S_UNKNOWN
-            elif op[0] == M_COPY:
+            elif opc == M_COPY:
                 ss[op[2]] = ss[op[3]]
-            elif op[0] == M_SWAP:
+            elif opc == M_SWAP:
                 s = ss[op[2]]
                 ss[op[2]] = ss[op[3]]
                 ss[op[3]] = s
-            elif op[0] == M_CAPTURE:
+            elif opc == M_CAPTURE:
                 ss[op[2]] = self._capture(fr, op[2])
-            elif op[0] == M_CAPTURE_METHOD:
+            elif opc == M_CAPTURE_METHOD:
                 self._capture_method(fr, op[2], op[3])
-            elif op[0] == M_SILENT_JUMP:
+            elif opc == M_SILENT_JUMP:
                 self._jump_row(fr, op[1], op[4], S_NULL, <PyObject *>None)
             else:
                 break  # END or a terminal op, left for the caller
@@ -1350,9 +1358,13 @@ cdef class Recorder:
                        PyObject *value) except -1:
         cdef Trace t = self.trace
         cdef int32_t row = t.add_row(K_JUMP, 0, fr.call_row, fr.code_id, offset, dest, value)
-        if cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
+        if cond & 3 == 0:
+            t.add_ref(<int32_t>(cond >> 2))
+        elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
             t.add_ref(self._ref(fr, cond))
-        return self._emit(fr, row)
+        if fr.hooks & H_NODE_ALL:
+            return self._node_hook(fr, row)
+        return 0
 
     cdef int _close_call(self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
         cdef Trace t = self.trace
@@ -1651,7 +1663,7 @@ cdef class Recorder:
             self.hook_error = exc
             if not isinstance(exc, Exception):
                 # KeyboardInterrupt, SystemExit: the user wants the program stopped,
-                # so the callback raises it into the program (_answer).
+                # so the callback raises it into the program (_reply).
                 self.interrupt = exc
         if self.broken:
             return
@@ -1728,8 +1740,9 @@ cdef class Recorder:
         cdef int32_t *op
         cdef int64_t cond
         cdef bint taken, value
-        cdef int32_t kind, branch_pc
+        cdef int32_t kind, branch_pc, rec
         cdef int32_t bool_pc = -1
+        cdef PyObject *known
         if fr == NULL:
             return EV_CONTINUE
         self.events += 1
@@ -1754,8 +1767,12 @@ cdef class Recorder:
                     # The bool the branch popped was this record's result.
                     branch_pc = fr.pc
                     fr.pc = bool_pc
-                    self._record(fr, (fr.plan.ops + bool_pc * OP_WORDS)[2], NULL,
-                                 <PyObject *>(PY_TRUE if value else PY_FALSE))
+                    rec = (fr.plan.ops + bool_pc * OP_WORDS)[2]
+                    known = <PyObject *>(PY_TRUE if value else PY_FALSE)
+                    if fr.open_row < 0:
+                        self._record_primitive(fr, fr.plan.recs + rec, known)
+                    else:
+                        self._record(fr, rec, NULL, known)
                     fr.pc = branch_pc
                 cond = self._stack(fr)[op[2]]
                 self._jump_row(fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
@@ -1906,14 +1923,27 @@ cdef class Recorder:
 # ---------------------------------------------------------------------------------
 # The sys.monitoring callbacks
 #
-# Plain module functions (no bound-method or CyFunction layer) on the one active
-# Recorder: track() runs one call at a time.  Each calls its handler through a
-# noexcept pointer, so no Python try/except runs per event; an error inside the
-# recorder never reaches the traced program: it stops recording and track()
-# reports it.
+# C functions exposed as METH_FASTCALL builtins (no bound-method, CyFunction or
+# argument-parsing layer) on the one active Recorder: track() runs one call at a
+# time.  Each calls its handler through a noexcept pointer, so no Python try/except
+# runs per event; an error inside the recorder never reaches the traced program: it
+# stops recording and track() reports it.
 
 cdef extern from "Python.h":
     object PyErr_GetRaisedException()
+    void PyErr_SetRaisedException(PyObject *exc)
+    void PyErr_SetObject(object type, object value)
+    bint PyLong_CheckExact(PyObject *)
+    bint PyUnstable_Long_IsCompact(PyObject *)
+    Py_ssize_t PyUnstable_Long_CompactValue(PyObject *)
+    long PyLong_AsLong(PyObject *) except? -1
+    ctypedef struct PyMethodDef:
+        const char *ml_name
+        void *ml_meth
+        int ml_flags
+        const char *ml_doc
+    int METH_FASTCALL
+    object PyCFunction_NewEx(PyMethodDef *ml, PyObject *self, PyObject *module)
 
 ctypedef int (*code_handler)(Recorder, object, int) noexcept
 ctypedef int (*dest_handler)(Recorder, object, int, int) noexcept
@@ -1922,21 +1952,110 @@ ctypedef int (*value_handler)(Recorder, object, int, object) noexcept
 cdef Recorder ACTIVE = None
 
 
-cdef inline object _answer(Recorder rec, int rc):
+cdef PyObject *_reply(Recorder rec, int rc) noexcept:
+    """What a callback returns for its handler's answer (a new reference, or NULL
+    with an exception set to interrupt the program)."""
+    cdef PyObject *out = <PyObject *>None
+    cdef object exc
     if rc == EV_CONTINUE:
         if rec.interrupt is not None:
-            return _interrupt(rec)
-        return None
-    if rc == EV_DISABLE:
-        return DISABLE
-    rec._fail(PyErr_GetRaisedException())
-    return None
+            # A KeyboardInterrupt/SystemExit from a hook: raise it into the program.
+            exc = rec.interrupt
+            rec.interrupt = None
+            Py_INCREF(exc)
+            PyErr_SetRaisedException(<PyObject *>exc)
+            return NULL
+    elif rc == EV_DISABLE:
+        out = <PyObject *>DISABLE
+    else:
+        rec._fail(PyErr_GetRaisedException())
+    Py_INCREF(<object>out)
+    return out
 
 
-cdef object _interrupt(Recorder rec):
-    exc = rec.interrupt
-    rec.interrupt = None
-    raise exc
+cdef inline int _small_int(PyObject *o) noexcept:
+    # Offsets are small non-negative ints; -1 for anything else.
+    if PyLong_CheckExact(o) and PyUnstable_Long_IsCompact(o):
+        return <int>PyUnstable_Long_CompactValue(o)
+    return -1
+
+
+cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
+    # No recorder, a broken one, or a wrong call: do nothing (None) or say why.
+    if nargs != expected:
+        PyErr_SetObject(TypeError, f"tracer callback takes {expected} arguments, got {nargs}")
+        return NULL
+    Py_INCREF(None)
+    return <PyObject *>None
+
+
+cdef PyObject *_cb_py_start(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 2:
+        return _idle(nargs, 2)
+    return _reply(rec, (<code_handler>_h_py_start)(rec, <object>args[0], _small_int(args[1])))
+
+
+cdef PyObject *_cb_py_resume(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 2:
+        return _idle(nargs, 2)
+    return _reply(rec, (<code_handler>_h_py_resume)(rec, <object>args[0], _small_int(args[1])))
+
+
+cdef PyObject *_cb_instruction(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 2:
+        return _idle(nargs, 2)
+    return _reply(rec, (<code_handler>_h_instruction)(rec, <object>args[0], _small_int(args[1])))
+
+
+cdef PyObject *_cb_branch(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 3:
+        return _idle(nargs, 3)
+    return _reply(rec, (<dest_handler>_h_branch)(rec, <object>args[0], _small_int(args[1]),
+                                                 _small_int(args[2])))
+
+
+cdef PyObject *_cb_jump(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 3:
+        return _idle(nargs, 3)
+    return _reply(rec, (<dest_handler>_h_jump)(rec, <object>args[0], _small_int(args[1]),
+                                               _small_int(args[2])))
+
+
+cdef PyObject *_cb_py_return(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 3:
+        return _idle(nargs, 3)
+    return _reply(rec, (<value_handler>_h_py_return)(rec, <object>args[0], _small_int(args[1]),
+                                                     <object>args[2]))
+
+
+cdef PyObject *_cb_py_yield(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 3:
+        return _idle(nargs, 3)
+    return _reply(rec, (<value_handler>_h_py_yield)(rec, <object>args[0], _small_int(args[1]),
+                                                    <object>args[2]))
+
+
+cdef PyObject *_cb_raise(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 3:
+        return _idle(nargs, 3)
+    return _reply(rec, (<value_handler>_h_raise)(rec, <object>args[0], _small_int(args[1]),
+                                                 <object>args[2]))
+
+
+cdef PyObject *_cb_py_unwind(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+    cdef Recorder rec = ACTIVE
+    if rec is None or rec.broken or nargs != 3:
+        return _idle(nargs, 3)
+    return _reply(rec, (<value_handler>_h_py_unwind)(rec, <object>args[0], _small_int(args[1]),
+                                                     <object>args[2]))
 
 
 cdef int _h_py_start(Recorder rec, object code, int offset) except -1:
@@ -1967,76 +2086,28 @@ cdef int _h_py_unwind(Recorder rec, object code, int offset, object exc) except 
     return rec._py_unwind(code, offset, exc)
 
 
-@cython.binding(False)
-def on_py_start(code, int offset):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<code_handler>_h_py_start)(rec, code, offset))
+# The method table lives as long as the module; the builtins made from it are the
+# callbacks tracer.api registers.
+cdef PyMethodDef _CALLBACK_DEFS[9]
 
 
-@cython.binding(False)
-def on_py_resume(code, int offset):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<code_handler>_h_py_resume)(rec, code, offset))
+cdef object _callback(int k, const char *name, void *meth):
+    _CALLBACK_DEFS[k].ml_name = name
+    _CALLBACK_DEFS[k].ml_meth = meth
+    _CALLBACK_DEFS[k].ml_flags = METH_FASTCALL
+    _CALLBACK_DEFS[k].ml_doc = NULL
+    return PyCFunction_NewEx(&_CALLBACK_DEFS[k], NULL, NULL)
 
 
-@cython.binding(False)
-def on_instruction(code, int offset):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<code_handler>_h_instruction)(rec, code, offset))
-
-
-@cython.binding(False)
-def on_branch(code, int offset, int dest):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<dest_handler>_h_branch)(rec, code, offset, dest))
-
-
-@cython.binding(False)
-def on_jump(code, int offset, int dest):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<dest_handler>_h_jump)(rec, code, offset, dest))
-
-
-@cython.binding(False)
-def on_py_return(code, int offset, retval):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<value_handler>_h_py_return)(rec, code, offset, retval))
-
-
-@cython.binding(False)
-def on_py_yield(code, int offset, retval):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<value_handler>_h_py_yield)(rec, code, offset, retval))
-
-
-@cython.binding(False)
-def on_raise(code, int offset, exception):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<value_handler>_h_raise)(rec, code, offset, exception))
-
-
-@cython.binding(False)
-def on_py_unwind(code, int offset, exception):
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken:
-        return None
-    return _answer(rec, (<value_handler>_h_py_unwind)(rec, code, offset, exception))
+on_py_start = _callback(0, "on_py_start", <void *>_cb_py_start)
+on_py_resume = _callback(1, "on_py_resume", <void *>_cb_py_resume)
+on_instruction = _callback(2, "on_instruction", <void *>_cb_instruction)
+on_branch = _callback(3, "on_branch", <void *>_cb_branch)
+on_jump = _callback(4, "on_jump", <void *>_cb_jump)
+on_py_return = _callback(5, "on_py_return", <void *>_cb_py_return)
+on_py_yield = _callback(6, "on_py_yield", <void *>_cb_py_yield)
+on_raise = _callback(7, "on_raise", <void *>_cb_raise)
+on_py_unwind = _callback(8, "on_py_unwind", <void *>_cb_py_unwind)
 
 
 def activate(Recorder rec):
