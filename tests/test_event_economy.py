@@ -266,3 +266,41 @@ def test_recorded_operator_results_recompute(case):
 def test_recompute_check_covers_much_of_the_corpus():
     counts = [_check_recomputed(case) for case in CASES]
     assert sum(1 for c in counts if c) >= 40 and sum(counts) >= 200
+
+
+def returns_expression(a, b):
+    return a * b + 1
+
+
+def returns_python_operator(n):
+    return n + 5
+
+
+def test_returned_results_need_no_event_of_their_own(traced):
+    plan = _core.plan_of(returns_expression.__code__)
+    adds = [off for off, rec in plan.rec_at.items() if rec.fn is operator.add]
+    assert adds and all(plan.layout.by_offset[off].next not in plan.events for off in adds)
+    root = traced(returns_expression, 3, 4)
+    (mul,) = primitives(root, operator.mul)
+    (add,) = primitives(root, operator.add)
+    assert (mul.value, add.value, root.value) == (12, 13, 13)
+    ret = root[len(root) - 1]
+    assert isinstance(ret, tracer.ReturnNode) and ret.referenced() == [add]
+    root = traced(returns_python_operator, Num(1))
+    (call,) = [c for c in root.children if isinstance(c, tracer.NestedCallNode)]
+    assert call.value is root.value and call.value.v == 6
+    assert root[len(root) - 1].referenced() == [call]
+
+
+def returns_quotient(a, b):
+    return a / b
+
+
+def test_returned_expression_that_raises():
+    with pytest.raises(ZeroDivisionError):
+        tracer.track(returns_quotient, 3, 0)
+    root = tracer.last_trace()
+    tracer.validate(root)
+    (div,) = primitives(root, operator.truediv)
+    assert div.raised and isinstance(div.value, ZeroDivisionError) and root.value is div.value
+    assert not any(isinstance(c, tracer.ReturnNode) for c in root.children)

@@ -702,6 +702,7 @@ cdef class Recorder:
     cdef readonly bint broken
     cdef readonly long events
     cdef readonly bint interventions   # the session uses plans for substitute/override
+    cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
     cdef int tool
 
     def __cinit__(self, int64_t session):
@@ -963,8 +964,11 @@ cdef class Recorder:
 
     cdef inline PyObject *_deferred_value(self, FrameRec *fr, int32_t *op) noexcept:
         # A RECORD's result read back from the local the next instruction stored it
-        # in; the plan checked that nothing in the segment assigns that local again.
-        return tracer_frame_local(fr.frame, op[4] - 1)
+        # in (the plan checked that nothing in the segment assigns that local again),
+        # or the value the PY_RETURN being handled returns (tracer.plan.deferral).
+        if op[4] > 0:
+            return tracer_frame_local(fr.frame, op[4] - 1)
+        return self.returning
 
     cdef int32_t _executing(self, FrameRec *fr) noexcept:
         """The offset of the instruction fr's frame is executing (suspended in)."""
@@ -1002,7 +1006,7 @@ cdef class Recorder:
                 self._jump_row(fr, op[1], op[4], S_NULL, <PyObject *>None)
                 fr.pc += 1
                 continue
-            if opc == M_RECORD and op[4] and stop_offset >= 0:
+            if opc == M_RECORD and op[4] > 0 and stop_offset >= 0:
                 self._record(fr, op[2], NULL, self._deferred_value(fr, op))
                 fr.pc += 1
                 continue
@@ -1855,7 +1859,9 @@ cdef class Recorder:
             return 0
         self.events += 1
         if fr.pending >= 0:
+            self.returning = retval if flags == 0 else NULL
             self._run_to_end(fr)
+            self.returning = NULL
             op = fr.plan.ops + fr.pc * OP_WORDS
             if (op[0] == M_RETURN or op[0] == M_YIELD) and op[1] == offset:
                 src = self._stack(fr)[op[2]]

@@ -58,8 +58,10 @@ MICRO_OPS = (
 # JUMP event is not needed, JUMP_BACKWARD_NO_INTERRUPT which has none); the recorder
 # writes its JumpNode when it replays the segment, which goes on at the target.
 # RECORD with c = local + 1: the result was stored in that local by the next
-# instruction; the recorder reads it from there (see _Builder.deferred_local).
+# instruction, and c = READ_RETURNED: the next instruction returns it; the recorder
+# reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
 OP_WORDS = 5  # opcode, instruction offset, a, b, c
+READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
 
 # Flags of LOAD_LOCAL / STORE_LOCAL.
 LF_SAFE = 1  # the local is not stored again later in the segment
@@ -211,7 +213,7 @@ class _Builder:
             eff = self.effects.get(ins.offset)
             if eff is not None and eff.rec is not None and eff.control != "for_iter" \
                     and not self.bool_into_branch(ins) \
-                    and self.deferred_local(ins, eff, self.lay.depth[ins.offset], eff.rec) < 0:
+                    and not self.deferral(ins, eff, self.lay.depth[ins.offset], eff.rec):
                 events.add(ins.next)
                 if self.interventions:
                     events.add(ins.offset)
@@ -288,7 +290,7 @@ class _Builder:
         # The recorder reads each record's outputs off the stack at the segment's
         # end: they must be live there, i.e. below the static depth.
         for op in ops:
-            if op[0] == M_RECORD and not op[4]:
+            if op[0] == M_RECORD and not op[4]:  # (a deferred one is not read off the stack)
                 r = op[2]
                 nin, nout = self.recs[r + 2], self.recs[r + 3]
                 for x in self.recs[r + 5 + nin: r + 5 + nin + nout]:
@@ -354,13 +356,13 @@ class _Builder:
                     continue
                 rec = Rec(R_OP, getattr, [rel, ("static", attr)], [rel], display="getattr")
                 eff.rec = rec
-                local = -1
+                deferred = 0
                 if ins.next not in events:
                     # its value is read right after it, like any record
-                    local = self.deferred_local(ins, eff, d, rec)
-                    if local < 0:
+                    deferred = self.deferral(ins, eff, d, rec)
+                    if not deferred:
                         needs.add(ins.next)
-                ops.append([M_RECORD, off, self.record(ins, rec, d), 0, local + 1])
+                ops.append([M_RECORD, off, self.record(ins, rec, d), 0, deferred])
                 work[d + rel] = OTHER
             elif tag == "method_pair":
                 _, a, b = step
@@ -371,18 +373,18 @@ class _Builder:
             elif tag == "record":
                 rec = step[1]
                 micro = M_RECORD
-                local = -1
+                deferred = 0
                 if ins.next not in events:
                     if self.bool_into_branch(ins):
                         micro = M_RECORD_BOOL
                     else:
-                        local = self.deferred_local(ins, eff, d, rec)
-                        if local < 0:
+                        deferred = self.deferral(ins, eff, d, rec)
+                        if not deferred:
                             needs.add(ins.next)
                 for x in rec.inputs:
                     if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
                         needs.add(off)
-                ops.append([micro, off, self.record(ins, rec, d), 0, local + 1])
+                ops.append([micro, off, self.record(ins, rec, d), 0, deferred])
                 for x in rec.outputs:
                     work[d + x] = OTHER
             elif tag == "for_iter":
@@ -422,33 +424,38 @@ class _Builder:
                 raise AssertionError(f"unknown step {tag}")
         return False
 
-    def deferred_local(self, ins: Instr, eff, d: int, rec: Rec) -> int:
-        """The plain local the instruction after `ins` stores its one result in, or -1.
+    def deferral(self, ins: Instr, eff, d: int, rec: Rec) -> int:
+        """Where the one result of `ins` can be read later than right after it.
 
-        Such a result needs no event of its own: the recorder reads it back from
-        the local when it replays the segment at a later event, provided nothing in
-        the segment assigns the local again (_check_deferred).  Plans for contexts
-        that intervene keep every value on the stack at its own event instead.
+        `local + 1` when the next instruction stores it in that plain local: the
+        recorder reads it back from there when it replays the segment at a later
+        event, provided nothing in the segment assigns the local again
+        (_check_deferred).  READ_RETURNED when the next instruction returns it: the
+        PY_RETURN event hands the value over.  0 when it must be read off the stack
+        at an event right after `ins`.  Plans for contexts that intervene keep every
+        value on the stack at its own event.
         """
         if self.interventions or len(rec.outputs) != 1 or eff.control is not None:
-            return -1
+            return 0
         if d + rec.outputs[0] != d - eff.pops + eff.pushes - 1:
-            return -1  # not the top of the stack
+            return 0  # not the top of the stack
         nxt = self.lay.by_offset.get(ins.next)
         if nxt is None or nxt.offset not in self.lay.depth:
-            return -1
+            return 0
         if nxt.opname == "STORE_FAST":
-            return nxt.arg
+            return nxt.arg + 1
         if nxt.opname in ("STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"):
-            return nxt.arg >> 4  # the first local stored takes the top of the stack
-        return -1
+            return (nxt.arg >> 4) + 1  # the first local stored takes the top of the stack
+        if nxt.opname == "RETURN_VALUE":
+            return READ_RETURNED
+        return 0
 
     def _check_deferred(self, ops: list[list[int]], needs: set[int]) -> None:
         # A record read back from a local must find its value there when the
         # segment is replayed: a later store or delete of that local in the same
         # segment would hide it, so that record gets its own event after all.
         for i, op in enumerate(ops):
-            if op[0] != M_RECORD or not op[4]:
+            if op[0] != M_RECORD or op[4] <= 0:
                 continue
             local = op[4] - 1
             stores = [o for o in ops[i + 1:]
