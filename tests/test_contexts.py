@@ -608,3 +608,26 @@ def test_tracking_error_keeps_what_the_call_did():
     assert err.value.result == uses_square(3) and err.value.exception is None
     for code in (uses_square.__code__, square.__code__):
         assert all(MON.get_local_events(i, code) == 0 for i in range(6))
+
+
+def test_collector_waits_while_hooks_run(traced):
+    # A hook runs in the middle of one of the program's instructions: an automatic
+    # collection there could run the program's finalizers where they never run
+    # untraced.  Collections are held back while a hook runs, then allowed again.
+    seen = []
+
+    class Probe(tracer.Context):
+        def trackedprimitive(self, node):
+            seen.append(gc.isenabled())
+
+    assert gc.isenabled()
+    traced(tracked_work, Tracked(1), Tracked(2), 3, ctx=Probe())
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        seen.clear()
+        traced(tracked_work, Tracked(1), Tracked(2), 3, ctx=Probe())
+        assert seen and not gc.isenabled()  # a disabled collector stays disabled
+    finally:
+        gc.enable()

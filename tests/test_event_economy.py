@@ -304,3 +304,113 @@ def test_returned_expression_that_raises():
     (div,) = primitives(root, operator.truediv)
     assert div.raised and isinstance(div.value, ZeroDivisionError) and root.value is div.value
     assert not any(isinstance(c, tracer.ReturnNode) for c in root.children)
+
+
+# -- branches without events --------------------------------------------------------
+
+def silent_branches_of(f):
+    plan = _core.plan_of(f.__code__)
+    return [off for off in range(0, 2 * len(plan.jump_event), 2)
+            if plan.jump_event[off // 2] & 2]
+
+
+def either_way(x, y):
+    if x > y:
+        z = x - y
+    else:
+        z = y - x
+    return z * 2
+
+
+def test_branch_taken_is_seen_at_the_next_event(traced):
+    assert silent_branches_of(h)  # the loop test goes without its BRANCH event
+    for x, y, expected in ((5, 3, 4), (3, 5, 4)):
+        root = traced(either_way, x, y)
+        assert root.value == expected
+        (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode) and j.referenced()]
+        (cmp,) = primitives(root, operator.gt)
+        assert jump.referenced() == [cmp] and cmp.value is (x > y) and jump.value is (x > y)
+        (sub,) = primitives(root, operator.sub)
+        assert sub.value == 2 and (sub.referenced()[0].value, sub.referenced()[1].value) == (
+            (x, y) if x > y else (y, x))
+
+
+def raise_on_one_side(x):
+    if x > 0:
+        return 10 // x
+    return 10 // (x - x)
+
+
+def test_branch_resolved_by_a_raise():
+    with pytest.raises(ZeroDivisionError):
+        tracer.track(raise_on_one_side, -1)
+    root = tracer.last_trace()
+    tracer.validate(root)
+    (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode)]
+    assert jump.value is False
+    (div,) = primitives(root, operator.floordiv)
+    assert div.raised and div.index > jump.index
+
+
+def call_on_one_side(n, x):
+    if x:
+        n = n + 1  # Num.__add__: a Python frame starts on this side
+    return n
+
+
+def test_branch_resolved_by_a_nested_frame(traced):
+    root = traced(call_on_one_side, Num(1), True)
+    (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode)]
+    (call,) = [c for c in root.children if isinstance(c, tracer.NestedCallNode)]
+    assert jump.value is True and jump.index < call.index and call.value.v == 2
+    root = traced(call_on_one_side, Num(1), False)
+    (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode)]
+    assert jump.value is False and root.value.v == 1
+
+
+def reassigned_on_one_side(x, c):
+    y = x + 1  # read back from y when the branch is replayed...
+    if c:
+        y = 0  # ... so this side's store keeps the branch evented
+    return y
+
+
+def test_local_read_late_is_not_reassigned_on_either_side(traced):
+    assert not silent_branches_of(reassigned_on_one_side)
+    root = traced(reassigned_on_one_side, 4, True)
+    (add,) = primitives(root, operator.add)
+    assert add.value == 5 and root.value == 0
+
+
+def nested_ifs(a, b):
+    r = 0
+    if a:
+        if b:
+            r = 1
+    return r
+
+
+def test_nested_branches_take_the_right_ways(traced):
+    for a in (0, 1):
+        for b in (0, 1):
+            root = traced(nested_ifs, a, b)
+            assert root.value == (1 if a and b else 0)
+            tests = [j.value for j in root.children if isinstance(j, tracer.JumpNode)
+                     and j.referenced()]
+            assert tests == ([bool(a), bool(b)] if a else [False])
+
+
+def counts_up(n):
+    i = 0
+    while i < n:
+        i += 1
+    return i
+
+
+def test_loop_with_no_other_event_keeps_its_branch_event(traced):
+    root = traced(counts_up, 3)
+    assert root.value == 3
+    tests = [j.value for j in root.children if isinstance(j, tracer.JumpNode) and j.referenced()]
+    assert tests == [True, True, True, False]
+    adds = primitives(root, operator.iadd)
+    assert [a.value for a in adds] == [1, 2, 3]

@@ -5,12 +5,14 @@ Every trace made here is validated (through the `traced` fixture, or explicitly 
 `tracer.validate(tracer.last_trace())` after a raising call).
 """
 
+import gc
 import operator
 import os
 import subprocess
 import sys
 import threading
 import types
+import weakref
 
 import pytest
 
@@ -952,3 +954,24 @@ def test_trace_holding_a_caught_exception_is_collected():
     tracer.api._state.last = None
     gc.collect()
     assert sys.getrefcount(o) == base
+
+
+class Box:
+    """A value the trace keeps (weak-referenceable)."""
+
+
+def boxes(n):
+    return [Box() for _ in range(n)]
+
+
+def test_trace_is_freed_without_the_cycle_collector():
+    gc.disable()
+    try:
+        root = tracer.track(boxes, 3)
+        tracer.validate(root)
+        witness = weakref.ref(root.value[0])
+        del root
+        tracer.api._state.last = None
+        assert witness() is None
+    finally:
+        gc.enable()

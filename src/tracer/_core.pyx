@@ -107,6 +107,8 @@ cdef enum:
     IV_NONE = 0     # tracer.plan.IV_*: a record contexts may not substitute or override
     IV_ANY = 1
     IV_BOOL = 2     # ... may, keeping its result a bool
+    JUMP_EVENT = 1      # tracer.plan.JUMP_EVENT: the jump at this unit fires JUMP
+    SILENT_BRANCH = 2   # tracer.plan.SILENT_BRANCH: the branch here goes without BRANCH
 
 # Shadow values: which node holds a local or stack slot, as a tagged int64.
 #   row << 2          a node of the current call
@@ -538,7 +540,9 @@ ctypedef struct CPlan:
     int32_t *istart
     int32_t *seg_end         # per op: offset of the END closing its segment, or -1
     int32_t *piece_lo        # per op: first offset of its straight-line piece
-    int32_t *jump_event      # per code unit: 1 at a jump whose JUMP event is used
+    int32_t *jump_event      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
+    int32_t *sides           # the successors of silent branches (plan.silent_branches)
+    int32_t *sides_at        # per op: index in sides of the silent branch ending its segment
     int32_t nunits
     int32_t nlocalsplus
     int32_t stacksize
@@ -604,6 +608,8 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     plan.istart = _buffer_address(owner.istart)
     plan.piece_lo = _buffer_address(owner.piece_lo)
     plan.jump_event = _buffer_address(owner.jump_event)
+    plan.sides = _buffer_address(owner.sides) if len(owner.sides) else NULL
+    plan.sides_at = _buffer_address(owner.sides_at)
     plan.nunits = len(owner.seg_at)
     plan.nlocalsplus = tracer_code_nlocalsplus(<PyObject *>code)
     plan.stacksize = code.co_stacksize
@@ -703,6 +709,8 @@ cdef class Recorder:
     cdef readonly long events
     cdef readonly bint interventions   # the session uses plans for substitute/override
     cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
+    cdef int user_depth                 # hooks running (_user_code_starts)
+    cdef bint gc_was_enabled            # the collector's state before the outermost one
     cdef int tool
 
     def __cinit__(self, int64_t session):
@@ -1257,6 +1265,7 @@ cdef class Recorder:
         if parts is None:  # f(*it) with `it` not yet a tuple: reading it would consume it
             return 0
         f, args, kwargs = parts
+        self._user_code_starts()
         try:
             from tracer.context import ask_substitute
             new = ask_substitute(<object>fr.ctx, f, args, kwargs)
@@ -1297,6 +1306,7 @@ cdef class Recorder:
             self._patch_callee(fr, row)
         elif out >= 0 and not self.broken:
             # An operator ran itself; its replacement's result takes its place.
+            self._user_code_starts()
             try:
                 result = (<object>fr.subst_new)(*<tuple>fr.subst_args)
             except BaseException as exc:
@@ -1326,6 +1336,7 @@ cdef class Recorder:
     cdef int _override(self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:
         cdef Trace t = self.trace
         cdef object new, old
+        self._user_code_starts()
         try:
             new = (<object>fr.ctx).override(_node_view(self.trace, row))
         except BaseException as exc:
@@ -1434,6 +1445,7 @@ cdef class Recorder:
         # caller is executing, if that instruction is a recorded one.
         if parent.plan != NULL and parent.pending >= 0:
             here = self._executing(parent)
+            self._catch_up(parent, here, False)
             op = parent.plan.ops + parent.pc * OP_WORDS
             if parent.open_row < 0 or op[1] != here:
                 # Ops before `here` have run, an op opened earlier among them.
@@ -1452,15 +1464,21 @@ cdef class Recorder:
                         t.kind_[parent.open_row] = K_PRIMITIVE
         if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
             return 0
-        plan = _plan_for(code, self.interventions)
-        if plan.session != self.session:
-            plan.session = self.session
-            plan.code_id = t.intern_code(code)
-            memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
-            memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
-            if code not in self.instrumented:
-                self.instrumented.add(code)
-                self.on_code(code, bool((<object>plan.owner).jump_events))
+        # Analysing and instrumenting a new code object runs Python code (see
+        # _user_code_starts for why the collector waits).
+        self._user_code_starts()
+        try:
+            plan = _plan_for(code, self.interventions)
+            if plan.session != self.session:
+                plan.session = self.session
+                plan.code_id = t.intern_code(code)
+                memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
+                memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
+                if code not in self.instrumented:
+                    self.instrumented.add(code)
+                    self.on_code(code, bool((<object>plan.owner).jump_events))
+        finally:
+            self._user_code_ran()
         code_id = plan.code_id
         func = tracer_frame_function(frame)
         if parent.open_row >= 0 and parent.direct_ok and not parent.direct_done \
@@ -1527,6 +1545,7 @@ cdef class Recorder:
         cdef object verdict, callee
         cdef PyObject *func = tracer_frame_function(frame)
         cdef int32_t *r = self._open_rec(parent)
+        self._user_code_starts()
         try:
             if parent.hooks & H_PRIMITIVES:
                 prims = ctx.primitives
@@ -1606,6 +1625,7 @@ cdef class Recorder:
     cdef object _enter_context(self, object ctx, FrameRec *parent, int32_t call_row,
                                void *frame, object code):
         cdef PyObject *func
+        self._user_code_starts()
         try:
             if call_row == parent.open_row:
                 parts = self._call_parts(call_row, parent.plan, self._open_rec(parent),
@@ -1649,6 +1669,7 @@ cdef class Recorder:
         cdef int kind = self.trace.kind_[row]
         if not (fr.hooks & (H_NODE << kind)) or self.broken:
             return 0
+        self._user_code_starts()
         try:
             getattr(<object>fr.ctx, NODE_HOOKS[kind])(_node_view(self.trace, row))
         except BaseException as exc:
@@ -1656,7 +1677,21 @@ cdef class Recorder:
         self._user_code_ran()
         return 0
 
+    cdef inline void _user_code_starts(self) noexcept:
+        # A hook runs Python code in the middle of one of the program's instructions.
+        # The garbage collector (and so __del__ methods of the program's objects)
+        # must not run there: in the untraced program it could not, and a finalizer
+        # run between a load and a store would lose its effect (`C.n -= 1` in a
+        # __del__ racing `C.n += 1`).  A collection the hook makes due runs at the
+        # program's next opportunity instead.
+        if self.user_depth == 0:
+            self.gc_was_enabled = PyGC_Disable()
+        self.user_depth += 1
+
     cdef inline void _user_code_ran(self) noexcept:
+        self.user_depth -= 1
+        if self.user_depth == 0 and self.gc_was_enabled:
+            PyGC_Enable()
         # Node views cache derived structures (child positions, reverse edges) on the
         # trace; a hook may have built them while the trace was still growing.
         self.trace._cache = None
@@ -1698,6 +1733,8 @@ cdef class Recorder:
         if first < 0:
             return EV_DISABLE
         self.events += 1
+        if fr.pending >= 0 and not self._ends_at(fr, offset):
+            self._catch_up(fr, offset, True)
         h = plan.handler[offset >> 1]
         if h >= 0 and fr.pending == P_EXC:
             self._enter_handler(fr, offset, h)
@@ -1742,52 +1779,103 @@ cdef class Recorder:
     cdef int _branch(self, object code, int offset, int dest) except -1:
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t *op
-        cdef int64_t cond
-        cdef bint taken, value
-        cdef int32_t kind, branch_pc, rec
-        cdef int32_t bool_pc = -1
-        cdef PyObject *known
+        cdef CPlan *plan = fr.plan if fr != NULL else self._cached_plan(code)
+        if plan != NULL and 0 <= offset < 2 * plan.nunits and \
+                plan.jump_event[offset >> 1] & SILENT_BRANCH:
+            # Taken at the frame's next event (_catch_up); it fires only at its first
+            # execution or because its event was switched on again.
+            return EV_DISABLE
         if fr == NULL:
             return EV_CONTINUE
         self.events += 1
+        self._catch_up(fr, offset, False)
         if fr.pending >= 0:
             self._run_to_end(fr)
-            op = fr.plan.ops + fr.pc * OP_WORDS
-            if op[0] == M_RECORD_BOOL:
-                bool_pc = fr.pc
-                fr.pc += 1
-                self._run_to_end(fr)
-                op = fr.plan.ops + fr.pc * OP_WORDS
-            if op[0] == M_BRANCH and op[1] == offset:
-                taken = dest == op[4]
-                kind = op[3]
-                # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
-                # IF_NONE/IF_NOT_NONE test `value is None`.
-                if kind == 0 or kind == 3:
-                    value = not taken
-                else:
-                    value = taken
-                if bool_pc >= 0:
-                    # The bool the branch popped was this record's result.
-                    branch_pc = fr.pc
-                    fr.pc = bool_pc
-                    rec = (fr.plan.ops + bool_pc * OP_WORDS)[2]
-                    known = <PyObject *>(PY_TRUE if value else PY_FALSE)
-                    if fr.open_row < 0:
-                        self._record_primitive(fr, fr.plan.recs + rec, known)
-                    else:
-                        self._record(fr, rec, NULL, known)
-                    fr.pc = branch_pc
-                cond = self._stack(fr)[op[2]]
-                self._jump_row(fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
-                self._start_segment(fr, fr.plan.seg_from[dest >> 1])
+            if self._take_branch(fr, offset, dest):
                 return EV_CONTINUE
+            op = fr.plan.ops + fr.pc * OP_WORDS
             if op[0] == M_FOR_ITER and op[1] == offset:
                 self._for_iter(fr, op, dest)
                 self._start_segment(fr, fr.plan.seg_from[dest >> 1])
                 return EV_CONTINUE
         self._lost_jump(fr, offset, dest)
         return EV_CONTINUE
+
+    cdef CPlan *_cached_plan(self, object code) noexcept:
+        # The plan this session's variant keeps on `code`, or NULL.
+        cdef void *extra = NULL
+        PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
+                                 else CODE_EXTRA_INDEX, &extra)
+        return <CPlan *>extra
+
+    cdef bint _take_branch(self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
+        """Record the conditional jump at `offset` to `dest`, its segment replayed up to
+        it (fr.pc at its RECORD_BOOL or BRANCH); False if that is not where fr is."""
+        cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
+        cdef int64_t cond
+        cdef bint taken, value
+        cdef int32_t kind, branch_pc, rec
+        cdef int32_t bool_pc = -1
+        cdef PyObject *known
+        if op[0] == M_RECORD_BOOL:
+            bool_pc = fr.pc
+            fr.pc += 1
+            self._run_to_end(fr)
+            op = fr.plan.ops + fr.pc * OP_WORDS
+        if op[0] != M_BRANCH or op[1] != offset:
+            return False
+        taken = dest == op[4]
+        kind = op[3]
+        # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+        # IF_NONE/IF_NOT_NONE test `value is None`.
+        if kind == 0 or kind == 3:
+            value = not taken
+        else:
+            value = taken
+        if bool_pc >= 0:
+            # The bool the branch popped was this record's result.
+            branch_pc = fr.pc
+            fr.pc = bool_pc
+            rec = (fr.plan.ops + bool_pc * OP_WORDS)[2]
+            known = <PyObject *>(PY_TRUE if value else PY_FALSE)
+            if fr.open_row < 0:
+                self._record_primitive(fr, fr.plan.recs + rec, known)
+            else:
+                self._record(fr, rec, NULL, known)
+            fr.pc = branch_pc
+        cond = self._stack(fr)[op[2]]
+        self._jump_row(fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
+        self._start_segment(fr, fr.plan.seg_from[dest >> 1])
+        return True
+
+    cdef int _catch_up(self, FrameRec *fr, int32_t here, bint instruction_event) except -1:
+        """Take the silent branch ending the pending segment if the event at
+        instruction `here` lies past it (tracer.plan.silent_branches)."""
+        cdef int32_t k, side, n, j
+        cdef int32_t *p
+        if fr.pending < 0 or fr.plan.sides_at[fr.pc] < 0:
+            return 0
+        k = fr.plan.sides_at[fr.pc]
+        p = fr.plan.sides + k + 3
+        for side in range(2):
+            n = p[1]
+            if instruction_event:
+                if p[0] == here:
+                    break
+            else:
+                for j in range(n):
+                    if p[2 + 2 * j] <= here <= p[3 + 2 * j]:
+                        break
+                else:
+                    j = n
+                if j < n:
+                    break
+            p += 2 + 2 * n
+        else:
+            return 0  # `here` is in the pending segment itself (or the frame is lost)
+        self._run_to_end(fr)
+        self._take_branch(fr, fr.plan.sides[k], fr.plan.sides[k + 1 + side])
+        return 0
 
     cdef int _for_iter(self, FrameRec *fr, int32_t *op, int32_t dest) except -1:
         cdef int32_t *r = fr.plan.recs + op[2]
@@ -1825,14 +1913,15 @@ cdef class Recorder:
                                      else CODE_EXTRA_INDEX, &extra)
             plan = <CPlan *>extra
             if plan != NULL and 0 <= offset < 2 * plan.nunits and \
-                    not plan.jump_event[offset >> 1]:
+                    not (plan.jump_event[offset >> 1] & JUMP_EVENT):
                 return EV_DISABLE
             return EV_CONTINUE
-        if 0 <= offset < 2 * fr.plan.nunits and not fr.plan.jump_event[offset >> 1]:
+        if 0 <= offset < 2 * fr.plan.nunits and not (fr.plan.jump_event[offset >> 1] & JUMP_EVENT):
             # A silent jump (its JumpNode is written when the segment is replayed);
             # it fires only because its event was switched on again.
             return EV_DISABLE
         self.events += 1
+        self._catch_up(fr, offset, False)
         if fr.pending >= 0:
             self._run_to_end(fr)
             op = fr.plan.ops + fr.pc * OP_WORDS
@@ -1858,6 +1947,7 @@ cdef class Recorder:
         if fr == NULL:
             return 0
         self.events += 1
+        self._catch_up(fr, offset, False)
         if fr.pending >= 0:
             self.returning = retval if flags == 0 else NULL
             self._run_to_end(fr)
@@ -1890,6 +1980,7 @@ cdef class Recorder:
         # offset is not always inside it (3.13 reports an exception coming out of a
         # call at the code unit before the CALL).
         offset = self._executing(fr)
+        self._catch_up(fr, offset, False)
         fr.exc_row = -1
         if fr.pending >= 0:
             self._run(fr, offset, False)
@@ -1939,6 +2030,8 @@ cdef extern from "Python.h":
     object PyErr_GetRaisedException()
     void PyErr_SetRaisedException(PyObject *exc)
     void PyErr_SetObject(object type, object value)
+    int PyGC_Disable()
+    int PyGC_Enable()
     bint PyLong_CheckExact(PyObject *)
     bint PyUnstable_Long_IsCompact(PyObject *)
     Py_ssize_t PyUnstable_Long_CompactValue(PyObject *)

@@ -62,6 +62,7 @@ MICRO_OPS = (
 # reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
 OP_WORDS = 5  # opcode, instruction offset, a, b, c
 READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
+JUMP_EVENT, SILENT_BRANCH = 1, 2  # jump_event bits per code unit
 
 # Flags of LOAD_LOCAL / STORE_LOCAL.
 LF_SAFE = 1  # the local is not stored again later in the segment
@@ -125,8 +126,10 @@ class CodePlan:
     istart: array  # int32 per code unit: offset of the instruction it belongs to
     events: frozenset  # offsets with INSTRUCTION events
     jump_events: frozenset  # offsets of unconditional jumps whose JUMP event is used
-    jump_event: array  # int32 per code unit: 1 at a jump in jump_events
+    jump_event: array  # int32 per code unit: JUMP_EVENT | SILENT_BRANCH bits
     piece_lo: array  # int32 per micro-op: first offset of its straight-line piece
+    sides: array  # int32: per silent branch, its two successors (see silent_branches)
+    sides_at: array  # int32 per micro-op: index in `sides` of the silent branch ending its segment, or -1
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
     rec_at: dict = field(default_factory=dict)  # instruction offset -> Rec
@@ -284,6 +287,7 @@ class _Builder:
                 off = ins.next
         self._mark_safe_loads(ops)
         self._check_deferred(ops, needs)
+        self.walked[(kind, start)] = set(visited)
         return ops
 
     def _check_reads(self, ops: list[list[int]], depth: int) -> None:
@@ -424,6 +428,93 @@ class _Builder:
                 raise AssertionError(f"unknown step {tag}")
         return False
 
+    # -- branches without events -----------------------------------------------------
+    def silent_branches(self, segments, nops: int) -> tuple[array, array]:
+        """Choose the conditional jumps whose BRANCH event the recorder can do without.
+
+        Such a branch is taken when the frame's next event shows where it went: its
+        two successor segments share no instruction, so the instruction that next
+        event is at (or, for an INSTRUCTION event, the event ending one of them)
+        tells the side.  The recorder then replays the branch's segment at that
+        event, so everything the segment reads must still be there: it may not
+        capture stack values, and the locals it reads back (deferred results,
+        loads of unknown locals, stored constants) may not be assigned on either
+        side.  A side that ends in another conditional branch or is lost keeps the
+        branch evented (no chains).
+
+        Returns `sides` (per silent branch: its offset, the offsets `next` and
+        `target`, then for the not-taken and the taken side its END offset or -1,
+        the number of offset ranges and the ranges) and `sides_at` (per op: the
+        index in `sides` of the silent branch that ends its segment, or -1).
+        """
+        sides = array("i")
+        sides_at = array("i", [-1]) * nops
+        if self.interventions:
+            return sides, sides_at
+        by_start = {}
+        first_op = {}
+        index = 0
+        for kind, start, seg in segments:
+            by_start[(kind, start)] = seg
+            first_op[(kind, start)] = index
+            index += len(seg)
+        ending_at: dict[int, list[tuple[int, int]]] = {}  # branch offset -> segments
+        for key, seg in by_start.items():
+            if seg[-1][0] == M_BRANCH:
+                ending_at.setdefault(seg[-1][1], []).append(key)
+        for branch, keys in sorted(ending_at.items()):
+            ins = self.lay.by_offset[branch]
+            succ = [(FROM, ins.next), (FROM, ins.target)]
+            if any(k not in by_start for k in succ):
+                continue
+            if any(by_start[k][-1][0] in (M_BRANCH, M_LOST) for k in succ):
+                continue
+            members = [self.walked[k] for k in succ]
+            ends = [by_start[k][-1][1] if by_start[k][-1][0] == M_END else -1 for k in succ]
+            if members[0] & members[1] or (ends[0] >= 0 and ends[0] == ends[1]):
+                continue
+            # What replaying the branch's segments late reads from the frame.
+            late_reads: set[int] = set()
+            captures = False
+            for k in keys:
+                for op in by_start[k]:
+                    if op[0] in (M_CAPTURE, M_CAPTURE_METHOD):
+                        captures = True
+                    elif op[0] == M_RECORD and op[4] > 0:
+                        late_reads.add(op[4] - 1)
+                    elif op[0] == M_LOAD_LOCAL and op[4] & LF_SAFE:
+                        late_reads.add(op[3])
+                    elif op[0] == M_STORE_LOCAL and op[4] & LF_DYN:
+                        late_reads.add(op[3])
+            assigned = {op[3] if op[0] == M_STORE_LOCAL else op[2]
+                        for k in succ for op in by_start[k]
+                        if op[0] in (M_STORE_LOCAL, M_DELETE_LOCAL)}
+            if captures or late_reads & assigned:
+                continue
+            at = len(sides)
+            sides.extend([branch, ins.next, ins.target])
+            for member, end in zip(members, ends):
+                ranges = self._ranges(member)
+                sides.extend([end, len(ranges) // 2])
+                sides.extend(ranges)
+            for k in keys:
+                base = first_op[k]
+                for i in range(len(by_start[k])):
+                    sides_at[base + i] = at
+        return sides, sides_at
+
+    def _ranges(self, offsets: set[int]) -> list[int]:
+        # The offsets as [first, last] instruction ranges, flattened.
+        out: list[int] = []
+        for ins in self.lay.instrs:
+            if ins.offset in offsets:
+                prev = self.prev.get(ins.offset)
+                if out and prev is not None and out[-1] == prev.offset:
+                    out[-1] = ins.offset
+                else:
+                    out.extend([ins.offset, ins.offset])
+        return out
+
     def deferral(self, ins: Instr, eff, d: int, rec: Rec) -> int:
         """Where the one result of `ins` can be read later than right after it.
 
@@ -482,6 +573,7 @@ class _Builder:
         while True:
             needs: set[int] = set()
             self.jump_needs: set[int] = set()
+            self.walked: dict[tuple[int, int], set[int]] = {}
             self.violations: list[str] = []
             segments = [(k, s, self.walk(k, s, events, needs)) for k, s in self.starts(events)]
             if needs <= events and self.jump_needs <= self.jump_events:
@@ -507,6 +599,10 @@ class _Builder:
         jump_event = array("i", [0]) * units
         for off in self.jump_events:
             jump_event[off // 2] = 1
+        sides, sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
+        for k in range(len(sides_at)):
+            if sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
+                jump_event[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
         depth = array("i", [-1]) * units
         for off, d in self.lay.depth.items():
             depth[off // 2] = d
@@ -525,7 +621,7 @@ class _Builder:
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
         return CodePlan(code, self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
                         depth, handler, istart, frozenset(events), frozenset(self.jump_events),
-                        jump_event, piece_lo, nparams, cells, rec_at)
+                        jump_event, piece_lo, sides, sides_at, nparams, cells, rec_at)
 
 
 _cache: dict[tuple[CodeType, bool], CodePlan] = {}
