@@ -9,7 +9,7 @@ frame's value stack through the _frame.c shim, only at slots the plan proves liv
 """
 
 cimport cython
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.tuple cimport PyTuple_GET_ITEM
@@ -27,6 +27,8 @@ cdef extern from "Python.h":
     void *PyThreadState_Get()
     bint PyCell_Check(PyObject *)
     PyObject *PyCell_GET(PyObject *)
+    bint PyType_IS_GC(PyTypeObject *t)
+    PyTypeObject *Py_TYPE(PyObject *o)
 
 cdef extern from "_frame.h":
     void *tracer_current_frame()
@@ -97,6 +99,7 @@ MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LO
 
 cdef enum:
     OP_WORDS = 5
+    POOL_CACHE = 256    # entries of Recorder._pool_ref's cache (a power of two)
     LF_SAFE = 1
     LF_CELL = 2
     LF_DYN = 4
@@ -432,10 +435,15 @@ cdef int _trace_traverse(PyObject *o, gc_visit visit, void *arg) noexcept:
     cdef Trace t = <Trace>o
     cdef int32_t i
     cdef int r
+    cdef PyObject *v
     if t.value_ != NULL:
         for i in range(t.n):
-            if t.value_[i] != NULL:
-                r = visit(t.value_[i], arg)
+            v = t.value_[i]
+            # Only objects of collected types can be part of a cycle (the collector's
+            # visitors ignore the others): skipping floats, ints and strings makes a
+            # collection that meets a big trace several times cheaper.
+            if v != NULL and PyType_IS_GC(Py_TYPE(v)):
+                r = visit(v, arg)
                 if r:
                     return r
     return _trace_base_traverse(o, visit, arg) if _trace_base_traverse != NULL else 0
@@ -710,6 +718,8 @@ cdef class Recorder:
     cdef readonly bint interventions   # the session uses plans for substitute/override
     cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
     cdef int user_depth                 # hooks running (_user_code_starts)
+    cdef PyObject *pool_cache_obj[POOL_CACHE]   # _pool_ref's cache (borrowed: the pool owns them)
+    cdef int32_t pool_cache_ref[POOL_CACHE]
     cdef bint gc_was_enabled            # the collector's state before the outermost one
     cdef int tool
 
@@ -1053,7 +1063,23 @@ cdef class Recorder:
         cdef PyObject *v = tracer_frame_stack_item(fr.frame, depth)
         if v == NULL:
             return S_NULL
-        return ((<int64_t>(-self.trace.pool_add(<object>v) - 1)) << 2) | 2
+        return ((<int64_t>(-self._pool_ref(v) - 1)) << 2) | 2
+
+    cdef inline int32_t _pool_ref(self, PyObject *v) except? -2:
+        """The pool ref of a captured constant, added once per object and trace.
+
+        A global function or a method descriptor is captured at every execution of
+        its load; a small cache by address finds the entry made last time (the pool
+        keeps the object alive, so its address cannot be reused meanwhile).
+        """
+        cdef size_t h = (<size_t>v >> 4) & (POOL_CACHE - 1)
+        cdef int32_t ref
+        if self.pool_cache_obj[h] == v:
+            return self.pool_cache_ref[h]
+        ref = self.trace.pool_add(<object>v)
+        self.pool_cache_obj[h] = v
+        self.pool_cache_ref[h] = ref
+        return ref
 
     cdef int _capture_method(self, FrameRec *fr, int32_t a, int32_t b) except -1:
         # (callable, self) or, when the attribute is not a method, (NULL, attr) on
@@ -1492,7 +1518,7 @@ cdef class Recorder:
                                  else parent.call_row,
                                  parent.code_id, t.offset_[parent.open_row]
                                  if parent.open_row >= 0 else -1, 0, NULL)
-            t.add_ref(t.pool_add(<object>func) if func != NULL else -1)
+            t.add_ref(self._pool_ref(func) if func != NULL else -1)
         parent.direct_done = 1
         hooks = parent.hooks
         if hooks & H_ENTER:
@@ -2032,10 +2058,6 @@ cdef extern from "Python.h":
     void PyErr_SetObject(object type, object value)
     int PyGC_Disable()
     int PyGC_Enable()
-    bint PyLong_CheckExact(PyObject *)
-    bint PyUnstable_Long_IsCompact(PyObject *)
-    Py_ssize_t PyUnstable_Long_CompactValue(PyObject *)
-    long PyLong_AsLong(PyObject *) except? -1
     ctypedef struct PyMethodDef:
         const char *ml_name
         void *ml_meth
@@ -2072,11 +2094,17 @@ cdef PyObject *_reply(Recorder rec, int rc) noexcept:
     return out
 
 
-cdef inline int _small_int(PyObject *o) noexcept:
-    # Offsets are small non-negative ints; -1 for anything else.
-    if PyLong_CheckExact(o) and PyUnstable_Long_IsCompact(o):
-        return <int>PyUnstable_Long_CompactValue(o)
-    return -1
+cdef extern from *:
+    """
+    /* Offsets are small non-negative ints: read one without a conversion call. */
+    static inline int tracer_small_int(PyObject *o) {
+        if (PyLong_CheckExact(o) && PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+            return (int)PyUnstable_Long_CompactValue((PyLongObject *)o);
+        }
+        return -1;
+    }
+    """
+    int _small_int "tracer_small_int"(PyObject *o) noexcept
 
 
 cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
