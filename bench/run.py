@@ -62,6 +62,7 @@ class Row:
     overhead_ns_per_node: float | None
     traced_ns_per_node: float | None
     bytes_per_node: float | None
+    events_per_node: float | None
     match: bool
 
 
@@ -179,6 +180,7 @@ def bench(workload: Workload, repeat: int) -> Row:
     _, root = timed(workload, tracer.track)
     match = check_result(workload, expected, root)
     nodes, nbytes = trace_stats(root)
+    events = getattr(getattr(root, "trace", None), "events", None)
     del expected, root
 
     best_untraced, best_traced = best_times(workload, [untraced, tracer.track], repeat)
@@ -192,6 +194,7 @@ def bench(workload: Workload, repeat: int) -> Row:
         overhead_ns_per_node=per_node(best_traced - best_untraced, nodes),
         traced_ns_per_node=per_node(best_traced, nodes),
         bytes_per_node=per_node(nbytes, nodes),
+        events_per_node=events / nodes if events is not None and nodes else None,
         match=match,
     )
 
@@ -206,6 +209,7 @@ COLUMNS = [
     ("ns/node (overhead)", "overhead_ns_per_node", "{:.1f}"),
     ("ns/node (raw)", "traced_ns_per_node", "{:.1f}"),
     ("bytes/node", "bytes_per_node", "{:.1f}"),
+    ("events/node", "events_per_node", "{:.2f}"),
 ]
 
 

@@ -21,6 +21,7 @@ class Trace:
     root_keywords: tuple[str, ...]
     _cache: dict[Any, Any] | None
     stopped: bool
+    events: int
     functions: dict[int, Any]
     def __len__(self) -> int: ...
     def kind(self, row: int) -> int: ...

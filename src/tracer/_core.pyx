@@ -205,6 +205,7 @@ cdef class Trace:
     cdef readonly bint frozen
     cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
     cdef readonly object exception
+    cdef readonly long events      # sys.monitoring events the recorder handled for it
     cdef public tuple root_keywords
     cdef public object _cache
     cdef int exports
@@ -791,6 +792,7 @@ cdef class Recorder:
                 _clear_substitution(&self.frames[i])
         self.nframes = 0
         t.stopped = self.broken
+        t.events = self.events
         t._finish(exception)
 
     # -- frame stack -----------------------------------------------------------------
