@@ -986,9 +986,13 @@ cdef class Recorder:
         # A RECORD's result read back from the local the next instruction stored it
         # in (the plan checked that nothing in the segment assigns that local again),
         # or the value the PY_RETURN being handled returns (tracer.plan.deferral).
-        if op[4] > 0:
-            return tracer_frame_local(fr.frame, op[4] - 1)
-        return self.returning
+        cdef PyObject *v = tracer_frame_local(fr.frame, op[4] - 1) if op[4] > 0 \
+            else self.returning
+        if v == NULL:
+            # Unbound after all (a debugger rewrote the frame's locals): never fall
+            # back to the stack slot, which the value has left.
+            return <PyObject *>UNKNOWN
+        return v
 
     cdef int32_t _executing(self, FrameRec *fr) noexcept:
         """The offset of the instruction fr's frame is executing (suspended in)."""
