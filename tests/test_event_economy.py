@@ -14,17 +14,13 @@ import pytest
 
 import tracer
 from corpus import CASES
+from helpers import load_example, walk
 from tracer import _core
 from tracer.bytecode import PY313
+from tracer.plan import SILENT_BRANCH
 
 
-def h(x, n):
-    r = 0.0
-    i = 0
-    while i < n:
-        r += x ** i
-        i += 1
-    return r
+h = load_example("irtracker_examples").h  # IRTracker's `h`, as bench/ times it
 
 
 def primitives(root, fn):
@@ -226,13 +222,6 @@ PURE = {operator.add, operator.sub, operator.mul, operator.truediv, operator.flo
 IMMUTABLE = (int, float, str, bool, type(None), bytes)
 
 
-def _walk(node):
-    for child in node.children:
-        yield child
-        if isinstance(child, tracer.NestedCallNode):
-            yield from _walk(child)
-
-
 def _recomputable(node):
     if not isinstance(node, tracer.PrimitiveCallNode) or node.raised:
         return False
@@ -250,7 +239,7 @@ def _check_recomputed(case) -> int:
     except BaseException:
         root = tracer.last_trace()
     checked = 0
-    for node in _walk(root):
+    for node in walk(root):
         if _recomputable(node):
             expected = node.function.value(*[a.value for a in node.arguments])
             assert type(node.value) is type(expected) and node.value == expected, node
@@ -310,8 +299,8 @@ def test_returned_expression_that_raises():
 
 def silent_branches_of(f):
     plan = _core.plan_of(f.__code__)
-    return [off for off in range(0, 2 * len(plan.jump_event), 2)
-            if plan.jump_event[off // 2] & 2]
+    return [off for off in range(0, 2 * len(plan.unit_flags), 2)
+            if plan.unit_flags[off // 2] & SILENT_BRANCH]
 
 
 def either_way(x, y):

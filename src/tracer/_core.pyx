@@ -549,7 +549,7 @@ ctypedef struct CPlan:
     int32_t *istart
     int32_t *seg_end         # per op: offset of the END closing its segment, or -1
     int32_t *piece_lo        # per op: first offset of its straight-line piece
-    int32_t *jump_event      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
+    int32_t *unit_flags      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
     int32_t *sides           # the successors of silent branches (plan.silent_branches)
     int32_t *sides_at        # per op: index in sides of the silent branch ending its segment
     int32_t nunits
@@ -616,7 +616,7 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     plan.handler = _buffer_address(owner.handler)
     plan.istart = _buffer_address(owner.istart)
     plan.piece_lo = _buffer_address(owner.piece_lo)
-    plan.jump_event = _buffer_address(owner.jump_event)
+    plan.unit_flags = _buffer_address(owner.unit_flags)
     plan.sides = _buffer_address(owner.sides) if len(owner.sides) else NULL
     plan.sides_at = _buffer_address(owner.sides_at)
     plan.nunits = len(owner.seg_at)
@@ -938,7 +938,8 @@ cdef class Recorder:
                 sl[op[3]] = s if s & 3 == 0 else self._stored(fr, s, op[3], op[4], op[1])
             elif opc == M_RECORD:
                 fr.pc = pc
-                # its result went to a local (tracer.plan.deferred_local), or is on the stack
+                # its result went to a local or is returned (tracer.plan.deferral), or is
+                # on the stack
                 known = self._deferred_value(fr, op) if op[4] else NULL
                 r = fr.plan.recs + op[2]
                 if fr.open_row < 0 and r[3] == 1:
@@ -1409,9 +1410,7 @@ cdef class Recorder:
             t.add_ref(<int32_t>(cond >> 2))
         elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
             t.add_ref(self._ref(fr, cond))
-        if fr.hooks & H_NODE_ALL:
-            return self._node_hook(fr, row)
-        return 0
+        return self._emit(fr, row)
 
     cdef int _close_call(self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
         cdef Trace t = self.trace
@@ -1748,16 +1747,13 @@ cdef class Recorder:
 
     cdef int _instruction(self, object code, int offset) except -1:
         cdef CPlan *plan
-        cdef void *extra = NULL
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t first, h
         cdef int32_t *op
         if fr != NULL:
             plan = fr.plan      # the frame being followed runs `code`
         else:
-            PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
-                                     else CODE_EXTRA_INDEX, &extra)
-            plan = <CPlan *>extra
+            plan = self._cached_plan(code)
             if plan == NULL or plan.seg_at[offset >> 1] < 0:
                 return EV_DISABLE
             return EV_CONTINUE
@@ -1811,9 +1807,8 @@ cdef class Recorder:
     cdef int _branch(self, object code, int offset, int dest) except -1:
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t *op
-        cdef CPlan *plan = fr.plan if fr != NULL else self._cached_plan(code)
-        if plan != NULL and 0 <= offset < 2 * plan.nunits and \
-                plan.jump_event[offset >> 1] & SILENT_BRANCH:
+        cdef int32_t flags = self._unit_flags(fr, code, offset)
+        if flags >= 0 and flags & SILENT_BRANCH:
             # Taken at the frame's next event (_catch_up); it fires only at its first
             # execution or because its event was switched on again.
             return EV_DISABLE
@@ -1839,6 +1834,14 @@ cdef class Recorder:
         PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
                                  else CODE_EXTRA_INDEX, &extra)
         return <CPlan *>extra
+
+    cdef int32_t _unit_flags(self, FrameRec *fr, object code, int offset) noexcept:
+        # The plan's JUMP_EVENT / SILENT_BRANCH bits at `offset` of `code` (followed
+        # in `fr`, or by another thread), or -1 when no plan has been made for it.
+        cdef CPlan *plan = fr.plan if fr != NULL else self._cached_plan(code)
+        if plan == NULL or not 0 <= offset < 2 * plan.nunits:
+            return -1
+        return plan.unit_flags[offset >> 1]
 
     cdef bint _take_branch(self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
         """Record the conditional jump at `offset` to `dest`, its segment replayed up to
@@ -1938,20 +1941,14 @@ cdef class Recorder:
     cdef int _jump(self, object code, int offset, int dest) except -1:
         cdef FrameRec *fr = self._top_for(code)
         cdef int32_t *op
-        cdef void *extra = NULL
-        cdef CPlan *plan
-        if fr == NULL:
-            PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
-                                     else CODE_EXTRA_INDEX, &extra)
-            plan = <CPlan *>extra
-            if plan != NULL and 0 <= offset < 2 * plan.nunits and \
-                    not (plan.jump_event[offset >> 1] & JUMP_EVENT):
-                return EV_DISABLE
-            return EV_CONTINUE
-        if 0 <= offset < 2 * fr.plan.nunits and not (fr.plan.jump_event[offset >> 1] & JUMP_EVENT):
+        cdef int32_t flags = self._unit_flags(fr, code, offset)
+        if flags >= 0 and not flags & JUMP_EVENT:
             # A silent jump (its JumpNode is written when the segment is replayed);
-            # it fires only because its event was switched on again.
+            # it fires only at its first execution or because its event was switched
+            # on again.
             return EV_DISABLE
+        if fr == NULL:
+            return EV_CONTINUE
         self.events += 1
         self._catch_up(fr, offset, False)
         if fr.pending >= 0:
@@ -2122,72 +2119,36 @@ cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
     return <PyObject *>None
 
 
-cdef PyObject *_cb_py_start(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+# One C function per callback signature; the builtin's `self` is the index of its
+# event's handler in that signature's table.
+cdef code_handler CODE_HANDLERS[3]
+cdef dest_handler DEST_HANDLERS[2]
+cdef value_handler VALUE_HANDLERS[4]
+
+
+cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+    # (code, offset): PY_START, PY_RESUME, INSTRUCTION
     cdef Recorder rec = ACTIVE
     if rec is None or rec.broken or nargs != 2:
         return _idle(nargs, 2)
-    return _reply(rec, (<code_handler>_h_py_start)(rec, <object>args[0], _small_int(args[1])))
+    return _reply(rec, CODE_HANDLERS[_small_int(k)](rec, <object>args[0], _small_int(args[1])))
 
 
-cdef PyObject *_cb_py_resume(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken or nargs != 2:
-        return _idle(nargs, 2)
-    return _reply(rec, (<code_handler>_h_py_resume)(rec, <object>args[0], _small_int(args[1])))
-
-
-cdef PyObject *_cb_instruction(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken or nargs != 2:
-        return _idle(nargs, 2)
-    return _reply(rec, (<code_handler>_h_instruction)(rec, <object>args[0], _small_int(args[1])))
-
-
-cdef PyObject *_cb_branch(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+    # (code, offset, destination): BRANCH, JUMP
     cdef Recorder rec = ACTIVE
     if rec is None or rec.broken or nargs != 3:
         return _idle(nargs, 3)
-    return _reply(rec, (<dest_handler>_h_branch)(rec, <object>args[0], _small_int(args[1]),
-                                                 _small_int(args[2])))
+    return _reply(rec, DEST_HANDLERS[_small_int(k)](rec, <object>args[0], _small_int(args[1]),
+                                                    _small_int(args[2])))
 
 
-cdef PyObject *_cb_jump(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+    # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND
     cdef Recorder rec = ACTIVE
     if rec is None or rec.broken or nargs != 3:
         return _idle(nargs, 3)
-    return _reply(rec, (<dest_handler>_h_jump)(rec, <object>args[0], _small_int(args[1]),
-                                               _small_int(args[2])))
-
-
-cdef PyObject *_cb_py_return(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken or nargs != 3:
-        return _idle(nargs, 3)
-    return _reply(rec, (<value_handler>_h_py_return)(rec, <object>args[0], _small_int(args[1]),
-                                                     <object>args[2]))
-
-
-cdef PyObject *_cb_py_yield(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken or nargs != 3:
-        return _idle(nargs, 3)
-    return _reply(rec, (<value_handler>_h_py_yield)(rec, <object>args[0], _small_int(args[1]),
-                                                    <object>args[2]))
-
-
-cdef PyObject *_cb_raise(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken or nargs != 3:
-        return _idle(nargs, 3)
-    return _reply(rec, (<value_handler>_h_raise)(rec, <object>args[0], _small_int(args[1]),
-                                                 <object>args[2]))
-
-
-cdef PyObject *_cb_py_unwind(PyObject *m, PyObject **args, Py_ssize_t nargs) noexcept:
-    cdef Recorder rec = ACTIVE
-    if rec is None or rec.broken or nargs != 3:
-        return _idle(nargs, 3)
-    return _reply(rec, (<value_handler>_h_py_unwind)(rec, <object>args[0], _small_int(args[1]),
+    return _reply(rec, VALUE_HANDLERS[_small_int(k)](rec, <object>args[0], _small_int(args[1]),
                                                      <object>args[2]))
 
 
@@ -2219,28 +2180,41 @@ cdef int _h_py_unwind(Recorder rec, object code, int offset, object exc) except 
     return rec._py_unwind(code, offset, exc)
 
 
+# Handlers are `except -1`; the tables hold them as noexcept pointers, so that no
+# Python try/except runs per event (_reply turns -1 into a recorder failure).
+CODE_HANDLERS[0] = <code_handler>_h_py_start
+CODE_HANDLERS[1] = <code_handler>_h_py_resume
+CODE_HANDLERS[2] = <code_handler>_h_instruction
+DEST_HANDLERS[0] = <dest_handler>_h_branch
+DEST_HANDLERS[1] = <dest_handler>_h_jump
+VALUE_HANDLERS[0] = <value_handler>_h_py_return
+VALUE_HANDLERS[1] = <value_handler>_h_py_yield
+VALUE_HANDLERS[2] = <value_handler>_h_raise
+VALUE_HANDLERS[3] = <value_handler>_h_py_unwind
+
 # The method table lives as long as the module; the builtins made from it are the
 # callbacks tracer.api registers.
 cdef PyMethodDef _CALLBACK_DEFS[9]
 
 
-cdef object _callback(int k, const char *name, void *meth):
+cdef object _callback(int k, const char *name, void *meth, int handler):
     _CALLBACK_DEFS[k].ml_name = name
     _CALLBACK_DEFS[k].ml_meth = meth
     _CALLBACK_DEFS[k].ml_flags = METH_FASTCALL
     _CALLBACK_DEFS[k].ml_doc = NULL
-    return PyCFunction_NewEx(&_CALLBACK_DEFS[k], NULL, NULL)
+    cdef object index = handler  # the builtin's self (it keeps a reference)
+    return PyCFunction_NewEx(&_CALLBACK_DEFS[k], <PyObject *>index, NULL)
 
 
-on_py_start = _callback(0, "on_py_start", <void *>_cb_py_start)
-on_py_resume = _callback(1, "on_py_resume", <void *>_cb_py_resume)
-on_instruction = _callback(2, "on_instruction", <void *>_cb_instruction)
-on_branch = _callback(3, "on_branch", <void *>_cb_branch)
-on_jump = _callback(4, "on_jump", <void *>_cb_jump)
-on_py_return = _callback(5, "on_py_return", <void *>_cb_py_return)
-on_py_yield = _callback(6, "on_py_yield", <void *>_cb_py_yield)
-on_raise = _callback(7, "on_raise", <void *>_cb_raise)
-on_py_unwind = _callback(8, "on_py_unwind", <void *>_cb_py_unwind)
+on_py_start = _callback(0, "on_py_start", <void *>_cb_code, 0)
+on_py_resume = _callback(1, "on_py_resume", <void *>_cb_code, 1)
+on_instruction = _callback(2, "on_instruction", <void *>_cb_code, 2)
+on_branch = _callback(3, "on_branch", <void *>_cb_dest, 0)
+on_jump = _callback(4, "on_jump", <void *>_cb_dest, 1)
+on_py_return = _callback(5, "on_py_return", <void *>_cb_value, 0)
+on_py_yield = _callback(6, "on_py_yield", <void *>_cb_value, 1)
+on_raise = _callback(7, "on_raise", <void *>_cb_value, 2)
+on_py_unwind = _callback(8, "on_py_unwind", <void *>_cb_value, 3)
 
 
 def activate(Recorder rec):

@@ -62,7 +62,7 @@ MICRO_OPS = (
 # reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
 OP_WORDS = 5  # opcode, instruction offset, a, b, c
 READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
-JUMP_EVENT, SILENT_BRANCH = 1, 2  # jump_event bits per code unit
+JUMP_EVENT, SILENT_BRANCH = 1, 2  # unit_flags bits per code unit
 
 # Flags of LOAD_LOCAL / STORE_LOCAL.
 LF_SAFE = 1  # the local is not stored again later in the segment
@@ -126,7 +126,7 @@ class CodePlan:
     istart: array  # int32 per code unit: offset of the instruction it belongs to
     events: frozenset  # offsets with INSTRUCTION events
     jump_events: frozenset  # offsets of unconditional jumps whose JUMP event is used
-    jump_event: array  # int32 per code unit: JUMP_EVENT | SILENT_BRANCH bits
+    unit_flags: array  # int32 per code unit: JUMP_EVENT | SILENT_BRANCH bits
     piece_lo: array  # int32 per micro-op: first offset of its straight-line piece
     sides: array  # int32: per silent branch, its two successors (see silent_branches)
     sides_at: array  # int32 per micro-op: index in `sides` of the silent branch ending its segment, or -1
@@ -360,12 +360,7 @@ class _Builder:
                     continue
                 rec = Rec(R_OP, getattr, [rel, ("static", attr)], [rel], display="getattr")
                 eff.rec = rec
-                deferred = 0
-                if ins.next not in events:
-                    # its value is read right after it, like any record
-                    deferred = self.deferral(ins, eff, d, rec)
-                    if not deferred:
-                        needs.add(ins.next)
+                deferred = self._read_point(ins, eff, d, rec, events, needs)
                 ops.append([M_RECORD, off, self.record(ins, rec, d), 0, deferred])
                 work[d + rel] = OTHER
             elif tag == "method_pair":
@@ -378,13 +373,10 @@ class _Builder:
                 rec = step[1]
                 micro = M_RECORD
                 deferred = 0
-                if ins.next not in events:
-                    if self.bool_into_branch(ins):
-                        micro = M_RECORD_BOOL
-                    else:
-                        deferred = self.deferral(ins, eff, d, rec)
-                        if not deferred:
-                            needs.add(ins.next)
+                if ins.next not in events and self.bool_into_branch(ins):
+                    micro = M_RECORD_BOOL
+                else:
+                    deferred = self._read_point(ins, eff, d, rec, events, needs)
                 for x in rec.inputs:
                     if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
                         needs.add(off)
@@ -541,6 +533,17 @@ class _Builder:
             return READ_RETURNED
         return 0
 
+    def _read_point(self, ins: Instr, eff, d: int, rec: Rec, events: set[int],
+                    needs: set[int]) -> int:
+        # A record's result is read right after it (an event there, added to
+        # `needs` if missing) unless it can be read later: its deferral then.
+        if ins.next in events:
+            return 0
+        deferred = self.deferral(ins, eff, d, rec)
+        if not deferred:
+            needs.add(ins.next)
+        return deferred
+
     def _check_deferred(self, ops: list[list[int]], needs: set[int]) -> None:
         # A record read back from a local must find its value there when the
         # segment is replayed: a later store or delete of that local in the same
@@ -596,13 +599,13 @@ class _Builder:
                 piece_lo.append(lo)
                 if op[0] == M_SILENT_JUMP:
                     lo = op[4]
-        jump_event = array("i", [0]) * units
+        unit_flags = array("i", [0]) * units
         for off in self.jump_events:
-            jump_event[off // 2] = 1
+            unit_flags[off // 2] = JUMP_EVENT
         sides, sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
         for k in range(len(sides_at)):
             if sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
-                jump_event[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
+                unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
         depth = array("i", [-1]) * units
         for off, d in self.lay.depth.items():
             depth[off // 2] = d
@@ -621,7 +624,7 @@ class _Builder:
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
         return CodePlan(code, self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
                         depth, handler, istart, frozenset(events), frozenset(self.jump_events),
-                        jump_event, piece_lo, sides, sides_at, nparams, cells, rec_at)
+                        unit_flags, piece_lo, sides, sides_at, nparams, cells, rec_at)
 
 
 _cache: dict[tuple[CodeType, bool], CodePlan] = {}
