@@ -1,31 +1,19 @@
 """The context examples: examples/profiler.py and examples/probabilistic_model.py."""
 
-import importlib.util
 import inspect
 import math
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tracer
+from helpers import load_example
 from tracer import ArgumentNode, NestedCallNode, PrimitiveCallNode, ReturnNode
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def _load(name):
-    # The tests exercise the very code the example scripts show.
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-profiler = _load("profiler")
-pm = _load("probabilistic_model")
-irx = _load("irtracker_examples")
+profiler = load_example("profiler")
+pm = load_example("probabilistic_model")
+irx = load_example("irtracker_examples")
 
 
 def walk(node, depth=0):

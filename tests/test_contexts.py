@@ -2,9 +2,7 @@
 (substitute, override) and hook errors.  Every trace made here is validated."""
 
 import gc
-import importlib.util
 import operator
-import pathlib
 import random
 import sys
 import weakref
@@ -12,24 +10,11 @@ import weakref
 import pytest
 
 import tracer
+from helpers import load_example, walk
 from tracer import _core
 from tracer.context import HOOK_BITS, KEEP, NODE_HOOKS
 
 MON = sys.monitoring
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
-
-
-def load_example(name):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def walk(node):
-    yield node
-    for child in node.children:
-        yield from walk(child)
 
 
 # -- programs ------------------------------------------------------------------------------

@@ -1,26 +1,16 @@
 """The IRTracker README's examples, in Python: f, geom and h."""
 
-import importlib.util
 import math
 import random
-from pathlib import Path
 
 import pytest
 
 import tracer
+from helpers import EXAMPLES, load_example
 from tracer import ArgumentNode, ConstantNode, JumpNode, NestedCallNode, PrimitiveCallNode, ReturnNode
 
 
-def _load_examples():
-    # The tests exercise the very functions examples/irtracker_examples.py shows.
-    path = Path(__file__).resolve().parent.parent / "examples" / "irtracker_examples.py"
-    spec = importlib.util.spec_from_file_location("irtracker_examples", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_examples = _load_examples()
+_examples = load_example("irtracker_examples")
 f, geom, h = _examples.f, _examples.geom, _examples.h
 
 
@@ -137,10 +127,8 @@ def test_h_loop_iterations(traced):
 
 def test_examples_scripts_run(capsys):
     import runpy
-    from pathlib import Path
 
-    base = Path(__file__).resolve().parent.parent / "examples"
-    runpy.run_path(str(base / "readme_example.py"))
-    runpy.run_path(str(base / "irtracker_examples.py"), run_name="__main__")
+    runpy.run_path(str(EXAMPLES / "readme_example.py"))
+    runpy.run_path(str(EXAMPLES / "irtracker_examples.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "⟨math.sin⟩(@1)" in out and "⟨geom⟩" in out

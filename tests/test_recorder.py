@@ -17,6 +17,7 @@ import weakref
 import pytest
 
 import tracer
+from helpers import walk
 
 MON = sys.monitoring
 EV = MON.events
@@ -24,13 +25,6 @@ ALL_IDS = range(6)
 
 
 # -- helpers ------------------------------------------------------------------------------
-
-def walk(node):
-    """`node` and all its descendants, in row order."""
-    yield node
-    for child in node.children:
-        yield from walk(child)
-
 
 def calls_to(node, fn):
     """The direct children of `node` that are calls of the callable `fn` (by identity)."""
