@@ -14,7 +14,7 @@ if _sys.version_info < (3, 12):
         f"this is Python {_sys.version.split()[0]}"
     )
 
-from ._core import UNKNOWN, Trace  # noqa: E402
+from ._core import UNKNOWN, Trace, spare_columns_bytes, spare_columns_limit  # noqa: E402
 from .api import TrackingError, ToolIdError, last_trace, track  # noqa: E402
 from .context import DEFAULT, KEEP, Context, DepthLimitContext  # noqa: E402
 from .graph import GraphError, backward, dependents, forward, referenced, validate  # noqa: E402
@@ -37,4 +37,5 @@ __all__ = [
     "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
     "referenced", "backward", "dependents", "forward",
     "TrackingError", "ToolIdError", "GraphError",
+    "spare_columns_limit", "spare_columns_bytes",
 ]
