@@ -1081,15 +1081,23 @@ cdef class Recorder:
         while True:
             op = ops + pc * OP_WORDS
             opc = op[0]
+            # Loads come in runs before a record: they are taken in a loop of plain
+            # conditional branches, which the CPU predicts from the segment's
+            # pattern, instead of one trip each through the switch's single
+            # indirect jump.
+            while opc == M_LOAD_LOCAL or opc == M_LOAD_CONST:
+                if opc == M_LOAD_LOCAL:
+                    s = sl[op[3]]
+                    if s == S_UNKNOWN and (op[4] & LF_SAFE):
+                        s = self._carried(fr, op)
+                    ss[op[2]] = s
+                else:
+                    ss[op[2]] = ((<int64_t>op[3]) << 2) | 1
+                pc += 1
+                op += OP_WORDS
+                opc = op[0]
             # One comparison per case on a C variable: Cython emits a switch.
-            if opc == M_LOAD_LOCAL:
-                s = sl[op[3]]
-                if s == S_UNKNOWN and (op[4] & LF_SAFE):
-                    s = self._carried(fr, op)
-                ss[op[2]] = s
-            elif opc == M_LOAD_CONST:
-                ss[op[2]] = ((<int64_t>op[3]) << 2) | 1
-            elif opc == M_STORE_LOCAL:
+            if opc == M_STORE_LOCAL:
                 s = ss[op[2]]
                 sl[op[3]] = s if s & 3 == 0 else self._stored(fr, s, op[3], op[4], op[1])
             elif opc == M_RECORD:
