@@ -1125,6 +1125,28 @@ def closure_counters():
     return first, after_reset, other_inc(), other_inc()
 
 
+def closure_nonlocal_read_back(x):
+    # The outer frame reads a cell after nested functions assigned it (nonlocal),
+    # at two depths, and computes with it.
+    total = x
+
+    def bump(k):
+        nonlocal total
+        total = total + k
+
+    def twice(k):
+        def inner():
+            nonlocal total
+            total *= k
+        inner()
+        inner()
+
+    bump(3)
+    doubled = total * 2
+    twice(2)
+    return doubled, total - 1, [total + i for i in range(2)]
+
+
 def closure_late_binding():
     late = [lambda: i for i in range(3)]
     early = [lambda i=i: i * 10 for i in range(3)]
@@ -2968,6 +2990,7 @@ CASES = [
     # lambdas, closures, decorators, functools
     Case("closure_counters", closure_counters),
     Case("closure_late_binding", closure_late_binding),
+    Case("closure_nonlocal_read_back", closure_nonlocal_read_back, (5,)),
     Case("nested_function_scopes", nested_function_scopes, (4,)),
     Case("function_composition", function_composition, ([1, 7, 33],)),
     Case("decorated_functions", decorated_functions, (((3, 4), (50, 20), (1, 200)),)),

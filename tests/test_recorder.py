@@ -969,3 +969,48 @@ def test_trace_is_freed_without_the_cycle_collector():
         assert witness() is None
     finally:
         gc.enable()
+
+
+def test_cell_assigned_by_a_nested_function_is_read_as_it_is(traced):
+    # A `nonlocal` assignment in a nested function changes the outer frame's cell
+    # where the outer frame's shadow cannot see it: the outer read must show the
+    # value the program used (a constant), never the node the cell held before.
+    def outer(x):
+        total = x
+
+        def bump(k):
+            nonlocal total
+            total = total + k
+
+        bump(3)
+        bump(4)
+        return total * 2
+
+    root = traced(outer, 1)
+    assert root.value == 16
+    mul = [n for n in root.children if isinstance(n, tracer.CallNode)
+           and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
+    assert len(mul) == 1
+    (total, two) = mul[0].arguments
+    assert isinstance(total, tracer.Const) and total.value == 8
+    assert two.value == 2
+
+
+def test_cell_only_read_by_nested_functions_keeps_its_node(traced):
+    # Closures that only read a cell leave the outer frame's shadow right: the
+    # dependency on the node that set it is kept.
+    def outer(x):
+        total = x + 1
+
+        def peek():
+            return total
+
+        peek()
+        return total * 2
+
+    root = traced(outer, 1)
+    mul = [n for n in root.children if isinstance(n, tracer.CallNode)
+           and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
+    (total, _two) = mul[0].arguments
+    assert isinstance(total, tracer.Node) and total.value == 2
+    assert total.function.value is operator.add

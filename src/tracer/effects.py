@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dis
 import operator
+import weakref
 from dataclasses import dataclass, field
+from types import CodeType
 
 from . import ops
 from .bytecode import PY313, Instr, nlocalsplus
@@ -115,6 +117,37 @@ def _local_index(ins: Instr) -> int:
     return ins.arg  # type: ignore[return-value]
 
 
+_CELL_WRITES = ("STORE_DEREF", "DELETE_DEREF")
+_cells_written: "weakref.WeakKeyDictionary[CodeType, frozenset[str]]" = weakref.WeakKeyDictionary()
+
+
+def cells_written_inside(code: CodeType) -> frozenset[str]:
+    """Names of `code`'s cells that a function nested in it assigns or deletes.
+
+    A `nonlocal` assignment in a nested function (at any depth: the cell is passed
+    down as a free variable) changes the cell behind this frame's back.  Found
+    statically, from the code objects in co_consts.
+    """
+    try:
+        return _cells_written[code]
+    except KeyError:
+        pass
+    own = set(code.co_cellvars)
+    written: set[str] = set()
+    stack = [c for c in code.co_consts if isinstance(c, CodeType)]
+    while stack and own - written:
+        inner = stack.pop()
+        stack.extend(c for c in inner.co_consts if isinstance(c, CodeType))
+        if not own.intersection(inner.co_freevars):
+            continue
+        for i in dis.get_instructions(inner):
+            if i.opname in _CELL_WRITES and i.argval in own and i.argval in inner.co_freevars:
+                written.add(i.argval)
+    result = frozenset(written)
+    _cells_written[code] = result
+    return result
+
+
 def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
     """The abstract effect of one instruction.
 
@@ -154,8 +187,11 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         nfree = len(code.co_freevars)
         own_cell = arg < nlocalsplus(code) - nfree
         if name == "LOAD_DEREF":
-            if own_cell:
+            if own_cell and ins.argval not in cells_written_inside(code):
                 return Effect(0, 1, [("load_cell", 0, arg)])
+            # A free variable, or a cell a nested function assigns (`nonlocal`): its
+            # value may come from code this frame's shadow does not follow, so it is
+            # read off the stack as a constant instead of taken from the shadow.
             return Effect(0, 1, [("set", 0, DYN)])
         if name == "STORE_DEREF":
             if own_cell:
