@@ -21,7 +21,13 @@ runner exit with status 1.
 
 A traced run here includes freeing the previous traced run's trace, which
 ``tracer.last_trace()`` kept until ``track`` replaced it (a steady state of
-repeated tracing: about as much freeing as recording).
+repeated tracing: about as much freeing as recording).  The freed trace's column
+buffers are kept for the next trace (``tracer.spare_columns_limit``), so the timed
+runs, which follow the warm-up, record into memory an earlier run touched: the
+steady state of a program that traces repeatedly.
+
+The machine the results were taken on is shared and noisy; the minimum of more
+repeats (``--repeat 25``) is the steadier figure.
 
 With ``--contexts`` it prints instead what tracking contexts cost: the untraced
 time, the traced time under each context of ``CONTEXTS`` as a ratio to it, the
