@@ -2171,8 +2171,12 @@ cdef class Recorder:
         self.events += 1
         # The instruction that raised is the one the frame is executing: the event's
         # offset is not always inside it (3.13 reports an exception coming out of a
-        # call at the code unit before the CALL).
-        offset = self._executing(fr)
+        # call at the code unit before the CALL).  The event's own offset stands in
+        # should the frame's lasti ever be out of the code's range.
+        cdef int32_t executing = self._executing(fr)
+        if executing < 0 and 0 <= offset < 2 * fr.plan.nunits:
+            executing = fr.plan.istart[offset >> 1]
+        offset = executing
         self._catch_up(fr, offset, False)
         fr.exc_row = -1
         if fr.pending >= 0:
