@@ -98,6 +98,8 @@ MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LO
              "SILENT_JUMP")
 
 cdef enum:
+    FIRST_ROWS = 1024   # the columns' first capacity, doubled as a trace grows
+    FIRST_REFS = 2048
     OP_WORDS = 5
     POOL_CACHE = 256    # entries of Recorder._pool_ref's cache (a power of two)
     LF_SAFE = 1
@@ -154,6 +156,10 @@ cdef enum:
     P_NONE = -1
     P_EXC = -2      # an exception is unwinding through the frame
     P_LOST = -3     # the frame ran something the plan cannot follow; resync at next event
+
+# Bytes of one row across the columns: kind, flags; parent, code, offset, aux,
+# ref_start; value.
+cdef Py_ssize_t ROW_BYTES = 2 * sizeof(uint8_t) + 5 * sizeof(int32_t) + sizeof(PyObject *)
 
 cdef bint PY313 = sys.version_info >= (3, 13)
 cdef object DISABLE = sys.monitoring.DISABLE
@@ -221,8 +227,8 @@ cdef class Trace:
         self.metadata = {}
         self.functions = {}
         if not _take_spare(self):
-            self._grow_rows(1024)
-            self._grow_refs(2048)
+            self._grow_rows(FIRST_ROWS)
+            self._grow_refs(FIRST_REFS)
         self.ref_start_[0] = 0
 
     def __dealloc__(self):
@@ -233,7 +239,7 @@ cdef class Trace:
         _give_spare(self)
 
     cdef int _grow_rows(self, int32_t need) except -1:
-        cdef int32_t cap = self.cap if self.cap else 1024
+        cdef int32_t cap = self.cap if self.cap else FIRST_ROWS
         while cap < need:
             cap *= 2
         if cap == self.cap:
@@ -252,7 +258,7 @@ cdef class Trace:
         return 0
 
     cdef int _grow_refs(self, int32_t need) except -1:
-        cdef int32_t cap = self.refcap if self.refcap else 2048
+        cdef int32_t cap = self.refcap if self.refcap else FIRST_REFS
         while cap < need:
             cap *= 2
         if cap == self.refcap:
@@ -387,8 +393,7 @@ cdef class Trace:
     @property
     def nbytes(self):
         """Bytes held by the columns (values themselves not counted)."""
-        per_row = 2 * sizeof(uint8_t) + 5 * sizeof(int32_t) + sizeof(PyObject *)
-        return self.n * per_row + self.nrefs * sizeof(int32_t) + len(self.pool) * sizeof(PyObject *)
+        return self.n * ROW_BYTES + self.nrefs * sizeof(int32_t) + len(self.pool) * sizeof(PyObject *)
 
     @property
     def num_refs(self):
@@ -445,8 +450,7 @@ memset(&SPARE, 0, sizeof(Columns))
 
 cdef inline Py_ssize_t _columns_bytes(int32_t cap, int32_t refcap) noexcept:
     # Capacity, not use: pages of the capacity a trace never touched cost nothing.
-    return (<Py_ssize_t>cap) * (2 * sizeof(uint8_t) + 5 * sizeof(int32_t)
-                                + sizeof(PyObject *)) + (<Py_ssize_t>refcap) * sizeof(int32_t)
+    return (<Py_ssize_t>cap) * ROW_BYTES + (<Py_ssize_t>refcap) * sizeof(int32_t)
 
 
 cdef void _free_columns(Columns *c) noexcept:
@@ -483,8 +487,8 @@ cdef void _give_spare(Trace t) noexcept:
     cdef Columns mine
     memset(&mine, 0, sizeof(Columns))
     _swap_columns(&mine, t)
-    if (_columns_bytes(mine.cap, mine.refcap) <= SPARE_LIMIT
-            and _columns_bytes(mine.cap, mine.refcap) > _columns_bytes(SPARE.cap, SPARE.refcap)):
+    cdef Py_ssize_t size = _columns_bytes(mine.cap, mine.refcap)
+    if size <= SPARE_LIMIT and size > _columns_bytes(SPARE.cap, SPARE.refcap):
         _free_columns(&SPARE)
         SPARE = mine
     else:
@@ -496,46 +500,36 @@ cdef int _fit_borrowed(Trace t) except -1:
     took the spare of a big one) moves into right-sized columns and returns the big
     ones to the spare slot, so a long-lived small trace does not hold them."""
     global SPARE
-    cdef int32_t rows = 1024, refs = 2048
-    cdef Columns small
+    cdef Columns big, partial
     if t.exports or SPARE.cap != 0:
         return 0
-    if 4 * <int64_t>t.n >= t.cap and 4 * <int64_t>t.nrefs >= t.refcap:
+    # Columns past their first capacity and under a quarter full regrow smaller.
+    if not ((4 * <int64_t>t.n < t.cap and t.cap > FIRST_ROWS)
+            or (4 * <int64_t>t.nrefs < t.refcap and t.refcap > FIRST_REFS)):
         return 0
-    while rows <= t.n:
-        rows *= 2
-    while refs < t.nrefs:
-        refs *= 2
-    if rows >= t.cap and refs >= t.refcap:
+    memset(&big, 0, sizeof(Columns))
+    _swap_columns(&big, t)
+    # Empty now, the trace grows columns for what it holds by its own rule.
+    try:
+        t._grow_rows(t.n + 1)
+        t._grow_refs(t.nrefs)
+    except MemoryError:
+        # Keep the big columns: nothing is lost but memory.
+        memset(&partial, 0, sizeof(Columns))
+        _swap_columns(&partial, t)
+        _free_columns(&partial)
+        _swap_columns(&big, t)
         return 0
-    memset(&small, 0, sizeof(Columns))
-    small.cap = rows
-    small.refcap = refs
-    small.kind_ = <uint8_t *>malloc(rows * sizeof(uint8_t))
-    small.flags_ = <uint8_t *>malloc(rows * sizeof(uint8_t))
-    small.parent_ = <int32_t *>malloc(rows * sizeof(int32_t))
-    small.code_ = <int32_t *>malloc(rows * sizeof(int32_t))
-    small.offset_ = <int32_t *>malloc(rows * sizeof(int32_t))
-    small.aux_ = <int32_t *>malloc(rows * sizeof(int32_t))
-    small.ref_start_ = <int32_t *>malloc((rows + 1) * sizeof(int32_t))
-    small.value_ = <PyObject **>malloc(rows * sizeof(PyObject *))
-    small.refs_ = <int32_t *>malloc(refs * sizeof(int32_t))
-    if (small.kind_ == NULL or small.flags_ == NULL or small.parent_ == NULL
-            or small.code_ == NULL or small.offset_ == NULL or small.aux_ == NULL
-            or small.ref_start_ == NULL or small.value_ == NULL or small.refs_ == NULL):
-        _free_columns(&small)
-        return 0    # keep the big columns: nothing is lost but memory
-    memcpy(small.kind_, t.kind_, t.n * sizeof(uint8_t))
-    memcpy(small.flags_, t.flags_, t.n * sizeof(uint8_t))
-    memcpy(small.parent_, t.parent_, t.n * sizeof(int32_t))
-    memcpy(small.code_, t.code_, t.n * sizeof(int32_t))
-    memcpy(small.offset_, t.offset_, t.n * sizeof(int32_t))
-    memcpy(small.aux_, t.aux_, t.n * sizeof(int32_t))
-    memcpy(small.ref_start_, t.ref_start_, (t.n + 1) * sizeof(int32_t))
-    memcpy(small.value_, t.value_, t.n * sizeof(PyObject *))
-    memcpy(small.refs_, t.refs_, t.nrefs * sizeof(int32_t))
-    _swap_columns(&small, t)
-    SPARE = small           # now the big columns (their values moved, not owned)
+    memcpy(t.kind_, big.kind_, t.n * sizeof(uint8_t))
+    memcpy(t.flags_, big.flags_, t.n * sizeof(uint8_t))
+    memcpy(t.parent_, big.parent_, t.n * sizeof(int32_t))
+    memcpy(t.code_, big.code_, t.n * sizeof(int32_t))
+    memcpy(t.offset_, big.offset_, t.n * sizeof(int32_t))
+    memcpy(t.aux_, big.aux_, t.n * sizeof(int32_t))
+    memcpy(t.ref_start_, big.ref_start_, (t.n + 1) * sizeof(int32_t))
+    memcpy(t.value_, big.value_, t.n * sizeof(PyObject *))
+    memcpy(t.refs_, big.refs_, t.nrefs * sizeof(int32_t))
+    SPARE = big             # their values moved to the trace, not owned
     return 0
 
 
