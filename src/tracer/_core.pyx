@@ -91,11 +91,12 @@ cdef enum:
     M_LOST = 18
     M_RECORD_BOOL = 19  # recorded at the BRANCH event that pops it (see tracer.plan)
     M_SILENT_JUMP = 20  # a jump with no event: its JumpNode is written on replay
+    M_SEND = 21         # yield from / await: b = the YIELD_VALUE after it, c = its target
 
 MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL",
              "COPY", "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER",
              "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL",
-             "SILENT_JUMP")
+             "SILENT_JUMP", "SEND")
 
 cdef enum:
     FIRST_ROWS = 1024   # the columns' first capacity, doubled as a trace grows
@@ -152,10 +153,17 @@ cdef enum:
     EV_CONTINUE = 0
     EV_DISABLE = 1
 
+# How a frame is entered (Recorder._enter).
+cdef enum:
+    STARTED = 0     # a call starts it (PY_START)
+    RESUMED = 1     # a generator or coroutine goes on after a yield (PY_RESUME)
+    THROWN = 2      # ... with an exception thrown in at the yield (PY_THROW)
+
 cdef enum:
     P_NONE = -1
     P_EXC = -2      # an exception is unwinding through the frame
     P_LOST = -3     # the frame ran something the plan cannot follow; resync at next event
+    P_DONE = -4     # the segment was recorded to its end; the next one starts at this event
 
 # Bytes of one row across the columns: kind, flags; parent, code, offset, aux,
 # ref_start; value.
@@ -691,6 +699,7 @@ ctypedef struct CPlan:
     int32_t *unit_flags      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
     int32_t *sides           # the successors of silent branches (plan.silent_branches)
     int32_t *sides_at        # per op: index in sides of the silent branch ending its segment
+    int32_t *carry           # per code unit: stack slots a generator resumed there brings (bits)
     int32_t nunits
     int32_t nlocalsplus
     int32_t stacksize
@@ -758,6 +767,7 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     plan.unit_flags = _buffer_address(owner.unit_flags)
     plan.sides = _buffer_address(owner.sides) if len(owner.sides) else NULL
     plan.sides_at = _buffer_address(owner.sides_at)
+    plan.carry = _buffer_address(owner.carry)
     plan.nunits = len(owner.seg_at)
     plan.nlocalsplus = tracer_code_nlocalsplus(<PyObject *>code)
     plan.stacksize = code.co_stacksize
@@ -1601,7 +1611,7 @@ cdef class Recorder:
         parent = &self.frames[self.nframes - 1]
         if tracer_frame_caller(frame) != parent.frame:
             return EV_CONTINUE
-        self._enter(parent, frame, code, offset, False)
+        self._enter(parent, frame, code, offset, STARTED)
         return EV_CONTINUE
 
     cdef int _py_resume(self, object code, int offset) except -1:
@@ -1613,14 +1623,30 @@ cdef class Recorder:
         parent = &self.frames[self.nframes - 1]
         if tracer_frame_caller(frame) != parent.frame:
             return EV_CONTINUE
-        self._enter(parent, frame, code, offset, True)
+        self._enter(parent, frame, code, offset, RESUMED)
+        return EV_CONTINUE
+
+    cdef int _py_throw(self, object code, int offset, object exception) except -1:
+        # A generator resumed by throw() (or close()): the exception is raised at
+        # the yield it is suspended in; a RAISE event follows at once.
+        cdef void *frame
+        cdef FrameRec *parent
+        if self.nframes == 0 or tracer_thread_state() != self.tstate:
+            return EV_CONTINUE
+        frame = tracer_thread_frame(self.tstate)
+        parent = &self.frames[self.nframes - 1]
+        if tracer_frame_caller(frame) != parent.frame:
+            return EV_CONTINUE
+        self._enter(parent, frame, code, offset, THROWN)
         return EV_CONTINUE
 
     cdef int _enter(self, FrameRec *parent, void *frame, object code, int offset,
-                    bint resumed) except -1:
+                    int how) except -1:
         cdef CPlan *plan
         cdef Trace t = self.trace
-        cdef int32_t call_row, i, code_id, rec, here
+        cdef int32_t call_row, i, code_id, rec
+        cdef int32_t here = -1
+        cdef bint resumed = how != STARTED
         cdef int32_t *op
         cdef FrameRec *fr
         cdef PyObject *func
@@ -1632,16 +1658,16 @@ cdef class Recorder:
         self.events += 1
         # Which node the new activation records into: the op of the instruction the
         # caller is executing, if that instruction is a recorded one.
-        if parent.plan != NULL and parent.pending >= 0:
+        if parent.plan != NULL:
             here = self._executing(parent)
+        if parent.plan != NULL and parent.pending >= 0:
             self._catch_up(parent, here, False)
             op = parent.plan.ops + parent.pc * OP_WORDS
             if parent.open_row < 0 or op[1] != here:
                 # Ops before `here` have run, an op opened earlier among them.
                 self._run(parent, here, True)
                 op = parent.plan.ops + parent.pc * OP_WORDS
-                if parent.open_row < 0 and here >= 0 and op[1] == here and (
-                        op[0] == M_RECORD or op[0] == M_FOR_ITER or op[0] == M_RECORD_BOOL):
+                if parent.open_row < 0 and here >= 0 and op[1] == here and _is_record(op[0]):
                     rec = op[2]
                     parent.open_row = self._open(parent, rec, K_NESTED)
                     parent.direct_ok = parent.plan.recs[rec] in (R_CALL, R_CALL_EX)
@@ -1675,12 +1701,13 @@ cdef class Recorder:
                 and self._is_callee(parent.open_row, func):
             call_row = parent.open_row
         else:
-            # A frame entered from C (a key function, a dunder method), or any frame
-            # after the first: a nested call node of its own.
+            # A frame entered from C (a key function, a dunder method, a generator
+            # resumed by SEND), or any frame after the first: a nested call node of
+            # its own, at the instruction that entered it.
             call_row = t.add_row(K_NESTED, F_OPEN | F_FRAME, parent.open_row if parent.open_row >= 0
                                  else parent.call_row,
                                  parent.code_id, t.offset_[parent.open_row]
-                                 if parent.open_row >= 0 else -1, 0, NULL)
+                                 if parent.open_row >= 0 else here, 0, NULL)
             t.add_ref(self._pool_ref(func) if func != NULL else -1)
         parent.direct_done = 1
         hooks = parent.hooks
@@ -1702,7 +1729,37 @@ cdef class Recorder:
                 row = t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, i + 1, v)
                 self._locals(fr)[i] = (<int64_t>row) << 2
                 self._emit(fr, row)
-        self._start_segment(fr, plan.seg_from[offset >> 1])
+            self._start_segment(fr, plan.seg_from[offset >> 1])
+        elif how == RESUMED:
+            self._carry_stack(fr, offset, plan.carry[offset >> 1])
+            self._start_segment(fr, plan.seg_from[offset >> 1])
+        else:
+            # throw(): the RAISE event that follows finds the exception in flight.
+            i = plan.depth[offset >> 1] - 1 if 0 <= offset < 2 * plan.nunits else 0
+            self._carry_stack(fr, offset, (1 << i) - 1 if 0 < i < 31 else 0)
+            fr.pending = P_EXC
+        return 0
+
+    cdef int _carry_stack(self, FrameRec *fr, int32_t offset, uint32_t slots) except -1:
+        """Values a resumed generator frame kept on its stack across the yield (an
+        iterator, a `yield from` receiver, the value sent in): each slot of `slots`
+        (live at the resume, by the plan's depths) enters as a carried ArgumentNode,
+        numbered after the locals (aux -1 - (nlocalsplus + slot))."""
+        cdef int32_t k = 0, row
+        cdef int64_t *ss = self._stack(fr)
+        cdef PyObject *v
+        while slots:
+            if slots & 1:
+                v = tracer_frame_stack_item(fr.frame, k)
+                if v == NULL:
+                    ss[k] = S_NULL
+                else:
+                    row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+                                             offset, -(fr.plan.nlocalsplus + k) - 1, v)
+                    ss[k] = (<int64_t>row) << 2
+                    self._emit(fr, row)
+            slots >>= 1
+            k += 1
         return 0
 
     cdef inline bint _is_cell_param(self, CPlan *plan, int32_t i) noexcept:
@@ -1919,10 +1976,13 @@ cdef class Recorder:
         if first < 0:
             return EV_DISABLE
         self.events += 1
-        if fr.pending >= 0 and not self._ends_at(fr, offset):
+        if fr.pending >= 0 and not self._ends_at(fr, offset) \
+                and not self._send_returned(fr, offset):
             self._catch_up(fr, offset, True)
         h = plan.handler[offset >> 1]
-        if h >= 0 and fr.pending == P_EXC:
+        if fr.pending == P_DONE:
+            pass  # the segment that led here is recorded (a SEND's target)
+        elif h >= 0 and fr.pending == P_EXC:
             self._enter_handler(fr, offset, h)
         elif fr.pending >= 0 and self._ends_at(fr, offset):
             self._run_to_end(fr)
@@ -2144,6 +2204,10 @@ cdef class Recorder:
                 src = self._stack(fr)[op[2]]
             elif op[0] == M_RETURN_CONST and op[1] == offset:
                 src = ((<int64_t>op[2]) << 2) | 1
+            elif op[0] == M_SEND and op[3] == offset and flags == F_YIELD:
+                # The receiver of `yield from` / `await` yielded: its value is what
+                # this frame's YIELD_VALUE passes on.
+                src = self._finish_send(fr, op, retval)
         if src & 3 == 0:
             ref = <int32_t>(src >> 2)
         else:
@@ -2153,6 +2217,32 @@ cdef class Recorder:
         self._emit(fr, row)
         self._close_call(fr, retval, 0)
         return 0
+
+    cdef int64_t _finish_send(self, FrameRec *fr, int32_t *op, PyObject *known) except? -1:
+        """Record the SEND at op (known: its result, or NULL to read it off the
+        stack at its target); the shadow of its result."""
+        cdef int32_t *r = fr.plan.recs + op[2]
+        self._record(fr, op[2], NULL, known)
+        fr.pending = P_DONE
+        return self._stack(fr)[r[5 + r[2]]]
+
+    cdef bint _send_returned(self, FrameRec *fr, int32_t offset) except -1:
+        """At an INSTRUCTION event at `offset`: if the pending segment ends in a SEND
+        whose target this is (its receiver returned), record it; whether it did."""
+        cdef int32_t pc = fr.pc
+        cdef int32_t *op
+        if fr.plan.seg_end[pc] >= 0:
+            return False
+        while True:  # the segment's terminal op
+            op = fr.plan.ops + pc * OP_WORDS
+            if op[0] >= M_RECORD and op[0] != M_SILENT_JUMP and op[0] != M_RECORD_BOOL:
+                break
+            pc += 1
+        if op[0] != M_SEND or op[4] != offset:
+            return False
+        self._run_to_end(fr)
+        self._finish_send(fr, op, NULL)
+        return True
 
     cdef int _raise_(self, object code, int offset, object exception) except -1:
         cdef FrameRec *fr = self._top_for(code)
@@ -2176,8 +2266,7 @@ cdef class Recorder:
         if fr.pending >= 0:
             self._run(fr, offset, False)
             op = fr.plan.ops + fr.pc * OP_WORDS
-            if op[1] == offset and (op[0] == M_RECORD or op[0] == M_FOR_ITER
-                                    or op[0] == M_RECORD_BOOL):
+            if op[1] == offset and _is_record(op[0]):
                 self._record(fr, op[2], <PyObject *>exception)
             elif op[1] == offset and op[0] == M_RAISE and op[2] >= 0:
                 src = self._stack(fr)[op[2]]
@@ -2285,7 +2374,7 @@ cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
 # event's handler in that signature's table.
 cdef code_handler CODE_HANDLERS[3]
 cdef dest_handler DEST_HANDLERS[2]
-cdef value_handler VALUE_HANDLERS[4]
+cdef value_handler VALUE_HANDLERS[5]
 
 
 cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
@@ -2306,7 +2395,7 @@ cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept
 
 
 cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
-    # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND
+    # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND, PY_THROW
     cdef Recorder rec = ACTIVE
     if rec is None or rec.broken or nargs != 3:
         return _idle(nargs, 3)
@@ -2341,6 +2430,9 @@ cdef int _h_raise(Recorder rec, object code, int offset, object exc) except -1:
 cdef int _h_py_unwind(Recorder rec, object code, int offset, object exc) except -1:
     return rec._py_unwind(code, offset, exc)
 
+cdef int _h_py_throw(Recorder rec, object code, int offset, object exc) except -1:
+    return rec._py_throw(code, offset, exc)
+
 
 # Handlers are `except -1`; the tables hold them as noexcept pointers, so that no
 # Python try/except runs per event (_reply turns -1 into a recorder failure).
@@ -2353,10 +2445,11 @@ VALUE_HANDLERS[0] = <value_handler>_h_py_return
 VALUE_HANDLERS[1] = <value_handler>_h_py_yield
 VALUE_HANDLERS[2] = <value_handler>_h_raise
 VALUE_HANDLERS[3] = <value_handler>_h_py_unwind
+VALUE_HANDLERS[4] = <value_handler>_h_py_throw
 
 # The method table lives as long as the module; the builtins made from it are the
 # callbacks tracer.api registers.
-cdef PyMethodDef _CALLBACK_DEFS[9]
+cdef PyMethodDef _CALLBACK_DEFS[10]
 
 
 cdef object _callback(int k, const char *name, void *meth, int handler):
@@ -2377,6 +2470,7 @@ on_py_return = _callback(5, "on_py_return", <void *>_cb_value, 0)
 on_py_yield = _callback(6, "on_py_yield", <void *>_cb_value, 1)
 on_raise = _callback(7, "on_raise", <void *>_cb_value, 2)
 on_py_unwind = _callback(8, "on_py_unwind", <void *>_cb_value, 3)
+on_py_throw = _callback(9, "on_py_throw", <void *>_cb_value, 4)
 
 
 def activate(Recorder rec):
@@ -2448,6 +2542,12 @@ cdef tuple _frame_arguments(void *frame, object code):
         values.append(<object>v if v != NULL else None)
     from tracer.context import call_from_parameters
     return call_from_parameters(code, values)
+
+
+cdef inline bint _is_record(int32_t opc) noexcept:
+    # Micro-ops that record the instruction they stand for (a call, an operator, a
+    # FOR_ITER's next, a SEND): nested frames it starts record under its row.
+    return opc == M_RECORD or opc == M_FOR_ITER or opc == M_RECORD_BOOL or opc == M_SEND
 
 
 cdef void _clear_substitution(FrameRec *fr) noexcept:

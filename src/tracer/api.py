@@ -16,7 +16,7 @@ EV = MON.events
 # Events set per code object being tracked (JUMP only where its plan uses it: most
 # unconditional jumps are replayed without an event); the others can only be global.
 LOCAL_EVENTS = EV.INSTRUCTION | EV.BRANCH | EV.JUMP | EV.PY_RETURN | EV.PY_YIELD | EV.PY_RESUME
-GLOBAL_EVENTS = EV.PY_START | EV.RAISE | EV.RERAISE | EV.PY_UNWIND
+GLOBAL_EVENTS = EV.PY_START | EV.RAISE | EV.RERAISE | EV.PY_UNWIND | EV.PY_THROW
 # Free tool ids are tried in this order: 3 and 4 have no conventional owner.
 TOOL_ID_PREFERENCE = (4, 3, 2, 5, 1, 0)
 TOOL_NAME = "tracer"
@@ -27,7 +27,7 @@ CALLBACKS = {
     EV.PY_RETURN: _core.on_py_return, EV.PY_YIELD: _core.on_py_yield,
     EV.INSTRUCTION: _core.on_instruction, EV.BRANCH: _core.on_branch,
     EV.JUMP: _core.on_jump, EV.RAISE: _core.on_raise, EV.RERAISE: _core.on_raise,
-    EV.PY_UNWIND: _core.on_py_unwind,
+    EV.PY_UNWIND: _core.on_py_unwind, EV.PY_THROW: _core.on_py_throw,
 }
 
 _state = threading.local()

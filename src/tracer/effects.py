@@ -53,7 +53,7 @@ INTRINSIC_1 = {5: operator.pos, 6: tuple}
 CONVERSIONS = {1: str, 2: repr, 3: ascii}
 
 # Instructions that only move values around: no node, no side effect worth a node.
-_PLAIN_POPS = {"POP_TOP", "POP_EXCEPT", "END_SEND", "STORE_GLOBAL", "STORE_NAME",
+_PLAIN_POPS = {"POP_TOP", "POP_EXCEPT", "STORE_GLOBAL", "STORE_NAME",
                "EXIT_INIT_CHECK", "POP_ITER"}
 _NOTHING = {"NOP", "RESUME", "EXTENDED_ARG", "CACHE", "MAKE_CELL", "COPY_FREE_VARS",
             "KW_NAMES", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "NOT_TAKEN"}
@@ -89,7 +89,7 @@ class Effect:
     pops: int
     pushes: int
     steps: list = field(default_factory=list)
-    control: str | None = None  # branch, for_iter, jump, silent_jump, return, return_const, yield, raise, lost
+    control: str | None = None  # branch, for_iter, send, jump, silent_jump, return, return_const, yield, raise, lost
     rec: Rec | None = None
 
 
@@ -161,6 +161,9 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         return Effect(0, 0)
     if name in _PLAIN_POPS:
         return Effect(1, 0)
+    if name == "END_SEND":
+        # [receiver, value] -> [value]: the receiver below the top goes.
+        return Effect(2, 1, [("copy", -2, -1)])
     if name == "PUSH_NULL":
         return Effect(0, 1, [("set", 0, NULL)])
     if name == "END_FOR":
@@ -350,7 +353,12 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
     if name == "RERAISE":
         return Effect(1, 0, [("raise", None)], control="raise")
     if name == "SEND":
-        return Effect(0, 0, [("lost",)], control="lost")
+        # [receiver, value] -> [receiver, result]: result is what the receiver
+        # yielded (control goes on to YIELD_VALUE) or returned (control jumps to the
+        # target, END_SEND).  A two-way branch that fires no event of its own; the
+        # frame's next event tells the side (plan.py: the target gets an event).
+        rec = _op(ops.send, [-2, -1], [-1])
+        return Effect(1, 1, [("send", rec)], control="send", rec=rec)
 
     # Anything else: a special node over what it pops, producing what it pushes.
     if name in _GENERIC_COUNTS:

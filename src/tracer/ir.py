@@ -12,7 +12,7 @@ import reprlib
 from dataclasses import dataclass
 from types import CodeType
 
-from .bytecode import for_iter_exit
+from .bytecode import for_iter_exit, nlocalsplus
 from .effects import DYN, NULL, R_CALL, R_CALL_EX, effect_of
 from .plan import build_plan
 
@@ -70,6 +70,11 @@ class IR:
         return self.layout.block_of.get(offset, 1)
 
     def local_name(self, index: int) -> str:
+        """The name of fast local `index`; past the locals, value-stack slots (a
+        resumed generator's carried stack values) are named `stack[k]`."""
+        n = nlocalsplus(self.code)
+        if index >= n:
+            return f"stack[{index - n}]"
         return self.code._varname_from_oparg(index)  # type: ignore[attr-defined]
 
     def __str__(self) -> str:
@@ -180,7 +185,7 @@ class IR:
                     else ins.argrepr.split(" ")[0]
                 work[d + a] = _Dyn(f"{owner}.{attr}")
                 work[d + b] = owner
-            elif tag in ("record", "for_iter"):
+            elif tag in ("record", "for_iter", "send"):
                 rec = step[1]
                 outs = rec.outputs
                 sid = f"%{counter}"
@@ -198,6 +203,14 @@ class IR:
                               f"br §{self.block_of(exit_off)} if exhausted", line)
                     entry.setdefault(ins.next, (work[: d + 1]))
                     entry.setdefault(exit_off, work[: d - 1])
+                    return counter, nbranch, None
+                if tag == "send":
+                    nbranch += 1
+                    self._add(stmts, ins.offset, block, f"&{nbranch}",
+                              f"br §{self.block_of(ins.target)} if {sid} returned", line)
+                    rest = work[: d - eff.pops + eff.pushes]
+                    entry.setdefault(ins.next, rest)
+                    entry.setdefault(ins.target, rest)
                     return counter, nbranch, None
             elif tag == "branch":
                 _, rel, name = step

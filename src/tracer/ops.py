@@ -12,7 +12,7 @@ __all__ = [
     "build_tuple", "build_list", "build_set", "build_dict", "build_const_key_map",
     "build_string", "build_slice", "not_contains", "getslice", "setslice",
     "list_append", "set_add", "map_add", "list_extend", "set_update", "dict_update",
-    "dict_merge", "format_value", "with_enter", "unpack", "exception_match",
+    "dict_merge", "format_value", "with_enter", "unpack", "exception_match", "send",
 ]
 
 
@@ -129,3 +129,13 @@ def unpack(sequence, count):
 def exception_match(exc, kind):
     """The test of an `except kind:` clause."""
     return isinstance(exc, kind)
+
+
+def send(receiver, value):
+    """One step of `yield from receiver` / `await receiver` (the SEND instruction):
+    `next(receiver)` when `value` is None and `receiver` is an iterator, else
+    `receiver.send(value)`.  A finished receiver raises StopIteration with its
+    return value, which the delegating code takes as the expression's value."""
+    if value is None and hasattr(type(receiver), "__next__"):
+        return next(receiver)
+    return receiver.send(value)

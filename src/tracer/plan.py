@@ -46,17 +46,22 @@ MICRO_OPS = (
     "END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL", "COPY",
     "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER", "JUMP",
     "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL", "SILENT_JUMP",
+    "SEND",
 )
 (M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY,
  M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP,
  M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL,
- M_SILENT_JUMP) = range(len(MICRO_OPS))
+ M_SILENT_JUMP, M_SEND) = range(len(MICRO_OPS))
 # RECORD_BOOL: a record whose result is certainly a bool and is popped at once by a
 # POP_JUMP_IF_FALSE/TRUE.  It gets no event of its own: the recorder records it at
 # the BRANCH event, its value being the truth the branch direction shows.
 # SILENT_JUMP: an unconditional jump without an event (JUMP_FORWARD/BACKWARD whose
 # JUMP event is not needed, JUMP_BACKWARD_NO_INTERRUPT which has none); the recorder
 # writes its JumpNode when it replays the segment, which goes on at the target.
+# SEND: the SEND of `yield from` / `await`, a call of ops.send that ends its segment
+# with two ways on: b = the offset of the YIELD_VALUE after it (the receiver
+# yielded; the frame's PY_YIELD event hands the value over), c = its target (the
+# receiver returned; an INSTRUCTION event there reads the value off the stack).
 # RECORD with c = local + 1: the result was stored in that local by the next
 # instruction, and c = READ_RETURNED: the next instruction returns it; the recorder
 # reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
@@ -130,6 +135,7 @@ class CodePlan:
     piece_lo: array  # int32 per micro-op: first offset of its straight-line piece
     sides: array  # int32: per silent branch, its two successors (see silent_branches)
     sides_at: array  # int32 per micro-op: index in `sides` of the silent branch ending its segment, or -1
+    carry: array  # int32 per code unit: stack slots a generator resumed there carries in (bits)
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
     rec_at: dict = field(default_factory=dict)  # instruction offset -> Rec
@@ -214,12 +220,14 @@ class _Builder:
         events = set()
         for ins in self.lay.instrs:
             eff = self.effects.get(ins.offset)
-            if eff is not None and eff.rec is not None and eff.control != "for_iter" \
+            if eff is not None and eff.rec is not None and eff.control not in ("for_iter", "send") \
                     and not self.bool_into_branch(ins) \
                     and not self.deferral(ins, eff, self.lay.depth[ins.offset], eff.rec):
                 events.add(ins.next)
                 if self.interventions:
                     events.add(ins.offset)
+            if eff is not None and eff.control == "send" and ins.target in self.lay.depth:
+                events.add(ins.target)
         events.update(h.target for h in self.lay.handlers if h.target in self.lay.depth)
         return events
 
@@ -388,6 +396,13 @@ class _Builder:
                 if work[d - 1] in (DYN, METH, METHB):
                     needs.add(off)
                 ops.append([M_FOR_ITER, off, self.record(ins, rec, d), 0, ins.next])
+                return True
+            elif tag == "send":
+                rec = step[1]
+                for x in rec.inputs:
+                    if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
+                        needs.add(off)
+                ops.append([M_SEND, off, self.record(ins, rec, d), ins.next, ins.target])
                 return True
             elif tag == "branch":
                 _, rel, name = step
@@ -570,6 +585,35 @@ class _Builder:
             elif op[0] == M_LOAD_LOCAL and op[3] not in later_stores:
                 op[4] |= LF_SAFE
 
+    # -- generators ---------------------------------------------------------------------
+    def carry_masks(self, segments, units: int) -> array:
+        """Per code unit, the value-stack slots a generator frame resumed there brings
+        back (bit k: slot k), which the recorder reads as carried ArgumentNodes.
+
+        At a RESUME after a yield (PY_RESUME) every slot below its depth is live: the
+        values the frame kept across the yield (an iterator, a `yield from`
+        receiver) and, on top, the value sent in.  A slot the first segment writes
+        before reading it is left out (the sent value of a plain `yield`
+        statement is popped unused).  Slots past 30 are not carried (they stay
+        unknown).  A frame resumed by throw() carries every slot but the top (the
+        recorder's rule, _Recorder._carry_stack).
+        """
+        carry = array("i", [0]) * units
+        by_start = {(kind, start): seg for kind, start, seg in segments}
+        for ins in self.lay.instrs:
+            d = self.lay.depth.get(ins.offset)
+            if not d:
+                continue
+            if ins.opname == "RESUME" and ins.arg:
+                live = (1 << min(d, 31)) - 1
+                seg = by_start.get((FROM, ins.offset))
+                written = _written_first(seg, self.recs) if seg else 0
+                nxt = self.lay.by_offset.get(ins.next)
+                if nxt is not None and nxt.opname == "POP_TOP":
+                    written |= 1 << (d - 1)  # `yield x` as a statement drops what is sent
+                carry[ins.offset // 2] = live & ~written
+        return carry
+
     # -- putting it together --------------------------------------------------------
     def build(self) -> CodePlan:
         events = self.initial_events()
@@ -617,6 +661,7 @@ class _Builder:
         for ins in self.lay.instrs:
             for unit in range(ins.offset // 2, ins.next // 2):
                 istart[unit] = ins.offset
+        carry = self.carry_masks(segments, units)
         code = self.code
         nparams = _nparams(code)
         names = code.co_varnames[:nparams]
@@ -624,7 +669,48 @@ class _Builder:
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
         return CodePlan(code, self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
                         depth, handler, istart, frozenset(events), frozenset(self.jump_events),
-                        unit_flags, piece_lo, sides, sides_at, nparams, cells, rec_at)
+                        unit_flags, piece_lo, sides, sides_at, carry, nparams, cells, rec_at)
+
+
+def _written_first(ops: list[list[int]], recs: array) -> int:
+    """Bits of the stack slots the micro-ops `ops` assign before they read them."""
+    read = written = 0
+
+    def reads(slot: int) -> None:
+        nonlocal read
+        if 0 <= slot < 31 and not (written >> slot) & 1:
+            read |= 1 << slot
+
+    def writes(slot: int) -> None:
+        nonlocal written
+        if 0 <= slot < 31 and not (read >> slot) & 1:
+            written |= 1 << slot
+
+    for op in ops:
+        code = op[0]
+        if code in (M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_CAPTURE):
+            writes(op[2])
+        elif code == M_CAPTURE_METHOD:
+            writes(op[2])
+            writes(op[3])
+        elif code == M_STORE_LOCAL:
+            reads(op[2])
+        elif code in (M_COPY, M_SWAP):
+            reads(op[3])
+            if code == M_SWAP:
+                reads(op[2])
+            writes(op[2])
+        elif code in (M_RECORD, M_RECORD_BOOL, M_FOR_ITER, M_SEND):
+            r = op[2]
+            nin, nout = recs[r + 2], recs[r + 3]
+            for x in recs[r + 5: r + 5 + nin]:
+                if x >= 0:
+                    reads(x)
+            for x in recs[r + 5 + nin: r + 5 + nin + nout]:
+                writes(x)
+        elif code in (M_BRANCH, M_RETURN, M_YIELD, M_RAISE):
+            reads(op[2])
+    return written
 
 
 _cache: dict[tuple[CodeType, bool], CodePlan] = {}
