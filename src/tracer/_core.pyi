@@ -47,7 +47,7 @@ class Recorder:
     trace: Trace
     root_code: CodeType | None
     contexts: list[Any]
-    instrumented: set[CodeType]
+    instrumented: dict[int, CodeType]
     on_stop: Any
     on_code: Any
     hook_error: BaseException | None

@@ -314,11 +314,13 @@ cdef class Trace:
         self.value_[row] = value
 
     cdef int32_t intern_code(self, object code) except -1:
-        cdef object cid = self.code_ids.get(code)
+        # By identity: equal code objects (the same source compiled twice) are
+        # distinct codes.  `codes` keeps each alive, so its id stays its own.
+        cdef object cid = self.code_ids.get(id(code))
         if cid is None:
             cid = len(self.codes)
             self.codes.append(code)
-            self.code_ids[code] = cid
+            self.code_ids[id(code)] = cid
         return cid
 
     # -- reading (the node views call these) ---------------------------------------
@@ -856,8 +858,8 @@ cdef class Recorder:
     cdef int64_t session
     cdef readonly object root_code
     cdef readonly list contexts
-    cdef readonly set instrumented
-    cdef dict module_verdicts   # id(ctx.modules) -> {code: bool}
+    cdef readonly dict instrumented     # id(code) -> code: the code objects given local events
+    cdef dict module_verdicts   # id(ctx.modules) -> {id(code): (code, bool)}
     cdef public object on_code          # (code, uses JUMP events): instrument a new code object
     cdef public object hook_error
     cdef public object on_stop          # called once when a hook error stops tracking
@@ -885,7 +887,7 @@ cdef class Recorder:
         self.nframes = 0
         self.shadow_top = 0
         self.contexts = []
-        self.instrumented = set()
+        self.instrumented = {}
         self.module_verdicts = {}
         self.events = 0
 
@@ -1689,8 +1691,8 @@ cdef class Recorder:
                 plan.code_id = t.intern_code(code)
                 memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
                 memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
-                if code not in self.instrumented:
-                    self.instrumented.add(code)
+                if id(code) not in self.instrumented:
+                    self.instrumented[id(code)] = code
                     self.on_code(code, bool((<object>plan.owner).jump_events))
         finally:
             self._user_code_ran()
@@ -1807,10 +1809,11 @@ cdef class Recorder:
                     if verdicts is None:
                         verdicts = self.module_verdicts[id(ctx.modules)] = {}
                         self.contexts.append(ctx.modules)  # keeps the id valid
-                    verdict = verdicts.get(code)
-                    if verdict is None:
-                        verdict = verdicts[code] = bool(ctx.is_primitive_module(
-                            getattr(<object>func, "__module__", None)))
+                    entry = verdicts.get(id(code))
+                    if entry is None or entry[0] is not code:
+                        entry = verdicts[id(code)] = (code, bool(ctx.is_primitive_module(
+                            getattr(<object>func, "__module__", None))))
+                    verdict = entry[1]
                     if verdict:
                         return False
             if parent.hooks & H_CANRECUR:

@@ -151,7 +151,7 @@ def _uninstrument(tool: int, rec) -> None:
     MON.set_events(tool, 0)
     _core.deactivate()
     if rec is not None:
-        for code in rec.instrumented:
+        for code in rec.instrumented.values():
             MON.set_local_events(tool, code, 0)
 
 

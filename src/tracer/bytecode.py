@@ -78,7 +78,7 @@ class Block:
 
 @dataclass(slots=True)
 class CodeLayout:
-    code: CodeType
+    # No reference to the code object: layouts live in plans kept on the code (CodePlan).
     instrs: list[Instr]
     by_offset: dict[int, Instr]
     blocks: list[Block]
@@ -220,4 +220,4 @@ def layout(code: CodeType) -> CodeLayout:
         b.instrs.append(ins)
         b.end = ins.next
         block_of[ins.offset] = b.id
-    return CodeLayout(code, instrs, by_offset, blocks, block_of, depth, handlers, handler_targets)
+    return CodeLayout(instrs, by_offset, blocks, block_of, depth, handlers, handler_targets)

@@ -9,12 +9,13 @@ its statement: `node.ir[node.location]`.
 from __future__ import annotations
 
 import reprlib
+import weakref
 from dataclasses import dataclass
 from types import CodeType
 
 from .bytecode import for_iter_exit, nlocalsplus
 from .effects import DYN, NULL, R_CALL, R_CALL_EX, effect_of
-from .plan import build_plan
+from .plan import plan_for
 
 __all__ = ["IR", "Statement", "ir"]
 
@@ -45,8 +46,9 @@ class IR:
     """The analysed code of one code object, printable and indexable by location."""
 
     def __init__(self, code: CodeType):
-        self.code = code
-        plan = build_plan(code)
+        # Weakly: the IR is kept on the code object's plan (see ir()).
+        self._code = weakref.ref(code)
+        plan = plan_for(code)
         self.layout = plan.layout
         self.nparams = plan.nparams
         self.recs = plan.rec_at
@@ -65,6 +67,14 @@ class IR:
             return self._by_key[(location, stmt)]
         base = location.stmt.split("#")[0]
         return self._by_key[(location.offset, base)]
+
+    @property
+    def code(self) -> CodeType:
+        """The code object this IR describes."""
+        code = self._code()
+        if code is None:  # pragma: no cover - the IR lives on the code's own plan
+            raise ReferenceError("the code object of this IR is gone")
+        return code
 
     def block_of(self, offset: int) -> int:
         return self.layout.block_of.get(offset, 1)
@@ -281,7 +291,6 @@ class IR:
         return f"{rec.display}({', '.join(text(x) for x in inputs)})"
 
 
-_cache: dict[CodeType, IR] = {}
 
 
 def ir(f_or_code) -> IR:
@@ -289,7 +298,7 @@ def ir(f_or_code) -> IR:
     code = getattr(f_or_code, "__code__", f_or_code)
     if not isinstance(code, CodeType):
         raise TypeError(f"tracer.ir needs a Python function or code object, got {type(f_or_code).__name__}")
-    result = _cache.get(code)
-    if result is None:
-        result = _cache[code] = IR(code)
-    return result
+    plan = plan_for(code)
+    if plan.ir is None:
+        plan.ir = IR(code)
+    return plan.ir

@@ -37,7 +37,7 @@ from .bytecode import (
 )
 from .effects import DYN, METH, NULL, OTHER, UNKNOWN, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
 
-__all__ = ["CodePlan", "build_plan", "MICRO_OPS"]
+__all__ = ["CodePlan", "build_plan", "plan_for", "MICRO_OPS"]
 
 METHB = 5  # the self/attr half of a method pair
 
@@ -116,9 +116,13 @@ def intervention_class(ins: Instr, rec: Rec) -> int:
 
 @dataclass
 class CodePlan:
-    """The compiled plan of one code object, in flat arrays the core indexes."""
+    """The compiled plan of one code object, in flat arrays the core indexes.
 
-    code: CodeType
+    The core keeps it on its code object (co_extra), freed with the code: so it
+    holds no reference to the code itself, or the two would keep each other alive
+    through a pointer the garbage collector cannot see.
+    """
+
     layout: CodeLayout
     ops: array  # int32, OP_WORDS per micro-op
     recs: array  # int32, records: sem, fn, nin, nout, kw, inputs..., outputs...
@@ -139,6 +143,7 @@ class CodePlan:
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
     rec_at: dict = field(default_factory=dict)  # instruction offset -> Rec
+    ir: object = None  # the IR users see, made on demand by tracer.ir (it holds the code weakly)
 
 
 def _nparams(code: CodeType) -> int:
@@ -667,7 +672,7 @@ class _Builder:
         names = code.co_varnames[:nparams]
         cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
-        return CodePlan(code, self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
+        return CodePlan(self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
                         depth, handler, istart, frozenset(events), frozenset(self.jump_events),
                         unit_flags, piece_lo, sides, sides_at, carry, nparams, cells, rec_at)
 
@@ -713,21 +718,27 @@ def _written_first(ops: list[list[int]], recs: array) -> int:
     return written
 
 
-_cache: dict[tuple[CodeType, bool], CodePlan] = {}
-
-
 def build_plan(code: CodeType, interventions: bool = False) -> CodePlan:
-    """The plan of `code`, built once and cached (one per variant).
+    """Build the plan of `code` (the core caches it on the code object: use
+    `plan_for` to get it).
 
     With `interventions`, the plan also has an event before every recorded call
     and operator, and records every value at an event where it is still on the
     stack, as substitute/override contexts need.
     """
-    key = (code, interventions)
-    plan = _cache.get(key)
-    if plan is None:
-        plan = _cache[key] = _Builder(code, interventions).build()
-    return plan
+    return _Builder(code, interventions).build()
+
+
+def plan_for(code: CodeType, interventions: bool = False) -> CodePlan:
+    """The plan of `code`, built once per code object and variant.
+
+    Cached on the code object itself, by identity: two distinct code objects
+    that compare equal (the same source compiled twice) each have their own, and
+    a plan goes when its code object goes.
+    """
+    from . import _core
+
+    return _core.plan_of(code, interventions)
 
 
 __all__ += ["M_END", "OP_WORDS", "PY313", "R_CALL", "R_CALL_EX", "R_OP", "R_SPECIAL"]
