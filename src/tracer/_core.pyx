@@ -707,6 +707,7 @@ ctypedef struct CPlan:
     int32_t stacksize
     int32_t nparams
     int64_t session          # the recording session that last used it
+    int64_t refs_session     # the session whose pool const_refs/static_refs point into
     int32_t code_id          # its code id in that session's trace
     int32_t ncellparams
     int32_t cellparams[8]
@@ -775,6 +776,7 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     plan.stacksize = code.co_stacksize
     plan.nparams = owner.nparams
     plan.session = -1
+    plan.refs_session = -1
     plan.nconsts = len(code.co_consts)
     plan.nstatics = len(owner.statics)
     plan.const_refs = <int32_t *>calloc(plan.nconsts + 1, sizeof(int32_t))
@@ -1031,7 +1033,17 @@ cdef class Recorder:
             return -<int32_t>(s >> 2) - 1
         return -1  # pool[0] is UNKNOWN
 
+    cdef void _own_refs(self, CPlan *plan) noexcept:
+        # The plan's pooled constants are this session's from now on.  A `track`
+        # nested inside a traced call runs another session over the same plans,
+        # so a frame the outer session goes on recording checks this at each use.
+        plan.refs_session = self.session
+        memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
+        memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
+
     cdef inline int32_t _const_ref(self, CPlan *plan, int32_t k) except? -2147483647:
+        if plan.refs_session != self.session:
+            self._own_refs(plan)
         cdef int32_t ref = plan.const_refs[k]
         if ref == 0:
             ref = self.trace.pool_add(<object>PyTuple_GET_ITEM(<object>plan.consts, k))
@@ -1039,6 +1051,8 @@ cdef class Recorder:
         return ref
 
     cdef inline int32_t _static_ref(self, CPlan *plan, int32_t k) except? -2147483647:
+        if plan.refs_session != self.session:
+            self._own_refs(plan)
         cdef int32_t ref = plan.static_refs[k]
         if ref == 0:
             ref = self.trace.pool_add(<object>PyList_GET_ITEM(<object>plan.statics, k))
@@ -1679,6 +1693,13 @@ cdef class Recorder:
                             not self._may_recur(parent, frame, code):
                         parent.open_primitive = 1
                         t.kind_[parent.open_row] = K_PRIMITIVE
+        if code is TRACK_CODE:
+            # A `track` inside the traced call records its own trace: for this one
+            # it is a primitive call, nothing inside it is followed.
+            if parent.open_row >= 0:
+                parent.open_primitive = 1
+                t.kind_[parent.open_row] = K_PRIMITIVE
+            return 0
         if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
             return 0
         # Analysing and instrumenting a new code object runs Python code (see
@@ -1689,8 +1710,7 @@ cdef class Recorder:
             if plan.session != self.session:
                 plan.session = self.session
                 plan.code_id = t.intern_code(code)
-                memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
-                memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
+                self._own_refs(plan)
                 if id(code) not in self.instrumented:
                     self.instrumented[id(code)] = code
                     self.on_code(code, bool((<object>plan.owner).jump_events))
@@ -2327,7 +2347,12 @@ ctypedef int (*code_handler)(Recorder, object, int) noexcept
 ctypedef int (*dest_handler)(Recorder, object, int, int) noexcept
 ctypedef int (*value_handler)(Recorder, object, int, object) noexcept
 
-cdef Recorder ACTIVE = None
+# The recorder each sys.monitoring tool id feeds (None: none).  A `track` inside a
+# traced call takes another tool id and records on its own.
+cdef list ACTIVE = [None] * 6
+# The code object of tracer.api.track: a call of it is one primitive call for the
+# recorder that sees it (the nested track records its own trace).
+cdef object TRACK_CODE = None
 
 
 cdef PyObject *_reply(Recorder rec, int rc) noexcept:
@@ -2380,30 +2405,38 @@ cdef dest_handler DEST_HANDLERS[2]
 cdef value_handler VALUE_HANDLERS[5]
 
 
+# A callback builtin's `self` is tool << 4 | the index of its event's handler.
+cdef inline Recorder _active(int key) noexcept:
+    return <Recorder>PyList_GET_ITEM(ACTIVE, key >> 4)
+
+
 cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset): PY_START, PY_RESUME, INSTRUCTION
-    cdef Recorder rec = ACTIVE
+    cdef int key = _small_int(k)
+    cdef Recorder rec = _active(key)
     if rec is None or rec.broken or nargs != 2:
         return _idle(nargs, 2)
-    return _reply(rec, CODE_HANDLERS[_small_int(k)](rec, <object>args[0], _small_int(args[1])))
+    return _reply(rec, CODE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1])))
 
 
 cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset, destination): BRANCH, JUMP
-    cdef Recorder rec = ACTIVE
+    cdef int key = _small_int(k)
+    cdef Recorder rec = _active(key)
     if rec is None or rec.broken or nargs != 3:
         return _idle(nargs, 3)
-    return _reply(rec, DEST_HANDLERS[_small_int(k)](rec, <object>args[0], _small_int(args[1]),
-                                                    _small_int(args[2])))
+    return _reply(rec, DEST_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
+                                               _small_int(args[2])))
 
 
 cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND, PY_THROW
-    cdef Recorder rec = ACTIVE
+    cdef int key = _small_int(k)
+    cdef Recorder rec = _active(key)
     if rec is None or rec.broken or nargs != 3:
         return _idle(nargs, 3)
-    return _reply(rec, VALUE_HANDLERS[_small_int(k)](rec, <object>args[0], _small_int(args[1]),
-                                                     <object>args[2]))
+    return _reply(rec, VALUE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
+                                                <object>args[2]))
 
 
 cdef int _h_py_start(Recorder rec, object code, int offset) except -1:
@@ -2450,42 +2483,63 @@ VALUE_HANDLERS[2] = <value_handler>_h_raise
 VALUE_HANDLERS[3] = <value_handler>_h_py_unwind
 VALUE_HANDLERS[4] = <value_handler>_h_py_throw
 
-# The method table lives as long as the module; the builtins made from it are the
-# callbacks tracer.api registers.
+# The method table lives as long as the module; the builtins made from it (one set
+# per tool id, differing in their `self`) are the callbacks tracer.api registers.
 cdef PyMethodDef _CALLBACK_DEFS[10]
+# Per callback: its name, the C function of its signature, its handler's index.
+_CALLBACK_SPECS = (
+    ("py_start", 0, 0), ("py_resume", 0, 1), ("instruction", 0, 2), ("branch", 1, 0),
+    ("jump", 1, 1), ("py_return", 2, 0), ("py_yield", 2, 1), ("raise", 2, 2),
+    ("py_unwind", 2, 3), ("py_throw", 2, 4),
+)
+cdef list _NAMES = [("on_" + name).encode() for name, _, _ in _CALLBACK_SPECS]  # kept: ml_name borrows
 
 
-cdef object _callback(int k, const char *name, void *meth, int handler):
-    _CALLBACK_DEFS[k].ml_name = name
-    _CALLBACK_DEFS[k].ml_meth = meth
-    _CALLBACK_DEFS[k].ml_flags = METH_FASTCALL
-    _CALLBACK_DEFS[k].ml_doc = NULL
-    cdef object index = handler  # the builtin's self (it keeps a reference)
-    return PyCFunction_NewEx(&_CALLBACK_DEFS[k], <PyObject *>index, NULL)
+cdef void _fill_callback_defs():
+    cdef void *shapes[3]
+    shapes[0] = <void *>_cb_code
+    shapes[1] = <void *>_cb_dest
+    shapes[2] = <void *>_cb_value
+    for k, (name, shape, handler) in enumerate(_CALLBACK_SPECS):
+        _CALLBACK_DEFS[k].ml_name = <const char *>(<bytes>_NAMES[k])
+        _CALLBACK_DEFS[k].ml_meth = shapes[shape]
+        _CALLBACK_DEFS[k].ml_flags = METH_FASTCALL
+        _CALLBACK_DEFS[k].ml_doc = NULL
 
 
-on_py_start = _callback(0, "on_py_start", <void *>_cb_code, 0)
-on_py_resume = _callback(1, "on_py_resume", <void *>_cb_code, 1)
-on_instruction = _callback(2, "on_instruction", <void *>_cb_code, 2)
-on_branch = _callback(3, "on_branch", <void *>_cb_dest, 0)
-on_jump = _callback(4, "on_jump", <void *>_cb_dest, 1)
-on_py_return = _callback(5, "on_py_return", <void *>_cb_value, 0)
-on_py_yield = _callback(6, "on_py_yield", <void *>_cb_value, 1)
-on_raise = _callback(7, "on_raise", <void *>_cb_value, 2)
-on_py_unwind = _callback(8, "on_py_unwind", <void *>_cb_value, 3)
-on_py_throw = _callback(9, "on_py_throw", <void *>_cb_value, 4)
+_fill_callback_defs()
+cdef list _CALLBACKS = [None] * 6   # per tool id: {name: builtin}, made on first use
 
 
-def activate(Recorder rec):
-    """Make `rec` the recorder the callbacks feed (None: none)."""
-    global ACTIVE
-    ACTIVE = rec
+def callbacks(int tool):
+    """The callbacks for sys.monitoring tool id `tool`, by event name ("py_start",
+    "instruction", ...): they feed the recorder `activate` gives that tool."""
+    if not 0 <= tool < 6:
+        raise ValueError(f"sys.monitoring tool ids are 0..5, not {tool}")
+    made = _CALLBACKS[tool]
+    if made is None:
+        made = {}
+        for k, (name, shape, handler) in enumerate(_CALLBACK_SPECS):
+            key = tool << 4 | handler   # the builtin's self (it keeps a reference)
+            made[name] = PyCFunction_NewEx(&_CALLBACK_DEFS[k], <PyObject *>key, NULL)
+        _CALLBACKS[tool] = made
+    return made
 
 
-def deactivate():
-    """Stop feeding any recorder; callbacks still registered do nothing."""
-    global ACTIVE
-    ACTIVE = None
+def activate(int tool, Recorder rec):
+    """Make `rec` the recorder the callbacks of `tool` feed."""
+    ACTIVE[tool] = rec
+
+
+def deactivate(int tool):
+    """Stop feeding any recorder from `tool`; its callbacks still registered do nothing."""
+    ACTIVE[tool] = None
+
+
+def set_track_code(code):
+    """Tell the core which code object is `track`'s (called once by tracer.api)."""
+    global TRACK_CODE
+    TRACK_CODE = code
 
 
 cdef object _node_at = None

@@ -17,22 +17,25 @@ EV = MON.events
 # unconditional jumps are replayed without an event); the others can only be global.
 LOCAL_EVENTS = EV.INSTRUCTION | EV.BRANCH | EV.JUMP | EV.PY_RETURN | EV.PY_YIELD | EV.PY_RESUME
 GLOBAL_EVENTS = EV.PY_START | EV.RAISE | EV.RERAISE | EV.PY_UNWIND | EV.PY_THROW
-# Free tool ids are tried in this order: 3 and 4 have no conventional owner.
-TOOL_ID_PREFERENCE = (4, 3, 2, 5, 1, 0)
+# Free tool ids are tried in this order.  3 and 4 have no conventional owner;
+# PEP 669 names 0 (debugger), 1 (coverage), 2 (profiler) and 5 (optimizer), so
+# those are taken last, the profiler's and optimizer's before the ones a debugger
+# or coverage run is likeliest to claim while the program runs.
+TOOL_ID_PREFERENCE = (4, 3, 5, 2, 1, 0)
 TOOL_NAME = "tracer"
-# The core's callback for each event it handles (RERAISE shares RAISE's); they feed
-# the recorder made active by _core.activate.
-CALLBACKS = {
-    EV.PY_START: _core.on_py_start, EV.PY_RESUME: _core.on_py_resume,
-    EV.PY_RETURN: _core.on_py_return, EV.PY_YIELD: _core.on_py_yield,
-    EV.INSTRUCTION: _core.on_instruction, EV.BRANCH: _core.on_branch,
-    EV.JUMP: _core.on_jump, EV.RAISE: _core.on_raise, EV.RERAISE: _core.on_raise,
-    EV.PY_UNWIND: _core.on_py_unwind, EV.PY_THROW: _core.on_py_throw,
+# The core's callback for each event it handles (RERAISE shares RAISE's), by name;
+# _core.callbacks(tool) makes them for one tool id.
+CALLBACK_NAMES = {
+    EV.PY_START: "py_start", EV.PY_RESUME: "py_resume", EV.PY_RETURN: "py_return",
+    EV.PY_YIELD: "py_yield", EV.INSTRUCTION: "instruction", EV.BRANCH: "branch",
+    EV.JUMP: "jump", EV.RAISE: "raise", EV.RERAISE: "raise", EV.PY_UNWIND: "py_unwind",
+    EV.PY_THROW: "py_throw",
 }
 
 _state = threading.local()
-_active_lock = threading.Lock()
-_active = False
+_owner_lock = threading.Lock()
+_owner: int | None = None   # the thread tracking now (it may nest track calls)
+_depth = 0
 
 
 class TrackingError(RuntimeError):
@@ -75,18 +78,18 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     unchanged; the partial trace is then available from `tracer.last_trace()`.
     Only the calling thread is recorded.  Every instrumentation is removed when
     `track` returns or raises.
+
+    `track` may be called inside a traced call (a library that traces internally):
+    it records its own trace with a sys.monitoring tool id of its own, and the
+    outer trace shows it as one primitive call of `track`.
     """
-    global _active
     if not callable(f):
         raise TypeError(f"track needs a callable as its first argument, got {type(f).__name__}")
     if ctx is None:
         ctx = DEFAULT
     elif not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
-    with _active_lock:
-        if _active:
-            raise TrackingError("track is already running (one call at a time, in one thread)")
-        _active = True
+    _enter_thread()
     try:
         tool = _claim_tool_id()
         try:
@@ -94,9 +97,10 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
             rec.on_code = lambda code, jumps: MON.set_local_events(
                 tool, code, LOCAL_EVENTS if jumps else LOCAL_EVENTS & ~EV.JUMP)
             rec.on_stop = lambda: _uninstrument(tool, rec)
-            for event, cb in CALLBACKS.items():
-                MON.register_callback(tool, event, cb)
-            _core.activate(rec)
+            callbacks = _core.callbacks(tool)
+            for event, name in CALLBACK_NAMES.items():
+                MON.register_callback(tool, event, callbacks[name])
+            _core.activate(tool, rec)
             result = exception = None
             # begin_root and the call of f must stay in this same frame: the root's
             # pseudo-frame is the frame that calls f.
@@ -110,6 +114,12 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
                 MON.set_events(tool, 0)
         finally:
             _release(tool, rec if "rec" in locals() else None)
+            if _depth > 1:
+                # A nested track: CPython 3.12/3.13 stop delivering the enclosing
+                # track's INSTRUCTION events once another tool's events change, until
+                # restart_events() (which any tool may call; the enclosing recorder
+                # answers the locations it had switched off with DISABLE again).
+                MON.restart_events()
         rec.end_root(result, exception)
         root = node_at(rec.trace, 0)
         _state.last = root
@@ -135,8 +145,31 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
             raise exception
         return root
     finally:
-        with _active_lock:
-            _active = False
+        _leave_thread()
+
+
+def _enter_thread() -> None:
+    # One thread tracks at a time; it may nest track calls (each with its own tool id).
+    global _owner, _depth
+    me = threading.get_ident()
+    with _owner_lock:
+        if _owner is not None and _owner != me:
+            raise TrackingError(
+                "track is running in another thread; tracer records one thread at a "
+                "time (wait for it, or trace in one thread)")
+        _owner = me
+        _depth += 1
+
+
+def _leave_thread() -> None:
+    global _owner, _depth
+    with _owner_lock:
+        _depth -= 1
+        if _depth == 0:
+            _owner = None
+
+
+_core.set_track_code(track.__code__)
 
 
 def _with_outcome(err: TrackingError, result, exception) -> TrackingError:
@@ -149,7 +182,7 @@ def _with_outcome(err: TrackingError, result, exception) -> TrackingError:
 def _uninstrument(tool: int, rec) -> None:
     """Switch off every event `rec` asked for (a hook error stops tracking at once)."""
     MON.set_events(tool, 0)
-    _core.deactivate()
+    _core.deactivate(tool)
     if rec is not None:
         for code in rec.instrumented.values():
             MON.set_local_events(tool, code, 0)
@@ -157,7 +190,7 @@ def _uninstrument(tool: int, rec) -> None:
 
 def _release(tool: int, rec) -> None:
     _uninstrument(tool, rec)  # also when set-up failed before the call's own reset
-    for event in CALLBACKS:
+    for event in CALLBACK_NAMES:
         MON.register_callback(tool, event, None)
     MON.free_tool_id(tool)
     if rec is not None:
