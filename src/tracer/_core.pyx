@@ -139,14 +139,20 @@ cdef enum:
     H_SUBSTITUTE = 1 << 9
     H_OVERRIDE = 1 << 10
     H_PRIMITIVES = 1 << 11
+    H_SNAPSHOT = 1 << 12     # Context.snapshot overridden, or a function given: a Python call
+    H_SNAP_COPY = 1 << 13    # snapshot="copy": mutable builtins copied in C
+    H_SNAP_DEEP = 1 << 14    # snapshot="deepcopy"
     H_NODE_ALL = 127 << 2
+    H_SNAP_ANY = H_SNAPSHOT | H_SNAP_COPY | H_SNAP_DEEP
 
 # The per-node hook for each node kind (tracer.context.NODE_HOOKS, checked by a test).
 NODE_HOOKS = ("trackedargument", "trackedconstant", "trackedprimitive", "trackednested",
               "trackedspecial", "trackedjump", "trackedreturn")
 
 HOOK_BITS = {"canrecur": H_CANRECUR, "enter": H_ENTER, "node": H_NODE,
-             "substitute": H_SUBSTITUTE, "override": H_OVERRIDE, "primitives": H_PRIMITIVES}
+             "substitute": H_SUBSTITUTE, "override": H_OVERRIDE, "primitives": H_PRIMITIVES,
+             "snapshot": H_SNAPSHOT, "snapshot_copy": H_SNAP_COPY,
+             "snapshot_deepcopy": H_SNAP_DEEP}
 
 # What an event handler tells its callback.
 cdef enum:
@@ -871,6 +877,7 @@ cdef class Recorder:
     cdef readonly long events
     cdef readonly bint interventions   # the session uses plans for substitute/override
     cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
+    cdef object kept                    # the last snapshot _kept made (until its row takes it)
     cdef int user_depth                 # hooks running (_user_code_starts)
     cdef PyObject *pool_cache_obj[POOL_CACHE]   # _pool_ref's cache (borrowed: the pool owns them)
     cdef int32_t pool_cache_ref[POOL_CACHE]
@@ -917,8 +924,10 @@ cdef class Recorder:
         self.contexts.append(ctx)
         cdef uint32_t hooks = ctx.hook_mask()
         # Whether any context of this call may intervene is decided by the root's:
-        # the plan variant is fixed for the whole call (see Context.enter).
-        self.interventions = (hooks & (H_SUBSTITUTE | H_OVERRIDE)) != 0
+        # the plan variant is fixed for the whole call (see Context.enter).  The
+        # same variant serves snapshots: it reads every value at an event right
+        # after its instruction, before later code can change it.
+        self.interventions = (hooks & (H_SUBSTITUTE | H_OVERRIDE | H_SNAP_ANY)) != 0
         cdef FrameRec *fr = self._push(tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
                                        hooks)
         fr.open_row = root
@@ -1061,6 +1070,8 @@ cdef class Recorder:
 
     cdef int32_t _constant_row(self, FrameRec *fr, int32_t offset, int32_t aux,
                                PyObject *value) except -1:
+        if fr.hooks & H_SNAP_ANY:
+            value = self._kept(fr, value)
         cdef int32_t r = self.trace.add_row(K_CONSTANT, 0, fr.call_row, fr.code_id, offset,
                                             aux, value)
         self._emit(fr, r)
@@ -1160,6 +1171,8 @@ cdef class Recorder:
         cdef int64_t s
         if v == NULL:
             return S_UNKNOWN
+        if fr.hooks & H_SNAP_ANY:
+            v = self._kept(fr, v)
         cdef int32_t row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
                                               op[1], -b - 1, v)
         s = (<int64_t>row) << 2
@@ -1341,6 +1354,8 @@ cdef class Recorder:
         cdef int64_t s
         cdef int32_t row = t.n
         cdef PyObject *v = known if known != NULL else tracer_frame_stack_item(fr.frame, out)
+        if fr.hooks & H_SNAP_ANY:
+            v = self._kept(fr, v)
         if row + 1 >= t.cap:
             t._grow_rows(row + 2)
         if t.nrefs + nin > t.refcap:
@@ -1412,6 +1427,8 @@ cdef class Recorder:
             t.set_value(row, <PyObject *>None)
             return self._emit(fr, row)
         v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
+        if fr.hooks & H_SNAP_ANY:
+            v = self._kept(fr, v)
         t.set_value(row, v)
         ss[outs[0]] = (<int64_t>row) << 2
         if fr.hooks:
@@ -1419,6 +1436,8 @@ cdef class Recorder:
                            fr.plan.rec_iv[rec])
         for j in range(1, nout):
             v = tracer_frame_stack_item(fr.frame, outs[j])
+            if fr.hooks & H_SNAP_ANY:
+                v = self._kept(fr, v)
             extra = t.add_row(K_SPECIAL, 0, fr.call_row, fr.code_id, t.offset_[row], j, v)
             t.add_ref(row)
             ss[outs[j]] = (<int64_t>extra) << 2
@@ -1445,6 +1464,47 @@ cdef class Recorder:
             f"{what} must give a bool here (the result of a comparison, `in` or `is` "
             f"that a branch or `not` consumes), got {type(value).__name__}"))
         return False
+
+    # -- snapshots --------------------------------------------------------------------------
+    cdef PyObject *_kept(self, FrameRec *fr, PyObject *v) except? NULL:
+        """What the trace keeps of a value just read: fr's context's snapshot of it
+        (borrowed from self.kept, to be stored at once)."""
+        if v == NULL:
+            return NULL
+        self.kept = self._snapshot(fr, <object>v)
+        return <PyObject *>self.kept
+
+    cdef object _snapshot(self, FrameRec *fr, object v):
+        # Context(snapshot="copy") copies the mutable builtins in C; "deepcopy" and a
+        # user's policy run Python code (as a hook: the collector waits, an error
+        # stops tracking).  A value the policy cannot copy is kept itself.
+        cdef type tp = type(v)
+        cdef object fn
+        if fr.hooks & H_SNAP_COPY:
+            if tp is list:
+                return list(<list>v)
+            if tp is dict:
+                return (<dict>v).copy()
+            if tp is set:
+                return set(<set>v)
+            if tp is bytearray:
+                return bytearray(v)
+            return v
+        if self.broken:
+            return v
+        self._user_code_starts()
+        try:
+            if fr.hooks & H_SNAP_DEEP:
+                try:
+                    return _deepcopy()(v)
+                except Exception:
+                    return v
+            return (<object>fr.ctx).snapshot(v)
+        except BaseException as exc:
+            self._stop_for_hook(exc)
+            return v
+        finally:
+            self._user_code_ran()
 
     # -- substitution -----------------------------------------------------------------------
     cdef int _substitute(self, FrameRec *fr, int32_t *op) except -1:
@@ -1540,7 +1600,8 @@ cdef class Recorder:
             md["operator_result"] = t.value(row)
             t.functions[row] = <object>fr.subst_new
             tracer_frame_stack_set(fr.frame, out, <PyObject *>result)
-            t.set_value(row, <PyObject *>result)
+            t.set_value(row, self._kept(fr, <PyObject *>result) if fr.hooks & H_SNAP_ANY
+                        else <PyObject *>result)
         _clear_substitution(fr)
         return 0
 
@@ -1565,7 +1626,8 @@ cdef class Recorder:
             return 0
         old = t.value(row)
         tracer_frame_stack_set(fr.frame, out, <PyObject *>new)
-        t.set_value(row, <PyObject *>new)
+        t.set_value(row, self._kept(fr, <PyObject *>new) if fr.hooks & H_SNAP_ANY
+                    else <PyObject *>new)
         self._metadata(row)["original"] = old
         return 0
 
@@ -1748,6 +1810,8 @@ cdef class Recorder:
                 v = tracer_frame_local(frame, i)
                 if v != NULL and self._is_cell_param(plan, i) and PyCell_Check(v):
                     v = PyCell_GET(v)
+                if hooks & H_SNAP_ANY:
+                    v = self._kept(fr, v)
                 row = t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, i + 1, v)
                 self._locals(fr)[i] = (<int64_t>row) << 2
                 self._emit(fr, row)
@@ -1776,6 +1840,8 @@ cdef class Recorder:
                 if v == NULL:
                     ss[k] = S_NULL
                 else:
+                    if fr.hooks & H_SNAP_ANY:
+                        v = self._kept(fr, v)
                     row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
                                              offset, -(fr.plan.nlocalsplus + k) - 1, v)
                     ss[k] = (<int64_t>row) << 2
@@ -1923,6 +1989,12 @@ cdef class Recorder:
                     "override, but the context passed to track does not: interventions "
                     "are prepared for a whole call, so pass a root context whose class "
                     "overrides them (its own may return None / tracer.KEEP)")
+            if mask & H_SNAP_ANY and not self.interventions:
+                raise TypeError(
+                    f"{type(ctx).__name__} (returned by enter) takes snapshots of values, "
+                    "but the context passed to track does not: values are read for "
+                    "snapshots by a plan chosen for the whole call, so give the root "
+                    "context a snapshot policy too")
             return mask
         except BaseException as exc:
             self._stop_for_hook(exc)
@@ -2210,6 +2282,7 @@ cdef class Recorder:
 
     cdef int _leave(self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
         cdef FrameRec *fr = self._top_for(code)
+        cdef object copy
         cdef int32_t *op
         cdef int64_t src = S_UNKNOWN
         cdef int32_t row, ref
@@ -2231,6 +2304,9 @@ cdef class Recorder:
                 # The receiver of `yield from` / `await` yielded: its value is what
                 # this frame's YIELD_VALUE passes on.
                 src = self._finish_send(fr, op, retval)
+        if fr.hooks & H_SNAP_ANY:
+            copy = self._snapshot(fr, <object>retval)  # one snapshot for the return and the call
+            retval = <PyObject *>copy
         if src & 3 == 0:
             ref = <int32_t>(src >> 2)
         else:
@@ -2553,6 +2629,17 @@ cdef object _node_view(Trace t, int32_t row):
         from tracer.nodes import node_at
         _node_at = node_at
     return _node_at(t, row)
+
+
+cdef object _DEEPCOPY = None
+
+
+cdef object _deepcopy():
+    global _DEEPCOPY
+    if _DEEPCOPY is None:
+        import copy
+        _DEEPCOPY = copy.deepcopy
+    return _DEEPCOPY
 
 
 cdef object _keep():

@@ -34,9 +34,13 @@ KEEP = _Keep()
 
 # The per-node hooks by node kind number, and the bits of a context's hook mask, as
 # the core defines them (a hook's bit is set when a context's class overrides it).
-HOOK_BITS = {name: _CORE_BITS[name] for name in ("canrecur", "enter", "substitute", "override")}
+HOOK_BITS = {name: _CORE_BITS[name]
+             for name in ("canrecur", "enter", "substitute", "override", "snapshot")}
 HOOK_BITS.update({name: _CORE_BITS["node"] << kind for kind, name in enumerate(NODE_HOOKS)})
 H_PRIMITIVES = _CORE_BITS["primitives"]   # the context has primitive callables or modules
+# The snapshot policies a context can be given by name (Context(snapshot=...)).
+SNAPSHOT_POLICIES = {"none": 0, "copy": _CORE_BITS["snapshot_copy"],
+                     "deepcopy": _CORE_BITS["snapshot_deepcopy"]}
 
 
 class Context:
@@ -60,7 +64,8 @@ class Context:
     TrackingError chained to it, after the traced call has run to its end.
     """
 
-    def __init__(self, primitives: Iterable[Callable] = (), modules: Iterable[str] = ()):
+    def __init__(self, primitives: Iterable[Callable] = (), modules: Iterable[str] = (),
+                 snapshot: str | Callable | None = None):
         prims = tuple(primitives)
         for p in prims:
             if not callable(p):
@@ -73,6 +78,7 @@ class Context:
         # bound methods and classmethods are stored as their underlying function.
         self.primitives = frozenset(_function_of(p) for p in prims) | frozenset(prims)
         self.modules = mods
+        self._snapshot_bits, self._snapshot_fn = _snapshot_policy(snapshot)
 
     # -- the primitive boundary ------------------------------------------------------------
     def canrecur(self, f, *args, **kwargs) -> bool:
@@ -140,6 +146,24 @@ class Context:
         """
         return KEEP
 
+    # -- what is kept of values --------------------------------------------------------------
+    def snapshot(self, value):
+        """What the trace keeps of `value`, a value just recorded (the program goes on
+        with `value` itself).
+
+        Values are kept by reference by default, so a list mutated after it was
+        recorded shows its final state.  `Context(snapshot="copy")` keeps copies of
+        lists, dicts, sets and bytearrays (made in C), `snapshot="deepcopy"` a
+        `copy.deepcopy` of every value (a value that cannot be copied is kept
+        itself), and `snapshot=fn` or overriding this method keeps what it
+        returns.  Snapshots apply to arguments, constants, call results and
+        returns; exceptions and callees are kept themselves.  The context passed to
+        `track` must have a policy for any context to take snapshots (values are
+        then read right after each instruction, as for interventions).
+        """
+        fn = getattr(self, "_snapshot_fn", None)
+        return value if fn is None else fn(value)
+
     # -- what the recorder asks ------------------------------------------------------------
     def _overrides(self, name: str) -> bool:
         return getattr(type(self), name) is not getattr(Context, name)
@@ -156,6 +180,7 @@ class Context:
             _CLASS_MASKS[cls] = mask
         if getattr(self, "primitives", None) or getattr(self, "modules", None):
             mask |= H_PRIMITIVES
+        mask |= getattr(self, "_snapshot_bits", 0)
         return mask
 
     def is_passive(self) -> bool:
@@ -164,6 +189,21 @@ class Context:
 
 
 _CLASS_MASKS: dict[type, int] = {}
+
+
+def _snapshot_policy(snapshot) -> tuple[int, Callable | None]:
+    """(hook bits, function) for Context(snapshot=...)."""
+    if snapshot is None:
+        return 0, None
+    if isinstance(snapshot, str):
+        if snapshot not in SNAPSHOT_POLICIES:
+            raise ValueError(f"snapshot must be one of {sorted(SNAPSHOT_POLICIES)} or a "
+                             f"function of one value, got {snapshot!r}")
+        return SNAPSHOT_POLICIES[snapshot], None
+    if not callable(snapshot):
+        raise TypeError(f"snapshot must be a policy name or a function of one value, "
+                        f"got {type(snapshot).__name__}")
+    return HOOK_BITS["snapshot"], snapshot
 
 
 def _function_of(p):
