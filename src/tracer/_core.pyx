@@ -713,7 +713,6 @@ ctypedef struct CPlan:
     int32_t stacksize
     int32_t nparams
     int64_t session          # the recording session that last used it
-    int64_t refs_session     # the session whose pool const_refs/static_refs point into
     int32_t code_id          # its code id in that session's trace
     int32_t ncellparams
     int32_t cellparams[8]
@@ -782,7 +781,6 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
     plan.stacksize = code.co_stacksize
     plan.nparams = owner.nparams
     plan.session = -1
-    plan.refs_session = -1
     plan.nconsts = len(code.co_consts)
     plan.nstatics = len(owner.statics)
     plan.const_refs = <int32_t *>calloc(plan.nconsts + 1, sizeof(int32_t))
@@ -1043,16 +1041,25 @@ cdef class Recorder:
         return -1  # pool[0] is UNKNOWN
 
     cdef void _own_refs(self, CPlan *plan) noexcept:
-        # The plan's pooled constants are this session's from now on.  A `track`
-        # nested inside a traced call runs another session over the same plans,
-        # so a frame the outer session goes on recording checks this at each use.
-        plan.refs_session = self.session
+        # The plan's pooled constants are this session's from now on.
+        plan.session = self.session
         memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
         memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
 
+    def reclaim_plans(self):
+        """A `track` nested in this one has finished: it ran its own session over
+        the same plans, so the plans of the frames this recorder follows are this
+        session's again (their constants are pooled anew; code ids are kept by the
+        frames).  Plans of other code are reclaimed when a frame enters them."""
+        cdef int32_t i
+        cdef CPlan *plan
+        for i in range(self.nframes):
+            plan = self.frames[i].plan
+            if plan != NULL and plan.session != self.session:
+                plan.code_id = self.frames[i].code_id
+                self._own_refs(plan)
+
     cdef inline int32_t _const_ref(self, CPlan *plan, int32_t k) except? -2147483647:
-        if plan.refs_session != self.session:
-            self._own_refs(plan)
         cdef int32_t ref = plan.const_refs[k]
         if ref == 0:
             ref = self.trace.pool_add(<object>PyTuple_GET_ITEM(<object>plan.consts, k))
@@ -1060,8 +1067,6 @@ cdef class Recorder:
         return ref
 
     cdef inline int32_t _static_ref(self, CPlan *plan, int32_t k) except? -2147483647:
-        if plan.refs_session != self.session:
-            self._own_refs(plan)
         cdef int32_t ref = plan.static_refs[k]
         if ref == 0:
             ref = self.trace.pool_add(<object>PyList_GET_ITEM(<object>plan.statics, k))
@@ -1354,8 +1359,6 @@ cdef class Recorder:
         cdef int64_t s
         cdef int32_t row = t.n
         cdef PyObject *v = known if known != NULL else tracer_frame_stack_item(fr.frame, out)
-        if fr.hooks & H_SNAP_ANY:
-            v = self._kept(fr, v)
         if row + 1 >= t.cap:
             t._grow_rows(row + 2)
         if t.nrefs + nin > t.refcap:
@@ -1427,8 +1430,6 @@ cdef class Recorder:
             t.set_value(row, <PyObject *>None)
             return self._emit(fr, row)
         v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
-        if fr.hooks & H_SNAP_ANY:
-            v = self._kept(fr, v)
         t.set_value(row, v)
         ss[outs[0]] = (<int64_t>row) << 2
         if fr.hooks:
@@ -1445,11 +1446,14 @@ cdef class Recorder:
         return 0
 
     cdef int _recorded(self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:
-        """A call or operator row is complete: the context's override, then its hook.
+        """A call or operator row is complete: its snapshot, the context's override,
+        then its hook.
 
         `out` is the stack slot holding the value the program goes on with (live at
         this event), or -1 when it cannot be replaced; `iv` the record's IV_* class.
         """
+        if fr.hooks & H_SNAP_ANY:
+            self.trace.set_value(row, self._kept(fr, self.trace.value_[row]))
         if fr.subst_pc >= 0 and fr.subst_pc == fr.pc:
             self._substituted(fr, row, out, iv)
         if out >= 0 and iv != IV_NONE and fr.hooks & H_OVERRIDE and not self.broken:
@@ -1770,7 +1774,6 @@ cdef class Recorder:
         try:
             plan = _plan_for(code, self.interventions)
             if plan.session != self.session:
-                plan.session = self.session
                 plan.code_id = t.intern_code(code)
                 self._own_refs(plan)
                 if id(code) not in self.instrumented:
@@ -2071,11 +2074,13 @@ cdef class Recorder:
         if first < 0:
             return EV_DISABLE
         self.events += 1
-        if fr.pending >= 0 and not self._ends_at(fr, offset) \
-                and not self._send_returned(fr, offset):
+        cdef bint sent = False
+        if fr.pending >= 0 and not self._ends_at(fr, offset):
             self._catch_up(fr, offset, True)
+            if fr.pending >= 0 and not self._ends_at(fr, offset):
+                sent = self._send_returned(fr, offset)
         h = plan.handler[offset >> 1]
-        if fr.pending == P_DONE:
+        if sent:
             pass  # the segment that led here is recorded (a SEND's target)
         elif h >= 0 and fr.pending == P_EXC:
             self._enter_handler(fr, offset, h)
@@ -2482,8 +2487,14 @@ cdef value_handler VALUE_HANDLERS[5]
 
 
 # A callback builtin's `self` is tool << 4 | the index of its event's handler.
+# ACTIVE_PTR mirrors ACTIVE (which owns the references) for the callbacks.
+cdef PyObject *ACTIVE_PTR[6]
+for _i in range(6):
+    ACTIVE_PTR[_i] = <PyObject *>None
+
+
 cdef inline Recorder _active(int key) noexcept:
-    return <Recorder>PyList_GET_ITEM(ACTIVE, key >> 4)
+    return <Recorder>ACTIVE_PTR[key >> 4]
 
 
 cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
@@ -2605,10 +2616,12 @@ def callbacks(int tool):
 def activate(int tool, Recorder rec):
     """Make `rec` the recorder the callbacks of `tool` feed."""
     ACTIVE[tool] = rec
+    ACTIVE_PTR[tool] = <PyObject *>rec
 
 
 def deactivate(int tool):
     """Stop feeding any recorder from `tool`; its callbacks still registered do nothing."""
+    ACTIVE_PTR[tool] = <PyObject *>None
     ACTIVE[tool] = None
 
 

@@ -36,6 +36,7 @@ _state = threading.local()
 _owner_lock = threading.Lock()
 _owner: int | None = None   # the thread tracking now (it may nest track calls)
 _depth = 0
+_recorders: list = []   # the recorders of the track calls running now, outermost first
 
 
 class TrackingError(RuntimeError):
@@ -92,8 +93,10 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     _enter_thread()
     try:
         tool = _claim_tool_id()
+        rec = None
         try:
             rec = _core.new_recorder()
+            _recorders.append(rec)
             rec.on_code = lambda code, jumps: MON.set_local_events(
                 tool, code, LOCAL_EVENTS if jumps else LOCAL_EVENTS & ~EV.JUMP)
             rec.on_stop = lambda: _uninstrument(tool, rec)
@@ -113,12 +116,17 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
             finally:
                 MON.set_events(tool, 0)
         finally:
-            _release(tool, rec if "rec" in locals() else None)
-            if _depth > 1:
-                # A nested track: CPython 3.12/3.13 stop delivering the enclosing
-                # track's INSTRUCTION events once another tool's events change, until
-                # restart_events() (which any tool may call; the enclosing recorder
-                # answers the locations it had switched off with DISABLE again).
+            _release(tool, rec)
+            if rec is not None:
+                _recorders.pop()
+            if rec is not None and _recorders:
+                # A nested track.  It ran its own session over the plans the enclosing
+                # one uses, which takes them back.  And CPython 3.12/3.13 stop
+                # delivering the enclosing track's INSTRUCTION events once another
+                # tool's events change, until restart_events() (which any tool may
+                # call; the enclosing recorder answers the locations it had switched
+                # off with DISABLE again).
+                _recorders[-1].reclaim_plans()
                 MON.restart_events()
         rec.end_root(result, exception)
         root = node_at(rec.trace, 0)
