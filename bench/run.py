@@ -33,7 +33,7 @@ With ``--contexts`` it prints instead what tracking contexts cost: the untraced
 time, the traced time under each context of ``CONTEXTS`` as a ratio to it, the
 number of nodes recorded (under ``tracer.DEFAULT``) and the number of nodes the
 metadata hook annotated; the results of every context are checked as above.
-The protocol is the same, all five variants interleaved, except that the previous
+The protocol is the same, all the variants interleaved, except that the previous
 trace is freed before the timer starts, so no variant pays for freeing another
 variant's (bigger) trace, and the order of the variants rotates from round to
 round, so no variant always runs first after the untraced run (which pays page
@@ -271,6 +271,9 @@ CONTEXTS: list[tuple[str, tracer.Context | None]] = [
     ("nothing", NothingContext()),
     ("canrecur", CanrecurContext()),
     ("metadata-hook", MetadataContext()),
+    # Snapshot policies: a copy of every mutable builtin (in C), a deepcopy of every value.
+    ("snapshot-copy", tracer.Context(snapshot="copy")),
+    ("snapshot-deepcopy", tracer.Context(snapshot="deepcopy")),
 ]
 HOOKED = "metadata-hook"  # the variant whose annotated nodes the table shows
 
