@@ -3,6 +3,7 @@
 Build directives live here and only here.  ``TRACER_DEBUG=1`` turns on Cython's
 bounds and wraparound checks for debugging the core.
 """
+import glob
 import os
 
 from Cython.Build import cythonize
@@ -13,7 +14,7 @@ DEBUG = os.environ.get("TRACER_DEBUG") == "1"
 core = Extension(
     "tracer._core",
     sources=["src/tracer/_core.pyx", "src/tracer/_frame.c"],
-    depends=["src/tracer/_frame.h"],
+    depends=["src/tracer/_frame.h", *glob.glob("src/tracer/_core/*.pxi")],
     include_dirs=["src/tracer"],
     extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2"])
     + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],

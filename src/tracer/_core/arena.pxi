@@ -1,0 +1,355 @@
+# The arena: Trace, the parallel columns one row per node, their growth, export
+# (_Column, zero-copy buffers) and the garbage collector's view of the values column.
+
+# ---------------------------------------------------------------------------------
+# The arena
+
+@cython.final
+cdef class Trace:
+    """The recorded rows of one `track` call: parallel columns, one row per node.
+
+    Row 0 is the root call.  Use `tracer.nodes` views to read it; the columns are
+    exposed zero-copy as numpy arrays by `columns()`.
+    """
+
+    cdef int32_t n, cap, nrefs, refcap
+    cdef uint8_t *kind_
+    cdef uint8_t *flags_
+    cdef int32_t *parent_
+    cdef int32_t *code_
+    cdef int32_t *offset_
+    cdef int32_t *aux_
+    cdef int32_t *ref_start_
+    cdef PyObject **value_
+    cdef int32_t *refs_
+    cdef readonly list pool
+    cdef readonly list codes
+    cdef dict code_ids
+    cdef readonly dict metadata
+    cdef readonly dict functions   # row -> the replacement an operator was substituted by
+    cdef readonly bint frozen
+    cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
+    cdef readonly object exception
+    cdef readonly long events      # sys.monitoring events the recorder handled for it
+    cdef public tuple root_keywords
+    cdef public object _cache
+    cdef int exports
+
+    def __cinit__(self):
+        self.n = 0
+        self.cap = 0
+        self.nrefs = 0
+        self.refcap = 0
+        self.pool = [UNKNOWN]
+        self.codes = []
+        self.code_ids = {}
+        self.metadata = {}
+        self.functions = {}
+        if not _take_spare(self):
+            self._grow_rows(FIRST_ROWS)
+            self._grow_refs(FIRST_REFS)
+        self.ref_start_[0] = 0
+
+    def __dealloc__(self):
+        cdef int32_t i
+        if self.value_ != NULL:
+            for i in range(self.n):
+                Py_XDECREF(self.value_[i])
+        _give_spare(self)
+
+    cdef int _grow_rows(self, int32_t need) except -1:
+        cdef int32_t cap = self.cap if self.cap else FIRST_ROWS
+        while cap < need:
+            cap *= 2
+        if cap == self.cap:
+            return 0
+        if self.exports:
+            raise BufferError("the trace cannot grow while its columns are exported")
+        self.kind_ = <uint8_t *>_realloc(self.kind_, cap * sizeof(uint8_t))
+        self.flags_ = <uint8_t *>_realloc(self.flags_, cap * sizeof(uint8_t))
+        self.parent_ = <int32_t *>_realloc(self.parent_, cap * sizeof(int32_t))
+        self.code_ = <int32_t *>_realloc(self.code_, cap * sizeof(int32_t))
+        self.offset_ = <int32_t *>_realloc(self.offset_, cap * sizeof(int32_t))
+        self.aux_ = <int32_t *>_realloc(self.aux_, cap * sizeof(int32_t))
+        self.ref_start_ = <int32_t *>_realloc(self.ref_start_, (cap + 1) * sizeof(int32_t))
+        self.value_ = <PyObject **>_realloc(self.value_, cap * sizeof(PyObject *))
+        self.cap = cap
+        return 0
+
+    cdef int _grow_refs(self, int32_t need) except -1:
+        cdef int32_t cap = self.refcap if self.refcap else FIRST_REFS
+        while cap < need:
+            cap *= 2
+        if cap == self.refcap:
+            return 0
+        if self.exports:
+            raise BufferError("the trace cannot grow while its columns are exported")
+        self.refs_ = <int32_t *>_realloc(self.refs_, cap * sizeof(int32_t))
+        self.refcap = cap
+        return 0
+
+    cdef inline int32_t add_row(self, uint8_t kind, uint8_t flags, int32_t parent,
+                                int32_t code, int32_t offset, int32_t aux,
+                                PyObject *value) except -1:
+        cdef int32_t r = self.n
+        if r + 1 >= self.cap:
+            self._grow_rows(r + 2)
+        self.kind_[r] = kind
+        self.flags_[r] = flags
+        self.parent_[r] = parent
+        self.code_[r] = code
+        self.offset_[r] = offset
+        self.aux_[r] = aux
+        Py_XINCREF(value)
+        self.value_[r] = value
+        self.n = r + 1
+        self.ref_start_[r + 1] = self.nrefs
+        return r
+
+    cdef inline int add_ref(self, int32_t ref) except -1:
+        # Refs belong to the last row added (CSR layout).
+        if self.nrefs >= self.refcap:
+            self._grow_refs(self.nrefs + 1)
+        self.refs_[self.nrefs] = ref
+        self.nrefs += 1
+        self.ref_start_[self.n] = self.nrefs
+        return 0
+
+    cdef inline int32_t pool_add(self, object value) except? -2:
+        self.pool.append(value)
+        return -<int32_t>len(self.pool)
+
+    cdef inline void set_value(self, int32_t row, PyObject *value):
+        Py_XINCREF(value)
+        Py_XDECREF(self.value_[row])
+        self.value_[row] = value
+
+    cdef int32_t intern_code(self, object code) except -1:
+        # By identity: equal code objects (the same source compiled twice) are
+        # distinct codes.  `codes` keeps each alive, so its id stays its own.
+        cdef object cid = self.code_ids.get(id(code))
+        if cid is None:
+            cid = len(self.codes)
+            self.codes.append(code)
+            self.code_ids[id(code)] = cid
+        return cid
+
+    # -- reading (the node views call these) ---------------------------------------
+    def __len__(self):
+        return self.n
+
+    cdef inline int _check(self, int32_t row) except -1:
+        if row < 0 or row >= self.n:
+            raise IndexError(f"row {row} out of range for a trace of {self.n} nodes")
+        return 0
+
+    cpdef int kind(self, int32_t row) except -1:
+        self._check(row)
+        return self.kind_[row]
+
+    cpdef int flags(self, int32_t row) except -1:
+        self._check(row)
+        return self.flags_[row]
+
+    cpdef int parent(self, int32_t row) except -2:
+        self._check(row)
+        return self.parent_[row]
+
+    cpdef int offset(self, int32_t row) except -2:
+        self._check(row)
+        return self.offset_[row]
+
+    cpdef int aux(self, int32_t row) except? -2147483648:
+        self._check(row)
+        return self.aux_[row]
+
+    cpdef object code(self, int32_t row):
+        self._check(row)
+        cdef int32_t c = self.code_[row]
+        return self.codes[c] if c >= 0 else None
+
+    cpdef object value(self, int32_t row):
+        self._check(row)
+        cdef PyObject *v = self.value_[row]
+        if v == NULL:
+            return None
+        return <object>v
+
+    cpdef int end(self, int32_t row) except -1:
+        """One past the last row of the subtree under `row` (so far, if still open)."""
+        self._check(row)
+        return self._end(row)
+
+    cdef inline int32_t _end(self, int32_t row) noexcept:
+        if self.kind_[row] != K_NESTED:
+            return row + 1
+        if self.flags_[row] & F_OPEN and self.aux_[row] == 0:
+            return self.n  # a call still being recorded (seen from a context hook)
+        return self.aux_[row]
+
+    cpdef list refs(self, int32_t row):
+        """The inputs of a row in order: ints are rows, tuples ('const', value)."""
+        self._check(row)
+        cdef int32_t i, r
+        cdef list out = []
+        for i in range(self.ref_start_[row], self.ref_start_[row + 1]):
+            r = self.refs_[i]
+            if r >= 0:
+                out.append(r)
+            else:
+                out.append(("const", self.pool[-r - 1]))
+        return out
+
+    cpdef list children(self, int32_t row):
+        """Rows whose parent is `row`, in order."""
+        self._check(row)
+        cdef list out = []
+        cdef int32_t c = row + 1
+        cdef int32_t stop = self._end(row)
+        while c < stop:
+            out.append(c)
+            c = self._end(c)
+        return out
+
+    @property
+    def nbytes(self):
+        """Bytes held by the columns (values themselves not counted)."""
+        return self.n * ROW_BYTES + self.nrefs * sizeof(int32_t) + len(self.pool) * sizeof(PyObject *)
+
+    @property
+    def num_refs(self):
+        """Number of entries in the refs column."""
+        return self.nrefs
+
+    def columns(self):
+        """The columns as numpy arrays sharing the trace's memory (read-only)."""
+        import numpy as np
+        self.frozen = True
+        out = {}
+        for name in ("kind", "flags", "parent", "code", "offset", "aux", "ref_start", "refs"):
+            arr = np.asarray(_Column(self, name))
+            arr.flags.writeable = False
+            out[name] = arr
+        return out
+
+    def values(self):
+        """The values column as a list (a copy of the references)."""
+        return [self.value(i) for i in range(self.n)]
+
+    cdef int _finish(self, object exception) except -1:
+        self.frozen = True
+        self.exception = exception
+        _fit_borrowed(self)
+        return 0
+
+
+cdef extern from "Python.h":
+    ctypedef int (*gc_visit "visitproc")(PyObject *, void *) noexcept
+    ctypedef int (*gc_traverse "traverseproc")(PyObject *, gc_visit, void *) noexcept
+    ctypedef int (*gc_clear "inquiry")(PyObject *) noexcept
+    ctypedef struct TypeSlots "PyTypeObject":
+        gc_traverse tp_traverse
+        gc_clear tp_clear
+
+cdef gc_traverse _trace_base_traverse = NULL
+cdef gc_clear _trace_base_clear = NULL
+
+
+cdef int _trace_traverse(PyObject *o, gc_visit visit, void *arg) noexcept:
+    cdef Trace t = <Trace>o
+    cdef int32_t i
+    cdef int r
+    cdef PyObject *v
+    if t.value_ != NULL:
+        for i in range(t.n):
+            v = t.value_[i]
+            # Only objects of collected types can be part of a cycle (the collector's
+            # visitors ignore the others): skipping floats, ints and strings makes a
+            # collection that meets a big trace several times cheaper.
+            if v != NULL and PyType_IS_GC(Py_TYPE(v)):
+                r = visit(v, arg)
+                if r:
+                    return r
+    return _trace_base_traverse(o, visit, arg) if _trace_base_traverse != NULL else 0
+
+
+cdef int _trace_clear(PyObject *o) noexcept:
+    cdef Trace t = <Trace>o
+    cdef int32_t i
+    cdef PyObject *v
+    if t.value_ != NULL:
+        for i in range(t.n):
+            v = t.value_[i]
+            t.value_[i] = NULL
+            Py_XDECREF(v)
+    return _trace_base_clear(o) if _trace_base_clear != NULL else 0
+
+
+_trace_base_traverse = (<TypeSlots *>Trace).tp_traverse
+_trace_base_clear = (<TypeSlots *>Trace).tp_clear
+(<TypeSlots *>Trace).tp_traverse = _trace_traverse
+(<TypeSlots *>Trace).tp_clear = _trace_clear
+
+
+cdef void *_realloc(void *p, size_t size) except NULL:
+    cdef void *q = realloc(p, size)
+    if q == NULL:
+        raise MemoryError("tracer: out of memory growing the trace")
+    return q
+
+
+@cython.final
+cdef class _Column:
+    """A buffer-protocol view of one column, keeping its Trace alive."""
+
+    cdef Trace trace
+    cdef void *ptr
+    cdef Py_ssize_t length
+    cdef Py_ssize_t itemsize
+    cdef bytes fmt
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __cinit__(self, Trace trace, str name):
+        self.trace = trace
+        n = trace.n
+        if name == "kind":
+            self.ptr, self.itemsize, self.fmt = trace.kind_, 1, b"B"
+        elif name == "flags":
+            self.ptr, self.itemsize, self.fmt = trace.flags_, 1, b"B"
+        elif name == "parent":
+            self.ptr, self.itemsize, self.fmt = trace.parent_, 4, b"i"
+        elif name == "code":
+            self.ptr, self.itemsize, self.fmt = trace.code_, 4, b"i"
+        elif name == "offset":
+            self.ptr, self.itemsize, self.fmt = trace.offset_, 4, b"i"
+        elif name == "aux":
+            self.ptr, self.itemsize, self.fmt = trace.aux_, 4, b"i"
+        elif name == "ref_start":
+            self.ptr, self.itemsize, self.fmt = trace.ref_start_, 4, b"i"
+            n = n + 1
+        elif name == "refs":
+            self.ptr, self.itemsize, self.fmt = trace.refs_, 4, b"i"
+            n = trace.nrefs
+        else:
+            raise ValueError(f"no column named {name!r}")
+        self.length = n
+
+    def __getbuffer__(self, Py_buffer *buf, int flags):
+        self.shape[0] = self.length
+        self.strides[0] = self.itemsize
+        buf.buf = self.ptr
+        buf.obj = self
+        buf.len = self.length * self.itemsize
+        buf.readonly = 1
+        buf.itemsize = self.itemsize
+        buf.format = self.fmt
+        buf.ndim = 1
+        buf.shape = self.shape
+        buf.strides = self.strides
+        buf.suboffsets = NULL
+        buf.internal = NULL
+        self.trace.exports += 1
+
+    def __releasebuffer__(self, Py_buffer *buf):
+        self.trace.exports -= 1

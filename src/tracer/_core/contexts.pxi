@@ -1,0 +1,268 @@
+# Context dispatch: the primitive boundary, enter, per-node hooks, hook errors.
+
+cdef bint _is_callee(Recorder self, int32_t row, PyObject *func) except -1:
+    """Whether `func` is what the call at `row` called (so its body is the row's)."""
+    cdef object callee
+    if func == NULL:
+        return False
+    callee = _callee(self, row)
+    if callee is None:
+        return False
+    if callee is <object>func:
+        return True
+    return getattr(callee, "__func__", None) is <object>func
+
+
+# -- contexts -------------------------------------------------------------------------
+# Only reached when the frame's context overrides the hook in question (its mask);
+# an exception from the user's code stops tracking (_stop_for_hook).
+cdef bint _may_recur(Recorder self, FrameRec *parent, void *frame, object code) except -1:
+    """Whether to record inside the call opened at parent.open_row (whose first
+    Python frame, running `code`, is starting)."""
+    cdef object ctx = <object>parent.ctx
+    cdef object verdict, callee
+    cdef PyObject *func = tracer_frame_function(frame)
+    cdef int32_t *r = _open_rec(self, parent)
+    _user_code_starts(self)
+    try:
+        if parent.hooks & H_PRIMITIVES:
+            prims = ctx.primitives
+            if r[0] == R_OP or r[0] == R_SPECIAL:  # an operator: its function
+                callee = (<object>parent.plan.statics)[r[1]] if r[1] >= 0 else None
+            else:
+                callee = _callee(self, parent.open_row)
+            if prims and (_member(callee, prims) or
+                          (func != NULL and _member(<object>func, prims))):
+                return False
+            if ctx.modules and func != NULL:
+                verdicts = self.module_verdicts.get(id(ctx.modules))
+                if verdicts is None:
+                    verdicts = self.module_verdicts[id(ctx.modules)] = {}
+                    self.contexts.append(ctx.modules)  # keeps the id valid
+                entry = verdicts.get(id(code))
+                if entry is None or entry[0] is not code:
+                    entry = verdicts[id(code)] = (code, bool(ctx.is_primitive_module(
+                        getattr(<object>func, "__module__", None))))
+                verdict = entry[1]
+                if verdict:
+                    return False
+        if parent.hooks & H_CANRECUR:
+            f, args, kwargs = _call_parts(self, parent.open_row, parent.plan, r, frame, code)
+            return bool(ctx.canrecur(f, *args, **kwargs))
+    except BaseException as exc:
+        _stop_for_hook(self, exc)
+    finally:
+        _user_code_ran(self)
+    return True
+
+
+cdef object _callee(Recorder self, int32_t row):
+    """The value of a call row's first input (its callee), or None."""
+    cdef Trace t = self.trace
+    cdef int32_t first = t.ref_start_[row]
+    cdef int32_t ref
+    if first == t.ref_start_[row + 1]:
+        return None
+    ref = t.refs_[first]
+    return t.value(ref) if ref >= 0 else t.pool[-ref - 1]
+
+
+cdef int32_t *_open_rec(Recorder self, FrameRec *fr) noexcept:
+    # The record of the op whose row fr.open_row is (fr.pc is its RECORD), or
+    # NULL for the root call, which track() itself made.
+    if fr.plan == NULL:
+        return NULL
+    return fr.plan.recs + (fr.plan.ops + fr.pc * OP_WORDS)[2]
+
+
+cdef tuple _call_parts(Recorder self, int32_t row, CPlan *plan, int32_t *r, void *frame,
+                       object code):
+    """(f, args, kwargs) of the call recorded at `row` with record `r`, as values.
+
+    Built from the row's inputs in C: a context's canrecur/enter get the call
+    without any node view being made.  `frame` (running `code`) is the call's
+    first Python frame, just starting: for f(*it) with `it` not a tuple or list
+    (already consumed by CPython) the arguments are read off its parameters.
+    """
+    cdef Trace t = self.trace
+    cdef int32_t i, ref, k
+    cdef list values = []
+    for i in range(t.ref_start_[row], t.ref_start_[row + 1]):
+        ref = t.refs_[i]
+        values.append(t.value(ref) if ref >= 0 else t.pool[-ref - 1])
+    if r == NULL:  # the root: f, its positional arguments, then its keywords' values
+        k = len(values) - len(t.root_keywords or ())
+        return (values[0], tuple(values[1:k]), dict(zip(t.root_keywords or (), values[k:])))
+    parts = _split_call(r, <object>plan.statics, values)
+    if parts is not None:
+        return parts
+    # f(*it): CPython has consumed `it`.  If this frame is f's body its parameters
+    # show the arguments; otherwise (a generator feeding `*` is running) they are
+    # not known yet.
+    if _is_callee(self, row, tracer_frame_function(frame)):
+        return (values[0],) + _frame_arguments(frame, code)
+    return (values[0], (UNKNOWN,),
+            values[2] if len(values) > 2 and type(values[2]) is dict else {})
+
+
+cdef object _enter_context(Recorder self, object ctx, FrameRec *parent, int32_t call_row,
+                           void *frame, object code):
+    cdef PyObject *func
+    _user_code_starts(self)
+    try:
+        if call_row == parent.open_row:
+            parts = _call_parts(self, call_row, parent.plan, _open_rec(self, parent),
+                                     frame, code)
+        else:  # a frame entered from C: the call its parameters show
+            func = tracer_frame_function(frame)
+            parts = (<object>func if func != NULL else None,) + _frame_arguments(frame, code)
+        from tracer.context import ask_enter
+        new = ask_enter(ctx, parts)
+    except BaseException as exc:
+        _stop_for_hook(self, exc)
+        return ctx
+    finally:
+        _user_code_ran(self)
+    if new is not ctx:
+        self.contexts.append(new)  # FrameRec.ctx borrows it
+    return new
+
+
+cdef uint32_t _mask_of(Recorder self, object ctx) noexcept:
+    cdef uint32_t mask
+    try:
+        mask = ctx.hook_mask()
+        if mask & (H_SUBSTITUTE | H_OVERRIDE) and not self.interventions:
+            raise TypeError(
+                f"{type(ctx).__name__} (returned by enter) overrides substitute or "
+                "override, but the context passed to track does not: interventions "
+                "are prepared for a whole call, so pass a root context whose class "
+                "overrides them (its own may return None / tracer.KEEP)")
+        if mask & H_SNAP_ANY and not self.interventions:
+            raise TypeError(
+                f"{type(ctx).__name__} (returned by enter) takes snapshots of values, "
+                "but the context passed to track does not: values are read for "
+                "snapshots by a plan chosen for the whole call, so give the root "
+                "context a snapshot policy too")
+        return mask
+    except BaseException as exc:
+        _stop_for_hook(self, exc)
+        return 0
+
+
+cdef inline int _emit(Recorder self, FrameRec *fr, int32_t row) except -1:
+    """Run the context's per-node hook for `row`, if its class has one."""
+    if fr.hooks & H_NODE_ALL:
+        return _node_hook(self, fr, row)
+    return 0
+
+
+cdef int _node_hook(Recorder self, FrameRec *fr, int32_t row) except -1:
+    cdef int kind = self.trace.kind_[row]
+    if not (fr.hooks & (H_NODE << kind)) or self.broken:
+        return 0
+    _user_code_starts(self)
+    try:
+        getattr(<object>fr.ctx, NODE_HOOKS[kind])(_node_view(self.trace, row))
+    except BaseException as exc:
+        _stop_for_hook(self, exc)
+    _user_code_ran(self)
+    return 0
+
+
+cdef inline void _user_code_starts(Recorder self) noexcept:
+    # A hook runs Python code in the middle of one of the program's instructions.
+    # The garbage collector (and so __del__ methods of the program's objects)
+    # must not run there: in the untraced program it could not, and a finalizer
+    # run between a load and a store would lose its effect (`C.n -= 1` in a
+    # __del__ racing `C.n += 1`).  A collection the hook makes due runs at the
+    # program's next opportunity instead.
+    if self.user_depth == 0:
+        self.gc_was_enabled = PyGC_Disable()
+    self.user_depth += 1
+
+
+cdef inline void _user_code_ran(Recorder self) noexcept:
+    self.user_depth -= 1
+    if self.user_depth == 0 and self.gc_was_enabled:
+        PyGC_Enable()
+    # Node views cache derived structures (child positions, reverse edges) on the
+    # trace; a hook may have built them while the trace was still growing.
+    self.trace._cache = None
+
+
+cdef void _stop_for_hook(Recorder self, object exc) noexcept:
+    """A user hook raised: stop recording now and remove the instrumentation."""
+    if self.hook_error is None:
+        self.hook_error = exc
+        if not isinstance(exc, Exception):
+            # KeyboardInterrupt, SystemExit: the user wants the program stopped,
+            # so the callback raises it into the program (_reply).
+            self.interrupt = exc
+    if self.broken:
+        return
+    self.broken = True
+    if self.on_stop is not None:
+        try:
+            self.on_stop()
+        except BaseException as err:
+            if self.internal_error is None:
+                self.internal_error = err
+
+
+cdef object _node_at = None
+
+
+cdef object _node_view(Trace t, int32_t row):
+    # tracer.nodes.node_at, looked up once (tracer.nodes imports this module).
+    global _node_at
+    if _node_at is None:
+        from tracer.nodes import node_at
+        _node_at = node_at
+    return _node_at(t, row)
+
+
+cdef tuple _split_call(int32_t *r, object statics, list values):
+    """(f, args, kwargs) of record `r`'s call from its input values in order (NULL
+    slots left out), or None for f(*it) whose `it` is not a tuple or list yet
+    (reading it would consume it)."""
+    cdef Py_ssize_t k
+    if r[0] == R_OP or r[0] == R_SPECIAL:
+        return (statics[r[1]] if r[1] >= 0 else None, tuple(values), {})
+    if not values:
+        return (None, (), {})
+    if r[0] == R_CALL_EX:
+        if len(values) > 1 and not isinstance(values[1], (tuple, list)):
+            return None
+        return (values[0], tuple(values[1]) if len(values) > 1 else (),
+                dict(values[2]) if len(values) > 2 and values[2] is not None else {})
+    if r[4] >= 0:
+        names = statics[r[4]]
+        k = len(values) - len(names)
+        return (values[0], tuple(values[1:k]), dict(zip(names, values[k:])))
+    return (values[0], tuple(values[1:]), {})
+
+
+cdef tuple _frame_arguments(void *frame, object code):
+    """(args, kwargs) of a call, from the parameters of its frame, just started."""
+    cdef int32_t n = code.co_argcount + code.co_kwonlyargcount
+    cdef int32_t i
+    cdef PyObject *v
+    cdef list values = []
+    flags = code.co_flags
+    n += (1 if flags & 0x04 else 0) + (1 if flags & 0x08 else 0)  # *args, **kwargs
+    for i in range(n):
+        v = tracer_frame_local(frame, i)
+        if v != NULL and PyCell_Check(v):  # a parameter captured by a closure
+            v = PyCell_GET(v)
+        values.append(<object>v if v != NULL else None)
+    from tracer.context import call_from_parameters
+    return call_from_parameters(code, values)
+
+
+cdef bint _member(object value, frozenset prims) noexcept:
+    # Set membership that treats an unhashable value as absent.
+    try:
+        return value in prims
+    except Exception:
+        return False

@@ -1,0 +1,346 @@
+# The sys.monitoring event handlers: frames entered, resumed and left,
+# instructions, branches, jumps, raises.
+
+cdef int _py_start(Recorder self, object code, int offset) except -1:
+    cdef void *frame
+    cdef FrameRec *parent
+    cdef FrameRec *fr
+    if self.nframes == 0 or tracer_thread_state() != self.tstate:
+        return EV_CONTINUE
+    frame = tracer_thread_frame(self.tstate)
+    parent = &self.frames[self.nframes - 1]
+    if tracer_frame_caller(frame) != parent.frame:
+        return EV_CONTINUE
+    _enter(self, parent, frame, code, offset, STARTED)
+    return EV_CONTINUE
+
+
+cdef int _py_resume(Recorder self, object code, int offset) except -1:
+    cdef void *frame
+    cdef FrameRec *parent
+    if self.nframes == 0 or tracer_thread_state() != self.tstate:
+        return EV_CONTINUE
+    frame = tracer_thread_frame(self.tstate)
+    parent = &self.frames[self.nframes - 1]
+    if tracer_frame_caller(frame) != parent.frame:
+        return EV_CONTINUE
+    _enter(self, parent, frame, code, offset, RESUMED)
+    return EV_CONTINUE
+
+
+cdef int _py_throw(Recorder self, object code, int offset, object exception) except -1:
+    # A generator resumed by throw() (or close()): the exception is raised at
+    # the yield it is suspended in; a RAISE event follows at once.
+    cdef void *frame
+    cdef FrameRec *parent
+    if self.nframes == 0 or tracer_thread_state() != self.tstate:
+        return EV_CONTINUE
+    frame = tracer_thread_frame(self.tstate)
+    parent = &self.frames[self.nframes - 1]
+    if tracer_frame_caller(frame) != parent.frame:
+        return EV_CONTINUE
+    _enter(self, parent, frame, code, offset, THROWN)
+    return EV_CONTINUE
+
+
+cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int offset,
+                int how) except -1:
+    cdef CPlan *plan
+    cdef Trace t = self.trace
+    cdef int32_t call_row, i, code_id, rec
+    cdef int32_t here = -1
+    cdef bint resumed = how != STARTED
+    cdef int32_t *op
+    cdef FrameRec *fr
+    cdef PyObject *func
+    cdef PyObject *v
+    cdef object ctx = <object>parent.ctx
+    cdef object new_ctx
+    cdef uint32_t hooks
+    cdef int32_t row
+    self.events += 1
+    # Which node the new activation records into: the op of the instruction the
+    # caller is executing, if that instruction is a recorded one.
+    if parent.plan != NULL:
+        here = _executing(self, parent)
+    if parent.plan != NULL and parent.pending >= 0:
+        _catch_up(self, parent, here, False)
+        op = parent.plan.ops + parent.pc * OP_WORDS
+        if parent.open_row < 0 or op[1] != here:
+            # Ops before `here` have run, an op opened earlier among them.
+            _run(self, parent, here, True)
+            op = parent.plan.ops + parent.pc * OP_WORDS
+            if parent.open_row < 0 and here >= 0 and op[1] == here and _is_record(op[0]):
+                rec = op[2]
+                parent.open_row = _open(self, parent, rec, K_NESTED)
+                parent.direct_ok = parent.plan.recs[rec] in (R_CALL, R_CALL_EX)
+                parent.direct_done = 0
+                parent.open_primitive = 0
+                if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
+                        not _may_recur(self, parent, frame, code):
+                    parent.open_primitive = 1
+                    t.kind_[parent.open_row] = K_PRIMITIVE
+    if code is TRACK_CODE:
+        # A `track` inside the traced call records its own trace: for this one
+        # it is a primitive call, nothing inside it is followed.
+        if parent.open_row >= 0:
+            parent.open_primitive = 1
+            t.kind_[parent.open_row] = K_PRIMITIVE
+        return 0
+    if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
+        return 0
+    # Analysing and instrumenting a new code object runs Python code (see
+    # _user_code_starts for why the collector waits).
+    _user_code_starts(self)
+    try:
+        plan = _plan_for(code, self.interventions)
+        if plan.session != self.session:
+            plan.code_id = t.intern_code(code)
+            _own_refs(self, plan)
+            if id(code) not in self.instrumented:
+                self.instrumented[id(code)] = code
+                self.on_code(code, bool((<object>plan.owner).jump_events))
+    finally:
+        _user_code_ran(self)
+    code_id = plan.code_id
+    func = tracer_frame_function(frame)
+    if parent.open_row >= 0 and parent.direct_ok and not parent.direct_done \
+            and not resumed and t.n == parent.open_row + 1 \
+            and _is_callee(self, parent.open_row, func):
+        call_row = parent.open_row
+    else:
+        # A frame entered from C (a key function, a dunder method, a generator
+        # resumed by SEND), or any frame after the first: a nested call node of
+        # its own, at the instruction that entered it.
+        call_row = t.add_row(K_NESTED, F_OPEN | F_FRAME, parent.open_row if parent.open_row >= 0
+                             else parent.call_row,
+                             parent.code_id, t.offset_[parent.open_row]
+                             if parent.open_row >= 0 else here, 0, NULL)
+        t.add_ref(_pool_ref(self, func) if func != NULL else -1)
+    parent.direct_done = 1
+    hooks = parent.hooks
+    if hooks & H_ENTER:
+        new_ctx = _enter_context(self, ctx, parent, call_row, frame, code)
+        if self.broken:
+            return 0
+        if new_ctx is not ctx:
+            ctx = new_ctx
+            hooks = _mask_of(self, ctx)
+    fr = _push(self, frame, plan, code_id, call_row, <PyObject *>ctx, hooks)
+    fr.code = <PyObject *>code
+    if not resumed:
+        _emit(self, fr, t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func))
+        for i in range(plan.nparams):
+            v = tracer_frame_local(frame, i)
+            if v != NULL and _is_cell_param(self, plan, i) and PyCell_Check(v):
+                v = PyCell_GET(v)
+            if hooks & H_SNAP_ANY:
+                v = _kept(self, fr, v)
+            row = t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, i + 1, v)
+            _locals(self, fr)[i] = (<int64_t>row) << 2
+            _emit(self, fr, row)
+        _start_segment(self, fr, plan.seg_from[offset >> 1])
+    elif how == RESUMED:
+        _carry_stack(self, fr, offset, plan.carry[offset >> 1])
+        _start_segment(self, fr, plan.seg_from[offset >> 1])
+    else:
+        # throw(): the RAISE event that follows finds the exception in flight.
+        i = plan.depth[offset >> 1] - 1 if 0 <= offset < 2 * plan.nunits else 0
+        _carry_stack(self, fr, offset, (1 << i) - 1 if 0 < i < 31 else 0)
+        fr.pending = P_EXC
+    return 0
+
+
+cdef int _instruction(Recorder self, object code, int offset) except -1:
+    cdef CPlan *plan
+    cdef FrameRec *fr = _top_for(self, code)
+    cdef int32_t first, h
+    cdef int32_t *op
+    if fr != NULL:
+        plan = fr.plan      # the frame being followed runs `code`
+    else:
+        plan = _cached_plan(self, code)
+        if plan == NULL or plan.seg_at[offset >> 1] < 0:
+            return EV_DISABLE
+        return EV_CONTINUE
+    first = plan.seg_at[offset >> 1]
+    if first < 0:
+        return EV_DISABLE
+    self.events += 1
+    cdef bint sent = False
+    if fr.pending >= 0 and not _ends_at(self, fr, offset):
+        _catch_up(self, fr, offset, True)
+        if fr.pending >= 0 and not _ends_at(self, fr, offset):
+            sent = _send_returned(self, fr, offset)
+    h = plan.handler[offset >> 1]
+    if sent:
+        pass  # the segment that led here is recorded (a SEND's target)
+    elif h >= 0 and fr.pending == P_EXC:
+        _enter_handler(self, fr, offset, h)
+    elif fr.pending >= 0 and _ends_at(self, fr, offset):
+        _run_to_end(self, fr)
+    elif h >= 0:
+        _enter_handler(self, fr, offset, h)
+    else:
+        _resync(self, fr, plan.depth[offset >> 1])
+    _start_segment(self, fr, first)
+    if fr.hooks & H_SUBSTITUTE and self.interventions and not self.broken:
+        op = plan.ops + first * OP_WORDS
+        if op[0] == M_RECORD and op[1] == offset:
+            _substitute(self, fr, op)
+    return EV_CONTINUE
+
+
+cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
+    cdef FrameRec *fr = _top_for(self, code)
+    cdef int32_t *op
+    cdef int32_t flags = _unit_flags(self, fr, code, offset)
+    if flags >= 0 and flags & SILENT_BRANCH:
+        # Taken at the frame's next event (_catch_up); it fires only at its first
+        # execution or because its event was switched on again.
+        return EV_DISABLE
+    if fr == NULL:
+        return EV_CONTINUE
+    self.events += 1
+    _catch_up(self, fr, offset, False)
+    if fr.pending >= 0:
+        _run_to_end(self, fr)
+        if _take_branch(self, fr, offset, dest):
+            return EV_CONTINUE
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        if op[0] == M_FOR_ITER and op[1] == offset:
+            _for_iter(self, fr, op, dest)
+            _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
+            return EV_CONTINUE
+    _lost_jump(self, fr, offset, dest)
+    return EV_CONTINUE
+
+
+cdef int _jump(Recorder self, object code, int offset, int dest) except -1:
+    cdef FrameRec *fr = _top_for(self, code)
+    cdef int32_t *op
+    cdef int32_t flags = _unit_flags(self, fr, code, offset)
+    if flags >= 0 and not flags & JUMP_EVENT:
+        # A silent jump (its JumpNode is written when the segment is replayed);
+        # it fires only at its first execution or because its event was switched
+        # on again.
+        return EV_DISABLE
+    if fr == NULL:
+        return EV_CONTINUE
+    self.events += 1
+    _catch_up(self, fr, offset, False)
+    if fr.pending >= 0:
+        _run_to_end(self, fr)
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        if op[0] == M_JUMP and op[1] == offset:
+            _jump_row(self, fr, offset, dest, S_NULL, <PyObject *>None)
+            _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
+            return EV_CONTINUE
+    _lost_jump(self, fr, offset, dest)
+    return EV_CONTINUE
+
+
+cdef int _py_return(Recorder self, object code, int offset, object retval) except -1:
+    return _leave(self, code, offset, <PyObject *>retval, 0)
+
+
+cdef int _py_yield(Recorder self, object code, int offset, object retval) except -1:
+    return _leave(self, code, offset, <PyObject *>retval, F_YIELD)
+
+
+cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
+    cdef FrameRec *fr = _top_for(self, code)
+    cdef object copy
+    cdef int32_t *op
+    cdef int64_t src = S_UNKNOWN
+    cdef int32_t row, ref
+    cdef Trace t = self.trace
+    if fr == NULL:
+        return 0
+    self.events += 1
+    _catch_up(self, fr, offset, False)
+    if fr.pending >= 0:
+        self.returning = retval if flags == 0 else NULL
+        _run_to_end(self, fr)
+        self.returning = NULL
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        if (op[0] == M_RETURN or op[0] == M_YIELD) and op[1] == offset:
+            src = _stack(self, fr)[op[2]]
+        elif op[0] == M_RETURN_CONST and op[1] == offset:
+            src = ((<int64_t>op[2]) << 2) | 1
+        elif op[0] == M_SEND and op[3] == offset and flags == F_YIELD:
+            # The receiver of `yield from` / `await` yielded: its value is what
+            # this frame's YIELD_VALUE passes on.
+            src = _finish_send(self, fr, op, retval)
+    if fr.hooks & H_SNAP_ANY:
+        copy = _snapshot(self, fr, <object>retval)  # one snapshot for the return and the call
+        retval = <PyObject *>copy
+    if src & 3 == 0:
+        ref = <int32_t>(src >> 2)
+    else:
+        ref = _constant_row(self, fr, offset, -1, retval)
+    row = t.add_row(K_RETURN, flags, fr.call_row, fr.code_id, offset, 0, retval)
+    t.add_ref(ref)
+    _emit(self, fr, row)
+    _close_call(self, fr, retval, 0)
+    return 0
+
+
+cdef int _raise_(Recorder self, object code, int offset, object exception) except -1:
+    cdef FrameRec *fr = _top_for(self, code)
+    cdef int32_t *op
+    cdef int64_t src
+    cdef Trace t = self.trace
+    cdef int32_t row
+    if fr == NULL:
+        return EV_CONTINUE
+    self.events += 1
+    # The instruction that raised is the one the frame is executing: the event's
+    # offset is not always inside it (3.13 reports an exception coming out of a
+    # call at the code unit before the CALL).  The event's own offset stands in
+    # should the frame's lasti ever be out of the code's range.
+    cdef int32_t executing = _executing(self, fr)
+    if executing < 0 and 0 <= offset < 2 * fr.plan.nunits:
+        executing = fr.plan.istart[offset >> 1]
+    offset = executing
+    _catch_up(self, fr, offset, False)
+    fr.exc_row = -1
+    if fr.pending >= 0:
+        _run(self, fr, offset, False)
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        if op[1] == offset and _is_record(op[0]):
+            _record(self, fr, op[2], <PyObject *>exception)
+        elif op[1] == offset and op[0] == M_RAISE and op[2] >= 0:
+            src = _stack(self, fr)[op[2]]
+            row = t.add_row(K_SPECIAL, F_RAISED, fr.call_row, fr.code_id, offset, 0,
+                            <PyObject *>exception)
+            if src & 3 == 0:
+                t.add_ref(<int32_t>(src >> 2))
+            fr.exc_row = row
+            _emit(self, fr, row)
+    if fr.open_row >= 0:
+        # A nested call under an op that did not get to record itself.
+        row = fr.open_row
+        t.flags_[row] = (t.flags_[row] & ~F_OPEN) | F_RAISED
+        t.set_value(row, <PyObject *>exception)
+        t.aux_[row] = t.n
+        fr.exc_row = row
+        fr.open_row = -1
+        _emit(self, fr, row)
+    fr.pending = P_EXC
+    return EV_CONTINUE
+
+
+cdef int _py_unwind(Recorder self, object code, int offset, object exception) except -1:
+    cdef FrameRec *fr = _top_for(self, code)
+    if fr == NULL:
+        return EV_CONTINUE
+    self.events += 1
+    _close_call(self, fr, <PyObject *>exception, F_RAISED)
+    return EV_CONTINUE
+
+
+cdef inline bint _is_record(int32_t opc) noexcept:
+    # Micro-ops that record the instruction they stand for (a call, an operator, a
+    # FOR_ITER's next, a SEND): nested frames it starts record under its row.
+    return opc == M_RECORD or opc == M_FOR_ITER or opc == M_RECORD_BOOL or opc == M_SEND

@@ -1,0 +1,36 @@
+# The C-API and frame-shim declarations the core uses (the only externs).
+
+cimport cython
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF, Py_XINCREF
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memset
+
+import sys
+
+cdef extern from "Python.h":
+    ctypedef void (*freefunc)(void *)
+    Py_ssize_t PyUnstable_Eval_RequestCodeExtraIndex(freefunc)
+    int PyUnstable_Code_GetExtra(object code, Py_ssize_t index, void **extra)
+    int PyUnstable_Code_SetExtra(object code, Py_ssize_t index, void *extra)
+    void *PyThreadState_Get()
+    bint PyCell_Check(PyObject *)
+    PyObject *PyCell_GET(PyObject *)
+    bint PyType_IS_GC(PyTypeObject *t)
+    PyTypeObject *Py_TYPE(PyObject *o)
+
+cdef extern from "_frame.h":
+    void *tracer_current_frame()
+    void *tracer_thread_state()
+    void *tracer_thread_frame(void *tstate)
+    void *tracer_frame_caller(void *frame)
+    PyObject *tracer_frame_code(void *frame)
+    PyObject *tracer_frame_function(void *frame)
+    PyObject *tracer_frame_stack_item(void *frame, int index)
+    void tracer_frame_stack_set(void *frame, int index, PyObject *value)
+    PyObject *tracer_frame_local(void *frame, int index)
+    int tracer_frame_lasti(void *frame)
+    int tracer_code_nlocalsplus(PyObject *code)

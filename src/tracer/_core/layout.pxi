@@ -1,0 +1,154 @@
+# The core's layout: node kinds and flags, micro-ops, record words, shadow values,
+# context hook bits, pending-segment states.
+
+# ---------------------------------------------------------------------------------
+# Node kinds and flags (nodes.py mirrors the names)
+
+cdef enum:
+    K_ARGUMENT = 0
+    K_CONSTANT = 1
+    K_PRIMITIVE = 2
+    K_NESTED = 3
+    K_SPECIAL = 4
+    K_JUMP = 5
+    K_RETURN = 6
+
+cdef enum:
+    F_RAISED = 1      # the value is the exception the operation raised
+    F_YIELD = 2       # a ReturnNode that is a generator's yield
+    F_OPEN = 4        # the call has not finished (partial trace)
+    F_STOPPED = 8     # FOR_ITER found the iterator exhausted
+    F_CARRIED = 16    # an ArgumentNode for a value that entered mid-activation
+    F_EXCEPTION = 32  # a SpecialCallNode holding the exception a handler caught
+    F_FRAME = 64      # a NestedCallNode for a Python frame entered inside another call
+
+KINDS = ("argument", "constant", "primitive", "nested", "special", "jump", "return")
+FLAGS = {"raised": F_RAISED, "yield": F_YIELD, "open": F_OPEN, "stopped": F_STOPPED,
+         "carried": F_CARRIED, "exception": F_EXCEPTION, "frame": F_FRAME}
+
+# Micro-ops; the numbering is tracer.plan.MICRO_OPS (checked by a test).
+cdef enum:
+    M_END = 0
+    M_LOAD_LOCAL = 1
+    M_LOAD_CONST = 2
+    M_SET = 3
+    M_STORE_LOCAL = 4
+    M_DELETE_LOCAL = 5
+    M_COPY = 6
+    M_SWAP = 7
+    M_CAPTURE = 8
+    M_CAPTURE_METHOD = 9
+    M_RECORD = 10
+    M_BRANCH = 11
+    M_FOR_ITER = 12
+    M_JUMP = 13
+    M_RETURN = 14
+    M_RETURN_CONST = 15
+    M_YIELD = 16
+    M_RAISE = 17
+    M_LOST = 18
+    M_RECORD_BOOL = 19  # recorded at the BRANCH event that pops it (see tracer.plan)
+    M_SILENT_JUMP = 20  # a jump with no event: its JumpNode is written on replay
+    M_SEND = 21         # yield from / await: b = the YIELD_VALUE after it, c = its target
+
+MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL",
+             "COPY", "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER",
+             "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL",
+             "SILENT_JUMP", "SEND")
+
+cdef enum:
+    FIRST_ROWS = 1024   # the columns' first capacity, doubled as a trace grows
+    FIRST_REFS = 2048
+    OP_WORDS = 5
+    POOL_CACHE = 256    # entries of Recorder._pool_ref's cache (a power of two)
+    LF_SAFE = 1
+    LF_CELL = 2
+    LF_DYN = 4
+    R_OP = 0
+    R_CALL = 1
+    R_CALL_EX = 2
+    R_SPECIAL = 3
+    IV_NONE = 0     # tracer.plan.IV_*: a record contexts may not substitute or override
+    IV_ANY = 1
+    IV_BOOL = 2     # ... may, keeping its result a bool
+    JUMP_EVENT = 1      # tracer.plan.JUMP_EVENT: the jump at this unit fires JUMP
+    SILENT_BRANCH = 2   # tracer.plan.SILENT_BRANCH: the branch here goes without BRANCH
+
+# Shadow values: which node holds a local or stack slot, as a tagged int64.
+#   row << 2          a node of the current call
+#   k << 2 | 1        co_consts[k] of the frame's code
+#   p << 2 | 2        the trace's constant pool entry p
+#   3, 7, 11          NULL, unknown, an uncaptured constant
+cdef enum:
+    S_NULL = 3
+    S_UNKNOWN = 7
+    S_DYN = 11
+cdef int64_t SPECIAL_SHADOW[3]
+SPECIAL_SHADOW[0] = S_NULL
+SPECIAL_SHADOW[1] = S_UNKNOWN
+SPECIAL_SHADOW[2] = S_DYN
+
+# Pending-segment states besides an op index.
+# Context hook bits (tracer.context declares the same numbers; checked by a test).
+cdef enum:
+    H_CANRECUR = 1 << 0
+    H_ENTER = 1 << 1
+    H_NODE = 1 << 2          # << node kind: bits 2..8
+    H_SUBSTITUTE = 1 << 9
+    H_OVERRIDE = 1 << 10
+    H_PRIMITIVES = 1 << 11
+    H_SNAPSHOT = 1 << 12     # Context.snapshot overridden, or a function given: a Python call
+    H_SNAP_COPY = 1 << 13    # snapshot="copy": mutable builtins copied in C
+    H_SNAP_DEEP = 1 << 14    # snapshot="deepcopy"
+    H_NODE_ALL = 127 << 2
+    H_SNAP_ANY = H_SNAPSHOT | H_SNAP_COPY | H_SNAP_DEEP
+
+# The per-node hook for each node kind (tracer.context.NODE_HOOKS, checked by a test).
+NODE_HOOKS = ("trackedargument", "trackedconstant", "trackedprimitive", "trackednested",
+              "trackedspecial", "trackedjump", "trackedreturn")
+
+HOOK_BITS = {"canrecur": H_CANRECUR, "enter": H_ENTER, "node": H_NODE,
+             "substitute": H_SUBSTITUTE, "override": H_OVERRIDE, "primitives": H_PRIMITIVES,
+             "snapshot": H_SNAPSHOT, "snapshot_copy": H_SNAP_COPY,
+             "snapshot_deepcopy": H_SNAP_DEEP}
+
+# What an event handler tells its callback.
+cdef enum:
+    EV_CONTINUE = 0
+    EV_DISABLE = 1
+
+# How a frame is entered (Recorder._enter).
+cdef enum:
+    STARTED = 0     # a call starts it (PY_START)
+    RESUMED = 1     # a generator or coroutine goes on after a yield (PY_RESUME)
+    THROWN = 2      # ... with an exception thrown in at the yield (PY_THROW)
+
+cdef enum:
+    P_NONE = -1
+    P_EXC = -2      # an exception is unwinding through the frame
+    P_LOST = -3     # the frame ran something the plan cannot follow; resync at next event
+    P_DONE = -4     # the segment was recorded to its end; the next one starts at this event
+
+# Bytes of one row across the columns: kind, flags; parent, code, offset, aux,
+# ref_start; value.
+cdef Py_ssize_t ROW_BYTES = 2 * sizeof(uint8_t) + 5 * sizeof(int32_t) + sizeof(PyObject *)
+
+cdef bint PY313 = sys.version_info >= (3, 13)
+cdef object DISABLE = sys.monitoring.DISABLE
+cdef object PY_TRUE = True
+cdef object PY_FALSE = False
+
+
+class _Unknown:
+    """Stands for an input whose producer the recorder could not follow."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "?"
+
+    def __reduce__(self):
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()

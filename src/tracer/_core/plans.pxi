@@ -1,0 +1,139 @@
+# Per-code plans in C form (CPlan), cached on the code object (PEP 523 co_extra).
+
+# ---------------------------------------------------------------------------------
+# Per-code plans, cached on the code object (PEP 523 co_extra)
+
+ctypedef struct CPlan:
+    PyObject *owner          # the tracer.plan.CodePlan (strong reference)
+    PyObject *consts         # code.co_consts (borrowed from owner)
+    PyObject *statics        # list (borrowed from owner)
+    int32_t *ops
+    int32_t *recs
+    int32_t *rec_iv          # per record start: IV_* (which records contexts may change)
+    int32_t *seg_at
+    int32_t *seg_from
+    int32_t *depth
+    int32_t *handler
+    int32_t *istart
+    int32_t *seg_end         # per op: offset of the END closing its segment, or -1
+    int32_t *piece_lo        # per op: first offset of its straight-line piece
+    int32_t *unit_flags      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
+    int32_t *sides           # the successors of silent branches (plan.silent_branches)
+    int32_t *sides_at        # per op: index in sides of the silent branch ending its segment
+    int32_t *carry           # per code unit: stack slots a generator resumed there brings (bits)
+    int32_t nunits
+    int32_t nlocalsplus
+    int32_t stacksize
+    int32_t nparams
+    int64_t session          # the recording session that last used it
+    int32_t code_id          # its code id in that session's trace
+    int32_t ncellparams
+    int32_t cellparams[8]
+    # Pool refs of co_consts entries and statics already added to the current
+    # session's pool (0: not yet), so each constant is pooled once per trace.
+    int32_t nconsts
+    int32_t nstatics
+    int32_t *const_refs
+    int32_t *static_refs
+
+
+cdef void _free_plan(void *p) noexcept:
+    cdef CPlan *plan = <CPlan *>p
+    if plan != NULL:
+        Py_XDECREF(plan.owner)
+        free(plan.const_refs)
+        free(plan.static_refs)
+        free(plan.seg_end)
+        free(plan)
+
+
+# One co_extra slot per plan variant: the plain plan, and the one for contexts that
+# substitute or override (tracer.plan.build_plan's `interventions`).
+cdef Py_ssize_t CODE_EXTRA_INDEX = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
+cdef Py_ssize_t CODE_EXTRA_INDEX_IV = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
+
+
+cdef inline int32_t *_buffer_address(object arr):
+    # array('i').buffer_info()[0] is the address of its items; the arrays are never
+    # resized after the plan is built, and the CPlan keeps their owner alive.
+    return <int32_t *><size_t>arr.buffer_info()[0]
+
+
+cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
+    cdef void *extra = NULL
+    cdef Py_ssize_t index = CODE_EXTRA_INDEX_IV if interventions else CODE_EXTRA_INDEX
+    if PyUnstable_Code_GetExtra(code, index, &extra) < 0:
+        raise RuntimeError("tracer: cannot read the code object's extra slot")
+    if extra != NULL:
+        return <CPlan *>extra
+    from tracer.plan import build_plan
+    owner = build_plan(code, interventions)
+    cdef CPlan *plan = <CPlan *>malloc(sizeof(CPlan))
+    if plan == NULL:
+        raise MemoryError()
+    memset(plan, 0, sizeof(CPlan))
+    Py_INCREF(owner)
+    plan.owner = <PyObject *>owner
+    plan.consts = <PyObject *>code.co_consts
+    plan.statics = <PyObject *>owner.statics
+    plan.ops = _buffer_address(owner.ops)
+    plan.recs = _buffer_address(owner.recs) if len(owner.recs) else NULL
+    plan.rec_iv = _buffer_address(owner.rec_iv) if len(owner.rec_iv) else NULL
+    plan.seg_at = _buffer_address(owner.seg_at)
+    plan.seg_from = _buffer_address(owner.seg_from)
+    plan.depth = _buffer_address(owner.depth)
+    plan.handler = _buffer_address(owner.handler)
+    plan.istart = _buffer_address(owner.istart)
+    plan.piece_lo = _buffer_address(owner.piece_lo)
+    plan.unit_flags = _buffer_address(owner.unit_flags)
+    plan.sides = _buffer_address(owner.sides) if len(owner.sides) else NULL
+    plan.sides_at = _buffer_address(owner.sides_at)
+    plan.carry = _buffer_address(owner.carry)
+    plan.nunits = len(owner.seg_at)
+    plan.nlocalsplus = tracer_code_nlocalsplus(<PyObject *>code)
+    plan.stacksize = code.co_stacksize
+    plan.nparams = owner.nparams
+    plan.session = -1
+    plan.nconsts = len(code.co_consts)
+    plan.nstatics = len(owner.statics)
+    plan.const_refs = <int32_t *>calloc(plan.nconsts + 1, sizeof(int32_t))
+    plan.static_refs = <int32_t *>calloc(plan.nstatics + 1, sizeof(int32_t))
+    if plan.const_refs == NULL or plan.static_refs == NULL:
+        _free_plan(plan)
+        raise MemoryError()
+    plan.seg_end = _segment_ends(plan.ops, len(owner.ops) // OP_WORDS)
+    if plan.seg_end == NULL:
+        _free_plan(plan)
+        raise MemoryError()
+    cells = owner.param_cells[:8]
+    plan.ncellparams = len(cells)
+    for i, c in enumerate(cells):
+        plan.cellparams[i] = c
+    if PyUnstable_Code_SetExtra(code, index, plan) < 0:
+        _free_plan(plan)
+        raise RuntimeError("tracer: cannot store the plan on the code object")
+    return plan
+
+
+cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
+    # For each op, the offset of the END that closes its segment, or -1 when the
+    # segment ends in a control op (BRANCH, JUMP, RETURN, ...) instead.
+    cdef int32_t *ends = <int32_t *>malloc((nops + 1) * sizeof(int32_t))
+    cdef int32_t end = -1
+    cdef Py_ssize_t i
+    cdef int32_t opc
+    if ends == NULL:
+        return NULL
+    for i in range(nops - 1, -1, -1):
+        opc = ops[i * OP_WORDS]
+        if opc == M_END:
+            end = ops[i * OP_WORDS + 1]
+        elif opc >= M_BRANCH and opc != M_SILENT_JUMP:
+            end = -1
+        ends[i] = end
+    return ends
+
+
+def plan_of(code, interventions=False):
+    """The analysis plan the recorder uses for `code` (for tests and tools)."""
+    return <object>_plan_for(code, interventions).owner

@@ -1,0 +1,242 @@
+# The recorder: per-frame records (FrameRec), the Recorder of one track() call,
+# its frame stack and the root call.
+
+# ---------------------------------------------------------------------------------
+# The recorder
+
+ctypedef struct FrameRec:
+    void *frame
+    PyObject *code        # borrowed: the frame keeps its code alive
+    CPlan *plan
+    int32_t code_id
+    int32_t call_row      # the node whose children this activation records
+    int32_t pending       # first op of the pending segment, or a P_* state
+    int32_t pc            # next op of the pending segment to run
+    int32_t open_row      # the recorded op opened for nested calls, or -1
+    int32_t exc_row       # the row that raised the exception in flight, or -1
+    int32_t shadow        # index of this frame's shadow locals, then stack
+    uint8_t open_primitive  # the opened op is primitive: its calls are not recorded
+    uint8_t direct_ok     # the opened op is a call whose callee's body may be its own
+    uint8_t direct_done   # the opened op already used its first frame directly
+    PyObject *ctx         # borrowed; kept alive by Recorder.contexts
+    uint32_t hooks        # the hook mask of ctx (tracer.context.Context.hook_mask)
+    int32_t subst_pc      # the op substituted at its start event, or -1
+    PyObject *subst_new   # owned: the replacement callable
+    PyObject *subst_orig  # owned: the callable it replaced
+    PyObject *subst_args  # owned: an operator's operands (tuple), else NULL
+
+
+@cython.final
+cdef class Recorder:
+    """Drives one `track` call: owns the trace and the sys.monitoring callbacks."""
+
+    cdef readonly Trace trace
+    cdef void *tstate
+    cdef FrameRec *frames
+    cdef int32_t nframes, framecap
+    cdef int64_t *shadow
+    cdef int64_t shadow_top, shadow_cap
+    cdef int64_t session
+    cdef readonly object root_code
+    cdef readonly list contexts
+    cdef readonly dict instrumented     # id(code) -> code: the code objects given local events
+    cdef dict module_verdicts   # id(ctx.modules) -> {id(code): (code, bool)}
+    cdef public object on_code          # (code, uses JUMP events): instrument a new code object
+    cdef public object hook_error
+    cdef public object on_stop          # called once when a hook error stops tracking
+    cdef object interrupt               # a KeyboardInterrupt/SystemExit from a hook, to raise
+    cdef readonly object internal_error
+    cdef readonly bint broken
+    cdef readonly long events
+    cdef readonly bint interventions   # the session uses plans for substitute/override
+    cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
+    cdef object kept                    # the last snapshot _kept made (until its row takes it)
+    cdef int user_depth                 # hooks running (_user_code_starts)
+    cdef PyObject *pool_cache_obj[POOL_CACHE]   # _pool_ref's cache (borrowed: the pool owns them)
+    cdef int32_t pool_cache_ref[POOL_CACHE]
+    cdef bint gc_was_enabled            # the collector's state before the outermost one
+    cdef int tool
+
+    def __cinit__(self, int64_t session):
+        self.trace = Trace()
+        self.session = session
+        self.framecap = 64
+        self.frames = <FrameRec *>malloc(self.framecap * sizeof(FrameRec))
+        self.shadow_cap = 4096
+        self.shadow = <int64_t *>malloc(self.shadow_cap * sizeof(int64_t))
+        if self.frames == NULL or self.shadow == NULL:
+            raise MemoryError()
+        self.nframes = 0
+        self.shadow_top = 0
+        self.contexts = []
+        self.instrumented = {}
+        self.module_verdicts = {}
+        self.events = 0
+
+    def __dealloc__(self):
+        cdef int32_t i
+        for i in range(self.nframes):
+            if self.frames[i].subst_pc >= 0:
+                _clear_substitution(&self.frames[i])
+        free(self.frames)
+        free(self.shadow)
+
+    # -- setup -----------------------------------------------------------------------
+    def begin_root(self, object f, tuple args, dict kwargs, object ctx):
+        """Create the root row and the pseudo-frame of track()'s caller."""
+        self.tstate = PyThreadState_Get()
+        cdef Trace t = self.trace
+        cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, -1, 0, NULL)
+        t.add_ref(t.pool_add(f))
+        for a in args:
+            t.add_ref(t.pool_add(a))
+        for k, v in kwargs.items():
+            t.add_ref(t.pool_add(v))
+        t.root_keywords = tuple(kwargs)
+        self.root_code = getattr(f, "__code__", None)
+        self.contexts.append(ctx)
+        cdef uint32_t hooks = ctx.hook_mask()
+        # Whether any context of this call may intervene is decided by the root's:
+        # the plan variant is fixed for the whole call (see Context.enter).  The
+        # same variant serves snapshots: it reads every value at an event right
+        # after its instruction, before later code can change it.
+        self.interventions = (hooks & (H_SUBSTITUTE | H_OVERRIDE | H_SNAP_ANY)) != 0
+        cdef FrameRec *fr = _push(self, tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
+                                       hooks)
+        fr.open_row = root
+        fr.direct_ok = 1
+        fr.pending = P_NONE
+        return root
+
+    def end_root(self, object result, object exception):
+        cdef Trace t = self.trace
+        cdef int32_t i = 0, j, stop
+        cdef uint64_t flags8
+        # Frames still open (an exception escaped) are closed with what is known.
+        # The scan tests eight rows' flags at a time: open rows are rare, and a
+        # row-by-row scan of a big trace was a visible part of tracking time.
+        while i < t.n:
+            if i + 8 <= t.n:
+                memcpy(&flags8, t.flags_ + i, 8)
+                if not flags8 & (<uint64_t>F_OPEN * <uint64_t>0x0101010101010101):
+                    i += 8
+                    continue
+            stop = i + 8 if i + 8 <= t.n else t.n
+            for j in range(i, stop):
+                if t.flags_[j] & F_OPEN and t.kind_[j] == K_NESTED and t.aux_[j] == 0:
+                    t.aux_[j] = t.n
+            i = stop
+        t.flags_[0] &= ~F_OPEN
+        if exception is not None:
+            t.flags_[0] |= F_RAISED
+            t.set_value(0, <PyObject *>exception)
+        else:
+            t.set_value(0, <PyObject *>result)
+        t.aux_[0] = t.n
+        for i in range(self.nframes):
+            if self.frames[i].subst_pc >= 0:
+                _clear_substitution(&self.frames[i])
+        self.nframes = 0
+        t.stopped = self.broken
+        t.events = self.events
+        t._finish(exception)
+
+    def reclaim_plans(self):
+        """A `track` nested in this one has finished: it ran its own session over
+        the same plans, so the plans of the frames this recorder follows are this
+        session's again (their constants are pooled anew; code ids are kept by the
+        frames).  Plans of other code are reclaimed when a frame enters them."""
+        cdef int32_t i
+        cdef CPlan *plan
+        for i in range(self.nframes):
+            plan = self.frames[i].plan
+            if plan != NULL and plan.session != self.session:
+                plan.code_id = self.frames[i].code_id
+                _own_refs(self, plan)
+
+
+# -- frame stack -----------------------------------------------------------------
+cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, int32_t call_row,
+                     PyObject *ctx, uint32_t hooks) except NULL:
+    cdef FrameRec *fr
+    cdef int64_t need, i
+    if self.nframes == self.framecap:
+        self.framecap *= 2
+        self.frames = <FrameRec *>_realloc(self.frames, self.framecap * sizeof(FrameRec))
+    need = 0 if plan == NULL else plan.nlocalsplus + plan.stacksize
+    if self.shadow_top + need > self.shadow_cap:
+        while self.shadow_top + need > self.shadow_cap:
+            self.shadow_cap *= 2
+        self.shadow = <int64_t *>_realloc(self.shadow, self.shadow_cap * sizeof(int64_t))
+    fr = &self.frames[self.nframes]
+    self.nframes += 1
+    fr.frame = frame
+    fr.code = NULL
+    fr.plan = plan
+    fr.code_id = code_id
+    fr.call_row = call_row
+    fr.pending = P_NONE
+    fr.pc = 0
+    fr.open_row = -1
+    fr.exc_row = -1
+    fr.shadow = <int32_t>self.shadow_top
+    fr.open_primitive = 0
+    fr.direct_done = 0
+    fr.direct_ok = 0
+    fr.ctx = ctx
+    fr.hooks = hooks
+    fr.subst_pc = -1
+    fr.subst_new = fr.subst_orig = fr.subst_args = NULL
+    for i in range(need):
+        self.shadow[self.shadow_top + i] = S_UNKNOWN
+    self.shadow_top += need
+    return fr
+
+
+cdef inline void _pop(Recorder self):
+    cdef FrameRec *fr = &self.frames[self.nframes - 1]
+    cdef CPlan *plan = fr.plan
+    if fr.subst_pc >= 0:
+        _clear_substitution(fr)
+    if plan != NULL:
+        self.shadow_top -= plan.nlocalsplus + plan.stacksize
+    self.nframes -= 1
+
+
+cdef inline FrameRec *_top_for(Recorder self, object code) noexcept:
+    # The frame record an event belongs to, or NULL if the event is from another
+    # thread or from a frame the recorder does not follow.
+    if self.nframes == 0 or tracer_thread_state() != self.tstate:
+        return NULL
+    cdef FrameRec *fr = &self.frames[self.nframes - 1]
+    if fr.code != <PyObject *>code or fr.frame != tracer_thread_frame(self.tstate):
+        return NULL
+    return fr
+
+
+# -- shadow helpers ---------------------------------------------------------------
+cdef inline int64_t *_locals(Recorder self, FrameRec *fr) noexcept:
+    return self.shadow + fr.shadow
+
+
+cdef inline int64_t *_stack(Recorder self, FrameRec *fr) noexcept:
+    return self.shadow + fr.shadow + fr.plan.nlocalsplus
+
+
+# -- sys.monitoring events ------------------------------------------------------------
+# The handlers return EV_CONTINUE or EV_DISABLE, or -1 with an exception set; the
+# module-level callbacks below turn that into what sys.monitoring expects.
+cdef void _fail(Recorder self, object exc) noexcept:
+    self.broken = True
+    if self.internal_error is None:
+        self.internal_error = exc
+
+
+cdef int64_t _session_counter = 0
+
+
+def new_recorder():
+    """A Recorder for one track() call."""
+    global _session_counter
+    _session_counter += 1
+    return Recorder(_session_counter)

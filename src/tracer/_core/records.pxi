@@ -1,0 +1,324 @@
+# Rows: recorded calls and operators, jumps and branches, returns, handlers.
+
+cdef int32_t _constant_row(Recorder self, FrameRec *fr, int32_t offset, int32_t aux,
+                           PyObject *value) except -1:
+    if fr.hooks & H_SNAP_ANY:
+        value = _kept(self, fr, value)
+    cdef int32_t r = self.trace.add_row(K_CONSTANT, 0, fr.call_row, fr.code_id, offset,
+                                        aux, value)
+    _emit(self, fr, r)
+    return r
+
+
+cdef int32_t _open(Recorder self, FrameRec *fr, int32_t rec, uint8_t kind) except -1:
+    """Append the row of recorded op `rec` with its inputs; its value comes later."""
+    cdef int32_t *r = fr.plan.recs + rec
+    cdef int32_t nin = r[2], i, x
+    cdef int64_t *ss = _stack(self, fr)
+    cdef int64_t s
+    cdef Trace t = self.trace
+    cdef int32_t op_offset = (fr.plan.ops + fr.pc * OP_WORDS)[1]
+    cdef int32_t row = t.add_row(kind, F_OPEN, fr.call_row, fr.code_id, op_offset, 0, NULL)
+    for i in range(nin):
+        x = r[5 + i]
+        if x < 0:
+            t.add_ref(_static_ref(self, fr.plan, -x - 1))
+            continue
+        s = ss[x]
+        if s == S_NULL:
+            continue
+        t.add_ref(_ref(self, fr, s))
+    if fr.subst_pc == fr.pc and fr.subst_args == NULL:
+        _patch_callee(self, fr, row)
+    return row
+
+
+cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *known) except -1:
+    """The hot path of _record: an op that ran without a nested call, one output.
+
+    Writes the whole row at once: kind, inputs and the value read from the
+    output's stack slot (live at this event by the plan's check).
+    """
+    cdef Trace t = self.trace
+    cdef int32_t nin = r[2], i, x, ref
+    cdef int32_t out = r[5 + nin]
+    cdef int64_t *ss = _stack(self, fr)
+    cdef int64_t s
+    cdef int32_t row = t.n
+    cdef PyObject *v = known if known != NULL else tracer_frame_stack_item(fr.frame, out)
+    if row + 1 >= t.cap:
+        t._grow_rows(row + 2)
+    if t.nrefs + nin > t.refcap:
+        t._grow_refs(t.nrefs + nin)
+    # The inputs as _open writes them, inlined here: this is the per-node hot path.
+    for i in range(nin):
+        x = r[5 + i]
+        if x < 0:
+            ref = _static_ref(self, fr.plan, -x - 1)
+        else:
+            s = ss[x]
+            if s & 3 == 0:
+                ref = <int32_t>(s >> 2)
+            elif s == S_NULL:
+                continue
+            else:
+                ref = _ref(self, fr, s)
+        t.refs_[t.nrefs] = ref
+        t.nrefs += 1
+    t.kind_[row] = K_SPECIAL if r[0] == R_SPECIAL else K_PRIMITIVE
+    t.flags_[row] = 0
+    t.parent_[row] = fr.call_row
+    t.code_[row] = fr.code_id
+    t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[1]
+    t.aux_[row] = 0
+    Py_XINCREF(v)
+    t.value_[row] = v
+    t.n = row + 1
+    t.ref_start_[row + 1] = t.nrefs
+    ss[out] = (<int64_t>row) << 2
+    if fr.hooks:
+        return _recorded(self, fr, row, out if known == NULL else -1,
+                              fr.plan.rec_iv[r - fr.plan.recs])
+    return 0
+
+
+cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
+                 PyObject *known=NULL) except -1:
+    """Record op `rec` at its end event (or its failure, with `raised`).
+
+    `known` is its one output's value when that is no longer on the stack (a
+    RECORD_BOOL recorded at its branch).
+    """
+    cdef int32_t *r = fr.plan.recs + rec
+    cdef int32_t sem = r[0], nin = r[2], nout = r[3], j, row, extra
+    cdef int32_t *outs = r + 5 + nin
+    cdef int64_t *ss = _stack(self, fr)
+    cdef Trace t = self.trace
+    cdef PyObject *v
+    if fr.open_row >= 0:
+        row = fr.open_row
+        fr.open_row = -1
+        if t.kind_[row] == K_NESTED:
+            t.aux_[row] = t.n
+    elif raised == NULL and nout == 1:
+        return _record_primitive(self, fr, r, known)
+    else:
+        row = _open(self, fr, rec, K_SPECIAL if sem == R_SPECIAL else K_PRIMITIVE)
+    t.flags_[row] &= ~F_OPEN
+    if raised != NULL:
+        t.flags_[row] |= F_RAISED
+        t.set_value(row, raised)
+        fr.exc_row = row
+        if fr.subst_pc == fr.pc:
+            if fr.subst_args == NULL:
+                _patch_callee(self, fr, row)
+            _clear_substitution(fr)
+        return _emit(self, fr, row)
+    if nout == 0:
+        t.set_value(row, <PyObject *>None)
+        return _emit(self, fr, row)
+    v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
+    t.set_value(row, v)
+    ss[outs[0]] = (<int64_t>row) << 2
+    if fr.hooks:
+        _recorded(self, fr, row, outs[0] if known == NULL and nout == 1 else -1,
+                       fr.plan.rec_iv[rec])
+    for j in range(1, nout):
+        v = tracer_frame_stack_item(fr.frame, outs[j])
+        if fr.hooks & H_SNAP_ANY:
+            v = _kept(self, fr, v)
+        extra = t.add_row(K_SPECIAL, 0, fr.call_row, fr.code_id, t.offset_[row], j, v)
+        t.add_ref(row)
+        ss[outs[j]] = (<int64_t>extra) << 2
+        _emit(self, fr, extra)
+    return 0
+
+
+cdef int _recorded(Recorder self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:
+    """A call or operator row is complete: its snapshot, the context's override,
+    then its hook.
+
+    `out` is the stack slot holding the value the program goes on with (live at
+    this event), or -1 when it cannot be replaced; `iv` the record's IV_* class.
+    """
+    if fr.hooks & H_SNAP_ANY:
+        self.trace.set_value(row, _kept(self, fr, self.trace.value_[row]))
+    if fr.subst_pc >= 0 and fr.subst_pc == fr.pc:
+        _substituted(self, fr, row, out, iv)
+    if out >= 0 and iv != IV_NONE and fr.hooks & H_OVERRIDE and not self.broken:
+        _override(self, fr, row, out, iv)
+    return _emit(self, fr, row)
+
+
+cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, int64_t cond,
+                   PyObject *value) except -1:
+    cdef Trace t = self.trace
+    cdef int32_t row = t.add_row(K_JUMP, 0, fr.call_row, fr.code_id, offset, dest, value)
+    if cond & 3 == 0:
+        t.add_ref(<int32_t>(cond >> 2))
+    elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
+        t.add_ref(_ref(self, fr, cond))
+    return _emit(self, fr, row)
+
+
+cdef int _close_call(Recorder self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
+    cdef Trace t = self.trace
+    cdef int32_t row = fr.call_row
+    t.set_value(row, value)
+    t.flags_[row] = (t.flags_[row] & ~F_OPEN) | flags
+    t.aux_[row] = t.n
+    _pop(self)
+    if t.flags_[row] & F_FRAME and self.nframes > 0:
+        # A frame entered from C is a node of its own, complete now; a direct
+        # call's node is completed by the caller's op (_record).
+        _emit(self, &self.frames[self.nframes - 1], row)
+    return 0
+
+
+cdef int _enter_handler(Recorder self, FrameRec *fr, int32_t offset, int32_t h) except -1:
+    cdef int32_t depth = h >> 1, lasti = h & 1, i
+    cdef int64_t *ss = _stack(self, fr)
+    cdef Trace t = self.trace
+    cdef PyObject *exc
+    cdef int32_t row
+    if fr.pending != P_EXC:
+        # The raise was not seen: what ran before it is not known.
+        _resync(self, fr, depth)
+        fr.exc_row = -1
+    for i in range(depth, depth + lasti):
+        ss[i] = S_UNKNOWN
+    exc = tracer_frame_stack_item(fr.frame, depth + lasti)
+    row = t.add_row(K_SPECIAL, F_EXCEPTION, fr.call_row, fr.code_id, offset, 0, exc)
+    if fr.exc_row >= 0:
+        t.add_ref(fr.exc_row)
+    ss[depth + lasti] = (<int64_t>row) << 2
+    fr.exc_row = -1
+    fr.open_row = -1
+    return _emit(self, fr, row)
+
+
+cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
+    """Record the conditional jump at `offset` to `dest`, its segment replayed up to
+    it (fr.pc at its RECORD_BOOL or BRANCH); False if that is not where fr is."""
+    cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
+    cdef int64_t cond
+    cdef bint taken, value
+    cdef int32_t kind, branch_pc, rec
+    cdef int32_t bool_pc = -1
+    cdef PyObject *known
+    if op[0] == M_RECORD_BOOL:
+        bool_pc = fr.pc
+        fr.pc += 1
+        _run_to_end(self, fr)
+        op = fr.plan.ops + fr.pc * OP_WORDS
+    if op[0] != M_BRANCH or op[1] != offset:
+        return False
+    taken = dest == op[4]
+    kind = op[3]
+    # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+    # IF_NONE/IF_NOT_NONE test `value is None`.
+    if kind == 0 or kind == 3:
+        value = not taken
+    else:
+        value = taken
+    if bool_pc >= 0:
+        # The bool the branch popped was this record's result.
+        branch_pc = fr.pc
+        fr.pc = bool_pc
+        rec = (fr.plan.ops + bool_pc * OP_WORDS)[2]
+        known = <PyObject *>(PY_TRUE if value else PY_FALSE)
+        if fr.open_row < 0:
+            _record_primitive(self, fr, fr.plan.recs + rec, known)
+        else:
+            _record(self, fr, rec, NULL, known)
+        fr.pc = branch_pc
+    cond = _stack(self, fr)[op[2]]
+    _jump_row(self, fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
+    _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
+    return True
+
+
+cdef int _catch_up(Recorder self, FrameRec *fr, int32_t here, bint instruction_event) except -1:
+    """Take the silent branch ending the pending segment if the event at
+    instruction `here` lies past it (tracer.plan.silent_branches)."""
+    cdef int32_t k, side, n, j
+    cdef int32_t *p
+    if fr.pending < 0 or fr.plan.sides_at[fr.pc] < 0:
+        return 0
+    k = fr.plan.sides_at[fr.pc]
+    p = fr.plan.sides + k + 3
+    for side in range(2):
+        n = p[1]
+        if instruction_event:
+            if p[0] == here:
+                break
+        else:
+            for j in range(n):
+                if p[2 + 2 * j] <= here <= p[3 + 2 * j]:
+                    break
+            else:
+                j = n
+            if j < n:
+                break
+        p += 2 + 2 * n
+    else:
+        return 0  # `here` is in the pending segment itself (or the frame is lost)
+    _run_to_end(self, fr)
+    _take_branch(self, fr, fr.plan.sides[k], fr.plan.sides[k + 1 + side])
+    return 0
+
+
+cdef int _for_iter(Recorder self, FrameRec *fr, int32_t *op, int32_t dest) except -1:
+    cdef int32_t *r = fr.plan.recs + op[2]
+    cdef int32_t iter_depth = r[5]
+    cdef int64_t it = _stack(self, fr)[iter_depth]
+    cdef Trace t = self.trace
+    cdef int32_t row
+    if dest == op[4]:
+        _record(self, fr, op[2], NULL)
+        _jump_row(self, fr, op[1], dest, it, <PyObject *>PY_TRUE)
+    else:
+        if fr.open_row >= 0:
+            row = fr.open_row
+            fr.open_row = -1
+            t.aux_[row] = t.n
+            t.flags_[row] = (t.flags_[row] & ~F_OPEN) | F_STOPPED
+            t.set_value(row, <PyObject *>None)
+            _emit(self, fr, row)
+        _jump_row(self, fr, op[1], dest, it, <PyObject *>PY_FALSE)
+    return 0
+
+
+cdef int _lost_jump(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
+    _jump_row(self, fr, offset, dest, S_UNKNOWN, <PyObject *>None)
+    _resync(self, fr, fr.plan.depth[dest >> 1])
+    _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
+    return 0
+
+
+cdef int64_t _finish_send(Recorder self, FrameRec *fr, int32_t *op, PyObject *known) except? -1:
+    """Record the SEND at op (known: its result, or NULL to read it off the
+    stack at its target); the shadow of its result."""
+    cdef int32_t *r = fr.plan.recs + op[2]
+    _record(self, fr, op[2], NULL, known)
+    fr.pending = P_DONE
+    return _stack(self, fr)[r[5 + r[2]]]
+
+
+cdef bint _send_returned(Recorder self, FrameRec *fr, int32_t offset) except -1:
+    """At an INSTRUCTION event at `offset`: if the pending segment ends in a SEND
+    whose target this is (its receiver returned), record it; whether it did."""
+    cdef int32_t pc = fr.pc
+    cdef int32_t *op
+    if fr.plan.seg_end[pc] >= 0:
+        return False
+    while True:  # the segment's terminal op
+        op = fr.plan.ops + pc * OP_WORDS
+        if op[0] >= M_RECORD and op[0] != M_SILENT_JUMP and op[0] != M_RECORD_BOOL:
+            break
+        pc += 1
+    if op[0] != M_SEND or op[4] != offset:
+        return False
+    _run_to_end(self, fr)
+    _finish_send(self, fr, op, NULL)
+    return True

@@ -1,0 +1,363 @@
+# Segment replay: the micro-ops run on a frame's shadow locals and stack, and the
+# shadow helpers (constants pooled once per trace, values read off the frame).
+
+cdef int32_t _ref(Recorder self, FrameRec *fr, int64_t s) except? -2147483647:
+    """The ref encoding of a shadow value (constants go to the pool)."""
+    cdef int64_t tag = s & 3
+    if tag == 0:
+        return <int32_t>(s >> 2)
+    if tag == 1:
+        return _const_ref(self, fr.plan, <int32_t>(s >> 2))
+    if tag == 2:
+        return -<int32_t>(s >> 2) - 1
+    return -1  # pool[0] is UNKNOWN
+
+
+cdef void _own_refs(Recorder self, CPlan *plan) noexcept:
+    # The plan's pooled constants are this session's from now on.
+    plan.session = self.session
+    memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
+    memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
+
+
+cdef inline int32_t _const_ref(Recorder self, CPlan *plan, int32_t k) except? -2147483647:
+    cdef int32_t ref = plan.const_refs[k]
+    if ref == 0:
+        ref = self.trace.pool_add(<object>PyTuple_GET_ITEM(<object>plan.consts, k))
+        plan.const_refs[k] = ref
+    return ref
+
+
+cdef inline int32_t _static_ref(Recorder self, CPlan *plan, int32_t k) except? -2147483647:
+    cdef int32_t ref = plan.static_refs[k]
+    if ref == 0:
+        ref = self.trace.pool_add(<object>PyList_GET_ITEM(<object>plan.statics, k))
+        plan.static_refs[k] = ref
+    return ref
+
+
+cdef PyObject *_shadow_value(Recorder self, FrameRec *fr, int64_t s) noexcept:
+    """The value of a constant shadow (static or pool); NULL otherwise."""
+    cdef int64_t tag = s & 3
+    if tag == 1:
+        return PyTuple_GET_ITEM(<object>fr.plan.consts, s >> 2)
+    if tag == 2:
+        return PyList_GET_ITEM(self.trace.pool, s >> 2)
+    return NULL
+
+
+cdef inline PyObject *_frame_local(Recorder self, FrameRec *fr, int32_t i, int32_t flags) noexcept:
+    cdef PyObject *v = tracer_frame_local(fr.frame, i)
+    if v != NULL and (flags & LF_CELL) and PyCell_Check(v):
+        v = PyCell_GET(v)
+    return v
+
+
+# -- running segments ----------------------------------------------------------------
+cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
+    """Run the pending segment's ops from fr.pc up to its END or terminal op.
+
+    The hot path: the same as _run(fr, -1, False), as one switch per op.
+    """
+    cdef int32_t *ops = fr.plan.ops
+    cdef int32_t *op
+    cdef int32_t *r
+    cdef int32_t pc = fr.pc
+    cdef int32_t opc
+    cdef int64_t *sl = _locals(self, fr)
+    cdef int64_t *ss = sl + fr.plan.nlocalsplus
+    cdef int64_t s
+    cdef PyObject *known
+    if fr.pending < 0:
+        return 0
+    while True:
+        op = ops + pc * OP_WORDS
+        opc = op[0]
+        # Loads come in runs before a record: they are taken in a loop of plain
+        # conditional branches, which the CPU predicts from the segment's
+        # pattern, instead of one trip each through the switch's single
+        # indirect jump.
+        while opc == M_LOAD_LOCAL or opc == M_LOAD_CONST:
+            if opc == M_LOAD_LOCAL:
+                s = sl[op[3]]
+                if s == S_UNKNOWN and (op[4] & LF_SAFE):
+                    s = _carried(self, fr, op)
+                ss[op[2]] = s
+            else:
+                ss[op[2]] = ((<int64_t>op[3]) << 2) | 1
+            pc += 1
+            op += OP_WORDS
+            opc = op[0]
+        # One comparison per case on a C variable: Cython emits a switch.
+        if opc == M_STORE_LOCAL:
+            s = ss[op[2]]
+            sl[op[3]] = s if s & 3 == 0 else _stored(self, fr, s, op[3], op[4], op[1])
+        elif opc == M_RECORD:
+            fr.pc = pc
+            # its result went to a local or is returned (tracer.plan.deferral), or is
+            # on the stack
+            known = _deferred_value(self, fr, op) if op[4] else NULL
+            r = fr.plan.recs + op[2]
+            if fr.open_row < 0 and r[3] == 1:
+                _record_primitive(self, fr, r, known)
+            else:
+                _record(self, fr, op[2], NULL, known)
+        elif opc == M_SET:
+            ss[op[2]] = SPECIAL_SHADOW[op[3]]
+        elif opc == M_DELETE_LOCAL:
+            sl[op[2]] = S_UNKNOWN
+        elif opc == M_COPY:
+            ss[op[2]] = ss[op[3]]
+        elif opc == M_SWAP:
+            s = ss[op[2]]
+            ss[op[2]] = ss[op[3]]
+            ss[op[3]] = s
+        elif opc == M_CAPTURE:
+            ss[op[2]] = _capture(self, fr, op[2])
+        elif opc == M_CAPTURE_METHOD:
+            _capture_method(self, fr, op[2], op[3])
+        elif opc == M_SILENT_JUMP:
+            _jump_row(self, fr, op[1], op[4], S_NULL, <PyObject *>None)
+        else:
+            break  # END or a terminal op, left for the caller
+        pc += 1
+    fr.pc = pc
+    return 0
+
+
+cdef int64_t _carried(Recorder self, FrameRec *fr, int32_t *op) except? -1:
+    # A local read before the recorder saw it stored (a generator resumed, a
+    # resync): its current value enters as a carried ArgumentNode.
+    cdef int32_t b = op[3]
+    cdef PyObject *v = _frame_local(self, fr, b, op[4])
+    cdef int64_t s
+    if v == NULL:
+        return S_UNKNOWN
+    if fr.hooks & H_SNAP_ANY:
+        v = _kept(self, fr, v)
+    cdef int32_t row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+                                          op[1], -b - 1, v)
+    s = (<int64_t>row) << 2
+    _locals(self, fr)[b] = s
+    _emit(self, fr, row)
+    return s
+
+
+cdef inline PyObject *_deferred_value(Recorder self, FrameRec *fr, int32_t *op) noexcept:
+    # A RECORD's result read back from the local the next instruction stored it
+    # in (the plan checked that nothing in the segment assigns that local again),
+    # or the value the PY_RETURN being handled returns (tracer.plan.deferral).
+    cdef PyObject *v = tracer_frame_local(fr.frame, op[4] - 1) if op[4] > 0 \
+        else self.returning
+    if v == NULL:
+        # Unbound after all (a debugger rewrote the frame's locals): never fall
+        # back to the stack slot, which the value has left.
+        return <PyObject *>UNKNOWN
+    return v
+
+
+cdef int32_t _executing(Recorder self, FrameRec *fr) noexcept:
+    """The offset of the instruction fr's frame is executing (suspended in)."""
+    cdef int32_t lasti = tracer_frame_lasti(fr.frame)
+    if 0 <= lasti < 2 * fr.plan.nunits:
+        return fr.plan.istart[lasti >> 1]
+    return -1
+
+
+cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_record) except -1:
+    """Run the pending segment's ops from fr.pc up to instruction `stop_offset`.
+
+    That instruction is executing now (it raised, or it started a Python frame):
+    the ops of the instructions before it in the segment are replayed, including
+    records whose result went to a local.  Stops at its first op, and anyway at
+    a RECORD that reads the stack, an END or a terminal op (left for the
+    caller); with `before_record` also before any stack capture.  Offsets grow
+    along each straight-line piece of a segment (pieces are joined by silent
+    jumps), so the stop is the first op at or after `stop_offset` in the piece
+    that holds it.  Events at a segment's end use _run_to_end instead.
+    """
+    cdef int32_t *op
+    cdef int32_t opc, a, b
+    cdef int32_t *lo = fr.plan.piece_lo
+    cdef int64_t *sl = _locals(self, fr)
+    cdef int64_t *ss = _stack(self, fr)
+    cdef int64_t s
+    if fr.pending < 0:
+        return 0
+    while True:
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        opc = op[0]
+        if op[1] >= stop_offset and lo[fr.pc] <= stop_offset:
+            return 0
+        if opc == M_SILENT_JUMP:
+            _jump_row(self, fr, op[1], op[4], S_NULL, <PyObject *>None)
+            fr.pc += 1
+            continue
+        if opc == M_RECORD and op[4] > 0 and stop_offset >= 0:
+            _record(self, fr, op[2], NULL, _deferred_value(self, fr, op))
+            fr.pc += 1
+            continue
+        if opc >= M_RECORD or opc == M_END:
+            return 0  # its RECORD, END or terminal op is the caller's
+        if before_record and (opc == M_CAPTURE or opc == M_CAPTURE_METHOD):
+            return 0  # stack reads wait for the segment's end event
+        a = op[2]
+        b = op[3]
+        if opc == M_LOAD_LOCAL:
+            s = sl[b]
+            if s == S_UNKNOWN and (op[4] & LF_SAFE):
+                s = _carried(self, fr, op)
+            ss[a] = s
+        elif opc == M_LOAD_CONST:
+            ss[a] = ((<int64_t>b) << 2) | 1
+        elif opc == M_SET:
+            ss[a] = SPECIAL_SHADOW[b]
+        elif opc == M_STORE_LOCAL:
+            sl[b] = _stored(self, fr, ss[a], b, op[4], op[1])
+        elif opc == M_DELETE_LOCAL:
+            sl[a] = S_UNKNOWN
+        elif opc == M_COPY:
+            ss[a] = ss[b]
+        elif opc == M_SWAP:
+            s = ss[a]
+            ss[a] = ss[b]
+            ss[b] = s
+        elif opc == M_CAPTURE:
+            ss[a] = _capture(self, fr, a)
+        elif opc == M_CAPTURE_METHOD:
+            _capture_method(self, fr, a, b)
+        fr.pc += 1
+
+
+cdef int64_t _capture(Recorder self, FrameRec *fr, int32_t depth) except? -1:
+    cdef PyObject *v = tracer_frame_stack_item(fr.frame, depth)
+    if v == NULL:
+        return S_NULL
+    return ((<int64_t>(-_pool_ref(self, v) - 1)) << 2) | 2
+
+
+cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
+    """The pool ref of a captured constant, added once per object and trace.
+
+    A global function or a method descriptor is captured at every execution of
+    its load; a small cache by address finds the entry made last time (the pool
+    keeps the object alive, so its address cannot be reused meanwhile).
+    """
+    cdef size_t h = (<size_t>v >> 4) & (POOL_CACHE - 1)
+    cdef int32_t ref
+    if self.pool_cache_obj[h] == v:
+        return self.pool_cache_ref[h]
+    ref = self.trace.pool_add(<object>v)
+    self.pool_cache_obj[h] = v
+    self.pool_cache_ref[h] = ref
+    return ref
+
+
+cdef int _capture_method(Recorder self, FrameRec *fr, int32_t a, int32_t b) except -1:
+    # (callable, self) or, when the attribute is not a method, (NULL, attr) on
+    # 3.12 and (attr, NULL) on 3.13.
+    cdef int64_t *ss = _stack(self, fr)
+    cdef PyObject *va = tracer_frame_stack_item(fr.frame, a)
+    cdef PyObject *vb = tracer_frame_stack_item(fr.frame, b)
+    if va == NULL:
+        ss[a] = S_NULL
+        ss[b] = _capture(self, fr, b)
+        return 0
+    ss[a] = _capture(self, fr, a)
+    if vb == NULL:
+        ss[b] = S_NULL
+    elif ss[b] == S_DYN or ss[b] == S_UNKNOWN:
+        ss[b] = _capture(self, fr, b)
+    return 0
+
+
+cdef int64_t _stored(Recorder self, FrameRec *fr, int64_t s, int32_t local, int32_t flags,
+                     int32_t offset) except? -1:
+    """The shadow of a local after storing a value whose shadow is `s`."""
+    cdef int64_t tag = s & 3
+    cdef PyObject *v
+    if tag == 0:
+        return s
+    if tag == 1 or tag == 2:
+        v = _shadow_value(self, fr, s)
+    elif flags & LF_DYN:
+        v = _frame_local(self, fr, local, flags)
+    else:
+        return S_UNKNOWN
+    if v == NULL:
+        return S_UNKNOWN
+    return (<int64_t>_constant_row(self, fr, offset, local, v)) << 2
+
+
+cdef int _resync(Recorder self, FrameRec *fr, int32_t depth) except -1:
+    """Forget what the shadow knows: the frame ran code the plan cannot follow."""
+    cdef int32_t i
+    cdef int64_t *sl = _locals(self, fr)
+    for i in range(fr.plan.nlocalsplus + fr.plan.stacksize):
+        sl[i] = S_UNKNOWN
+    fr.open_row = -1
+    return 0
+
+
+cdef inline int _start_segment(Recorder self, FrameRec *fr, int32_t first_op) noexcept:
+    if first_op < 0:
+        fr.pending = P_LOST
+    else:
+        fr.pending = first_op
+        fr.pc = first_op
+    return 0
+
+
+cdef int _carry_stack(Recorder self, FrameRec *fr, int32_t offset, uint32_t slots) except -1:
+    """Values a resumed generator frame kept on its stack across the yield (an
+    iterator, a `yield from` receiver, the value sent in): each slot of `slots`
+    (live at the resume, by the plan's depths) enters as a carried ArgumentNode,
+    numbered after the locals (aux -1 - (nlocalsplus + slot))."""
+    cdef int32_t k = 0, row
+    cdef int64_t *ss = _stack(self, fr)
+    cdef PyObject *v
+    while slots:
+        if slots & 1:
+            v = tracer_frame_stack_item(fr.frame, k)
+            if v == NULL:
+                ss[k] = S_NULL
+            else:
+                if fr.hooks & H_SNAP_ANY:
+                    v = _kept(self, fr, v)
+                row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+                                         offset, -(fr.plan.nlocalsplus + k) - 1, v)
+                ss[k] = (<int64_t>row) << 2
+                _emit(self, fr, row)
+        slots >>= 1
+        k += 1
+    return 0
+
+
+cdef inline bint _is_cell_param(Recorder self, CPlan *plan, int32_t i) noexcept:
+    cdef int32_t k
+    for k in range(plan.ncellparams):
+        if plan.cellparams[k] == i:
+            return True
+    return False
+
+
+cdef inline bint _ends_at(Recorder self, FrameRec *fr, int32_t offset) noexcept:
+    # Whether the pending segment is the one that ends at INSTRUCTION `offset`.
+    return fr.plan.seg_end[fr.pc] == offset
+
+
+cdef CPlan *_cached_plan(Recorder self, object code) noexcept:
+    # The plan this session's variant keeps on `code`, or NULL.
+    cdef void *extra = NULL
+    PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
+                             else CODE_EXTRA_INDEX, &extra)
+    return <CPlan *>extra
+
+
+cdef int32_t _unit_flags(Recorder self, FrameRec *fr, object code, int offset) noexcept:
+    # The plan's JUMP_EVENT / SILENT_BRANCH bits at `offset` of `code` (followed
+    # in `fr`, or by another thread), or -1 when no plan has been made for it.
+    cdef CPlan *plan = fr.plan if fr != NULL else _cached_plan(self, code)
+    if plan == NULL or not 0 <= offset < 2 * plan.nunits:
+        return -1
+    return plan.unit_flags[offset >> 1]

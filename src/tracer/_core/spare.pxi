@@ -1,0 +1,139 @@
+# Spare columns: the buffers of the last freed trace, kept for the next one.
+
+# ---------------------------------------------------------------------------------
+# Spare columns: the buffers of the last freed trace, reused by the next one.
+#
+# A trace's columns are large and freshly allocated memory costs a page fault per
+# 4 KiB on first touch (about 2 us each on the measured machines: more than the
+# recording itself for an op-dense trace).  Programs that trace repeatedly (an
+# inference loop, a benchmark) free one trace and record the next of about the same
+# size, so the freed buffers are kept, up to SPARE_LIMIT bytes, for the next Trace.
+
+ctypedef struct Columns:
+    int32_t cap, refcap
+    uint8_t *kind_
+    uint8_t *flags_
+    int32_t *parent_
+    int32_t *code_
+    int32_t *offset_
+    int32_t *aux_
+    int32_t *ref_start_
+    PyObject **value_
+    int32_t *refs_
+
+cdef Columns SPARE          # cap == 0: none kept
+cdef Py_ssize_t SPARE_LIMIT = 64 << 20
+memset(&SPARE, 0, sizeof(Columns))
+
+
+cdef inline Py_ssize_t _columns_bytes(int32_t cap, int32_t refcap) noexcept:
+    # Capacity, not use: pages of the capacity a trace never touched cost nothing.
+    return (<Py_ssize_t>cap) * ROW_BYTES + (<Py_ssize_t>refcap) * sizeof(int32_t)
+
+
+cdef void _free_columns(Columns *c) noexcept:
+    free(c.kind_); free(c.flags_); free(c.parent_); free(c.code_); free(c.offset_)
+    free(c.aux_); free(c.ref_start_); free(c.value_); free(c.refs_)
+    memset(c, 0, sizeof(Columns))
+
+
+cdef void _swap_columns(Columns *c, Trace t) noexcept:
+    # Exchange the buffers of `c` and `t`.
+    cdef Columns tmp
+    tmp.cap = t.cap; tmp.refcap = t.refcap
+    tmp.kind_ = t.kind_; tmp.flags_ = t.flags_; tmp.parent_ = t.parent_
+    tmp.code_ = t.code_; tmp.offset_ = t.offset_; tmp.aux_ = t.aux_
+    tmp.ref_start_ = t.ref_start_; tmp.value_ = t.value_; tmp.refs_ = t.refs_
+    t.cap = c.cap; t.refcap = c.refcap
+    t.kind_ = c.kind_; t.flags_ = c.flags_; t.parent_ = c.parent_
+    t.code_ = c.code_; t.offset_ = c.offset_; t.aux_ = c.aux_
+    t.ref_start_ = c.ref_start_; t.value_ = c.value_; t.refs_ = c.refs_
+    c[0] = tmp
+
+
+cdef bint _take_spare(Trace t) noexcept:
+    """Give the new, empty trace `t` the spare columns, if any are kept."""
+    if SPARE.cap == 0:
+        return False
+    _swap_columns(&SPARE, t)
+    return True
+
+
+cdef void _give_spare(Trace t) noexcept:
+    """Free `t`'s columns or keep them as the spare (the larger set, within the limit)."""
+    global SPARE
+    cdef Columns mine
+    memset(&mine, 0, sizeof(Columns))
+    _swap_columns(&mine, t)
+    cdef Py_ssize_t size = _columns_bytes(mine.cap, mine.refcap)
+    if size <= SPARE_LIMIT and size > _columns_bytes(SPARE.cap, SPARE.refcap):
+        _free_columns(&SPARE)
+        SPARE = mine
+    else:
+        _free_columns(&mine)
+
+
+cdef int _fit_borrowed(Trace t) except -1:
+    """A finished trace that fills under a quarter of its columns (a small trace that
+    took the spare of a big one) moves into right-sized columns and returns the big
+    ones to the spare slot, so a long-lived small trace does not hold them."""
+    global SPARE
+    cdef Columns big, partial
+    if t.exports or SPARE.cap != 0:
+        return 0
+    # Columns past their first capacity and under a quarter full regrow smaller.
+    if not ((4 * <int64_t>t.n < t.cap and t.cap > FIRST_ROWS)
+            or (4 * <int64_t>t.nrefs < t.refcap and t.refcap > FIRST_REFS)):
+        return 0
+    memset(&big, 0, sizeof(Columns))
+    _swap_columns(&big, t)
+    # Empty now, the trace grows columns for what it holds by its own rule.
+    try:
+        t._grow_rows(t.n + 1)
+        t._grow_refs(t.nrefs)
+    except MemoryError:
+        # Keep the big columns: nothing is lost but memory.
+        memset(&partial, 0, sizeof(Columns))
+        _swap_columns(&partial, t)
+        _free_columns(&partial)
+        _swap_columns(&big, t)
+        return 0
+    memcpy(t.kind_, big.kind_, t.n * sizeof(uint8_t))
+    memcpy(t.flags_, big.flags_, t.n * sizeof(uint8_t))
+    memcpy(t.parent_, big.parent_, t.n * sizeof(int32_t))
+    memcpy(t.code_, big.code_, t.n * sizeof(int32_t))
+    memcpy(t.offset_, big.offset_, t.n * sizeof(int32_t))
+    memcpy(t.aux_, big.aux_, t.n * sizeof(int32_t))
+    memcpy(t.ref_start_, big.ref_start_, (t.n + 1) * sizeof(int32_t))
+    memcpy(t.value_, big.value_, t.n * sizeof(PyObject *))
+    memcpy(t.refs_, big.refs_, t.nrefs * sizeof(int32_t))
+    SPARE = big             # their values moved to the trace, not owned
+    return 0
+
+
+def spare_columns_limit(limit=None):
+    """Get or set how many bytes of freed trace columns are kept for the next trace.
+
+    Returns the limit in force before the call.  ``0`` keeps none and frees the spare
+    columns held now.
+    """
+    global SPARE_LIMIT
+    cdef Py_ssize_t old = SPARE_LIMIT
+    if limit is not None:
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise TypeError(f"the limit is a number of bytes (an int >= 0), not {limit!r}")
+        SPARE_LIMIT = limit
+        if _columns_bytes(SPARE.cap, SPARE.refcap) > SPARE_LIMIT:
+            _free_columns(&SPARE)
+    return old
+
+
+def spare_columns_bytes():
+    """The capacity in bytes of the spare trace columns kept now (0 if none)."""
+    return _columns_bytes(SPARE.cap, SPARE.refcap) if SPARE.cap else 0
+
+
+# The values column is a raw array the garbage collector cannot see on its own.  A
+# trace can be part of a reference cycle (a recorded exception's traceback holds the
+# frame of track(), which holds the recorder and its trace), so Trace's GC slots are
+# extended to visit and clear the values too.
