@@ -16,7 +16,6 @@ class Trace:
     pool: list[Any]
     codes: list[CodeType]
     metadata: dict[int, dict[Any, Any]]
-    frozen: bool
     exception: BaseException | None
     root_keywords: tuple[str, ...]
     _cache: dict[Any, Any] | None
@@ -45,7 +44,6 @@ class Recorder:
     """Drives one track() call: owns the trace and the sys.monitoring callbacks."""
 
     trace: Trace
-    root_code: CodeType | None
     contexts: list[Any]
     instrumented: dict[int, CodeType]
     on_stop: Any

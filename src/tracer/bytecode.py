@@ -16,7 +16,6 @@ from types import CodeType
 __all__ = ["nlocalsplus", "Instr", "Handler", "Block", "CodeLayout", "layout", "AnalysisError", "PY313"]
 
 PY313 = sys.version_info >= (3, 13)
-PY314 = sys.version_info >= (3, 14)
 
 CONDITIONAL_BRANCHES = frozenset(
     {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"}

@@ -183,9 +183,6 @@ class Context:
         mask |= getattr(self, "_snapshot_bits", 0)
         return mask
 
-    def is_passive(self) -> bool:
-        """True if tracking with this context calls no Python code at all."""
-        return self.hook_mask() == 0
 
 
 _CLASS_MASKS: dict[type, int] = {}

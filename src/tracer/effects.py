@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 
 from . import ops
+from ._core import RecordSem
 from .bytecode import PY313, Instr, nlocalsplus
 
 __all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "DYN", "OTHER", "METH"]
@@ -26,11 +27,8 @@ UNKNOWN = 2  # nothing is known about it
 DYN = 3  # a global, free variable or attribute of one: a constant to capture
 METH = 4  # the callable half of a method pair (LOAD_ATTR with the method bit)
 
-# Record semantics.
-R_OP = 0  # a call of a static function (operator.add, ops.build_list, ...)
-R_CALL = 1  # a call: inputs are the callable pair then the arguments
-R_CALL_EX = 2  # f(*args, **kwargs): inputs are the callable pair, args, [kwargs]
-R_SPECIAL = 3  # an instruction with no faithful callable equivalent
+# Record semantics, as the core declares them (RecordSem).
+R_OP, R_CALL, R_CALL_EX, R_SPECIAL = (int(r) for r in RecordSem)
 
 _BINARY = {
     "NB_ADD": operator.add, "NB_AND": operator.and_, "NB_FLOOR_DIVIDE": operator.floordiv,

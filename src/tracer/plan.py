@@ -35,23 +35,20 @@ from .bytecode import (
     for_iter_exit,
     layout,
 )
+from ._core import WORDS, Intervention, LocalFlag, MicroOp, UnitFlag
 from .effects import DYN, METH, NULL, OTHER, UNKNOWN, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
 
 __all__ = ["CodePlan", "build_plan", "plan_for", "MICRO_OPS"]
 
 METHB = 5  # the self/attr half of a method pair
 
-# Micro-op codes; _core.pyx declares the same numbers (checked by a test).
-MICRO_OPS = (
-    "END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL", "COPY",
-    "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER", "JUMP",
-    "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL", "SILENT_JUMP",
-    "SEND",
-)
+# The micro-ops and the other numbers the core reads are declared once, in the
+# core (src/tracer/_core/layout.pxi); here as plain ints (arrays hold them).
+MICRO_OPS = tuple(m.name[2:] for m in MicroOp)
 (M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY,
  M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP,
  M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL,
- M_SILENT_JUMP, M_SEND) = range(len(MICRO_OPS))
+ M_SILENT_JUMP, M_SEND) = (int(m) for m in MicroOp)
 # RECORD_BOOL: a record whose result is certainly a bool and is popped at once by a
 # POP_JUMP_IF_FALSE/TRUE.  It gets no event of its own: the recorder records it at
 # the BRANCH event, its value being the truth the branch direction shows.
@@ -65,18 +62,14 @@ MICRO_OPS = (
 # RECORD with c = local + 1: the result was stored in that local by the next
 # instruction, and c = READ_RETURNED: the next instruction returns it; the recorder
 # reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
-OP_WORDS = 5  # opcode, instruction offset, a, b, c
+OP_WORDS = WORDS["OP_WORDS"]  # opcode, instruction offset, a, b, c
 READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
-JUMP_EVENT, SILENT_BRANCH = 1, 2  # unit_flags bits per code unit
-
-# Flags of LOAD_LOCAL / STORE_LOCAL.
-LF_SAFE = 1  # the local is not stored again later in the segment
-LF_CELL = 2  # the slot holds a cell; the value is its contents
-LF_DYN = 4  # STORE_LOCAL: the stored value is a constant to read back from the local
+JUMP_EVENT, SILENT_BRANCH = int(UnitFlag.JUMP_EVENT), int(UnitFlag.SILENT_BRANCH)
+LF_SAFE, LF_CELL, LF_DYN = (int(f) for f in LocalFlag)  # of LOAD_LOCAL / STORE_LOCAL
 
 BRANCH_KINDS = {"POP_JUMP_IF_FALSE": 0, "POP_JUMP_IF_TRUE": 1,
                 "POP_JUMP_IF_NONE": 2, "POP_JUMP_IF_NOT_NONE": 3}
-SPECIAL_SHADOW = {NULL: 0, UNKNOWN: 1, DYN: 2}
+SPECIAL_SHADOW = {NULL: WORDS["SET_NULL"], UNKNOWN: WORDS["SET_UNKNOWN"], DYN: WORDS["SET_DYN"]}
 
 AT, FROM = 0, 1
 
@@ -85,7 +78,7 @@ AT, FROM = 0, 1
 # Only calls and operators whose result the interpreter treats as an ordinary value:
 # building a list or an iterator is followed by instructions that assume its exact
 # type (LIST_APPEND, FOR_ITER), and replacing it could crash the interpreter.
-IV_NONE, IV_ANY, IV_BOOL = 0, 1, 2   # IV_BOOL: the result must stay a bool
+IV_NONE, IV_ANY, IV_BOOL = (int(v) for v in Intervention)   # IV_BOOL: the result must stay a bool
 _IV_ANY_OPS = frozenset({"BINARY_OP", "BINARY_SUBSCR", "BINARY_SLICE", "UNARY_NEGATIVE",
                          "UNARY_INVERT", "COMPARE_OP"})
 

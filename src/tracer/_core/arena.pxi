@@ -27,7 +27,6 @@ cdef class Trace:
     cdef dict code_ids
     cdef readonly dict metadata
     cdef readonly dict functions   # row -> the replacement an operator was substituted by
-    cdef readonly bint frozen
     cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
     cdef readonly object exception
     cdef readonly long events      # sys.monitoring events the recorder handled for it
@@ -224,7 +223,6 @@ cdef class Trace:
     def columns(self):
         """The columns as numpy arrays sharing the trace's memory (read-only)."""
         import numpy as np
-        self.frozen = True
         out = {}
         for name in ("kind", "flags", "parent", "code", "offset", "aux", "ref_start", "refs"):
             arr = np.asarray(_Column(self, name))
@@ -237,7 +235,6 @@ cdef class Trace:
         return [self.value(i) for i in range(self.n)]
 
     cdef int _finish(self, object exception) except -1:
-        self.frozen = True
         self.exception = exception
         _fit_borrowed(self)
         return 0

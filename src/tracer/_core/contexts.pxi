@@ -27,8 +27,8 @@ cdef bint _may_recur(Recorder self, FrameRec *parent, void *frame, object code) 
     try:
         if parent.hooks & H_PRIMITIVES:
             prims = ctx.primitives
-            if r[0] == R_OP or r[0] == R_SPECIAL:  # an operator: its function
-                callee = (<object>parent.plan.statics)[r[1]] if r[1] >= 0 else None
+            if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:  # an operator: its function
+                callee = (<object>parent.plan.statics)[r[REC_FN]] if r[REC_FN] >= 0 else None
             else:
                 callee = _callee(self, parent.open_row)
             if prims and (_member(callee, prims) or
@@ -72,7 +72,7 @@ cdef int32_t *_open_rec(Recorder self, FrameRec *fr) noexcept:
     # NULL for the root call, which track() itself made.
     if fr.plan == NULL:
         return NULL
-    return fr.plan.recs + (fr.plan.ops + fr.pc * OP_WORDS)[2]
+    return fr.plan.recs + (fr.plan.ops + fr.pc * OP_WORDS)[OP_A]
 
 
 cdef tuple _call_parts(Recorder self, int32_t row, CPlan *plan, int32_t *r, void *frame,
@@ -116,8 +116,7 @@ cdef object _enter_context(Recorder self, object ctx, FrameRec *parent, int32_t 
         else:  # a frame entered from C: the call its parameters show
             func = tracer_frame_function(frame)
             parts = (<object>func if func != NULL else None,) + _frame_arguments(frame, code)
-        from tracer.context import ask_enter
-        new = ask_enter(ctx, parts)
+        new = _handed(ASK_ENTER, "ask_enter")(ctx, parts)
     except BaseException as exc:
         _stop_for_hook(self, exc)
         return ctx
@@ -210,16 +209,9 @@ cdef void _stop_for_hook(Recorder self, object exc) noexcept:
                 self.internal_error = err
 
 
-cdef object _node_at = None
-
-
 cdef object _node_view(Trace t, int32_t row):
-    # tracer.nodes.node_at, looked up once (tracer.nodes imports this module).
-    global _node_at
-    if _node_at is None:
-        from tracer.nodes import node_at
-        _node_at = node_at
-    return _node_at(t, row)
+    # The node view a hook is called with (tracer.nodes.node_at).
+    return _handed(NODE_AT, "node_at")(t, row)
 
 
 cdef tuple _split_call(int32_t *r, object statics, list values):
@@ -227,17 +219,17 @@ cdef tuple _split_call(int32_t *r, object statics, list values):
     slots left out), or None for f(*it) whose `it` is not a tuple or list yet
     (reading it would consume it)."""
     cdef Py_ssize_t k
-    if r[0] == R_OP or r[0] == R_SPECIAL:
-        return (statics[r[1]] if r[1] >= 0 else None, tuple(values), {})
+    if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
+        return (statics[r[REC_FN]] if r[REC_FN] >= 0 else None, tuple(values), {})
     if not values:
         return (None, (), {})
-    if r[0] == R_CALL_EX:
+    if r[REC_SEM] == R_CALL_EX:
         if len(values) > 1 and not isinstance(values[1], (tuple, list)):
             return None
         return (values[0], tuple(values[1]) if len(values) > 1 else (),
                 dict(values[2]) if len(values) > 2 and values[2] is not None else {})
-    if r[4] >= 0:
-        names = statics[r[4]]
+    if r[REC_KW] >= 0:
+        names = statics[r[REC_KW]]
         k = len(values) - len(names)
         return (values[0], tuple(values[1:k]), dict(zip(names, values[k:])))
     return (values[0], tuple(values[1:]), {})
@@ -256,8 +248,7 @@ cdef tuple _frame_arguments(void *frame, object code):
         if v != NULL and PyCell_Check(v):  # a parameter captured by a closure
             v = PyCell_GET(v)
         values.append(<object>v if v != NULL else None)
-    from tracer.context import call_from_parameters
-    return call_from_parameters(code, values)
+    return _handed(CALL_FROM_PARAMETERS, "call_from_parameters")(code, values)
 
 
 cdef bint _member(object value, frozenset prims) noexcept:

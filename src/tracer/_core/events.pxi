@@ -66,14 +66,14 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     if parent.plan != NULL and parent.pending >= 0:
         _catch_up(self, parent, here, False)
         op = parent.plan.ops + parent.pc * OP_WORDS
-        if parent.open_row < 0 or op[1] != here:
+        if parent.open_row < 0 or op[OP_OFFSET] != here:
             # Ops before `here` have run, an op opened earlier among them.
             _run(self, parent, here, True)
             op = parent.plan.ops + parent.pc * OP_WORDS
-            if parent.open_row < 0 and here >= 0 and op[1] == here and _is_record(op[0]):
-                rec = op[2]
+            if parent.open_row < 0 and here >= 0 and op[OP_OFFSET] == here and _is_record(op[OP_CODE]):
+                rec = op[OP_A]
                 parent.open_row = _open(self, parent, rec, K_NESTED)
-                parent.direct_ok = parent.plan.recs[rec] in (R_CALL, R_CALL_EX)
+                parent.direct_ok = parent.plan.recs[rec + REC_SEM] in (R_CALL, R_CALL_EX)
                 parent.direct_done = 0
                 parent.open_primitive = 0
                 if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
@@ -182,11 +182,11 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     elif h >= 0:
         _enter_handler(self, fr, offset, h)
     else:
-        _resync(self, fr, plan.depth[offset >> 1])
+        _resync(self, fr)
     _start_segment(self, fr, first)
     if fr.hooks & H_SUBSTITUTE and self.interventions and not self.broken:
         op = plan.ops + first * OP_WORDS
-        if op[0] == M_RECORD and op[1] == offset:
+        if op[OP_CODE] == M_RECORD and op[OP_OFFSET] == offset:
             _substitute(self, fr, op)
     return EV_CONTINUE
 
@@ -208,7 +208,7 @@ cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
         if _take_branch(self, fr, offset, dest):
             return EV_CONTINUE
         op = fr.plan.ops + fr.pc * OP_WORDS
-        if op[0] == M_FOR_ITER and op[1] == offset:
+        if op[OP_CODE] == M_FOR_ITER and op[OP_OFFSET] == offset:
             _for_iter(self, fr, op, dest)
             _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
             return EV_CONTINUE
@@ -232,7 +232,7 @@ cdef int _jump(Recorder self, object code, int offset, int dest) except -1:
     if fr.pending >= 0:
         _run_to_end(self, fr)
         op = fr.plan.ops + fr.pc * OP_WORDS
-        if op[0] == M_JUMP and op[1] == offset:
+        if op[OP_CODE] == M_JUMP and op[OP_OFFSET] == offset:
             _jump_row(self, fr, offset, dest, S_NULL, <PyObject *>None)
             _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
             return EV_CONTINUE
@@ -264,11 +264,11 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
         _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS
-        if (op[0] == M_RETURN or op[0] == M_YIELD) and op[1] == offset:
-            src = _stack(self, fr)[op[2]]
-        elif op[0] == M_RETURN_CONST and op[1] == offset:
-            src = ((<int64_t>op[2]) << 2) | 1
-        elif op[0] == M_SEND and op[3] == offset and flags == F_YIELD:
+        if (op[OP_CODE] == M_RETURN or op[OP_CODE] == M_YIELD) and op[OP_OFFSET] == offset:
+            src = _stack(self, fr)[op[OP_A]]
+        elif op[OP_CODE] == M_RETURN_CONST and op[OP_OFFSET] == offset:
+            src = ((<int64_t>op[OP_A]) << 2) | 1
+        elif op[OP_CODE] == M_SEND and op[OP_B] == offset and flags == F_YIELD:
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)
@@ -308,10 +308,10 @@ cdef int _raise_(Recorder self, object code, int offset, object exception) excep
     if fr.pending >= 0:
         _run(self, fr, offset, False)
         op = fr.plan.ops + fr.pc * OP_WORDS
-        if op[1] == offset and _is_record(op[0]):
-            _record(self, fr, op[2], <PyObject *>exception)
-        elif op[1] == offset and op[0] == M_RAISE and op[2] >= 0:
-            src = _stack(self, fr)[op[2]]
+        if op[OP_OFFSET] == offset and _is_record(op[OP_CODE]):
+            _record(self, fr, op[OP_A], <PyObject *>exception)
+        elif op[OP_OFFSET] == offset and op[OP_CODE] == M_RAISE and op[OP_A] >= 0:
+            src = _stack(self, fr)[op[OP_A]]
             row = t.add_row(K_SPECIAL, F_RAISED, fr.call_row, fr.code_id, offset, 0,
                             <PyObject *>exception)
             if src & 3 == 0:

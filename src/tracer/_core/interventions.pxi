@@ -62,18 +62,18 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
     instead; an operator's operands are kept to call the replacement with once
     the operator has run (_substituted).
     """
-    cdef int32_t *r = fr.plan.recs + op[2]
-    cdef int32_t sem = r[0], nin = r[2], i, x, callee_slot = -1
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    cdef int32_t sem = r[REC_SEM], nin = r[REC_NIN], i, x, callee_slot = -1
     cdef PyObject *v
     cdef list values = []
     cdef object statics = <object>fr.plan.statics
     cdef object f, new
     cdef tuple args, parts
     cdef dict kwargs
-    if fr.plan.rec_iv[op[2]] == IV_NONE:
+    if fr.plan.rec_iv[op[OP_A]] == IV_NONE:
         return 0
     for i in range(nin):
-        x = r[5 + i]
+        x = r[REC_INPUTS + i]
         if x < 0:
             values.append(statics[-x - 1])
             continue
@@ -91,8 +91,7 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
     f, args, kwargs = parts
     _user_code_starts(self)
     try:
-        from tracer.context import ask_substitute
-        new = ask_substitute(<object>fr.ctx, f, args, kwargs)
+        new = _handed(ASK_SUBSTITUTE, "ask_substitute")(<object>fr.ctx, f, args, kwargs)
     except BaseException as exc:
         _stop_for_hook(self, exc)
         return 0
@@ -183,7 +182,6 @@ cdef int _override(Recorder self, FrameRec *fr, int32_t row, int32_t out, int32_
     return 0
 
 
-cdef object _KEEP = None
 cdef object _DEEPCOPY = None
 
 
@@ -196,11 +194,7 @@ cdef object _deepcopy():
 
 
 cdef object _keep():
-    global _KEEP
-    if _KEEP is None:
-        from tracer.context import KEEP
-        _KEEP = KEEP
-    return _KEEP
+    return _handed(KEEP_VALUE, "KEEP")
 
 
 cdef void _clear_substitution(FrameRec *fr) noexcept:

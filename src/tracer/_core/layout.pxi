@@ -2,9 +2,10 @@
 # context hook bits, pending-segment states.
 
 # ---------------------------------------------------------------------------------
-# Node kinds and flags (nodes.py mirrors the names)
+# Declared once, here: `cpdef enum`s are C constants for the core and IntEnum classes
+# for Python (tracer.plan, tracer.effects, tracer.nodes import them from _core).
 
-cdef enum:
+cpdef enum NodeKind:
     K_ARGUMENT = 0
     K_CONSTANT = 1
     K_PRIMITIVE = 2
@@ -13,7 +14,7 @@ cdef enum:
     K_JUMP = 5
     K_RETURN = 6
 
-cdef enum:
+cpdef enum NodeFlag:
     F_RAISED = 1      # the value is the exception the operation raised
     F_YIELD = 2       # a ReturnNode that is a generator's yield
     F_OPEN = 4        # the call has not finished (partial trace)
@@ -22,12 +23,14 @@ cdef enum:
     F_EXCEPTION = 32  # a SpecialCallNode holding the exception a handler caught
     F_FRAME = 64      # a NestedCallNode for a Python frame entered inside another call
 
-KINDS = ("argument", "constant", "primitive", "nested", "special", "jump", "return")
-FLAGS = {"raised": F_RAISED, "yield": F_YIELD, "open": F_OPEN, "stopped": F_STOPPED,
-         "carried": F_CARRIED, "exception": F_EXCEPTION, "frame": F_FRAME}
+KINDS = tuple(k.name[2:].lower() for k in NodeKind)
+FLAGS = {f.name[2:].lower(): int(f) for f in NodeFlag}
 
-# Micro-ops; the numbering is tracer.plan.MICRO_OPS (checked by a test).
-cdef enum:
+# Micro-ops: what tracer.plan emits for the recorder to replay.  Each is OP_WORDS
+# int32 words: opcode, instruction offset, then a, b, c (their meaning per op is in
+# tracer.plan).  Terminal ops (a segment's last) are numbered from M_BRANCH on,
+# except M_SILENT_JUMP.
+cpdef enum MicroOp:
     M_END = 0
     M_LOAD_LOCAL = 1
     M_LOAD_CONST = 2
@@ -51,28 +54,62 @@ cdef enum:
     M_SILENT_JUMP = 20  # a jump with no event: its JumpNode is written on replay
     M_SEND = 21         # yield from / await: b = the YIELD_VALUE after it, c = its target
 
-MICRO_OPS = ("END", "LOAD_LOCAL", "LOAD_CONST", "SET", "STORE_LOCAL", "DELETE_LOCAL",
-             "COPY", "SWAP", "CAPTURE", "CAPTURE_METHOD", "RECORD", "BRANCH", "FOR_ITER",
-             "JUMP", "RETURN", "RETURN_CONST", "YIELD", "RAISE", "LOST", "RECORD_BOOL",
-             "SILENT_JUMP", "SEND")
+MICRO_OPS = tuple(m.name[2:] for m in MicroOp)
+
+# Word positions (C array indices, so plain C enums; Python sees them in WORDS).
+cdef enum:
+    OP_CODE = 0
+    OP_OFFSET = 1
+    OP_A = 2
+    OP_B = 3
+    OP_C = 4
+    OP_WORDS = 5
+
+# A record (plan.recs): REC_INPUTS words of header, then nin input slots (a static
+# as -(index + 1)), then nout output slots.
+cdef enum:
+    REC_SEM = 0       # RecordSem
+    REC_FN = 1        # the static index of its function (R_OP), or -1
+    REC_NIN = 2
+    REC_NOUT = 3
+    REC_KW = 4        # the static index of its keyword names, or -1
+    REC_INPUTS = 5
+
+cpdef enum RecordSem:
+    R_OP = 0          # a call of a static function (operator.add, ops.build_list, ...)
+    R_CALL = 1        # a call: inputs are the callable pair then the arguments
+    R_CALL_EX = 2     # f(*args, **kwargs): the callable pair, args, [kwargs]
+    R_SPECIAL = 3     # an instruction with no faithful callable equivalent
+
+cpdef enum LocalFlag:  # of LOAD_LOCAL / STORE_LOCAL (op word c)
+    LF_SAFE = 1       # the local is not stored again later in the segment
+    LF_CELL = 2       # the slot holds a cell; the value is its contents
+    LF_DYN = 4        # STORE_LOCAL: the stored value is a constant to read back
+
+cpdef enum Intervention:  # per record: what contexts may do to it
+    IV_NONE = 0       # neither substitute nor override
+    IV_ANY = 1
+    IV_BOOL = 2       # ... keeping its result a bool
+
+cpdef enum UnitFlag:  # per code unit
+    JUMP_EVENT = 1      # the jump here fires JUMP
+    SILENT_BRANCH = 2   # the branch here goes without BRANCH
+
+cdef enum:  # M_SET's b: which special shadow value
+    SET_NULL = 0
+    SET_UNKNOWN = 1
+    SET_DYN = 2
+
+WORDS = {"OP_CODE": OP_CODE, "OP_OFFSET": OP_OFFSET, "OP_A": OP_A, "OP_B": OP_B,
+         "OP_C": OP_C, "OP_WORDS": OP_WORDS, "REC_SEM": REC_SEM, "REC_FN": REC_FN,
+         "REC_NIN": REC_NIN, "REC_NOUT": REC_NOUT, "REC_KW": REC_KW,
+         "REC_INPUTS": REC_INPUTS, "SET_NULL": SET_NULL, "SET_UNKNOWN": SET_UNKNOWN,
+         "SET_DYN": SET_DYN}
 
 cdef enum:
     FIRST_ROWS = 1024   # the columns' first capacity, doubled as a trace grows
     FIRST_REFS = 2048
-    OP_WORDS = 5
     POOL_CACHE = 256    # entries of Recorder._pool_ref's cache (a power of two)
-    LF_SAFE = 1
-    LF_CELL = 2
-    LF_DYN = 4
-    R_OP = 0
-    R_CALL = 1
-    R_CALL_EX = 2
-    R_SPECIAL = 3
-    IV_NONE = 0     # tracer.plan.IV_*: a record contexts may not substitute or override
-    IV_ANY = 1
-    IV_BOOL = 2     # ... may, keeping its result a bool
-    JUMP_EVENT = 1      # tracer.plan.JUMP_EVENT: the jump at this unit fires JUMP
-    SILENT_BRANCH = 2   # tracer.plan.SILENT_BRANCH: the branch here goes without BRANCH
 
 # Shadow values: which node holds a local or stack slot, as a tagged int64.
 #   row << 2          a node of the current call
@@ -83,13 +120,12 @@ cdef enum:
     S_NULL = 3
     S_UNKNOWN = 7
     S_DYN = 11
-cdef int64_t SPECIAL_SHADOW[3]
-SPECIAL_SHADOW[0] = S_NULL
-SPECIAL_SHADOW[1] = S_UNKNOWN
-SPECIAL_SHADOW[2] = S_DYN
+cdef int64_t SPECIAL_SHADOW[3]   # by SpecialShadow
+SPECIAL_SHADOW[SET_NULL] = S_NULL
+SPECIAL_SHADOW[SET_UNKNOWN] = S_UNKNOWN
+SPECIAL_SHADOW[SET_DYN] = S_DYN
 
-# Pending-segment states besides an op index.
-# Context hook bits (tracer.context declares the same numbers; checked by a test).
+# Context hook bits: a context's hook_mask (tracer.context reads HOOK_BITS).
 cdef enum:
     H_CANRECUR = 1 << 0
     H_ENTER = 1 << 1
@@ -103,7 +139,7 @@ cdef enum:
     H_NODE_ALL = 127 << 2
     H_SNAP_ANY = H_SNAPSHOT | H_SNAP_COPY | H_SNAP_DEEP
 
-# The per-node hook for each node kind (tracer.context.NODE_HOOKS, checked by a test).
+# The per-node hook for each node kind, by NodeKind (tracer.context uses these names).
 NODE_HOOKS = ("trackedargument", "trackedconstant", "trackedprimitive", "trackednested",
               "trackedspecial", "trackedjump", "trackedreturn")
 
@@ -123,6 +159,7 @@ cdef enum:
     RESUMED = 1     # a generator or coroutine goes on after a yield (PY_RESUME)
     THROWN = 2      # ... with an exception thrown in at the yield (PY_THROW)
 
+# Pending-segment states besides an op index (FrameRec.pending).
 cdef enum:
     P_NONE = -1
     P_EXC = -2      # an exception is unwinding through the frame
@@ -133,7 +170,6 @@ cdef enum:
 # ref_start; value.
 cdef Py_ssize_t ROW_BYTES = 2 * sizeof(uint8_t) + 5 * sizeof(int32_t) + sizeof(PyObject *)
 
-cdef bint PY313 = sys.version_info >= (3, 13)
 cdef object DISABLE = sys.monitoring.DISABLE
 cdef object PY_TRUE = True
 cdef object PY_FALSE = False

@@ -66,8 +66,7 @@ cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
         raise RuntimeError("tracer: cannot read the code object's extra slot")
     if extra != NULL:
         return <CPlan *>extra
-    from tracer.plan import build_plan
-    owner = build_plan(code, interventions)
+    owner = _handed(BUILD_PLAN, "build_plan")(code, interventions)
     cdef CPlan *plan = <CPlan *>malloc(sizeof(CPlan))
     if plan == NULL:
         raise MemoryError()
@@ -125,9 +124,9 @@ cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
     if ends == NULL:
         return NULL
     for i in range(nops - 1, -1, -1):
-        opc = ops[i * OP_WORDS]
+        opc = ops[i * OP_WORDS + OP_CODE]
         if opc == M_END:
-            end = ops[i * OP_WORDS + 1]
+            end = ops[i * OP_WORDS + OP_OFFSET]
         elif opc >= M_BRANCH and opc != M_SILENT_JUMP:
             end = -1
         ends[i] = end

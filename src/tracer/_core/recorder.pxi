@@ -37,7 +37,6 @@ cdef class Recorder:
     cdef int64_t *shadow
     cdef int64_t shadow_top, shadow_cap
     cdef int64_t session
-    cdef readonly object root_code
     cdef readonly list contexts
     cdef readonly dict instrumented     # id(code) -> code: the code objects given local events
     cdef dict module_verdicts   # id(ctx.modules) -> {id(code): (code, bool)}
@@ -55,7 +54,6 @@ cdef class Recorder:
     cdef PyObject *pool_cache_obj[POOL_CACHE]   # _pool_ref's cache (borrowed: the pool owns them)
     cdef int32_t pool_cache_ref[POOL_CACHE]
     cdef bint gc_was_enabled            # the collector's state before the outermost one
-    cdef int tool
 
     def __cinit__(self, int64_t session):
         self.trace = Trace()
@@ -93,7 +91,6 @@ cdef class Recorder:
         for k, v in kwargs.items():
             t.add_ref(t.pool_add(v))
         t.root_keywords = tuple(kwargs)
-        self.root_code = getattr(f, "__code__", None)
         self.contexts.append(ctx)
         cdef uint32_t hooks = ctx.hook_mask()
         # Whether any context of this call may intervene is decided by the root's:

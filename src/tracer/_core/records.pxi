@@ -13,14 +13,14 @@ cdef int32_t _constant_row(Recorder self, FrameRec *fr, int32_t offset, int32_t 
 cdef int32_t _open(Recorder self, FrameRec *fr, int32_t rec, uint8_t kind) except -1:
     """Append the row of recorded op `rec` with its inputs; its value comes later."""
     cdef int32_t *r = fr.plan.recs + rec
-    cdef int32_t nin = r[2], i, x
+    cdef int32_t nin = r[REC_NIN], i, x
     cdef int64_t *ss = _stack(self, fr)
     cdef int64_t s
     cdef Trace t = self.trace
-    cdef int32_t op_offset = (fr.plan.ops + fr.pc * OP_WORDS)[1]
+    cdef int32_t op_offset = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
     cdef int32_t row = t.add_row(kind, F_OPEN, fr.call_row, fr.code_id, op_offset, 0, NULL)
     for i in range(nin):
-        x = r[5 + i]
+        x = r[REC_INPUTS + i]
         if x < 0:
             t.add_ref(_static_ref(self, fr.plan, -x - 1))
             continue
@@ -40,8 +40,8 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
     output's stack slot (live at this event by the plan's check).
     """
     cdef Trace t = self.trace
-    cdef int32_t nin = r[2], i, x, ref
-    cdef int32_t out = r[5 + nin]
+    cdef int32_t nin = r[REC_NIN], i, x, ref
+    cdef int32_t out = r[REC_INPUTS + nin]
     cdef int64_t *ss = _stack(self, fr)
     cdef int64_t s
     cdef int32_t row = t.n
@@ -52,7 +52,7 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
         t._grow_refs(t.nrefs + nin)
     # The inputs as _open writes them, inlined here: this is the per-node hot path.
     for i in range(nin):
-        x = r[5 + i]
+        x = r[REC_INPUTS + i]
         if x < 0:
             ref = _static_ref(self, fr.plan, -x - 1)
         else:
@@ -65,11 +65,11 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
                 ref = _ref(self, fr, s)
         t.refs_[t.nrefs] = ref
         t.nrefs += 1
-    t.kind_[row] = K_SPECIAL if r[0] == R_SPECIAL else K_PRIMITIVE
+    t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
     t.flags_[row] = 0
     t.parent_[row] = fr.call_row
     t.code_[row] = fr.code_id
-    t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[1]
+    t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
     t.aux_[row] = 0
     Py_XINCREF(v)
     t.value_[row] = v
@@ -90,7 +90,7 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
     RECORD_BOOL recorded at its branch).
     """
     cdef int32_t *r = fr.plan.recs + rec
-    cdef int32_t sem = r[0], nin = r[2], nout = r[3], j, row, extra
+    cdef int32_t sem = r[REC_SEM], nin = r[REC_NIN], nout = r[REC_NOUT], j, row, extra
     cdef int32_t *outs = r + 5 + nin
     cdef int64_t *ss = _stack(self, fr)
     cdef Trace t = self.trace
@@ -183,7 +183,7 @@ cdef int _enter_handler(Recorder self, FrameRec *fr, int32_t offset, int32_t h) 
     cdef int32_t row
     if fr.pending != P_EXC:
         # The raise was not seen: what ran before it is not known.
-        _resync(self, fr, depth)
+        _resync(self, fr)
         fr.exc_row = -1
     for i in range(depth, depth + lasti):
         ss[i] = S_UNKNOWN
@@ -206,15 +206,15 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
     cdef int32_t kind, branch_pc, rec
     cdef int32_t bool_pc = -1
     cdef PyObject *known
-    if op[0] == M_RECORD_BOOL:
+    if op[OP_CODE] == M_RECORD_BOOL:
         bool_pc = fr.pc
         fr.pc += 1
         _run_to_end(self, fr)
         op = fr.plan.ops + fr.pc * OP_WORDS
-    if op[0] != M_BRANCH or op[1] != offset:
+    if op[OP_CODE] != M_BRANCH or op[OP_OFFSET] != offset:
         return False
-    taken = dest == op[4]
-    kind = op[3]
+    taken = dest == op[OP_C]
+    kind = op[OP_B]
     # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
     # IF_NONE/IF_NOT_NONE test `value is None`.
     if kind == 0 or kind == 3:
@@ -225,14 +225,14 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
         # The bool the branch popped was this record's result.
         branch_pc = fr.pc
         fr.pc = bool_pc
-        rec = (fr.plan.ops + bool_pc * OP_WORDS)[2]
+        rec = (fr.plan.ops + bool_pc * OP_WORDS)[OP_A]
         known = <PyObject *>(PY_TRUE if value else PY_FALSE)
         if fr.open_row < 0:
             _record_primitive(self, fr, fr.plan.recs + rec, known)
         else:
             _record(self, fr, rec, NULL, known)
         fr.pc = branch_pc
-    cond = _stack(self, fr)[op[2]]
+    cond = _stack(self, fr)[op[OP_A]]
     _jump_row(self, fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
     _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
     return True
@@ -269,14 +269,14 @@ cdef int _catch_up(Recorder self, FrameRec *fr, int32_t here, bint instruction_e
 
 
 cdef int _for_iter(Recorder self, FrameRec *fr, int32_t *op, int32_t dest) except -1:
-    cdef int32_t *r = fr.plan.recs + op[2]
-    cdef int32_t iter_depth = r[5]
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    cdef int32_t iter_depth = r[REC_INPUTS]
     cdef int64_t it = _stack(self, fr)[iter_depth]
     cdef Trace t = self.trace
     cdef int32_t row
-    if dest == op[4]:
-        _record(self, fr, op[2], NULL)
-        _jump_row(self, fr, op[1], dest, it, <PyObject *>PY_TRUE)
+    if dest == op[OP_C]:
+        _record(self, fr, op[OP_A], NULL)
+        _jump_row(self, fr, op[OP_OFFSET], dest, it, <PyObject *>PY_TRUE)
     else:
         if fr.open_row >= 0:
             row = fr.open_row
@@ -285,13 +285,13 @@ cdef int _for_iter(Recorder self, FrameRec *fr, int32_t *op, int32_t dest) excep
             t.flags_[row] = (t.flags_[row] & ~F_OPEN) | F_STOPPED
             t.set_value(row, <PyObject *>None)
             _emit(self, fr, row)
-        _jump_row(self, fr, op[1], dest, it, <PyObject *>PY_FALSE)
+        _jump_row(self, fr, op[OP_OFFSET], dest, it, <PyObject *>PY_FALSE)
     return 0
 
 
 cdef int _lost_jump(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
     _jump_row(self, fr, offset, dest, S_UNKNOWN, <PyObject *>None)
-    _resync(self, fr, fr.plan.depth[dest >> 1])
+    _resync(self, fr)
     _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
     return 0
 
@@ -299,10 +299,10 @@ cdef int _lost_jump(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) e
 cdef int64_t _finish_send(Recorder self, FrameRec *fr, int32_t *op, PyObject *known) except? -1:
     """Record the SEND at op (known: its result, or NULL to read it off the
     stack at its target); the shadow of its result."""
-    cdef int32_t *r = fr.plan.recs + op[2]
-    _record(self, fr, op[2], NULL, known)
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    _record(self, fr, op[OP_A], NULL, known)
     fr.pending = P_DONE
-    return _stack(self, fr)[r[5 + r[2]]]
+    return _stack(self, fr)[r[REC_INPUTS + r[REC_NIN]]]
 
 
 cdef bint _send_returned(Recorder self, FrameRec *fr, int32_t offset) except -1:
@@ -314,10 +314,10 @@ cdef bint _send_returned(Recorder self, FrameRec *fr, int32_t offset) except -1:
         return False
     while True:  # the segment's terminal op
         op = fr.plan.ops + pc * OP_WORDS
-        if op[0] >= M_RECORD and op[0] != M_SILENT_JUMP and op[0] != M_RECORD_BOOL:
+        if op[OP_CODE] >= M_RECORD and op[OP_CODE] != M_SILENT_JUMP and op[OP_CODE] != M_RECORD_BOOL:
             break
         pc += 1
-    if op[0] != M_SEND or op[4] != offset:
+    if op[OP_CODE] != M_SEND or op[OP_C] != offset:
         return False
     _run_to_end(self, fr)
     _finish_send(self, fr, op, NULL)

@@ -72,52 +72,52 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
         return 0
     while True:
         op = ops + pc * OP_WORDS
-        opc = op[0]
+        opc = op[OP_CODE]
         # Loads come in runs before a record: they are taken in a loop of plain
         # conditional branches, which the CPU predicts from the segment's
         # pattern, instead of one trip each through the switch's single
         # indirect jump.
         while opc == M_LOAD_LOCAL or opc == M_LOAD_CONST:
             if opc == M_LOAD_LOCAL:
-                s = sl[op[3]]
-                if s == S_UNKNOWN and (op[4] & LF_SAFE):
+                s = sl[op[OP_B]]
+                if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
                     s = _carried(self, fr, op)
-                ss[op[2]] = s
+                ss[op[OP_A]] = s
             else:
-                ss[op[2]] = ((<int64_t>op[3]) << 2) | 1
+                ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
             pc += 1
             op += OP_WORDS
-            opc = op[0]
+            opc = op[OP_CODE]
         # One comparison per case on a C variable: Cython emits a switch.
         if opc == M_STORE_LOCAL:
-            s = ss[op[2]]
-            sl[op[3]] = s if s & 3 == 0 else _stored(self, fr, s, op[3], op[4], op[1])
+            s = ss[op[OP_A]]
+            sl[op[OP_B]] = s if s & 3 == 0 else _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
         elif opc == M_RECORD:
             fr.pc = pc
             # its result went to a local or is returned (tracer.plan.deferral), or is
             # on the stack
-            known = _deferred_value(self, fr, op) if op[4] else NULL
-            r = fr.plan.recs + op[2]
-            if fr.open_row < 0 and r[3] == 1:
+            known = _deferred_value(self, fr, op) if op[OP_C] else NULL
+            r = fr.plan.recs + op[OP_A]
+            if fr.open_row < 0 and r[REC_NOUT] == 1:
                 _record_primitive(self, fr, r, known)
             else:
-                _record(self, fr, op[2], NULL, known)
+                _record(self, fr, op[OP_A], NULL, known)
         elif opc == M_SET:
-            ss[op[2]] = SPECIAL_SHADOW[op[3]]
+            ss[op[OP_A]] = SPECIAL_SHADOW[op[OP_B]]
         elif opc == M_DELETE_LOCAL:
-            sl[op[2]] = S_UNKNOWN
+            sl[op[OP_A]] = S_UNKNOWN
         elif opc == M_COPY:
-            ss[op[2]] = ss[op[3]]
+            ss[op[OP_A]] = ss[op[OP_B]]
         elif opc == M_SWAP:
-            s = ss[op[2]]
-            ss[op[2]] = ss[op[3]]
-            ss[op[3]] = s
+            s = ss[op[OP_A]]
+            ss[op[OP_A]] = ss[op[OP_B]]
+            ss[op[OP_B]] = s
         elif opc == M_CAPTURE:
-            ss[op[2]] = _capture(self, fr, op[2])
+            ss[op[OP_A]] = _capture(self, fr, op[OP_A])
         elif opc == M_CAPTURE_METHOD:
-            _capture_method(self, fr, op[2], op[3])
+            _capture_method(self, fr, op[OP_A], op[OP_B])
         elif opc == M_SILENT_JUMP:
-            _jump_row(self, fr, op[1], op[4], S_NULL, <PyObject *>None)
+            _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
         else:
             break  # END or a terminal op, left for the caller
         pc += 1
@@ -128,15 +128,15 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
 cdef int64_t _carried(Recorder self, FrameRec *fr, int32_t *op) except? -1:
     # A local read before the recorder saw it stored (a generator resumed, a
     # resync): its current value enters as a carried ArgumentNode.
-    cdef int32_t b = op[3]
-    cdef PyObject *v = _frame_local(self, fr, b, op[4])
+    cdef int32_t b = op[OP_B]
+    cdef PyObject *v = _frame_local(self, fr, b, op[OP_C])
     cdef int64_t s
     if v == NULL:
         return S_UNKNOWN
     if fr.hooks & H_SNAP_ANY:
         v = _kept(self, fr, v)
     cdef int32_t row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
-                                          op[1], -b - 1, v)
+                                          op[OP_OFFSET], -b - 1, v)
     s = (<int64_t>row) << 2
     _locals(self, fr)[b] = s
     _emit(self, fr, row)
@@ -147,7 +147,7 @@ cdef inline PyObject *_deferred_value(Recorder self, FrameRec *fr, int32_t *op) 
     # A RECORD's result read back from the local the next instruction stored it
     # in (the plan checked that nothing in the segment assigns that local again),
     # or the value the PY_RETURN being handled returns (tracer.plan.deferral).
-    cdef PyObject *v = tracer_frame_local(fr.frame, op[4] - 1) if op[4] > 0 \
+    cdef PyObject *v = tracer_frame_local(fr.frame, op[OP_C] - 1) if op[OP_C] > 0 \
         else self.returning
     if v == NULL:
         # Unbound after all (a debugger rewrote the frame's locals): never fall
@@ -186,26 +186,26 @@ cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_reco
         return 0
     while True:
         op = fr.plan.ops + fr.pc * OP_WORDS
-        opc = op[0]
-        if op[1] >= stop_offset and lo[fr.pc] <= stop_offset:
+        opc = op[OP_CODE]
+        if op[OP_OFFSET] >= stop_offset and lo[fr.pc] <= stop_offset:
             return 0
         if opc == M_SILENT_JUMP:
-            _jump_row(self, fr, op[1], op[4], S_NULL, <PyObject *>None)
+            _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
             fr.pc += 1
             continue
-        if opc == M_RECORD and op[4] > 0 and stop_offset >= 0:
-            _record(self, fr, op[2], NULL, _deferred_value(self, fr, op))
+        if opc == M_RECORD and op[OP_C] > 0 and stop_offset >= 0:
+            _record(self, fr, op[OP_A], NULL, _deferred_value(self, fr, op))
             fr.pc += 1
             continue
         if opc >= M_RECORD or opc == M_END:
             return 0  # its RECORD, END or terminal op is the caller's
         if before_record and (opc == M_CAPTURE or opc == M_CAPTURE_METHOD):
             return 0  # stack reads wait for the segment's end event
-        a = op[2]
-        b = op[3]
+        a = op[OP_A]
+        b = op[OP_B]
         if opc == M_LOAD_LOCAL:
             s = sl[b]
-            if s == S_UNKNOWN and (op[4] & LF_SAFE):
+            if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
                 s = _carried(self, fr, op)
             ss[a] = s
         elif opc == M_LOAD_CONST:
@@ -213,7 +213,7 @@ cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_reco
         elif opc == M_SET:
             ss[a] = SPECIAL_SHADOW[b]
         elif opc == M_STORE_LOCAL:
-            sl[b] = _stored(self, fr, ss[a], b, op[4], op[1])
+            sl[b] = _stored(self, fr, ss[a], b, op[OP_C], op[OP_OFFSET])
         elif opc == M_DELETE_LOCAL:
             sl[a] = S_UNKNOWN
         elif opc == M_COPY:
@@ -289,7 +289,7 @@ cdef int64_t _stored(Recorder self, FrameRec *fr, int64_t s, int32_t local, int3
     return (<int64_t>_constant_row(self, fr, offset, local, v)) << 2
 
 
-cdef int _resync(Recorder self, FrameRec *fr, int32_t depth) except -1:
+cdef int _resync(Recorder self, FrameRec *fr) except -1:
     """Forget what the shadow knows: the frame ran code the plan cannot follow."""
     cdef int32_t i
     cdef int64_t *sl = _locals(self, fr)
