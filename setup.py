@@ -1,7 +1,9 @@
 """Build the compiled core: the Cython recorder plus the frame-internals shim.
 
 Build directives live here and only here.  ``TRACER_DEBUG=1`` turns on Cython's
-bounds and wraparound checks for debugging the core.
+bounds and wraparound checks for debugging the core, and its event log: run with
+``TRACER_LOG_EVENTS=1`` (stderr) or ``TRACER_LOG_EVENTS=path`` to have every
+sys.monitoring callback and every replayed segment written out.
 """
 import glob
 import os
@@ -16,6 +18,7 @@ core = Extension(
     sources=["src/tracer/_core.pyx", "src/tracer/_frame.c"],
     depends=["src/tracer/_frame.h", *glob.glob("src/tracer/_core/*.pxi")],
     include_dirs=["src/tracer"],
+    define_macros=[("TRACER_DEBUG_BUILD", "1")] if DEBUG else [],
     extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2"])
     + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
 )

@@ -103,6 +103,8 @@ cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept
     cdef Recorder rec = _active(key)
     if rec is None or rec.broken or nargs != 2:
         return _idle(nargs, 2)
+    if TRACER_EVENT_LOG:
+        _log_event(0, key, <object>args[0], _small_int(args[1]), None)
     return _reply(rec, CODE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1])))
 
 
@@ -112,6 +114,8 @@ cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept
     cdef Recorder rec = _active(key)
     if rec is None or rec.broken or nargs != 3:
         return _idle(nargs, 3)
+    if TRACER_EVENT_LOG:
+        _log_event(1, key, <object>args[0], _small_int(args[1]), <object>args[2])
     return _reply(rec, DEST_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
                                                _small_int(args[2])))
 
@@ -122,6 +126,8 @@ cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcep
     cdef Recorder rec = _active(key)
     if rec is None or rec.broken or nargs != 3:
         return _idle(nargs, 3)
+    if TRACER_EVENT_LOG:
+        _log_event(2, key, <object>args[0], _small_int(args[1]), <object>args[2])
     return _reply(rec, VALUE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
                                                 <object>args[2]))
 

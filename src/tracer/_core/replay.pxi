@@ -68,6 +68,7 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
     cdef int64_t *ss = sl + fr.plan.nlocalsplus
     cdef int64_t s
     cdef PyObject *known
+    cdef int32_t first = pc
     if fr.pending < 0:
         return 0
     while True:
@@ -121,6 +122,8 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
         else:
             break  # END or a terminal op, left for the caller
         pc += 1
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, first, pc, "to end")
     fr.pc = pc
     return 0
 
@@ -184,6 +187,8 @@ cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_reco
     cdef int64_t s
     if fr.pending < 0:
         return 0
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, fr.pc, -1, f"up to offset {stop_offset}")
     while True:
         op = fr.plan.ops + fr.pc * OP_WORDS
         opc = op[OP_CODE]
