@@ -46,7 +46,7 @@ def code_objects(module):
 
 def main():
     from tracer.ir import IR
-    from tracer.plan import _Builder
+    from tracer.plan import PLAN_EXACT, PLAN_INTERVENE, _Builder
 
     modules = failures = 0
     codes = 0
@@ -65,7 +65,8 @@ def main():
             codes += 1
             try:
                 plan = _Builder(code).build()
-                _Builder(code, interventions=True).build()  # the substitute/override variant
+                _Builder(code, PLAN_EXACT).build()  # the snapshot variant
+                _Builder(code, PLAN_INTERVENE).build()  # the substitute/override variant
                 IR(code)
                 assert max(plan.depth) <= code.co_stacksize
             except Exception as exc:  # noqa: BLE001 - collected and reported

@@ -35,7 +35,7 @@ from .bytecode import (
     for_iter_exit,
     layout,
 )
-from ._core import WORDS, Intervention, LocalFlag, MicroOp, UnitFlag
+from ._core import WORDS, Intervention, LocalFlag, MicroOp, PlanMode, UnitFlag
 from .effects import DYN, METH, NULL, OTHER, UNKNOWN, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
 
 __all__ = ["CodePlan", "build_plan", "plan_for", "MICRO_OPS"]
@@ -78,6 +78,7 @@ AT, FROM = 0, 1
 # Only calls and operators whose result the interpreter treats as an ordinary value:
 # building a list or an iterator is followed by instructions that assume its exact
 # type (LIST_APPEND, FOR_ITER), and replacing it could crash the interpreter.
+PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE = (int(m) for m in PlanMode)
 IV_NONE, IV_ANY, IV_BOOL = (int(v) for v in Intervention)   # IV_BOOL: the result must stay a bool
 _IV_ANY_OPS = frozenset({"BINARY_OP", "BINARY_SUBSCR", "BINARY_SLICE", "UNARY_NEGATIVE",
                          "UNARY_INVERT", "COMPARE_OP"})
@@ -151,12 +152,16 @@ def _nparams(code: CodeType) -> int:
 
 
 class _Builder:
-    def __init__(self, code: CodeType, interventions: bool = False):
+    def __init__(self, code: CodeType, mode: int = 0):
         self.code = code
         # Plans for contexts that substitute or override: an event before every
         # call and operator too (to substitute it) and none deferred to a branch
         # (an overridden value must still be on the stack at its event).
-        self.interventions = interventions
+        # Plans for snapshots (PLAN_EXACT) read every value at an event right after
+        # its instruction; plans for contexts that substitute or override
+        # (PLAN_INTERVENE) have an event before every call and operator too.
+        self.exact = mode >= PLAN_EXACT
+        self.before = mode == PLAN_INTERVENE
         self.lay = layout(code)
         self.prev: dict[int, Instr] = {}
         for a, b in zip(self.lay.instrs, self.lay.instrs[1:]):
@@ -209,7 +214,7 @@ class _Builder:
         branches on: its value is then the branch's direction, so the recorder needs
         no event between the two.
         """
-        if self.interventions or not pushes_bool(ins):
+        if self.exact or not pushes_bool(ins):
             return False
         nxt = self.lay.by_offset.get(ins.next)
         return nxt is not None and nxt.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
@@ -222,7 +227,7 @@ class _Builder:
                     and not self.bool_into_branch(ins) \
                     and not self.deferral(ins, eff, self.lay.depth[ins.offset], eff.rec):
                 events.add(ins.next)
-                if self.interventions:
+                if self.before:
                     events.add(ins.offset)
             if eff is not None and eff.control == "send" and ins.target in self.lay.depth:
                 events.add(ins.target)
@@ -454,7 +459,7 @@ class _Builder:
         """
         sides = array("i")
         sides_at = array("i", [-1]) * nops
-        if self.interventions:
+        if self.exact:
             return sides, sides_at
         by_start = {}
         first_op = {}
@@ -531,7 +536,7 @@ class _Builder:
         at an event right after `ins`.  Plans for contexts that intervene keep every
         value on the stack at its own event.
         """
-        if self.interventions or len(rec.outputs) != 1 or eff.control is not None:
+        if self.exact or len(rec.outputs) != 1 or eff.control is not None:
             return 0
         if d + rec.outputs[0] != d - eff.pops + eff.pushes - 1:
             return 0  # not the top of the stack
@@ -711,18 +716,18 @@ def _written_first(ops: list[list[int]], recs: array) -> int:
     return written
 
 
-def build_plan(code: CodeType, interventions: bool = False) -> CodePlan:
-    """Build the plan of `code` (the core caches it on the code object: use
-    `plan_for` to get it).
+def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
+    """Build the plan of `code` in variant `mode` (a PlanMode; the core caches
+    plans on the code object: use `plan_for` to get one).
 
-    With `interventions`, the plan also has an event before every recorded call
-    and operator, and records every value at an event where it is still on the
-    stack, as substitute/override contexts need.
+    PLAN_EXACT records every value at an event right after its instruction, as
+    snapshots need; PLAN_INTERVENE also has an event before every recorded call
+    and operator, as substitute/override contexts need.
     """
-    return _Builder(code, interventions).build()
+    return _Builder(code, mode).build()
 
 
-def plan_for(code: CodeType, interventions: bool = False) -> CodePlan:
+def plan_for(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
     """The plan of `code`, built once per code object and variant.
 
     Cached on the code object itself, by identity: two distinct code objects
@@ -731,7 +736,7 @@ def plan_for(code: CodeType, interventions: bool = False) -> CodePlan:
     """
     from . import _core
 
-    return _core.plan_of(code, interventions)
+    return _core.plan_of(code, mode)
 
 
 __all__ += ["M_END", "OP_WORDS", "PY313", "R_CALL", "R_CALL_EX", "R_OP", "R_SPECIAL"]

@@ -131,13 +131,13 @@ cdef uint32_t _mask_of(Recorder self, object ctx) noexcept:
     cdef uint32_t mask
     try:
         mask = ctx.hook_mask()
-        if mask & (H_SUBSTITUTE | H_OVERRIDE) and not self.interventions:
+        if mask & (H_SUBSTITUTE | H_OVERRIDE) and self.plan_mode != PLAN_INTERVENE:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) overrides substitute or "
                 "override, but the context passed to track does not: interventions "
                 "are prepared for a whole call, so pass a root context whose class "
                 "overrides them (its own may return None / tracer.KEEP)")
-        if mask & H_SNAP_ANY and not self.interventions:
+        if mask & H_SNAP_ANY and self.plan_mode == PLAN_PLAIN:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) takes snapshots of values, "
                 "but the context passed to track does not: values are read for "

@@ -93,7 +93,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     # _user_code_starts for why the collector waits).
     _user_code_starts(self)
     try:
-        plan = _plan_for(code, self.interventions)
+        plan = _plan_for(code, self.plan_mode)
         if plan.session != self.session:
             plan.code_id = t.intern_code(code)
             _own_refs(self, plan)
@@ -184,7 +184,7 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
-    if fr.hooks & H_SUBSTITUTE and self.interventions and not self.broken:
+    if fr.hooks & H_SUBSTITUTE and self.plan_mode == PLAN_INTERVENE and not self.broken:
         op = plan.ops + first * OP_WORDS
         if op[OP_CODE] == M_RECORD and op[OP_OFFSET] == offset:
             _substitute(self, fr, op)

@@ -2,7 +2,7 @@
 # module, so the plan builder, the node-view factory and the context helpers come
 # from tracer.api, which calls configure() once when tracer is imported.
 
-cdef object BUILD_PLAN = None             # tracer.plan.build_plan(code, interventions)
+cdef object BUILD_PLAN = None             # tracer.plan.build_plan(code, mode)
 cdef object NODE_AT = None                # tracer.nodes.node_at(trace, row)
 cdef object ASK_ENTER = None              # tracer.context.ask_enter(ctx, (f, args, kwargs))
 cdef object ASK_SUBSTITUTE = None         # tracer.context.ask_substitute(ctx, f, args, kwargs)

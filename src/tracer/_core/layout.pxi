@@ -91,6 +91,11 @@ cpdef enum Intervention:  # per record: what contexts may do to it
     IV_ANY = 1
     IV_BOOL = 2       # ... keeping its result a bool
 
+cpdef enum PlanMode:  # the plan variants, one per need (tracer.plan.build_plan)
+    PLAN_PLAIN = 0       # fewest events: results read late from locals, branches silent
+    PLAN_EXACT = 1       # every value read at an event right after its instruction (snapshots)
+    PLAN_INTERVENE = 2   # PLAN_EXACT and an event before each call and operator (substitute)
+
 cpdef enum UnitFlag:  # per code unit
     JUMP_EVENT = 1      # the jump here fires JUMP
     SILENT_BRANCH = 2   # the branch here goes without BRANCH

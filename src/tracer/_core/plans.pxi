@@ -47,10 +47,14 @@ cdef void _free_plan(void *p) noexcept:
         free(plan)
 
 
-# One co_extra slot per plan variant: the plain plan, and the one for contexts that
-# substitute or override (tracer.plan.build_plan's `interventions`).
-cdef Py_ssize_t CODE_EXTRA_INDEX = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
-cdef Py_ssize_t CODE_EXTRA_INDEX_IV = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
+# One co_extra slot per plan variant (PlanMode).
+cdef Py_ssize_t CODE_EXTRA_INDEX[3]
+for _mode in range(3):
+    CODE_EXTRA_INDEX[_mode] = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
+
+
+cdef inline Py_ssize_t _extra_index(int mode) noexcept:
+    return CODE_EXTRA_INDEX[mode]
 
 
 cdef inline int32_t *_buffer_address(object arr):
@@ -59,14 +63,14 @@ cdef inline int32_t *_buffer_address(object arr):
     return <int32_t *><size_t>arr.buffer_info()[0]
 
 
-cdef CPlan *_plan_for(object code, bint interventions=False) except NULL:
+cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
     cdef void *extra = NULL
-    cdef Py_ssize_t index = CODE_EXTRA_INDEX_IV if interventions else CODE_EXTRA_INDEX
+    cdef Py_ssize_t index = _extra_index(mode)
     if PyUnstable_Code_GetExtra(code, index, &extra) < 0:
         raise RuntimeError("tracer: cannot read the code object's extra slot")
     if extra != NULL:
         return <CPlan *>extra
-    owner = _handed(BUILD_PLAN, "build_plan")(code, interventions)
+    owner = _handed(BUILD_PLAN, "build_plan")(code, mode)
     cdef CPlan *plan = <CPlan *>malloc(sizeof(CPlan))
     if plan == NULL:
         raise MemoryError()
@@ -133,6 +137,8 @@ cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
     return ends
 
 
-def plan_of(code, interventions=False):
+def plan_of(code, int mode=PLAN_PLAIN):
     """The analysis plan the recorder uses for `code` (for tests and tools)."""
-    return <object>_plan_for(code, interventions).owner
+    if not PLAN_PLAIN <= mode <= PLAN_INTERVENE:
+        raise ValueError(f"mode is a tracer._core.PlanMode, not {mode!r}")
+    return <object>_plan_for(code, mode).owner

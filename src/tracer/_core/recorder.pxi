@@ -47,7 +47,7 @@ cdef class Recorder:
     cdef readonly object internal_error
     cdef readonly bint broken
     cdef readonly long events
-    cdef readonly bint interventions   # the session uses plans for substitute/override
+    cdef readonly int plan_mode        # the plan variant of this session (PlanMode)
     cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
     cdef object kept                    # the last snapshot _kept made (until its row takes it)
     cdef int user_depth                 # hooks running (_user_code_starts)
@@ -93,11 +93,12 @@ cdef class Recorder:
         t.root_keywords = tuple(kwargs)
         self.contexts.append(ctx)
         cdef uint32_t hooks = ctx.hook_mask()
-        # Whether any context of this call may intervene is decided by the root's:
-        # the plan variant is fixed for the whole call (see Context.enter).  The
-        # same variant serves snapshots: it reads every value at an event right
+        # The plan variant is fixed for the whole call by the root's context (see
+        # Context.enter): contexts that intervene need an event before each call
+        # and operator, and snapshots need every value read at an event right
         # after its instruction, before later code can change it.
-        self.interventions = (hooks & (H_SUBSTITUTE | H_OVERRIDE | H_SNAP_ANY)) != 0
+        self.plan_mode = (PLAN_INTERVENE if hooks & (H_SUBSTITUTE | H_OVERRIDE) else
+                          PLAN_EXACT if hooks & H_SNAP_ANY else PLAN_PLAIN)
         cdef FrameRec *fr = _push(self, tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
                                        hooks)
         fr.open_row = root

@@ -354,8 +354,7 @@ cdef inline bint _ends_at(Recorder self, FrameRec *fr, int32_t offset) noexcept:
 cdef CPlan *_cached_plan(Recorder self, object code) noexcept:
     # The plan this session's variant keeps on `code`, or NULL.
     cdef void *extra = NULL
-    PyUnstable_Code_GetExtra(code, CODE_EXTRA_INDEX_IV if self.interventions
-                             else CODE_EXTRA_INDEX, &extra)
+    PyUnstable_Code_GetExtra(code, _extra_index(self.plan_mode), &extra)
     return <CPlan *>extra
 
 
