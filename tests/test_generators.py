@@ -255,3 +255,32 @@ def test_traced_equals_untraced_for_generator_protocols():
     root = tracer.track(protocol)
     assert root.value == expected
     _check_readable(root)
+
+
+async def _ticks(n):
+    for i in range(n):
+        yield i * 5
+    yield -1
+
+
+async def _first_then_close(log):
+    stream = _ticks(2)
+    log.append(await anext(stream, -1))   # anext's awaitable returns by StopIteration
+    await stream.aclose()
+    return len(log)
+
+
+def test_await_of_an_awaitable_that_returns_by_stop_iteration(traced):
+    log = []
+    root = traced(lambda: asyncio.run(_first_then_close(log)))
+    assert root.value == 1 and log == [0]
+    _check_readable(root)
+    appends = [n for n in walk(root) if isinstance(n, tracer.CallNode)
+               and n.code is not None and n.code.co_name == "_first_then_close"
+               and isinstance(n.function, tracer.Const) and n.function.value is list.append]
+    assert len(appends) == 1
+    (value,) = appends[0].arguments
+    # The value appended is the SEND's result (what anext's awaitable returned), not
+    # an unknown: CPython's RAISE event for that StopIteration is not an exception.
+    assert isinstance(value, tracer.CallNode) and value.function.value is ops.send
+    assert value.value == 0 and not value.raised

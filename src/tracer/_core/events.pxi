@@ -308,6 +308,12 @@ cdef int _raise_(Recorder self, object code, int offset, object exception) excep
     if fr.pending >= 0:
         _run(self, fr, offset, False)
         op = fr.plan.ops + fr.pc * OP_WORDS
+        if op[OP_OFFSET] == offset and op[OP_CODE] == M_SEND \
+                and isinstance(exception, StopIteration):
+            # A receiver that is not a generator returned by raising StopIteration:
+            # CPython reports it, then SEND takes the value and jumps to its
+            # target, whose INSTRUCTION event records the SEND (_send_returned).
+            return EV_CONTINUE
         if op[OP_OFFSET] == offset and _is_record(op[OP_CODE]):
             _record(self, fr, op[OP_A], <PyObject *>exception)
         elif op[OP_OFFSET] == offset and op[OP_CODE] == M_RAISE and op[OP_A] >= 0:
