@@ -279,7 +279,7 @@ def test_await_of_an_awaitable_that_returns_by_stop_iteration(traced):
                and n.code is not None and n.code.co_name == "_first_then_close"
                and isinstance(n.function, tracer.Const) and n.function.value is list.append]
     assert len(appends) == 1
-    (value,) = appends[0].arguments
+    receiver, value = appends[0].arguments
     # The value appended is the SEND's result (what anext's awaitable returned), not
     # an unknown: CPython's RAISE event for that StopIteration is not an exception.
     assert isinstance(value, tracer.CallNode) and value.function.value is ops.send
