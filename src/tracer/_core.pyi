@@ -1,15 +1,94 @@
-"""Type stubs for the compiled core (src/tracer/_core.pyx)."""
+"""Type stubs for the compiled core (src/tracer/_core.pyx and src/tracer/_core/*.pxi).
 
+Checked against the built module by `python -m mypy.stubtest tracer._core` (a test).
+"""
+
+from enum import IntEnum
 from types import CodeType
-from typing import Any, Callable
+from typing import Any, Callable, final
 
 import numpy as np
+
+# -- layout (src/tracer/_core/layout.pxi): declared once, read by the Python layer ------
+
+class NodeKind(IntEnum):
+    K_ARGUMENT = 0
+    K_CONSTANT = 1
+    K_PRIMITIVE = 2
+    K_NESTED = 3
+    K_SPECIAL = 4
+    K_JUMP = 5
+    K_RETURN = 6
+
+class NodeFlag(IntEnum):
+    F_RAISED = 1
+    F_YIELD = 2
+    F_OPEN = 4
+    F_STOPPED = 8
+    F_CARRIED = 16
+    F_EXCEPTION = 32
+    F_FRAME = 64
+
+class MicroOp(IntEnum):
+    M_END = 0
+    M_LOAD_LOCAL = 1
+    M_LOAD_CONST = 2
+    M_SET = 3
+    M_STORE_LOCAL = 4
+    M_DELETE_LOCAL = 5
+    M_COPY = 6
+    M_SWAP = 7
+    M_CAPTURE = 8
+    M_CAPTURE_METHOD = 9
+    M_RECORD = 10
+    M_BRANCH = 11
+    M_FOR_ITER = 12
+    M_JUMP = 13
+    M_RETURN = 14
+    M_RETURN_CONST = 15
+    M_YIELD = 16
+    M_RAISE = 17
+    M_LOST = 18
+    M_RECORD_BOOL = 19
+    M_SILENT_JUMP = 20
+    M_SEND = 21
+
+class RecordSem(IntEnum):
+    R_OP = 0
+    R_CALL = 1
+    R_CALL_EX = 2
+    R_SPECIAL = 3
+
+class LocalFlag(IntEnum):
+    LF_SAFE = 1
+    LF_CELL = 2
+    LF_DYN = 4
+
+class Intervention(IntEnum):
+    IV_NONE = 0
+    IV_ANY = 1
+    IV_BOOL = 2
+
+class PlanMode(IntEnum):
+    PLAN_PLAIN = 0
+    PLAN_EXACT = 1
+    PLAN_INTERVENE = 2
+
+class UnitFlag(IntEnum):
+    JUMP_EVENT = 1
+    SILENT_BRANCH = 2
 
 KINDS: tuple[str, ...]
 FLAGS: dict[str, int]
 MICRO_OPS: tuple[str, ...]
+WORDS: dict[str, int]
+NODE_HOOKS: tuple[str, ...]
+HOOK_BITS: dict[str, int]
 UNKNOWN: object
 
+# -- the arena ---------------------------------------------------------------------------
+
+@final
 class Trace:
     """The recorded rows of one track() call: parallel columns, one row per node."""
 
@@ -40,6 +119,14 @@ class Trace:
     def columns(self) -> dict[str, np.ndarray]: ...
     def values(self) -> list[Any]: ...
 
+def spare_columns_limit(limit: int | None = None) -> int: ...
+def spare_columns_bytes() -> int: ...
+
+# -- plans and the recorder ----------------------------------------------------------------
+
+def plan_of(code: CodeType, mode: int = 0) -> Any: ...
+
+@final
 class Recorder:
     """Drives one track() call: owns the trace and the sys.monitoring callbacks."""
 
@@ -52,16 +139,18 @@ class Recorder:
     internal_error: BaseException | None
     broken: bool
     events: int
+    plan_mode: int
     def begin_root(self, f: Any, args: tuple[Any, ...], kwargs: dict[str, Any], ctx: Any) -> int: ...
     def end_root(self, result: Any, exception: BaseException | None) -> None: ...
+    def reclaim_plans(self) -> None: ...
 
-def plan_of(code: CodeType, mode: int = 0) -> Any: ...
-
-def spare_columns_limit(limit: int | None = None) -> int: ...
-def spare_columns_bytes() -> int: ...
-
-HOOK_BITS: dict[str, int]
 def new_recorder() -> Recorder: ...
+
+# -- what the Python layer hands the core, and the callbacks -------------------------------
+
+def configure(*, build_plan: Callable[..., Any], node_at: Callable[..., Any],
+              ask_enter: Callable[..., Any], ask_substitute: Callable[..., Any],
+              call_from_parameters: Callable[..., Any], keep: object) -> None: ...
 def activate(tool: int, rec: Recorder) -> None: ...
 def deactivate(tool: int) -> None: ...
 def set_track_code(code: CodeType) -> None: ...
