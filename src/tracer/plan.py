@@ -130,9 +130,9 @@ class CodePlan:
     events: frozenset  # offsets with INSTRUCTION events
     jump_events: frozenset  # offsets of unconditional jumps whose JUMP event is used
     unit_flags: array  # int32 per code unit: JUMP_EVENT | SILENT_BRANCH bits
-    piece_lo: array  # int32 per micro-op: first offset of its straight-line piece
-    sides: array  # int32: per silent branch, its two successors (see silent_branches)
-    sides_at: array  # int32 per micro-op: index in `sides` of the silent branch ending its segment, or -1
+    piece_start: array  # int32 per micro-op: first offset of its straight-line piece
+    branch_sides: array  # int32: per silent branch, its two successors (see silent_branches)
+    branch_sides_at: array  # int32 per micro-op: index in `branch_sides` of the silent branch ending its segment, or -1
     carry: array  # int32 per code unit: stack slots a generator resumed there carries in (bits)
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
@@ -162,14 +162,14 @@ class _Builder:
         # (PLAN_INTERVENE) have an event before every call and operator too.
         self.exact = mode >= PLAN_EXACT
         self.before = mode == PLAN_INTERVENE
-        self.lay = layout(code)
+        self.layout = layout(code)
         self.prev: dict[int, Instr] = {}
-        for a, b in zip(self.lay.instrs, self.lay.instrs[1:]):
+        for a, b in zip(self.layout.instrs, self.layout.instrs[1:]):
             self.prev[b.offset] = a
         self.effects = {
             i.offset: effect_of(i, code, self.prev.get(i.offset))
-            for i in self.lay.instrs
-            if i.offset in self.lay.depth
+            for i in self.layout.instrs
+            if i.offset in self.layout.depth
         }
         self.statics: list = []
         self.static_ids: dict = {}
@@ -216,28 +216,28 @@ class _Builder:
         """
         if self.exact or not pushes_bool(ins):
             return False
-        nxt = self.lay.by_offset.get(ins.next)
+        nxt = self.layout.by_offset.get(ins.next)
         return nxt is not None and nxt.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
 
     def initial_events(self) -> set[int]:
         events = set()
-        for ins in self.lay.instrs:
+        for ins in self.layout.instrs:
             eff = self.effects.get(ins.offset)
             if eff is not None and eff.rec is not None and eff.control not in ("for_iter", "send") \
                     and not self.bool_into_branch(ins) \
-                    and not self.deferral(ins, eff, self.lay.depth[ins.offset], eff.rec):
+                    and not self.deferral(ins, eff, self.layout.depth[ins.offset], eff.rec):
                 events.add(ins.next)
                 if self.before:
                     events.add(ins.offset)
-            if eff is not None and eff.control == "send" and ins.target in self.lay.depth:
+            if eff is not None and eff.control == "send" and ins.target in self.layout.depth:
                 events.add(ins.target)
-        events.update(h.target for h in self.lay.handlers if h.target in self.lay.depth)
+        events.update(h.target for h in self.layout.handlers if h.target in self.layout.depth)
         return events
 
     def starts(self, events: set[int]) -> list[tuple[int, int]]:
         out = [(AT, off) for off in sorted(events)]
         froms: set[int] = set()
-        for ins in self.lay.instrs:
+        for ins in self.layout.instrs:
             eff = self.effects.get(ins.offset)
             if eff is None:
                 continue
@@ -246,15 +246,15 @@ class _Builder:
             if eff.control == "branch":
                 froms.update((ins.target, ins.next))
             elif eff.control == "for_iter":
-                froms.update((ins.next, for_iter_exit(ins, self.lay.by_offset)))
+                froms.update((ins.next, for_iter_exit(ins, self.layout.by_offset)))
             elif eff.control == "jump" and ins.offset in self.jump_events:
                 froms.add(ins.target)
-        out.extend((FROM, off) for off in sorted(froms) if off in self.lay.depth)
+        out.extend((FROM, off) for off in sorted(froms) if off in self.layout.depth)
         return out
 
     # -- walking a segment ---------------------------------------------------------
     def walk(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
-        lay = self.lay
+        lay = self.layout
         cls = [OTHER] * lay.depth[start]
         ops: list[list[int]] = []
         dyn_stored: set[int] = set()
@@ -452,15 +452,15 @@ class _Builder:
         side.  A side that ends in another conditional branch or is lost keeps the
         branch evented (no chains).
 
-        Returns `sides` (per silent branch: its offset, the offsets `next` and
+        Returns `branch_sides` (per silent branch: its offset, the offsets `next` and
         `target`, then for the not-taken and the taken side its END offset or -1,
-        the number of offset ranges and the ranges) and `sides_at` (per op: the
-        index in `sides` of the silent branch that ends its segment, or -1).
+        the number of offset ranges and the ranges) and `branch_sides_at` (per op: the
+        index in `branch_sides` of the silent branch that ends its segment, or -1).
         """
-        sides = array("i")
-        sides_at = array("i", [-1]) * nops
+        branch_sides = array("i")
+        branch_sides_at = array("i", [-1]) * nops
         if self.exact:
-            return sides, sides_at
+            return branch_sides, branch_sides_at
         by_start = {}
         first_op = {}
         index = 0
@@ -473,7 +473,7 @@ class _Builder:
             if seg[-1][0] == M_BRANCH:
                 ending_at.setdefault(seg[-1][1], []).append(key)
         for branch, keys in sorted(ending_at.items()):
-            ins = self.lay.by_offset[branch]
+            ins = self.layout.by_offset[branch]
             succ = [(FROM, ins.next), (FROM, ins.target)]
             if any(k not in by_start for k in succ):
                 continue
@@ -501,22 +501,22 @@ class _Builder:
                         if op[0] in (M_STORE_LOCAL, M_DELETE_LOCAL)}
             if captures or late_reads & assigned:
                 continue
-            at = len(sides)
-            sides.extend([branch, ins.next, ins.target])
+            at = len(branch_sides)
+            branch_sides.extend([branch, ins.next, ins.target])
             for member, end in zip(members, ends):
                 ranges = self._ranges(member)
-                sides.extend([end, len(ranges) // 2])
-                sides.extend(ranges)
+                branch_sides.extend([end, len(ranges) // 2])
+                branch_sides.extend(ranges)
             for k in keys:
                 base = first_op[k]
                 for i in range(len(by_start[k])):
-                    sides_at[base + i] = at
-        return sides, sides_at
+                    branch_sides_at[base + i] = at
+        return branch_sides, branch_sides_at
 
     def _ranges(self, offsets: set[int]) -> list[int]:
         # The offsets as [first, last] instruction ranges, flattened.
         out: list[int] = []
-        for ins in self.lay.instrs:
+        for ins in self.layout.instrs:
             if ins.offset in offsets:
                 prev = self.prev.get(ins.offset)
                 if out and prev is not None and out[-1] == prev.offset:
@@ -540,8 +540,8 @@ class _Builder:
             return 0
         if d + rec.outputs[0] != d - eff.pops + eff.pushes - 1:
             return 0  # not the top of the stack
-        nxt = self.lay.by_offset.get(ins.next)
-        if nxt is None or nxt.offset not in self.lay.depth:
+        nxt = self.layout.by_offset.get(ins.next)
+        if nxt is None or nxt.offset not in self.layout.depth:
             return 0
         if nxt.opname == "STORE_FAST":
             return nxt.arg + 1
@@ -574,7 +574,7 @@ class _Builder:
                       if (o[0] == M_STORE_LOCAL and o[3] == local)
                       or (o[0] == M_DELETE_LOCAL and o[2] == local)]
             if len(stores) > 1 or not stores or stores[0][0] != M_STORE_LOCAL:
-                needs.add(self.lay.by_offset[op[1]].next)
+                needs.add(self.layout.by_offset[op[1]].next)
 
     @staticmethod
     def _mark_safe_loads(ops: list[list[int]]) -> None:
@@ -603,15 +603,15 @@ class _Builder:
         """
         carry = array("i", [0]) * units
         by_start = {(kind, start): seg for kind, start, seg in segments}
-        for ins in self.lay.instrs:
-            d = self.lay.depth.get(ins.offset)
+        for ins in self.layout.instrs:
+            d = self.layout.depth.get(ins.offset)
             if not d:
                 continue
             if ins.opname == "RESUME" and ins.arg:
                 live = (1 << min(d, 31)) - 1
                 seg = by_start.get((FROM, ins.offset))
                 written = _written_first(seg, self.recs) if seg else 0
-                nxt = self.lay.by_offset.get(ins.next)
+                nxt = self.layout.by_offset.get(ins.next)
                 if nxt is not None and nxt.opname == "POP_TOP":
                     written |= 1 << (d - 1)  # `yield x` as a statement drops what is sent
                 carry[ins.offset // 2] = live & ~written
@@ -634,7 +634,7 @@ class _Builder:
             raise AnalysisError(self.violations[0])
         units = len(self.code.co_code) // 2
         ops = array("i")
-        piece_lo = array("i")
+        piece_start = array("i")
         seg_at = array("i", [-1]) * units
         seg_from = array("i", [-1]) * units
         for kind, start, seg in segments:
@@ -643,25 +643,25 @@ class _Builder:
             lo = start
             for op in seg:
                 ops.extend(op)
-                piece_lo.append(lo)
+                piece_start.append(lo)
                 if op[0] == M_SILENT_JUMP:
                     lo = op[4]
         unit_flags = array("i", [0]) * units
         for off in self.jump_events:
             unit_flags[off // 2] = JUMP_EVENT
-        sides, sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
-        for k in range(len(sides_at)):
-            if sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
+        branch_sides, branch_sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
+        for k in range(len(branch_sides_at)):
+            if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
                 unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
         depth = array("i", [-1]) * units
-        for off, d in self.lay.depth.items():
+        for off, d in self.layout.depth.items():
             depth[off // 2] = d
         handler = array("i", [-1]) * units
-        for h in self.lay.handlers:
-            if h.target in self.lay.depth:
+        for h in self.layout.handlers:
+            if h.target in self.layout.depth:
                 handler[h.target // 2] = (h.depth << 1) | int(h.lasti)
         istart = array("i", [0]) * units
-        for ins in self.lay.instrs:
+        for ins in self.layout.instrs:
             for unit in range(ins.offset // 2, ins.next // 2):
                 istart[unit] = ins.offset
         carry = self.carry_masks(segments, units)
@@ -670,9 +670,9 @@ class _Builder:
         names = code.co_varnames[:nparams]
         cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
-        return CodePlan(self.lay, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
+        return CodePlan(self.layout, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
                         depth, handler, istart, frozenset(events), frozenset(self.jump_events),
-                        unit_flags, piece_lo, sides, sides_at, carry, nparams, cells, rec_at)
+                        unit_flags, piece_start, branch_sides, branch_sides_at, carry, nparams, cells, rec_at)
 
 
 def _written_first(ops: list[list[int]], recs: array) -> int:

@@ -154,7 +154,7 @@ cdef int _h_py_yield(Recorder rec, object code, int offset, object value) except
     return _py_yield(rec, code, offset, value)
 
 cdef int _h_raise(Recorder rec, object code, int offset, object exc) except -1:
-    return _raise_(rec, code, offset, exc)
+    return _raised(rec, code, offset, exc)
 
 cdef int _h_py_unwind(Recorder rec, object code, int offset, object exc) except -1:
     return _py_unwind(rec, code, offset, exc)

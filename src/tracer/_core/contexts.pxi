@@ -149,7 +149,7 @@ cdef uint32_t _mask_of(Recorder self, object ctx) noexcept:
         return 0
 
 
-cdef inline int _emit(Recorder self, FrameRec *fr, int32_t row) except -1:
+cdef inline int _run_node_hook(Recorder self, FrameRec *fr, int32_t row) except -1:
     """Run the context's per-node hook for `row`, if its class has one."""
     if fr.hooks & H_NODE_ALL:
         return _node_hook(self, fr, row)

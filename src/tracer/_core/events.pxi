@@ -73,8 +73,8 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             if parent.open_row < 0 and here >= 0 and op[OP_OFFSET] == here and _is_record(op[OP_CODE]):
                 rec = op[OP_A]
                 parent.open_row = _open(self, parent, rec, K_NESTED)
-                parent.direct_ok = parent.plan.recs[rec + REC_SEM] in (R_CALL, R_CALL_EX)
-                parent.direct_done = 0
+                parent.body_may_be_callee = parent.plan.recs[rec + REC_SEM] in (R_CALL, R_CALL_EX)
+                parent.callee_body_entered = 0
                 parent.open_primitive = 0
                 if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
                         not _may_recur(self, parent, frame, code):
@@ -104,7 +104,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         _user_code_ran(self)
     code_id = plan.code_id
     func = tracer_frame_function(frame)
-    if parent.open_row >= 0 and parent.direct_ok and not parent.direct_done \
+    if parent.open_row >= 0 and parent.body_may_be_callee and not parent.callee_body_entered \
             and not resumed and t.n == parent.open_row + 1 \
             and _is_callee(self, parent.open_row, func):
         call_row = parent.open_row
@@ -117,7 +117,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
                              parent.code_id, t.offset_[parent.open_row]
                              if parent.open_row >= 0 else here, 0, NULL)
         t.add_ref(_pool_ref(self, func) if func != NULL else -1)
-    parent.direct_done = 1
+    parent.callee_body_entered = 1
     hooks = parent.hooks
     if hooks & H_ENTER:
         new_ctx = _enter_context(self, ctx, parent, call_row, frame, code)
@@ -129,7 +129,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     fr = _push(self, frame, plan, code_id, call_row, <PyObject *>ctx, hooks)
     fr.code = <PyObject *>code
     if not resumed:
-        _emit(self, fr, t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func))
+        _run_node_hook(self, fr, t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func))
         for i in range(plan.nparams):
             v = tracer_frame_local(frame, i)
             if v != NULL and _is_cell_param(self, plan, i) and PyCell_Check(v):
@@ -138,7 +138,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
                 v = _kept(self, fr, v)
             row = t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, i + 1, v)
             _locals(self, fr)[i] = (<int64_t>row) << 2
-            _emit(self, fr, row)
+            _run_node_hook(self, fr, row)
         _start_segment(self, fr, plan.seg_from[offset >> 1])
     elif how == RESUMED:
         _carry_stack(self, fr, offset, plan.carry[offset >> 1])
@@ -281,12 +281,12 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
         ref = _constant_row(self, fr, offset, -1, retval)
     row = t.add_row(K_RETURN, flags, fr.call_row, fr.code_id, offset, 0, retval)
     t.add_ref(ref)
-    _emit(self, fr, row)
+    _run_node_hook(self, fr, row)
     _close_call(self, fr, retval, 0)
     return 0
 
 
-cdef int _raise_(Recorder self, object code, int offset, object exception) except -1:
+cdef int _raised(Recorder self, object code, int offset, object exception) except -1:
     cdef FrameRec *fr = _top_for(self, code)
     cdef int32_t *op
     cdef int64_t src
@@ -323,7 +323,7 @@ cdef int _raise_(Recorder self, object code, int offset, object exception) excep
             if src & 3 == 0:
                 t.add_ref(<int32_t>(src >> 2))
             fr.exc_row = row
-            _emit(self, fr, row)
+            _run_node_hook(self, fr, row)
     if fr.open_row >= 0:
         # A nested call under an op that did not get to record itself.
         row = fr.open_row
@@ -332,7 +332,7 @@ cdef int _raise_(Recorder self, object code, int offset, object exception) excep
         t.aux_[row] = t.n
         fr.exc_row = row
         fr.open_row = -1
-        _emit(self, fr, row)
+        _run_node_hook(self, fr, row)
     fr.pending = P_EXC
     return EV_CONTINUE
 

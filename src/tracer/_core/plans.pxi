@@ -16,10 +16,10 @@ ctypedef struct CPlan:
     int32_t *handler
     int32_t *istart
     int32_t *seg_end         # per op: offset of the END closing its segment, or -1
-    int32_t *piece_lo        # per op: first offset of its straight-line piece
+    int32_t *piece_start        # per op: first offset of its straight-line piece
     int32_t *unit_flags      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
-    int32_t *sides           # the successors of silent branches (plan.silent_branches)
-    int32_t *sides_at        # per op: index in sides of the silent branch ending its segment
+    int32_t *branch_sides           # the successors of silent branches (plan.silent_branches)
+    int32_t *branch_sides_at        # per op: index in branch_sides of the silent branch ending its segment
     int32_t *carry           # per code unit: stack slots a generator resumed there brings (bits)
     int32_t nunits
     int32_t nlocalsplus
@@ -87,10 +87,10 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
     plan.depth = _buffer_address(owner.depth)
     plan.handler = _buffer_address(owner.handler)
     plan.istart = _buffer_address(owner.istart)
-    plan.piece_lo = _buffer_address(owner.piece_lo)
+    plan.piece_start = _buffer_address(owner.piece_start)
     plan.unit_flags = _buffer_address(owner.unit_flags)
-    plan.sides = _buffer_address(owner.sides) if len(owner.sides) else NULL
-    plan.sides_at = _buffer_address(owner.sides_at)
+    plan.branch_sides = _buffer_address(owner.branch_sides) if len(owner.branch_sides) else NULL
+    plan.branch_sides_at = _buffer_address(owner.branch_sides_at)
     plan.carry = _buffer_address(owner.carry)
     plan.nunits = len(owner.seg_at)
     plan.nlocalsplus = tracer_code_nlocalsplus(<PyObject *>code)

@@ -16,8 +16,8 @@ ctypedef struct FrameRec:
     int32_t exc_row       # the row that raised the exception in flight, or -1
     int32_t shadow        # index of this frame's shadow locals, then stack
     uint8_t open_primitive  # the opened op is primitive: its calls are not recorded
-    uint8_t direct_ok     # the opened op is a call whose callee's body may be its own
-    uint8_t direct_done   # the opened op already used its first frame directly
+    uint8_t body_may_be_callee     # the opened op is a call whose callee's body may be its own
+    uint8_t callee_body_entered   # the opened op already used its first frame directly
     PyObject *ctx         # borrowed; kept alive by Recorder.contexts
     uint32_t hooks        # the hook mask of ctx (tracer.context.Context.hook_mask)
     int32_t subst_pc      # the op substituted at its start event, or -1
@@ -102,7 +102,7 @@ cdef class Recorder:
         cdef FrameRec *fr = _push(self, tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
                                        hooks)
         fr.open_row = root
-        fr.direct_ok = 1
+        fr.body_may_be_callee = 1
         fr.pending = P_NONE
         return root
 
@@ -179,8 +179,8 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
     fr.exc_row = -1
     fr.shadow = <int32_t>self.shadow_top
     fr.open_primitive = 0
-    fr.direct_done = 0
-    fr.direct_ok = 0
+    fr.callee_body_entered = 0
+    fr.body_may_be_callee = 0
     fr.ctx = ctx
     fr.hooks = hooks
     fr.subst_pc = -1

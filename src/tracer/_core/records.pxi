@@ -6,7 +6,7 @@ cdef int32_t _constant_row(Recorder self, FrameRec *fr, int32_t offset, int32_t 
         value = _kept(self, fr, value)
     cdef int32_t r = self.trace.add_row(K_CONSTANT, 0, fr.call_row, fr.code_id, offset,
                                         aux, value)
-    _emit(self, fr, r)
+    _run_node_hook(self, fr, r)
     return r
 
 
@@ -113,10 +113,10 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
             if fr.subst_args == NULL:
                 _patch_callee(self, fr, row)
             _clear_substitution(fr)
-        return _emit(self, fr, row)
+        return _run_node_hook(self, fr, row)
     if nout == 0:
         t.set_value(row, <PyObject *>None)
-        return _emit(self, fr, row)
+        return _run_node_hook(self, fr, row)
     v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
     t.set_value(row, v)
     ss[outs[0]] = (<int64_t>row) << 2
@@ -130,7 +130,7 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
         extra = t.add_row(K_SPECIAL, 0, fr.call_row, fr.code_id, t.offset_[row], j, v)
         t.add_ref(row)
         ss[outs[j]] = (<int64_t>extra) << 2
-        _emit(self, fr, extra)
+        _run_node_hook(self, fr, extra)
     return 0
 
 
@@ -147,7 +147,7 @@ cdef int _recorded(Recorder self, FrameRec *fr, int32_t row, int32_t out, int32_
         _substituted(self, fr, row, out, iv)
     if out >= 0 and iv != IV_NONE and fr.hooks & H_OVERRIDE and not self.broken:
         _override(self, fr, row, out, iv)
-    return _emit(self, fr, row)
+    return _run_node_hook(self, fr, row)
 
 
 cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, int64_t cond,
@@ -158,7 +158,7 @@ cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, in
         t.add_ref(<int32_t>(cond >> 2))
     elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
         t.add_ref(_ref(self, fr, cond))
-    return _emit(self, fr, row)
+    return _run_node_hook(self, fr, row)
 
 
 cdef int _close_call(Recorder self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
@@ -171,7 +171,7 @@ cdef int _close_call(Recorder self, FrameRec *fr, PyObject *value, uint8_t flags
     if t.flags_[row] & F_FRAME and self.nframes > 0:
         # A frame entered from C is a node of its own, complete now; a direct
         # call's node is completed by the caller's op (_record).
-        _emit(self, &self.frames[self.nframes - 1], row)
+        _run_node_hook(self, &self.frames[self.nframes - 1], row)
     return 0
 
 
@@ -194,7 +194,7 @@ cdef int _enter_handler(Recorder self, FrameRec *fr, int32_t offset, int32_t h) 
     ss[depth + lasti] = (<int64_t>row) << 2
     fr.exc_row = -1
     fr.open_row = -1
-    return _emit(self, fr, row)
+    return _run_node_hook(self, fr, row)
 
 
 cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
@@ -243,10 +243,10 @@ cdef int _catch_up(Recorder self, FrameRec *fr, int32_t here, bint instruction_e
     instruction `here` lies past it (tracer.plan.silent_branches)."""
     cdef int32_t k, side, n, j
     cdef int32_t *p
-    if fr.pending < 0 or fr.plan.sides_at[fr.pc] < 0:
+    if fr.pending < 0 or fr.plan.branch_sides_at[fr.pc] < 0:
         return 0
-    k = fr.plan.sides_at[fr.pc]
-    p = fr.plan.sides + k + 3
+    k = fr.plan.branch_sides_at[fr.pc]
+    p = fr.plan.branch_sides + k + 3
     for side in range(2):
         n = p[1]
         if instruction_event:
@@ -264,7 +264,7 @@ cdef int _catch_up(Recorder self, FrameRec *fr, int32_t here, bint instruction_e
     else:
         return 0  # `here` is in the pending segment itself (or the frame is lost)
     _run_to_end(self, fr)
-    _take_branch(self, fr, fr.plan.sides[k], fr.plan.sides[k + 1 + side])
+    _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
     return 0
 
 
@@ -284,7 +284,7 @@ cdef int _for_iter(Recorder self, FrameRec *fr, int32_t *op, int32_t dest) excep
             t.aux_[row] = t.n
             t.flags_[row] = (t.flags_[row] & ~F_OPEN) | F_STOPPED
             t.set_value(row, <PyObject *>None)
-            _emit(self, fr, row)
+            _run_node_hook(self, fr, row)
         _jump_row(self, fr, op[OP_OFFSET], dest, it, <PyObject *>PY_FALSE)
     return 0
 

@@ -142,7 +142,7 @@ cdef int64_t _carried(Recorder self, FrameRec *fr, int32_t *op) except? -1:
                                           op[OP_OFFSET], -b - 1, v)
     s = (<int64_t>row) << 2
     _locals(self, fr)[b] = s
-    _emit(self, fr, row)
+    _run_node_hook(self, fr, row)
     return s
 
 
@@ -181,7 +181,7 @@ cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_reco
     """
     cdef int32_t *op
     cdef int32_t opc, a, b
-    cdef int32_t *lo = fr.plan.piece_lo
+    cdef int32_t *lo = fr.plan.piece_start
     cdef int64_t *sl = _locals(self, fr)
     cdef int64_t *ss = _stack(self, fr)
     cdef int64_t s
@@ -332,7 +332,7 @@ cdef int _carry_stack(Recorder self, FrameRec *fr, int32_t offset, uint32_t slot
                 row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
                                          offset, -(fr.plan.nlocalsplus + k) - 1, v)
                 ss[k] = (<int64_t>row) << 2
-                _emit(self, fr, row)
+                _run_node_hook(self, fr, row)
         slots >>= 1
         k += 1
     return 0
