@@ -1,0 +1,111 @@
+"""The subprocess side: run programs untraced and traced, write one JSON line per step.
+
+Reads `{"programs": [{"id": ..., "source": ...}, ...], "progress": PATH}` on stdin.
+Before each program it appends `{"begin": id}` to PATH (flushed), after it
+`{"id": id, ...record}`, so when the interpreter dies the parent knows which program
+was running.  Run as `python -m fuzz.child` with `tests/` on the path.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import io
+import json
+import re
+import sys
+import time
+import traceback
+import types
+
+import tracer
+
+PRINT_LEVELS = 3
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def main() -> None:
+    faulthandler.enable()  # a segfault leaves a Python traceback on stderr for the report
+    job = json.load(sys.stdin)
+    with open(job["progress"], "a", encoding="utf-8") as progress:
+        for program in job["programs"]:
+            _write(progress, {"begin": program["id"]})
+            record = run_program(program["source"], program["id"])
+            record["id"] = program["id"]
+            _write(progress, record)
+
+
+def _write(progress, entry: dict) -> None:
+    progress.write(json.dumps(entry) + "\n")
+    progress.flush()
+
+
+def load(source: str, name: str) -> types.ModuleType:
+    """A fresh module from `source` (fresh LOG, fresh counters, fresh defaults)."""
+    module = types.ModuleType("fuzzed")
+    exec(compile(source, f"<fuzz {name}>", "exec"), module.__dict__)
+    return module
+
+
+def run_program(source: str, name: str) -> dict:
+    """Run `main(*ARGS)` untraced, then traced in a fresh copy of the module; check the trace."""
+    started = time.perf_counter()
+    module = load(source, name)
+    untraced = _observe(lambda: module.main(*module.ARGS))
+    record = {"untraced": untraced, "log_untraced": safe_repr(module.LOG)}
+    untraced_seconds = time.perf_counter() - started
+
+    module = load(source, name)
+    root = None
+    try:
+        root = tracer.track(module.main, *module.ARGS)
+        traced = {"returned": safe_repr(root.value)}
+    except tracer.TrackingError as err:
+        record["tracker_error"] = _describe(err) + (f" (caused by {_describe(err.__cause__)})"
+                                                   if err.__cause__ is not None else "")
+        traced = ({"raised": type(err.exception).__name__, "message": str(err.exception)}
+                  if err.exception is not None else {"returned": safe_repr(err.result)})
+        root = tracer.last_trace()
+    except Exception as exc:
+        traced = {"raised": type(exc).__name__, "message": str(exc)}
+        root = tracer.last_trace()
+    record.update(traced=traced, log_traced=safe_repr(module.LOG))
+    if root is not None:
+        record["nodes"] = len(root.trace)
+        record["validate"] = _check(lambda: tracer.validate(root))
+        record["printlevels"] = _check(lambda: tracer.printlevels(root, PRINT_LEVELS, file=io.StringIO()))
+    record["seconds"] = [round(untraced_seconds, 4), round(time.perf_counter() - started - untraced_seconds, 4)]
+    return record
+
+
+def _observe(call) -> dict:
+    try:
+        return {"returned": safe_repr(call())}
+    except Exception as exc:
+        return {"raised": type(exc).__name__, "message": str(exc)}
+
+
+def _check(call) -> str | None:
+    """None if `call` succeeds, else its error and the innermost tracer frame raising it."""
+    try:
+        call()
+    except Exception as exc:
+        return _describe(exc)
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/tracer/" in f.filename]
+    where = f" [in {frames[-1].name}, {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def safe_repr(value) -> str:
+    """repr without object addresses (they differ between the two runs)."""
+    try:
+        return ADDRESS.sub(" at 0x?", repr(value))
+    except Exception as exc:  # a huge int, a broken __repr__: still comparable
+        return f"<repr failed: {type(exc).__name__}: {exc}>"
+
+
+if __name__ == "__main__":
+    main()
