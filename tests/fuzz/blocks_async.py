@@ -15,7 +15,12 @@ def _coroutine_def(g: Gen) -> str:
     """Define `async def NAME(n, k)` whose body may await; return its name."""
     g.imports.add("asyncio")
     fn = g.fresh("work")
-    s = Scope(ints=("n", "k"), depth=1, in_async=True)
+    # Sometimes the coroutine may raise: the exception then crosses the event loop,
+    # gather and asyncio.run, and escapes main.
+    escape = g.on("raise_escape") and g.chance(0.2)
+    if escape:
+        g.use("raise_escape")
+    s = Scope(ints=("n", "k"), depth=1, in_async=True, in_try=escape)
     lines, s = body(g, s, g.small(1, 3))
     g.define(function(f"async def {fn}(n, k)", [
         "await asyncio.sleep(0)", *lines, f"return {int_expr(g, s)}"]))
@@ -63,7 +68,8 @@ def async_gen(g: Gen, name: str) -> list[str]:
     if g.chance(0.5):
         lines += [f"values = [v * 2 async for v in {agen}({leaf(g, cs)}, {leaf(g, cs)}) if v % 3]",
                   "LOG.append(values)"]
-    if g.chance(0.3):
+    if g.on("await") and g.chance(0.3):
+        g.use("await")
         lines += [f"stream = {agen}({leaf(g, cs)}, 1)", "LOG.append(await anext(stream, -1))",
                   "await stream.aclose()"]
     g.define(function(f"async def {consume}(a, b)", lines + ["return total"]))
@@ -75,7 +81,9 @@ def async_with(g: Gen, name: str) -> list[str]:
     """async with on a class with __aenter__ / __aexit__, possibly swallowing the exception."""
     g.use("async_with")
     g.imports.add("asyncio")
-    g.define_once("Session", SESSION)
+    # With `await` disabled the class awaits nothing itself (async with still suspends
+    # into __aenter__ / __aexit__: that is the construct).
+    g.define_once("Session", SESSION if g.on("await") else [ln for ln in SESSION if "await" not in ln])
     run = g.fresh("session")
     s = Scope(ints=("a", "b"), depth=1, in_async=True, in_try=True)
     inner, _ = body(g, s, g.small(1, 3))

@@ -11,7 +11,11 @@ from .statements import body
 def _generator_def(g: Gen, stem: str = "produce") -> str:
     """Define a generator function of (n, k) that yields from a bounded loop; return its name."""
     fn = g.fresh(stem)
-    s = Scope(ints=("n", "k", "i"), depth=1, in_loop=True, in_generator=True)
+    # Sometimes the generator may raise, into whatever consumes it (for, list(), zip()).
+    escape = g.on("raise_escape") and g.chance(0.2)
+    if escape:
+        g.use("raise_escape")
+    s = Scope(ints=("n", "k", "i"), depth=1, in_loop=True, in_generator=True, in_try=escape)
     loop_body, _ = body(g, s, g.small(1, 3))
     lines = [f"for i in range(n % 5):", *indent(loop_body)]
     if g.chance(0.5):

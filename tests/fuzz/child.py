@@ -18,9 +18,13 @@ import traceback
 import types
 
 import tracer
+from tracer._core import FLAGS
+from tracer.nodes import node_at
 
 PRINT_LEVELS = 3
+ALL_LEVELS = sys.getrecursionlimit()
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+ROW = re.compile(r"^GraphError: row (\d+):")
 
 
 def main() -> None:
@@ -72,7 +76,17 @@ def run_program(source: str, name: str) -> dict:
     if root is not None:
         record["nodes"] = len(root.trace)
         record["validate"] = _check(lambda: tracer.validate(root))
+        if record["validate"] and (row := ROW.search(record["validate"])):
+            record["validate"] += " at " + _describe_node(node_at(root.trace, _innermost_open(root, int(row.group(1)))))
         record["printlevels"] = _check(lambda: tracer.printlevels(root, PRINT_LEVELS, file=io.StringIO()))
+        if record["printlevels"]:
+            record["printlevels"] += _unprintable(root, PRINT_LEVELS)
+        else:
+            # Beyond what was asked: every level, so a node too deep for the three
+            # levels above (inside a resumed generator, say) is still checked.
+            record["printlevels_all"] = _check(lambda: tracer.printlevels(root, ALL_LEVELS, file=io.StringIO()))
+            if record["printlevels_all"]:
+                record["printlevels_all"] += _unprintable(root, ALL_LEVELS)
     record["seconds"] = [round(untraced_seconds, 4), round(time.perf_counter() - started - untraced_seconds, 4)]
     return record
 
@@ -97,6 +111,47 @@ def _describe(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/tracer/" in f.filename]
     where = f" [in {frames[-1].name}, {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _innermost_open(root, row: int) -> int:
+    """For "row N: still open": the last open row, the call that never closed (validate
+    names the outermost, usually an innocent caller of it); other errors: `row`."""
+    t = root.trace
+    if "open" not in FLAGS:
+        return row
+    rows = [r for r in range(row, len(t)) if t.flags(r) & FLAGS["open"]]
+    return rows[-1] if rows else row
+
+
+def _unprintable(root, levels: int) -> str:
+    """Which node printlevels stopped at: the first one format_node cannot format."""
+    stack = [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        try:
+            tracer.format_node(node)
+        except Exception:
+            return " at " + _describe_node(node)
+        if level < levels:
+            stack.extend((child, level + 1) for child in reversed(node.children))
+    return ""
+
+
+def _describe_node(node) -> str:
+    """`KIND FUNCTION in CALLER` for a node: enough to tell failure classes apart."""
+    def name(call):
+        # A call's function is a Node or a Const; a call whose offset is unknown has
+        # Const(None), but its callee is still its first child (@0).
+        f = getattr(call.function, "value", None)
+        if f is None and isinstance(call, tracer.NestedCallNode) and len(call):
+            f = call[0].value
+        return getattr(f, "__qualname__", None) or type(f).__name__
+    try:
+        parent = node.parent
+        own = name(node) if isinstance(node, tracer.CallNode) else ""
+        return f"{type(node).__name__} {own} in {name(parent) if parent is not None else 'root'}"
+    except Exception as exc:  # the node may be what is broken
+        return f"<node not describable: {type(exc).__name__}: {exc}>"
 
 
 def safe_repr(value) -> str:

@@ -10,7 +10,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from .constructs import CONSTRUCTS, select
-from .outcome import FAILURES, failure_key
+from .outcome import FAILURES, failure_keys
 from .program import Program, generate
 from .reduce import reduce_blocks
 from .report import Tally, save_failure
@@ -130,7 +130,9 @@ def replay(args: argparse.Namespace, enabled: frozenset[str]) -> int:
             print(source)
         print(f"{pid}: {result.outcome}" + (f"\n  {result.detail}" if result.detail else ""))
         if args.reduce and program is not None and result.outcome in FAILURES:
-            print_reduced(program, failure_key(result.outcome, result.detail), args.python)
+            for key in failure_keys(result.outcome, result.detail):
+                print(f"\n=== {key}")
+                print_reduced(program, key, args.python)
     return 1 if failed else 0
 
 

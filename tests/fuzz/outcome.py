@@ -25,7 +25,8 @@ def classify(record: dict) -> tuple[str, str]:
         return TRACKER_ERROR, record["tracker_error"]
     if untraced != traced or record["log_untraced"] != record["log_traced"]:
         return MISMATCH, _difference(record)
-    broken = [f"{what}: {record[what]}" for what in ("validate", "printlevels") if record.get(what)]
+    broken = [f"{what}: {record[what]}" for what in ("validate", "printlevels", "printlevels_all")
+              if record.get(what)]
     if broken:
         return TRACE_BROKEN, "; ".join(broken)
     if "raised" in untraced and untraced["raised"] not in INTENDED:
@@ -46,15 +47,24 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def failure_key(outcome: str, detail: str) -> str:
-    """A failure class: the outcome and its error text with numbers and names of
-    generated things blurred, so the same bug in two programs gets one key."""
+def failure_keys(outcome: str, detail: str) -> list[str]:
+    """The failure classes of a program: its outcome and error text with numbers and
+    names of generated things blurred, so the same bug in two programs gets one key.
+    A broken trace has one class per check that failed."""
     if outcome == MISMATCH:
         what = [w for w in ("outcome", "LOG") if f"{w} untraced" in detail]
-        return f"{outcome}: {' and '.join(what)} differ" + ("; tracker error" if "after " in detail else "")
+        return [f"{outcome}: {' and '.join(what)} differ" + ("; tracker error" if "after " in detail else "")]
     if outcome in (CRASH, HANG):
-        return f"{outcome}: {detail.splitlines()[0] if detail else ''}"
-    text = re.sub(r"0x[0-9a-f]+", "0x?", detail)
-    text = re.sub(r"\b(part|walk|work|drive|produce|inner|delegate|accumulate|ticks|consume|session)\d+\w*", r"\1*", text)
+        return [f"{outcome}: {detail.splitlines()[0] if detail else ''}"]
+    if outcome == TRACE_BROKEN:
+        return [_blur(outcome, part) for part in detail.split("; ")]
+    return [_blur(outcome, detail)]
+
+
+def _blur(outcome: str, text: str) -> str:
+    text = re.sub(r"0x[0-9a-f]+", "0x?", text)
+    # Generated names carry a number (part3_match, walk2, inner1): keep the stem.
+    text = re.sub(r"\bpart\d+_", "part*_", text)
+    text = re.sub(r"\b([A-Za-z_]+?)\d+\b", r"\1*", text)
     text = re.sub(r"-?\d+", "N", text)
-    return f"{outcome}: {text[:200]}"
+    return f"{outcome}: {text[:300]}"

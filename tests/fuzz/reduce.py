@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 
-from .outcome import failure_key
+from .outcome import failure_keys
 from .program import Program
 from .runner import run_programs
 
 
 def reduce_blocks(program: Program, key: str, python: str = sys.executable) -> list[int]:
-    """Indexes of the blocks to keep: a 1-minimal subset under block removal."""
+    """Indexes of the blocks to keep: a 1-minimal subset under block removal that
+    still has the failure class `key`."""
     keep = list(range(len(program.blocks)))
     changed = True
     while changed and len(keep) > 1:
@@ -23,7 +24,7 @@ def reduce_blocks(program: Program, key: str, python: str = sys.executable) -> l
             trial = [i for i in keep if i != index]
             (result,) = run_programs([(f"{program.seed}-reduce", program.source(trial))], python,
                                      confirm_crashes=False)
-            if failure_key(result.outcome, result.detail) == key:
+            if key in failure_keys(result.outcome, result.detail):
                 keep = trial
                 changed = True
     return keep

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .outcome import FAILURES, OK, OUTCOMES, failure_key
+from .outcome import FAILURES, OK, OUTCOMES, failure_keys
 from .program import Program
 from .runner import Result
 
@@ -27,7 +27,8 @@ class Tally:
         for name in program.constructs:
             self.by_construct[name][result.outcome] += 1
         if result.outcome in FAILURES:
-            self.classes[failure_key(result.outcome, result.detail)].append((len(source), result.id))
+            for key in failure_keys(result.outcome, result.detail):
+                self.classes[key].append((len(source), result.id))
         self.nodes += result.record.get("nodes", 0)
         for i, s in enumerate(result.record.get("seconds", ())):
             self.seconds[i] += s
@@ -48,7 +49,7 @@ class Tally:
             lines.append(f"{name:<15}{sum(counts.values()):>9}  "
                          + "  ".join(f"{counts[o]:>13}" for o in OUTCOMES if o != OK))
         if self.classes:
-            lines += ["", "failure classes (count, smallest example):"]
+            lines += ["", "failure classes (programs, smallest example; a program may be in several):"]
             for key, examples in sorted(self.classes.items(), key=lambda kv: -len(kv[1])):
                 lines.append(f"  {len(examples):>5}  {key}  [e.g. {min(examples)[1]}]")
         return "\n".join(lines)

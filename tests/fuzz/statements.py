@@ -138,12 +138,31 @@ def _try(g: Gen, s: Scope) -> tuple[list[str], Scope]:
 
 
 def _raise(g: Gen, s: Scope) -> tuple[list[str], Scope]:
+    """A statement that raises when a condition holds, here or in a nested frame."""
     kind = g.pick(RAISED)
+    if g.chance(0.35):
+        # Raised two frames down and unwound through them (and through a
+        # comprehension's frame on 3.12).
+        g.define_once("check", CHECK)
+        call = f"check({int_expr(g, s)}, {leaf(g, s)})"
+        if g.on("comprehension") and g.chance(0.4):
+            g.use("comprehension")
+            return [f"LOG.append([check(v, {leaf(g, s)}) for v in range({bound(g, s)})])"], s
+        return [f"LOG.append({call})"], s
     if kind == "ZeroDivisionError":
         action = f"LOG.append({leaf(g, s)} // 0)"
     else:
         action = f"raise {kind}({int_expr(g, s)})"
     return [f"if {cond(g, s)}:", *indent([action])], s
+
+
+CHECK = [
+    "def check(value, limit):",
+    '    """Raise ValueError, from a nested frame, when value exceeds limit."""',
+    "    if value > limit:",
+    '        raise ValueError(f"{value} > {limit}")',
+    "    return value",
+]
 
 
 def _with(g: Gen, s: Scope) -> tuple[list[str], Scope]:
