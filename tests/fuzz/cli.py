@@ -39,6 +39,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--show", action="store_true", help="with --replay: print each program's source")
     p.add_argument("--reduce", action="store_true", help="reduce the smallest program of each "
                    "failure class to the fewest blocks that still fail the same way, and print it")
+    p.add_argument("--each", action="store_true", help="bisect by construct: run --count programs "
+                   "with each construct enabled alone (of those selected) and print one line per construct")
     p.add_argument("--list", action="store_true", help="list the constructs and exit")
     return p.parse_args(argv)
 
@@ -56,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.replay:
         return replay(args, enabled)
+    if args.each:
+        return each(args, enabled)
     seed = args.seed if args.seed is not None else int(time.time()) % 1_000_000 * 1000
     print(f"python {args.python}; first seed {seed}; constructs: "
           f"{'all' if enabled == set(CONSTRUCTS) else ', '.join(sorted(enabled))}", flush=True)
@@ -108,6 +112,22 @@ def run(python: str, enabled: frozenset[str], seed: int, count: int, minutes: fl
         for future in list(running):
             collect(running.pop(future), future.result())
     return tally, failing
+
+
+def each(args: argparse.Namespace, enabled: frozenset[str]) -> int:
+    """One run per construct with only that construct enabled: which ones fail alone."""
+    seed = args.seed if args.seed is not None else 0
+    failed = 0
+    print(f"python {args.python}; {args.count} programs per construct from seed {seed}")
+    for name in sorted(enabled):
+        tally, _ = run(args.python, frozenset({name}), seed, args.count, None, args.jobs, args.batch,
+                       args.save / name if args.save else None)
+        failed += tally.failed
+        counts = ", ".join(f"{o} {n}" for o, n in sorted(tally.outcomes.items()))
+        print(f"{name:<15}{counts}", flush=True)
+        for key, examples in sorted(tally.classes.items(), key=lambda kv: -len(kv[1])):
+            print(f"{'':<15}  {len(examples):>4}  {key}  [e.g. {min(examples)[1]}]")
+    return 1 if failed else 0
 
 
 def replay_command(program: Program, python: str) -> str:

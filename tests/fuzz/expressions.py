@@ -114,6 +114,12 @@ def _fstring_len(g: Gen, s: Scope, depth: int) -> str:
 def _lambda_call(g: Gen, s: Scope, depth: int) -> str:
     g.use("lambda")
     body = int_expr(g, s.with_ints("p", "q"), depth)
+    if g.chance(0.3):
+        items = ", ".join(int_expr(g, s, depth) for _ in range(3))
+        key = int_expr(g, s.with_ints("p"), depth)
+        # A lambda as a key function, called back from C code.
+        pick = g.pick(("sorted", "min", "max"))
+        return f"{pick}([{items}], key=lambda p: {key})" + ("[-1]" if pick == "sorted" else "")
     if g.chance(0.5):
         return f"(lambda p, q={g.small(1, 5)}: {body})({int_expr(g, s, depth)})"
     return f"(lambda p, q: {body})({int_expr(g, s, depth)}, {leaf(g, s)})"

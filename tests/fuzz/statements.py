@@ -36,7 +36,7 @@ def statement(g: Gen, s: Scope) -> tuple[list[str], Scope]:
             # trace keeps values (so generators) alive longer: no side effects at close.
             if g.on(name) and not (name == "with" and s.in_generator):
                 compound.append(maker)
-    if s.in_loop and g.on("arith"):
+    if s.in_loop:
         simple.append(_loop_exit)
     if s.in_generator:
         simple += [_yield, _yield]
