@@ -87,6 +87,8 @@ def run_program(source: str, name: str) -> dict:
             record["printlevels_all"] = _check(lambda: tracer.printlevels(root, ALL_LEVELS, file=io.StringIO()))
             if record["printlevels_all"]:
                 record["printlevels_all"] += _unprintable(root, ALL_LEVELS)
+    if root is not None and "tracker_error" not in record:
+        record["complete"] = _check_complete(root, module.LOG)
     record["seconds"] = [round(untraced_seconds, 4), round(time.perf_counter() - started - untraced_seconds, 4)]
     return record
 
@@ -111,6 +113,27 @@ def _describe(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/tracer/" in f.filename]
     where = f" [in {frames[-1].name}, {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _check_complete(root, log: list) -> str | None:
+    """The trace records every `LOG.append` the traced run made (generated code touches
+    LOG only through `LOG.append`): a trace that skips statements, as after a resumed
+    delegating generator, records fewer."""
+    recorded = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tracer.CallNode):
+            function = getattr(node.function, "value", None)
+            if function is list.append:
+                args = node.arguments
+                recorded += bool(args) and getattr(args[0], "value", None) is log
+            elif getattr(function, "__self__", None) is log and getattr(function, "__name__", "") == "append":
+                recorded += 1
+        stack.extend(node.children)
+    if recorded != len(log):
+        return f"IncompleteTrace: LOG.append recorded {recorded} times, the traced run appended {len(log)}"
+    return None
 
 
 def _innermost_open(root, row: int) -> int:
