@@ -19,7 +19,7 @@ from fuzz.program import BLOCKS, generate
 from fuzz.runner import run_programs
 
 SEED = 20261123
-COUNT = int(os.environ.get("TRACER_FUZZ_COUNT", "1200"))
+COUNT = int(os.environ.get("TRACER_FUZZ_COUNT", "500"))
 
 
 @pytest.mark.fuzz
