@@ -16,6 +16,7 @@ import sys
 import time
 import traceback
 import types
+from collections import Counter
 
 import tracer
 from tracer._core import FLAGS
@@ -33,7 +34,12 @@ def main() -> None:
     with open(job["progress"], "a", encoding="utf-8") as progress:
         for program in job["programs"]:
             _write(progress, {"begin": program["id"]})
-            record = run_program(program["source"], program["id"])
+            try:
+                record = run_program(program["source"], program["id"])
+            except Exception as exc:
+                # Not the traced program's doing (its exceptions are caught and compared)
+                # nor tracer's checks' (guarded): a generator or harness bug.
+                record = {"harness_error": "".join(traceback.format_exception(exc)[-3:]).strip()}
             record["id"] = program["id"]
             _write(progress, record)
 
@@ -75,22 +81,41 @@ def run_program(source: str, name: str) -> dict:
     record.update(traced=traced, log_traced=safe_repr(module.LOG))
     if root is not None:
         record["nodes"] = len(root.trace)
-        record["validate"] = _check(lambda: tracer.validate(root))
-        if record["validate"] and (row := ROW.search(record["validate"])):
-            record["validate"] += " at " + _describe_node(node_at(root.trace, _innermost_open(root, int(row.group(1)))))
-        record["printlevels"] = _check(lambda: tracer.printlevels(root, PRINT_LEVELS, file=io.StringIO()))
-        if record["printlevels"]:
-            record["printlevels"] += _unprintable(root, PRINT_LEVELS)
-        else:
-            # Beyond what was asked: every level, so a node too deep for the three
-            # levels above (inside a resumed generator, say) is still checked.
-            record["printlevels_all"] = _check(lambda: tracer.printlevels(root, ALL_LEVELS, file=io.StringIO()))
-            if record["printlevels_all"]:
-                record["printlevels_all"] += _unprintable(root, ALL_LEVELS)
-    if root is not None and "tracker_error" not in record:
-        record["complete"] = _check_complete(root, module.LOG)
+        record.update(check_trace(root, module.LOG, complete="tracker_error" not in record))
     record["seconds"] = [round(untraced_seconds, 4), round(time.perf_counter() - started - untraced_seconds, 4)]
     return record
+
+
+def check_trace(root, log: list, complete: bool) -> dict:
+    """The checks every trace must pass: {check: None or what went wrong}.
+
+    Any exception from tracer while checking is a finding, reported as that check's
+    failure, never a crash of the child.
+    """
+    out = {"validate": _check(lambda: tracer.validate(root))}
+    if out["validate"] and (row := ROW.search(out["validate"])):
+        out["validate"] += " at " + _guard(lambda: _describe_node(
+            node_at(root.trace, _innermost_open(root, int(row.group(1))))))
+    out["printlevels"] = _check(lambda: tracer.printlevels(root, PRINT_LEVELS, file=io.StringIO()))
+    if out["printlevels"]:
+        out["printlevels"] += _guard(lambda: _unprintable(root, PRINT_LEVELS))
+    else:
+        # Beyond what was asked: every level, so a node too deep for the three levels
+        # above (inside a resumed generator, say) is still checked.
+        out["printlevels_all"] = _check(lambda: tracer.printlevels(root, ALL_LEVELS, file=io.StringIO()))
+        if out["printlevels_all"]:
+            out["printlevels_all"] += _guard(lambda: _unprintable(root, ALL_LEVELS))
+    if complete:  # after a TrackingError the trace stops where tracking did
+        out["complete"] = _guard(lambda: _check_complete(root, log))
+    return out
+
+
+def _guard(call) -> str | None:
+    """`call()`, or the description of the exception it raised."""
+    try:
+        return call()
+    except Exception as exc:
+        return f" (checking raised {_describe(exc)})"
 
 
 def _observe(call) -> dict:
@@ -119,21 +144,30 @@ def _check_complete(root, log: list) -> str | None:
     """The trace records every `LOG.append` the traced run made (generated code touches
     LOG only through `LOG.append`): a trace that skips statements, as after a resumed
     delegating generator, records fewer."""
-    recorded = 0
+    recorded = []  # ids of the objects the recorded appends appended
     stack = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, tracer.CallNode):
             function = getattr(node.function, "value", None)
-            if function is list.append:
-                args = node.arguments
-                recorded += bool(args) and getattr(args[0], "value", None) is log
+            args = node.arguments
+            if function is list.append and len(args) == 2 and getattr(args[0], "value", None) is log:
+                recorded.append(id(getattr(args[1], "value", None)))
             elif getattr(function, "__self__", None) is log and getattr(function, "__name__", "") == "append":
-                recorded += 1
+                recorded.append(id(getattr(args[0], "value", None)) if args else None)
         stack.extend(node.children)
-    if recorded != len(log):
-        return f"IncompleteTrace: LOG.append recorded {recorded} times, the traced run appended {len(log)}"
-    return None
+    if len(recorded) == len(log):
+        return None
+    # Name the first entry with no recorded append: its tag says which statement was lost.
+    left = Counter(recorded)
+    missing = None
+    for entry in log:
+        if left[id(entry)]:
+            left[id(entry)] -= 1
+        elif missing is None:
+            missing = entry
+    return (f"IncompleteTrace: LOG.append recorded {len(recorded)} times, the traced run appended "
+            f"{len(log)}, first entry not recorded: {safe_repr(missing)[:60]}")
 
 
 def _innermost_open(root, row: int) -> int:

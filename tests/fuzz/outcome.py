@@ -16,6 +16,8 @@ INTENDED = frozenset({"FuzzError", "ValueError", "LookupError", "KeyError", "Zer
 
 def classify(record: dict) -> tuple[str, str]:
     """(outcome, detail) for a record the child wrote for a program that finished."""
+    if "harness_error" in record:
+        return INVALID, f"harness: {record['harness_error']}"
     untraced, traced = record["untraced"], record["traced"]
     if record.get("tracker_error"):
         # TrackingError: the call ran untracked to its end; compare that run too, as a
