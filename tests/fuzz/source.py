@@ -27,7 +27,6 @@ class Scope:
     ints: tuple[str, ...]
     depth: int = 0
     in_loop: bool = False
-    in_function: bool = True
     in_generator: bool = False
     in_async: bool = False
     in_try: bool = False
