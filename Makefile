@@ -17,6 +17,9 @@ test: $(addprefix test-,$(PYTHONS))
 test-%: venv-%
 	.venv-$*/bin/python -m pytest -q
 
+fuzz-%: venv-%  # generated-program differential fuzzing for FUZZ_MINUTES (default 5), e.g. make fuzz-3.12
+	FUZZ_PYTHON=$* scripts/fuzz --minutes $(or $(FUZZ_MINUTES),5)
+
 bench: venv-$(DEMO_PYTHON)
 	.venv-$(DEMO_PYTHON)/bin/python bench/run.py
 

@@ -1,0 +1,223 @@
+"""The subprocess side: run programs untraced and traced, write one JSON line per step.
+
+Reads `{"programs": [{"id": ..., "source": ...}, ...], "progress": PATH}` on stdin.
+Before each program it appends `{"begin": id}` to PATH (flushed), after it
+`{"id": id, ...record}`, so when the interpreter dies the parent knows which program
+was running.  Run as `python -m fuzz.child` with `tests/` on the path.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import io
+import json
+import re
+import sys
+import time
+import traceback
+import types
+from collections import Counter
+
+import tracer
+from tracer._core import FLAGS
+from tracer.nodes import node_at
+
+PRINT_LEVELS = 3
+ALL_LEVELS = sys.getrecursionlimit()
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+ROW = re.compile(r"^GraphError: row (\d+):")
+
+
+def main() -> None:
+    faulthandler.enable()  # a segfault leaves a Python traceback on stderr for the report
+    job = json.load(sys.stdin)
+    with open(job["progress"], "a", encoding="utf-8") as progress:
+        for program in job["programs"]:
+            _write(progress, {"begin": program["id"]})
+            try:
+                record = run_program(program["source"], program["id"])
+            except Exception as exc:
+                # Not the traced program's doing (its exceptions are caught and compared)
+                # nor tracer's checks' (guarded): a generator or harness bug.
+                record = {"harness_error": "".join(traceback.format_exception(exc)[-3:]).strip()}
+            record["id"] = program["id"]
+            _write(progress, record)
+
+
+def _write(progress, entry: dict) -> None:
+    progress.write(json.dumps(entry) + "\n")
+    progress.flush()
+
+
+def load(source: str, name: str) -> types.ModuleType:
+    """A fresh module from `source` (fresh LOG, fresh counters, fresh defaults)."""
+    module = types.ModuleType("fuzzed")
+    exec(compile(source, f"<fuzz {name}>", "exec"), module.__dict__)
+    return module
+
+
+def run_program(source: str, name: str) -> dict:
+    """Run `main(*ARGS)` untraced, then traced in a fresh copy of the module; check the trace."""
+    started = time.perf_counter()
+    module = load(source, name)
+    untraced = _observe(lambda: module.main(*module.ARGS))
+    record = {"untraced": untraced, "log_untraced": safe_repr(module.LOG)}
+    untraced_seconds = time.perf_counter() - started
+
+    module = load(source, name)
+    root = None
+    try:
+        root = tracer.track(module.main, *module.ARGS)
+        traced = {"returned": safe_repr(root.value)}
+    except tracer.TrackingError as err:
+        record["tracker_error"] = _describe(err) + (f" (caused by {_describe(err.__cause__)})"
+                                                   if err.__cause__ is not None else "")
+        traced = ({"raised": type(err.exception).__name__, "message": str(err.exception)}
+                  if err.exception is not None else {"returned": safe_repr(err.result)})
+        root = tracer.last_trace()
+    except Exception as exc:
+        traced = {"raised": type(exc).__name__, "message": str(exc)}
+        root = tracer.last_trace()
+    record.update(traced=traced, log_traced=safe_repr(module.LOG))
+    if root is not None:
+        record["nodes"] = len(root.trace)
+        record.update(check_trace(root, module.LOG, complete="tracker_error" not in record))
+    record["seconds"] = [round(untraced_seconds, 4), round(time.perf_counter() - started - untraced_seconds, 4)]
+    return record
+
+
+def check_trace(root, log: list, complete: bool) -> dict:
+    """The checks every trace must pass: {check: None or what went wrong}.
+
+    Any exception from tracer while checking is a finding, reported as that check's
+    failure, never a crash of the child.
+    """
+    out = {"validate": _check(lambda: tracer.validate(root))}
+    if out["validate"] and (row := ROW.search(out["validate"])):
+        out["validate"] += " at " + _guard(lambda: _describe_node(
+            node_at(root.trace, _innermost_open(root, int(row.group(1))))))
+    out["printlevels"] = _check(lambda: tracer.printlevels(root, PRINT_LEVELS, file=io.StringIO()))
+    if out["printlevels"]:
+        out["printlevels"] += _guard(lambda: _unprintable(root, PRINT_LEVELS))
+    else:
+        # Beyond what was asked: every level, so a node too deep for the three levels
+        # above (inside a resumed generator, say) is still checked.
+        out["printlevels_all"] = _check(lambda: tracer.printlevels(root, ALL_LEVELS, file=io.StringIO()))
+        if out["printlevels_all"]:
+            out["printlevels_all"] += _guard(lambda: _unprintable(root, ALL_LEVELS))
+    if complete:  # after a TrackingError the trace stops where tracking did
+        out["complete"] = _guard(lambda: _check_complete(root, log))
+    return out
+
+
+def _guard(call) -> str | None:
+    """`call()`, or the description of the exception it raised."""
+    try:
+        return call()
+    except Exception as exc:
+        return f" (checking raised {_describe(exc)})"
+
+
+def _observe(call) -> dict:
+    try:
+        return {"returned": safe_repr(call())}
+    except Exception as exc:
+        return {"raised": type(exc).__name__, "message": str(exc)}
+
+
+def _check(call) -> str | None:
+    """None if `call` succeeds, else its error and the innermost tracer frame raising it."""
+    try:
+        call()
+    except Exception as exc:
+        return _describe(exc)
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/tracer/" in f.filename]
+    where = f" [in {frames[-1].name}, {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}]" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _check_complete(root, log: list) -> str | None:
+    """The trace records every `LOG.append` the traced run made (generated code touches
+    LOG only through `LOG.append`): a trace that skips statements, as after a resumed
+    delegating generator, records fewer."""
+    recorded = []  # ids of the objects the recorded appends appended
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tracer.CallNode):
+            function = getattr(node.function, "value", None)
+            args = node.arguments
+            if function is list.append and len(args) == 2 and getattr(args[0], "value", None) is log:
+                recorded.append(id(getattr(args[1], "value", None)))
+            elif getattr(function, "__self__", None) is log and getattr(function, "__name__", "") == "append":
+                recorded.append(id(getattr(args[0], "value", None)) if args else None)
+        stack.extend(node.children)
+    if len(recorded) == len(log):
+        return None
+    # Name the first entry with no recorded append: its tag says which statement was lost.
+    left = Counter(recorded)
+    missing = None
+    for entry in log:
+        if left[id(entry)]:
+            left[id(entry)] -= 1
+        elif missing is None:
+            missing = entry
+    return (f"IncompleteTrace: LOG.append recorded {len(recorded)} times, the traced run appended "
+            f"{len(log)}, first entry not recorded: {safe_repr(missing)[:60]}")
+
+
+def _innermost_open(root, row: int) -> int:
+    """For "row N: still open": the last open row, the call that never closed (validate
+    names the outermost, usually an innocent caller of it); other errors: `row`."""
+    t = root.trace
+    if "open" not in FLAGS:
+        return row
+    rows = [r for r in range(row, len(t)) if t.flags(r) & FLAGS["open"]]
+    return rows[-1] if rows else row
+
+
+def _unprintable(root, levels: int) -> str:
+    """Which node printlevels stopped at: the first one format_node cannot format."""
+    stack = [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        try:
+            tracer.format_node(node)
+        except Exception:
+            return " at " + _describe_node(node)
+        if level < levels:
+            stack.extend((child, level + 1) for child in reversed(node.children))
+    return ""
+
+
+def _describe_node(node) -> str:
+    """`KIND FUNCTION in CALLER` for a node: enough to tell failure classes apart."""
+    def name(call):
+        # A call's function is a Node or a Const; a call whose offset is unknown has
+        # Const(None), but its callee is still its first child (@0).
+        f = getattr(call.function, "value", None)
+        if f is None and isinstance(call, tracer.NestedCallNode) and len(call):
+            f = call[0].value
+        return getattr(f, "__qualname__", None) or type(f).__name__
+    try:
+        parent = node.parent
+        own = name(node) if isinstance(node, tracer.CallNode) else ""
+        return f"{type(node).__name__} {own} in {name(parent) if parent is not None else 'root'}"
+    except Exception as exc:  # the node may be what is broken
+        return f"<node not describable: {type(exc).__name__}: {exc}>"
+
+
+def safe_repr(value) -> str:
+    """repr without object addresses (they differ between the two runs)."""
+    try:
+        return ADDRESS.sub(" at 0x?", repr(value))
+    except Exception as exc:  # a huge int, a broken __repr__: still comparable
+        return f"<repr failed: {type(exc).__name__}: {exc}>"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""What one program's two runs amount to: the outcome classes and the key of a failure class."""
+
+from __future__ import annotations
+
+import re
+
+OK, MISMATCH, CRASH, HANG, TRACE_BROKEN, TRACKER_ERROR, INVALID = (
+    "ok", "mismatch", "crash", "hang", "trace-broken", "tracker-error", "invalid")
+# Most severe first: a program gets the first outcome that applies.
+OUTCOMES = (CRASH, HANG, MISMATCH, TRACKER_ERROR, TRACE_BROKEN, INVALID, OK)
+FAILURES = frozenset(OUTCOMES) - {OK}
+# Exceptions generated code raises on purpose; any other one escaping main untraced
+# means the generator wrote a wrong program (reported as `invalid`, not blamed on tracer).
+INTENDED = frozenset({"FuzzError", "ValueError", "LookupError", "KeyError", "ZeroDivisionError"})
+
+
+def classify(record: dict) -> tuple[str, str]:
+    """(outcome, detail) for a record the child wrote for a program that finished."""
+    if "harness_error" in record:
+        return INVALID, f"harness: {record['harness_error']}"
+    untraced, traced = record["untraced"], record["traced"]
+    if record.get("tracker_error"):
+        # TrackingError: the call ran untracked to its end; compare that run too, as a
+        # changed behaviour would be worse than the tracking failure.
+        if untraced != traced or record["log_untraced"] != record["log_traced"]:
+            return MISMATCH, _difference(record) + "; after " + record["tracker_error"]
+        return TRACKER_ERROR, record["tracker_error"]
+    if untraced != traced or record["log_untraced"] != record["log_traced"]:
+        return MISMATCH, _difference(record)
+    broken = [f"{what}: {record[what]}" for what in ("validate", "printlevels", "printlevels_all", "complete")
+              if record.get(what)]
+    if broken:
+        return TRACE_BROKEN, "; ".join(broken)
+    if "raised" in untraced and untraced["raised"] not in INTENDED:
+        return INVALID, f"untraced run raised {untraced['raised']}: {untraced['message']}"
+    return OK, ""
+
+
+def _difference(record: dict) -> str:
+    parts = []
+    if record["untraced"] != record["traced"]:
+        parts.append(f"outcome untraced {record['untraced']} != traced {record['traced']}")
+    if record["log_untraced"] != record["log_traced"]:
+        parts.append(f"LOG untraced {_short(record['log_untraced'])} != traced {_short(record['log_traced'])}")
+    return "; ".join(parts)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def failure_keys(outcome: str, detail: str) -> list[str]:
+    """The failure classes of a program: its outcome and error text with numbers and
+    names of generated things blurred, so the same bug in two programs gets one key.
+    A broken trace has one class per check that failed."""
+    if outcome == MISMATCH:
+        what = [w for w in ("outcome", "LOG") if f"{w} untraced" in detail]
+        return [f"{outcome}: {' and '.join(what)} differ" + ("; tracker error" if "after " in detail else "")]
+    if outcome in (CRASH, HANG):
+        return [f"{outcome}: {detail.splitlines()[0] if detail else ''}"]
+    if outcome == TRACE_BROKEN:
+        return [_blur(outcome, part) for part in detail.split("; ")]
+    return [_blur(outcome, detail)]
+
+
+def _blur(outcome: str, text: str) -> str:
+    text = re.sub(r"0x[0-9a-f]+", "0x?", text)
+    # Generated names carry a number (part3_match, walk2, inner1): keep the stem.
+    text = re.sub(r"\bpart\d+_", "part*_", text)
+    text = re.sub(r"\b([A-Za-z_]+?)\d+\b", r"\1*", text)
+    text = re.sub(r"-?\d+", "N", text)
+    return f"{outcome}: {text[:300]}"
