@@ -1,0 +1,267 @@
+"""`Tape.to_source` / `Tape.compile`: generate a Python function from a tape.
+
+Operators become Python syntax (`a + b`, `x[i]`, `o.name`), other calls call
+their function; constants that are not literals are passed in the generated
+function's globals (`k_<n>`), never written as text.  Guards become `if` tests that
+raise GuardError; the function has the traced function's signature and defaults.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator as op_
+import types
+from dataclasses import dataclass
+
+from .. import ops as tops
+from .guards import guard_failure, raise_expected_failure
+from .helpers import STOP
+from .ops import Call, Constant, Guard, Input, Op
+from .tape import TapeError
+
+__all__ = ["generate", "compile_tape", "Generated"]
+
+_BINARY = {
+    op_.add: "+", op_.sub: "-", op_.mul: "*", op_.truediv: "/", op_.floordiv: "//",
+    op_.mod: "%", op_.pow: "**", op_.matmul: "@", op_.lshift: "<<", op_.rshift: ">>",
+    op_.and_: "&", op_.or_: "|", op_.xor: "^", op_.lt: "<", op_.le: "<=", op_.eq: "==",
+    op_.ne: "!=", op_.gt: ">", op_.ge: ">=", op_.is_: "is", op_.is_not: "is not",
+}
+_INPLACE = {
+    op_.iadd: "+=", op_.isub: "-=", op_.imul: "*=", op_.itruediv: "/=", op_.ifloordiv: "//=",
+    op_.imod: "%=", op_.ipow: "**=", op_.imatmul: "@=", op_.ilshift: "<<=", op_.irshift: ">>=",
+    op_.iand: "&=", op_.ior: "|=", op_.ixor: "^=",
+}
+_UNARY = {op_.neg: "-", op_.pos: "+", op_.invert: "~", op_.not_: "not "}
+_LITERAL_TYPES = (int, str, bytes, bool, type(None))
+
+
+@dataclass
+class Generated:
+    source: str
+    globals: dict
+
+
+class _Gen:
+    def __init__(self, tape):
+        self.tape = tape
+        self.globals: dict = {"GuardError": None, "STOP": STOP}
+        self.by_id: dict[int, str] = {}  # id(constant object) -> its global name
+        self.lines: list[str] = []
+        self.names: dict[int, str] = {}  # op id -> variable name
+        self.params: set[str] = set()
+        self.used = {id(r) for o in tape.ops for r in o.refs()}
+        if tape.result is not None:
+            self.used.add(id(tape.result))
+
+    # -- names ----------------------------------------------------------------------------
+    def const(self, value) -> str:
+        if value is STOP:
+            return "STOP"
+        name = getattr(value, "__name__", None)
+        if (type(value) is types.BuiltinFunctionType or type(value) is type) and name \
+                and getattr(builtins, name, None) is value and name not in self.params:
+            return name  # len, next, range...: as written in code
+        if type(value) in _LITERAL_TYPES:
+            text = repr(value)
+            if type(value) is not int or len(text) < 4000:
+                return text
+        if type(value) is float and math.isfinite(value):
+            return repr(value)
+        name = self.by_id.get(id(value))
+        if name is None:
+            name = f"k_{len(self.by_id)}"
+            self.by_id[id(value)] = name
+            self.globals[name] = value
+        return name
+
+    def ref(self, a) -> str:
+        if isinstance(a, Op):
+            return self.names[a.id]
+        return self.const(a)
+
+    # -- ops --------------------------------------------------------------------------------
+    def emit(self, text: str, indent: int = 1) -> None:
+        self.lines.append("    " * indent + text)
+
+    def expr(self, op: Call) -> tuple[str, str | None]:
+        """(expression, statement): a statement when the op is not an expression."""
+        fn, args, r = op.fn, op.args, self.ref
+        if op.star:
+            parts = [f"*{r(args[0])}"] + ([f"**{r(args[1])}"] if len(args) > 1 else [])
+            return f"{r(fn)}({', '.join(parts)})", None
+        if not op.kwargs and not isinstance(fn, Op):
+            n = len(args)
+            if n == 2 and fn in _BINARY:
+                return f"({r(args[0])} {_BINARY[fn]} {r(args[1])})", None
+            if n == 1 and fn in _UNARY:
+                return f"({_UNARY[fn]}{r(args[0])})", None
+            if n == 2 and fn is op_.getitem:
+                return f"{r(args[0])}[{r(args[1])}]", None
+            if n == 2 and fn is op_.contains:
+                return f"({r(args[1])} in {r(args[0])})", None
+            if n == 2 and fn is tops.not_contains:
+                return f"({r(args[1])} not in {r(args[0])})", None
+            if n == 3 and fn is tops.getslice:
+                return f"{r(args[0])}[{r(args[1])}:{r(args[2])}]", None
+            if fn is tops.build_tuple:
+                return "(" + "".join(f"{r(a)}, " for a in args) + ")", None
+            if fn is tops.build_list:
+                return "[" + ", ".join(r(a) for a in args) + "]", None
+            if fn is tops.build_set and args:
+                return "{" + ", ".join(r(a) for a in args) + "}", None
+            if fn is getattr and n == 2 and _is_attr(args[1]):
+                return f"{r(args[0])}.{args[1]}", None
+            if fn is setattr and n == 3 and _is_attr(args[1]):
+                return "None", f"{r(args[0])}.{args[1]} = {r(args[2])}"
+            if fn is op_.setitem and n == 3:
+                return "None", f"{r(args[0])}[{r(args[1])}] = {r(args[2])}"
+            if fn is op_.delitem and n == 2:
+                return "None", f"del {r(args[0])}[{r(args[1])}]"
+            if fn in _INPLACE and n == 2:
+                return "", f"{r(args[0])}\n{{v}} {_INPLACE[fn]} {r(args[1])}"
+        parts = [r(a) for a in args] + [f"{k}={r(v)}" for k, v in op.kwargs.items()]
+        return f"{r(fn)}({', '.join(parts)})", None
+
+    def call(self, op: Call) -> None:
+        v = self.names[op.id]
+        text, stmt = self.expr(op)
+        if op.raises:
+            fail = self.const(raise_expected_failure)
+            me = self.const(op)
+            self.emit("try:")
+            self.emit(self._assign(v, text, stmt), 2)
+            self.emit("except BaseException as exc_:")
+            self.emit(f"{v} = exc_", 2)
+            self.emit("else:")
+            self.emit(f"raise {fail}({me})", 2)
+            return
+        for line in self._assign(v, text, stmt).split("\n"):
+            self.emit(line)
+
+    def _assign(self, v: str, text: str, stmt: str | None) -> str:
+        if stmt is None:
+            return f"{v} = {text}"
+        if text == "":  # an in-place operator: v = a; v op= b
+            first, second = stmt.split("\n")
+            return f"{v} = {first}\n{second.format(v=v)}"
+        return f"{stmt}\n{v} = None"
+
+    def guard(self, g: Guard) -> None:
+        c = self.ref(g.condition)
+        if g.test == "truth":
+            test = f"not {c}" if g.expected else c
+        elif g.test == "none":
+            test = f"{c} is not None" if g.expected else f"{c} is None"
+        else:
+            test = f"{c} is not STOP" if g.expected else f"{c} is STOP"
+        fail = self.const(guard_failure)
+        me = self.const(g)
+        if g.where is not None:
+            self.emit(f"# L{g.where.line}: {g.source}" if g.source else f"# L{g.where.line}")
+        self.emit(f"if {test}:")
+        self.emit(f"raise {fail}({me}, {c})", 2)
+
+    # -- the function --------------------------------------------------------------------------
+    def run(self) -> Generated:
+        tape = self.tape
+        if tape.result is None:
+            raise TapeError("the tape has no result to return")
+        params, header = self.signature()
+        self.params = set(params)
+        for op in tape.ops:
+            if isinstance(op, Input):
+                if op.position > 0:
+                    self.names[op.id] = params[op.position - 1]
+                else:
+                    self.names[op.id] = self.const(op.value)
+                continue
+            self.names[op.id] = f"v_{op.id}"
+            if isinstance(op, Guard):
+                self.guard(op)
+            elif isinstance(op, Constant):
+                self.emit(f"v_{op.id} = {self.const(op.value)}")
+            else:
+                self.call(op)
+        word = "raise" if tape.raises else "return"
+        self.emit(f"{word} {self.ref(tape.result)}")
+        source = header + "\n" + "\n".join(self.lines) + "\n"
+        return Generated(source, self.globals)
+
+    def signature(self) -> tuple[list[str], str]:
+        tape = self.tape
+        func = tape.signature_of
+        if isinstance(func, types.MethodType):
+            func = func.__func__
+        name = getattr(tape.func, "__name__", "tape")
+        if not name.isidentifier():
+            name = "tape"
+        if func is None:
+            n = sum(1 for i in tape.inputs if i.position > 0)
+            params = [f"a_{k}" for k in range(1, n + 1)]
+            return params, f"def {name}({', '.join(params)}):"
+        code = func.__code__
+        npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
+        names = list(code.co_varnames)
+        has_var, has_kw = code.co_flags & 0x04, code.co_flags & 0x08
+        # Inputs are numbered in co_varnames order: positional, keyword-only, *, **.
+        ordered = names[:npos + nkw + bool(has_var) + bool(has_kw)]
+        for n in ordered:
+            if n.startswith(("v_", "k_", "a_")) or n in ("STOP", "exc_"):
+                raise TapeError(f"parameter name {n!r} clashes with the generated code's names")
+        # Defaults are written as None and replaced by the real objects afterwards.
+        ndef = len(func.__defaults__ or ())
+        kwdefaults = func.__kwdefaults__ or {}
+        parts = []
+        for i, n in enumerate(names[:npos]):
+            parts.append(f"{n}=None" if i >= npos - ndef else n)
+            if nposonly and i == nposonly - 1:
+                parts.append("/")
+        if has_var:
+            parts.append("*" + names[npos + nkw])
+        elif nkw:
+            parts.append("*")
+        parts += [f"{n}=None" if n in kwdefaults else n for n in names[npos:npos + nkw]]
+        if has_kw:
+            parts.append("**" + names[npos + nkw + bool(has_var)])
+        return ordered, f"def {name}({', '.join(parts)}):"
+
+
+def _is_attr(name) -> bool:
+    import keyword
+
+    return (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+            and not name.startswith("__"))
+
+
+def generate(tape) -> Generated:
+    """The generated function's source and globals."""
+    from .guards import GuardError
+
+    gen = _Gen(tape).run()
+    gen.globals["GuardError"] = GuardError
+    return gen
+
+
+def compile_tape(tape):
+    """Compile the tape to a Python function with the traced function's signature."""
+    gen = generate(tape)
+    namespace = gen.globals
+    namespace["__builtins__"] = __builtins__
+    filename = f"<tape of {getattr(tape.func, '__qualname__', 'a call')}>"
+    code = compile(gen.source, filename, "exec")
+    local: dict = {}
+    exec(code, namespace, local)
+    fn = next(iter(local.values()))
+    func = tape.signature_of
+    if isinstance(func, types.MethodType):
+        fn = types.MethodType(fn, func.__self__)
+        func = func.__func__
+    if isinstance(func, types.FunctionType):
+        target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+        target.__defaults__ = func.__defaults__
+        target.__kwdefaults__ = dict(func.__kwdefaults__) if func.__kwdefaults__ else None
+        target.__qualname__ = func.__qualname__
+        target.__doc__ = f"Compiled tape of {func.__qualname__}."
+    return fn

@@ -1,0 +1,553 @@
+"""Flatten a nested trace into a tape at the context's primitive boundary.
+
+Every nested call whose body was recorded is inlined: its parameters are bound to
+the caller's inputs and its return value is the op its ReturnNode refers to.
+Primitive and special calls become Call ops, taken branches Guard ops; returns,
+jumps and argument binding disappear.  Exceptions are data: a `raise` statement's
+exception is the op that built it, and the handler that caught it reads that op.
+"""
+
+from __future__ import annotations
+
+import linecache
+import operator
+import types
+
+from .. import _core, ops as tops
+from ..effects import R_CALL, R_CALL_EX, R_SPECIAL
+from ..ir import ir as ir_of
+from . import helpers
+from .helpers import STOP
+from .ops import Call, Constant, Guard, Input, Op, Where
+from .tape import Tape, TapeError
+
+__all__ = ["flatten"]
+
+_F = _core.FLAGS
+F_RAISED, F_CARRIED, F_EXCEPTION, F_FRAME = (_F["raised"], _F["carried"], _F["exception"],
+                                             _F["frame"])
+K_ARG, K_CONST, K_PRIM, K_NESTED, K_SPECIAL, K_JUMP, K_RETURN = range(7)
+CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
+
+# Values whose identity carries no meaning (equal values may be one shared object):
+# a constant of these types is never taken for an op's result.
+_ATOMIC = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, range,
+           type(Ellipsis), type(NotImplemented), type, types.ModuleType, types.FunctionType,
+           types.CodeType, types.BuiltinFunctionType, types.MethodDescriptorType,
+           types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType)
+_BRANCH_TESTS = {
+    "POP_JUMP_IF_TRUE": "truth", "POP_JUMP_IF_FALSE": "truth",
+    "POP_JUMP_IF_NONE": "none", "POP_JUMP_IF_NOT_NONE": "none",
+}
+# Special instructions that read their subject without popping it, so the trace has
+# no reference to re-run them from: their traced value is kept (a frozen constant).
+FROZEN_SPECIALS = ("match_sequence", "match_mapping", "match_keys")
+
+
+class _K:
+    """A constant in the node -> tape map (so None and ops stay distinguishable)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _Frame:
+    """An inlined call being flattened."""
+
+    __slots__ = ("node_row", "kids", "i", "result", "last_raised")
+
+    def __init__(self, node_row, kids, i):
+        self.node_row = node_row
+        self.kids = kids
+        self.i = i
+        self.result = None
+        self.last_raised = None
+
+
+def flatten(root, ctx=None) -> Tape:
+    """The tape of the trace under `root` (a NestedCallNode from `tracer.track`)."""
+    return _Flattener(root, ctx).run()
+
+
+class _Flattener:
+    def __init__(self, root, ctx):
+        t = root.trace
+        if t.stopped:
+            raise TapeError("the trace stopped early (a hook or recorder error): "
+                            "only a complete trace can be flattened")
+        if root.row != 0 or t.parent(0) >= 0:
+            raise TapeError("Tape.from_trace needs the root node of a trace")
+        self.t = t
+        self.root = root
+        self.tape = Tape(func=None, ctx=ctx)
+        self.ref: dict[int, object] = {}  # row -> Op or _K
+        self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
+        self.pending_next: dict[int, Call] = {}  # id(iterator op) -> its latest next() op
+        self.unpack_of: dict[int, Call] = {}  # row of an unpacked item -> its unpack op
+        self.ops_ = self.tape.ops
+
+    # -- output -------------------------------------------------------------------------
+    def push(self, op: Op) -> Op:
+        # Straight append: the ops' references are built from this tape's ops.
+        self.ops_.append(op)
+        op.id = len(self.ops_)
+        v = op.value
+        if not isinstance(v, _ATOMIC):
+            self.produced.setdefault(id(v), op)
+        return op
+
+    def where(self, row: int) -> Where:
+        t = self.t
+        code = t.code(row)
+        off = t.offset(row)
+        return Where(code, off, ir_of(code).layout.by_offset[off].line if off >= 0 else None)
+
+    # -- references -----------------------------------------------------------------------
+    def resolve(self, r):
+        """The tape value of a trace reference: an Op or a _K constant."""
+        if isinstance(r, int):
+            try:
+                return self.ref[r]
+            except KeyError:
+                raise TapeError(f"row {r} is referenced but was not flattened") from None
+        v = r[1]
+        if v is _core.UNKNOWN:
+            raise TapeError("the trace has an input whose source the recorder could not "
+                            "tell (tracer.UNKNOWN): this call cannot be linearized")
+        return self.link(v)
+
+    def arg(self, r):
+        """A trace reference as a Call argument: an Op or the constant value itself."""
+        x = self.resolve(r)
+        return x.value if isinstance(x, _K) else x
+
+    def link(self, v):
+        """A constant input: the op that produced this very object if there is one.
+
+        Values read through channels the trace does not follow (closure cells,
+        attributes of constants, a `with` block's bound `__exit__`) are recorded as
+        constants; when the object is the result of an op of this tape, it is that
+        op's result, and on a new run it must be the new result.
+        """
+        if isinstance(v, _ATOMIC):
+            if isinstance(v, types.BuiltinFunctionType):
+                return self._bound(v)
+            return _K(v)
+        op = self.produced.get(id(v))
+        if op is not None:
+            return op
+        if isinstance(v, types.MethodType):
+            return self._bound(v)
+        return _K(v)
+
+    def _bound(self, m):
+        owner = self.produced.get(id(getattr(m, "__self__", None)))
+        if owner is None or isinstance(owner.value, types.ModuleType):
+            return _K(m)
+        return self.push(Call(getattr, (owner, m.__name__), value=m))
+
+    # -- driving ----------------------------------------------------------------------------
+    def run(self) -> Tape:
+        t, root = self.t, self.root
+        kids = t.children(0)
+        tape = self.tape
+        tape.func = t.value(kids[0]) if kids and t.kind(kids[0]) == K_ARG else None
+        if not self._inlinable(0, kids):
+            return self._opaque_root()
+        nparams = self._leading_args(kids)
+        code = t.code(kids[0])
+        callee = t.value(kids[0])
+        tape.func = callee
+        tape.signature_of = callee
+        names = code.co_varnames
+        for k in range(nparams):
+            row = kids[k]
+            pos = t.aux(row)
+            name = getattr(callee, "__name__", "f") if pos == 0 else names[pos - 1]
+            self.ref[row] = self.push(Input(t.value(row), pos, name))
+        outcome = self._body(_Frame(0, kids, nparams))
+        if root.raised:
+            tape.raises = True
+        result = outcome
+        if isinstance(result, _K):
+            result = self.push(Constant(result.value))
+        tape._result = result
+        self._finish_unpacks()
+        return tape
+
+    def _opaque_root(self) -> Tape:
+        """A traced call whose body was not recorded (a C function): one Call op."""
+        t, tape = self.t, self.tape
+        refs = t.refs(0)
+        kwnames = t.root_keywords or ()
+        vals = [r[1] if not isinstance(r, int) else t.value(r) for r in refs]
+        callee = vals[0]
+        tape.func = callee
+        fn_in = self.push(Input(callee, 0, getattr(callee, "__name__", "f")))
+        npos = len(vals) - 1 - len(kwnames)
+        args = [self.push(Input(v, i + 1, f"arg{i + 1}")) for i, v in enumerate(vals[1:1 + npos])]
+        kwargs = {k: self.push(Input(v, 1 + npos + j, k))
+                  for j, (k, v) in enumerate(zip(kwnames, vals[1 + npos:]))}
+        op = self.push(Call(fn_in, args, kwargs, value=self.root.value,
+                            raises=self.root.raised))
+        tape.raises = self.root.raised
+        tape._result = op
+        return tape
+
+    def _inlinable(self, row, kids) -> bool:
+        # The body was recorded as this call's own frame: it starts with the callee's
+        # ArgumentNode.  A C function that called back into Python has only frame
+        # children, and creating a generator runs no body: both stay one op.
+        t = self.t
+        if not kids or t.kind(kids[0]) != K_ARG or t.aux(kids[0]) != 0:
+            return False
+        if t.flags(kids[0]) & F_CARRIED:
+            return False
+        code = t.code(kids[0])
+        return not code.co_flags & _GENERATOR_FLAGS
+
+    def _leading_args(self, kids) -> int:
+        t = self.t
+        n = 0
+        while n < len(kids) and t.kind(kids[n]) == K_ARG and not t.flags(kids[n]) & F_CARRIED:
+            n += 1
+        return n
+
+    def _body(self, frame: _Frame):
+        """Flatten the frame's remaining children (and inlined calls, iteratively);
+        return the outcome of the outermost frame: its result or its exception."""
+        t = self.t
+        stack = [frame]
+        while True:
+            fr = stack[-1]
+            if fr.i >= len(fr.kids):
+                stack.pop()
+                outcome = self._outcome(fr)
+                if not stack:
+                    return outcome
+                self.ref[fr.node_row] = outcome
+                continue
+            row = fr.kids[fr.i]
+            fr.i += 1
+            kind = t.kind(row)
+            flags = t.flags(row)
+            if flags & F_RAISED:
+                fr.last_raised = row
+            if kind == K_CONST:
+                self.ref[row] = _K(t.value(row))
+            elif kind == K_PRIM:
+                self.ref[row] = self._call(row)
+            elif kind == K_NESTED:
+                kids = t.children(row)
+                if self._inlinable(row, kids):
+                    n = self._leading_args(kids)
+                    self._bind(row, kids, n)
+                    stack.append(_Frame(row, kids, n))
+                else:
+                    self.ref[row] = self._call(row)
+            elif kind == K_SPECIAL:
+                self.ref[row] = self._special(row, flags)
+            elif kind == K_JUMP:
+                self._jump(row)
+            elif kind == K_RETURN:
+                if flags & _F["yield"]:
+                    raise TapeError("a yield outside a generator frame")
+                refs = t.refs(row)
+                fr.result = self.resolve(refs[0]) if refs else _K(t.value(row))
+            elif kind == K_ARG:
+                raise TapeError(f"row {row}: an argument in the middle of a call "
+                                "(a resumed frame) cannot be linearized")
+
+    def _outcome(self, fr: _Frame):
+        t = self.t
+        if t.flags(fr.node_row) & F_RAISED:
+            if fr.last_raised is None:
+                return _K(t.value(fr.node_row))
+            return self.ref.get(fr.last_raised) or self._find(t.value(fr.node_row))
+        if fr.result is None:
+            raise TapeError(f"row {fr.node_row}: a call that returned without a return node")
+        return fr.result
+
+    def _find(self, v):
+        op = self.produced.get(id(v))
+        return op if op is not None else _K(v)
+
+    # -- calls --------------------------------------------------------------------------------
+    def _rec(self, row):
+        t = self.t
+        return ir_of(t.code(row)).recs.get(t.offset(row))
+
+    def _call(self, row) -> Op:
+        t = self.t
+        refs = t.refs(row)
+        rec = self._rec(row)
+        if rec is None:
+            raise TapeError(f"row {row}: no instruction record for a call")
+        raised = bool(t.flags(row) & F_RAISED)
+        value = t.value(row)
+        if rec.sem in (R_CALL, R_CALL_EX):
+            fn = self.arg(refs[0])
+            args = [self.arg(r) for r in refs[1:]]
+            kwargs = {}
+            if rec.kwnames:
+                k = len(rec.kwnames)
+                kwargs = dict(zip(rec.kwnames, args[-k:]))
+                args = args[:-k]
+            star = rec.sem == R_CALL_EX
+        else:
+            fn = t.functions.get(row, rec.fn)
+            args = [self.arg(r) for r in refs]
+            kwargs = {}
+            star = False
+        recorded = helpers_recorded(fn)
+        if recorded is not None:
+            return self._splice(recorded, args, kwargs, value)
+        op = self.push(Call(fn, args, kwargs, value=value, star=star, raises=raised,
+                            where=self.where(row) if raised else None))
+        if fn is next and len(args) == 1 and isinstance(args[0], Op) and not kwargs:
+            self.pending_next[id(args[0])] = op
+        return op
+
+    def _splice(self, recorded, args, kwargs, value) -> Op:
+        """Put the ops a `record_primitive` hook pushed in place of the call."""
+        mapping = {}
+        for ph, a in zip(recorded.placeholders, list(args) + list(kwargs.values())):
+            mapping[ph] = a
+        last = None
+        for op in recorded.tape.ops:
+            new = _copy_op(op, mapping)
+            mapping[op] = new
+            last = self.push(new)
+        out = mapping.get(recorded.result, recorded.result)
+        if isinstance(out, Op):
+            out.value = value
+            return out
+        return _K(out)
+
+    def _bind(self, row, kids, nparams) -> None:
+        """Bind the inlined call's parameters (ArgumentNodes 1..) to the caller's inputs."""
+        t = self.t
+        rec = self._rec(row)
+        refs = t.refs(row)
+        code = t.code(kids[0])
+        self.ref[kids[0]] = self.resolve(refs[0])  # the callee
+        fn_val = t.value(kids[0])
+        params = kids[1:nparams]
+        callee = self._callee_value(refs[0])
+        prefix = []
+        if isinstance(callee, types.MethodType):
+            fn_in = self.resolve(refs[0])
+            if isinstance(fn_in, Op):
+                prefix = [self.push(Call(getattr, (fn_in, "__self__"), value=callee.__self__))]
+            else:
+                prefix = [self.arg(("const", callee.__self__))]
+        if rec is not None and rec.sem == R_CALL_EX:
+            self._bind_star(row, refs, params, fn_val, prefix)
+            return
+        args = [self.arg(r) for r in refs[1:]]
+        kwargs = {}
+        kwnames = rec.kwnames if rec is not None else (t.root_keywords or ())
+        if kwnames:
+            k = len(kwnames)
+            kwargs = dict(zip(kwnames, args[-k:]))
+            args = args[:-k]
+        bound = _map_parameters(code, prefix + args, kwargs)
+        if bound is None:
+            raise TapeError(f"row {row}: cannot bind the arguments of {code.co_qualname}")
+        for k, prow in enumerate(params):
+            b = bound[k] if k < len(bound) else _MISSING
+            pv = t.value(prow)
+            if b is _MISSING:
+                self.ref[prow] = _K(pv)  # a default: the very object the function holds
+            elif isinstance(b, _Pack):
+                self.ref[prow] = self.push(Call(b.fn, b.items, value=pv))
+            else:
+                got = b.value if isinstance(b, Op) else b
+                if got is not pv:
+                    raise TapeError(f"row {row}: parameter {code.co_varnames[k]} of "
+                                    f"{code.co_qualname} is not the argument passed")
+                self.ref[prow] = b if isinstance(b, Op) else _K(b)
+
+    def _callee_value(self, r):
+        return self.t.value(r) if isinstance(r, int) else r[1]
+
+    def _bind_star(self, row, refs, params, fn_val, prefix) -> None:
+        t = self.t
+        func = fn_val.__func__ if isinstance(fn_val, types.MethodType) else fn_val
+        if not isinstance(func, types.FunctionType):
+            raise TapeError(f"row {row}: cannot bind f(*args, **kwargs) for {func!r}")
+        binder = helpers.make_binder(func)
+        a = self.arg(refs[1])
+        k = self.arg(refs[2]) if len(refs) > 2 else {}
+        values = tuple(t.value(p) for p in params)
+        bound = self.push(Call(helpers.bind_call, (binder, a, k, *prefix), value=values))
+        for j, prow in enumerate(params):
+            self.ref[prow] = self.push(Call(operator.getitem, (bound, j), value=values[j]))
+
+    # -- special instructions ---------------------------------------------------------------
+    def _special(self, row, flags):
+        t = self.t
+        refs = t.refs(row)
+        value = t.value(row)
+        if flags & F_EXCEPTION or (flags & F_RAISED and self._rec(row) is None):
+            # A handler's caught exception, or a `raise`: the exception's own op.
+            for r in refs:
+                x = self.resolve(r)
+                xv = x.value
+                if xv is value:
+                    return x
+                if isinstance(xv, type) and isinstance(value, xv) and flags & F_RAISED:
+                    # `raise SomeError`: the class is called to make the exception.
+                    return self.push(Call(xv if isinstance(x, _K) else x, (), value=value))
+            return self._find(value)
+        rec = self._rec(row)
+        if rec is None or rec.sem != R_SPECIAL:
+            raise TapeError(f"row {row}: a special node without a special instruction")
+        name = rec.fn
+        ins = ir_of(t.code(row)).layout.by_offset[t.offset(row)]
+        if name in ("unpack", "unpack_ex"):
+            return self._unpack(row, name, refs, ins, value)
+        if name == "set_function_attribute":
+            # The function MAKE_FUNCTION made (a constant) with its attribute set.
+            return self.resolve(refs[-1])
+        if name == "yield_from_iter":
+            return self.push(Call(helpers.yield_from_iter, (self.arg(refs[0]),), value=value))
+        if name == "match_class":
+            subject, cls, names = (self.arg(r) for r in refs)
+            return self.push(Call(helpers.match_class, (subject, cls, names, ins.arg),
+                                  value=value))
+        reason = (f"${name} reads a value the trace does not reference"
+                  if name in FROZEN_SPECIALS else f"${name} has no re-executable equivalent")
+        return self.push(Constant(value, frozen=reason, where=self.where(row)))
+
+    def _unpack(self, row, name, refs, ins, value):
+        t = self.t
+        j = t.aux(row)
+        if j == 0:
+            seq = self.arg(refs[0])
+            if name == "unpack":
+                op = Call(helpers.unpack_sequence, (seq, ins.arg), value=[])
+            else:
+                op = Call(helpers.unpack_ex, (seq, ins.arg & 0xFF, ins.arg >> 8), value=[])
+            self.push(op)
+        else:
+            op = self.unpack_of.get(refs[0] if refs and isinstance(refs[0], int) else -1)
+            if op is None:
+                raise TapeError(f"row {row}: unpacked item {j} without its unpack")
+        self.unpack_of[row] = op
+        items = op.value
+        while len(items) < j:
+            items.append(None)
+        items.append(value)
+        return self.push(Call(operator.getitem, (op, j), value=value))
+
+    def _finish_unpacks(self) -> None:
+        for op in set(self.unpack_of.values()):
+            op.value = tuple(op.value)
+
+    # -- branches ------------------------------------------------------------------------------
+    def _jump(self, row) -> None:
+        t = self.t
+        refs = t.refs(row)
+        if not refs or not isinstance(refs[0], int):
+            return  # an unconditional jump, or a branch on a constant: nothing to check
+        ins = ir_of(t.code(row)).layout.by_offset[t.offset(row)]
+        where = self.where(row)
+        source = linecache.getline(where.code.co_filename, where.line or 0).strip()
+        value = t.value(row)
+        cond = self.resolve(refs[0])
+        if ins.opname == "FOR_ITER":
+            if not isinstance(cond, Op):
+                raise TapeError(f"row {row}: a for loop over a constant iterator")
+            op = self.pending_next.pop(id(cond), None)
+            if value and op is None:
+                raise TapeError(f"row {row}: a for loop went on without a next() call")
+            if not value and (op is None or op is not self.ops_[-1]):
+                # The exhausting next() fired no node (C iterators): make it.
+                op = self.push(Call(next, (cond,), value=STOP))
+            # next(it, STOP): the loop's test, without an exception to catch.
+            op.args = (cond, STOP)
+            op.raises = False
+            if not value:
+                op.value = STOP
+            self.push(Guard(op, not value, "stop", where=where, source=source))
+            return
+        test = _BRANCH_TESTS.get(ins.opname)
+        if test is None:
+            raise TapeError(f"row {row}: a conditional {ins.opname} is not supported")
+        if isinstance(cond, _K):
+            return
+        self.push(Guard(cond, bool(value), test, where=where, source=source))
+
+
+# -- parameter binding ---------------------------------------------------------------------------
+
+class _Missing:
+    __slots__ = ()
+
+
+_MISSING = _Missing()
+
+
+class _Pack:
+    """A parameter that collects arguments: *args (a tuple) or **kwargs (a dict)."""
+
+    __slots__ = ("fn", "items")
+
+    def __init__(self, fn, items):
+        self.fn = fn
+        self.items = tuple(items)
+
+
+def _map_parameters(code, args, kwargs):
+    """Parameter values for `code` called with positional `args` and `kwargs` (each an
+    Op or a constant), in co_varnames order; _MISSING for defaults; None if the call
+    does not bind (Python raised, so the call could not have been inlined)."""
+    npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
+    names = code.co_varnames
+    has_var, has_kw = code.co_flags & CO_VARARGS, code.co_flags & CO_VARKEYWORDS
+    n = npos + nkw + bool(has_var) + bool(has_kw)
+    out = [_MISSING] * n
+    extra = list(args[npos:])
+    for i, a in enumerate(args[:npos]):
+        out[i] = a
+    if extra and not has_var:
+        return None
+    kwextra = []
+    for name, a in kwargs.items():
+        try:
+            i = names.index(name, nposonly, npos + nkw)
+        except ValueError:
+            i = -1
+        if i >= 0 and out[i] is _MISSING:
+            out[i] = a
+        elif has_kw:
+            kwextra += [name, a]
+        else:
+            return None
+    k = npos + nkw
+    if has_var:
+        out[k] = _Pack(tops.build_tuple, extra) if extra else ()
+        k += 1
+    if has_kw:
+        out[k] = _Pack(tops.build_dict, kwextra)
+    return out
+
+
+def helpers_recorded(fn):
+    """The record of a `record_primitive` hook if `fn` is one (see record.py)."""
+    from .record import Recorded
+
+    return fn if isinstance(fn, Recorded) else None
+
+
+def _copy_op(op, mapping):
+    import copy
+
+    new = copy.copy(op)
+    new.id = 0
+    new.map_refs(lambda r: mapping.get(r, r))
+    return new

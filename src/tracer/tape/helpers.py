@@ -1,0 +1,165 @@
+"""Runtime helpers that tapes call for instructions with no standard callable.
+
+Each reproduces one instruction exactly (results and errors), so that a tape op
+calling it means what the traced instruction did.
+"""
+
+from __future__ import annotations
+
+import keyword
+import types
+
+__all__ = ["STOP", "unpack_sequence", "unpack_ex", "yield_from_iter", "match_class",
+           "make_binder", "bind_call"]
+
+
+class _Stop:
+    """The sentinel `next(iterator, STOP)` returns when a `for` loop's iterator ends."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "STOP"
+
+    def __reduce__(self):
+        return "STOP"
+
+
+STOP = _Stop()
+
+
+def unpack_sequence(sequence, count):
+    """`a, b, ... = sequence` (UNPACK_SEQUENCE): the `count` items as a tuple."""
+    if type(sequence) in (tuple, list) and len(sequence) == count:
+        return tuple(sequence)
+    it = iter(sequence)
+    items = []
+    for item in it:
+        items.append(item)
+        if len(items) > count:
+            raise ValueError(f"too many values to unpack (expected {count})")
+    if len(items) < count:
+        raise ValueError(f"not enough values to unpack (expected {count}, got {len(items)})")
+    return tuple(items)
+
+
+def unpack_ex(sequence, before, after):
+    """`a, *b, c = sequence` (UNPACK_EX): `before` items, the rest as a list, `after` items."""
+    items = list(sequence)
+    if len(items) < before + after:
+        raise ValueError(f"not enough values to unpack (expected at least {before + after}, "
+                         f"got {len(items)})")
+    middle = items[before:len(items) - after]
+    return (*items[:before], middle, *items[len(items) - after:])
+
+
+def yield_from_iter(value):
+    """GET_YIELD_FROM_ITER: generators and coroutines as they are, anything else iter()."""
+    if isinstance(value, (types.GeneratorType, types.CoroutineType)):
+        return value
+    return iter(value)
+
+
+_SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+
+
+def match_class(subject, cls, names, nargs):
+    """MATCH_CLASS: the attributes a class pattern `cls(p0, ..., k=...)` extracts, or None."""
+    if not isinstance(cls, type):
+        raise TypeError("called match pattern must be a class")
+    if not isinstance(subject, cls):
+        return None
+    attrs = []
+    seen = set()
+    if nargs:
+        match_args = getattr(cls, "__match_args__", None)
+        if match_args is None:
+            # Builtins such as int and str (and their subclasses) match themselves
+            # with one positional sub-pattern.
+            if nargs == 1 and issubclass(cls, _SELF_MATCHING):
+                attrs.append(subject)
+            else:
+                raise TypeError(f"{cls.__name__}() accepts 0 positional sub-patterns ({nargs} given)")
+        else:
+            if not isinstance(match_args, tuple):
+                raise TypeError(f"{cls.__name__}.__match_args__ must be a tuple "
+                                f"(got {type(match_args).__name__})")
+            if nargs > len(match_args):
+                raise TypeError(f"{cls.__name__}() accepts {len(match_args)} positional "
+                                f"sub-pattern{'s' if len(match_args) != 1 else ''} ({nargs} given)")
+            for name in match_args[:nargs]:
+                seen.add(name)
+                try:
+                    attrs.append(getattr(subject, name))
+                except AttributeError:
+                    return None
+    for name in names:
+        if name in seen:
+            raise TypeError(f"{cls.__name__}() got multiple sub-patterns for attribute {name!r}")
+        seen.add(name)
+        try:
+            attrs.append(getattr(subject, name))
+        except AttributeError:
+            return None
+    return tuple(attrs)
+
+
+# -- binding a call's arguments to a function's parameters ---------------------------------
+
+_binders: dict = {}
+
+
+def make_binder(func: types.FunctionType):
+    """A function with `func`'s signature (and defaults) that returns the tuple of its
+    parameters' values in `co_varnames` order: Python's own binding, with its errors."""
+    code = func.__code__
+    key = (code, func.__defaults__, _kwdefaults_key(func))
+    binder = _binders.get(key)
+    if binder is not None:
+        return binder
+    npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
+    names = code.co_varnames
+    nparams = npos + nkw + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    # Parameter names are identifiers already; `_d` defaults are replaced by the real
+    # objects through __defaults__ / __kwdefaults__, never written as source.
+    parts = []
+    ndef = len(func.__defaults__ or ())
+    for i, name in enumerate(names[:npos]):
+        parts.append(f"{name}=None" if i >= npos - ndef else name)
+        if nposonly and i == nposonly - 1:
+            parts.append("/")
+    k = npos + nkw
+    if code.co_flags & 0x04:
+        parts.append("*" + names[k])
+        k += 1
+    elif nkw:
+        parts.append("*")
+    kwdefaults = func.__kwdefaults__ or {}
+    for name in names[npos:npos + nkw]:
+        parts.append(f"{name}=None" if name in kwdefaults else name)
+    if code.co_flags & 0x08:
+        parts.append("**" + names[k])
+    for name in names[:nparams]:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise ValueError(f"cannot bind the parameters of {func.__qualname__}: "
+                             f"parameter name {name!r}")
+    src = (f"def {func.__name__ if func.__name__.isidentifier() else 'bind'}({', '.join(parts)}):\n"
+           f"    return ({''.join(n + ', ' for n in names[:nparams])})\n")
+    namespace: dict = {}
+    exec(src, {"__builtins__": {}}, namespace)
+    binder = next(iter(namespace.values()))
+    binder.__defaults__ = func.__defaults__
+    binder.__kwdefaults__ = dict(kwdefaults) if kwdefaults else None
+    binder.__qualname__ = func.__qualname__
+    _binders[key] = binder
+    return binder
+
+
+def _kwdefaults_key(func):
+    kw = func.__kwdefaults__
+    return None if not kw else tuple((k, id(v)) for k, v in kw.items())
+
+
+def bind_call(binder, args, kwargs, *self):
+    """Bind `f(*self, *args, **kwargs)` to parameters with `binder` (see make_binder)."""
+    return binder(*self, *args, **kwargs)
