@@ -66,9 +66,10 @@ class _Gen:
         if type(value) in _LITERAL_TYPES:
             text = repr(value)
             if type(value) is not int or len(text) < 4000:
-                return text
+                return f"({text})" if text.startswith("-") else text
         if type(value) is float and math.isfinite(value):
-            return repr(value)
+            text = repr(value)
+            return f"({text})" if text.startswith("-") else text
         name = self.by_id.get(id(value))
         if name is None:
             name = f"k_{len(self.by_id)}"

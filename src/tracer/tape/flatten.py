@@ -87,6 +87,10 @@ class _Flattener:
         self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
         self.pending_next: dict[int, Call] = {}  # id(iterator op) -> its latest next() op
         self.unpack_of: dict[int, Call] = {}  # row of an unpacked item -> its unpack op
+        self.cells: dict[int, Op] = {}  # id(traced cell) -> the op making this run's cell
+        self.closures: dict[int, Op] = {}  # id(traced tuple of cells) -> its op
+        self.functions: dict[int, Op] = {}  # id(traced closure) -> the op remaking it
+        self.pending_fill: dict[int, Op] = {}  # id(value) -> a cell op to set to its op
         self.ops_ = self.tape.ops
 
     # -- output -------------------------------------------------------------------------
@@ -97,6 +101,10 @@ class _Flattener:
         v = op.value
         if not isinstance(v, _ATOMIC):
             self.produced.setdefault(id(v), op)
+        if self.pending_fill:
+            cell = self.pending_fill.pop(id(v), None)
+            if cell is not None:
+                self.push(Call(helpers.cell_set, (cell, op), value=None))
         return op
 
     def where(self, row: int) -> Where:
@@ -133,6 +141,8 @@ class _Flattener:
         op's result, and on a new run it must be the new result.
         """
         if isinstance(v, _ATOMIC):
+            if isinstance(v, types.FunctionType) and v.__closure__ is not None:
+                return self._closure(v)
             if isinstance(v, types.BuiltinFunctionType):
                 return self._bound(v)
             return _K(v)
@@ -142,6 +152,16 @@ class _Flattener:
         if isinstance(v, types.MethodType):
             return self._bound(v)
         return _K(v)
+
+    def _closure(self, f):
+        op = self.functions.get(id(f))
+        if op is not None:
+            return op
+        cells = self.closures.get(id(f.__closure__))
+        if cells is None:
+            return _K(f)
+        op = self.functions[id(f)] = self.push(Call(helpers.make_closure, (f, cells), value=f))
+        return op
 
     def _bound(self, m):
         owner = self.produced.get(id(getattr(m, "__self__", None)))
@@ -258,8 +278,11 @@ class _Flattener:
                 refs = t.refs(row)
                 fr.result = self.resolve(refs[0]) if refs else _K(t.value(row))
             elif kind == K_ARG:
-                raise TapeError(f"row {row}: an argument in the middle of a call "
-                                "(a resumed frame) cannot be linearized")
+                # A value that entered midway: a free variable's cell passed on to a
+                # closure, or another object the frame received.
+                v = t.value(row)
+                cell = self.cells.get(id(v)) if isinstance(v, types.CellType) else None
+                self.ref[row] = cell if cell is not None else self.link(v)
 
     def _outcome(self, fr: _Frame):
         t = self.t
@@ -286,8 +309,12 @@ class _Flattener:
         rec = self._rec(row)
         if rec is None:
             raise TapeError(f"row {row}: no instruction record for a call")
+        if rec.sem == R_SPECIAL:  # a special whose work ran Python code (a frame child)
+            return self._special(row, t.flags(row))
         raised = bool(t.flags(row) & F_RAISED)
         value = t.value(row)
+        if fn_is_cells(rec, value):
+            return self._cells(refs, value)
         if rec.sem in (R_CALL, R_CALL_EX):
             fn = self.arg(refs[0])
             args = [self.arg(r) for r in refs[1:]]
@@ -307,8 +334,55 @@ class _Flattener:
             return self._splice(recorded, args, kwargs, value)
         op = self.push(Call(fn, args, kwargs, value=value, star=star, raises=raised,
                             where=self.where(row) if raised else None))
+        if raised and isinstance(value, BaseException) and value.__context__ is not None:
+            # Raised while a handler ran: that exception is its __context__.
+            return self.push(Call(helpers.throw, (op, self._plain(value.__context__)),
+                                  value=value))
         if fn is next and len(args) == 1 and isinstance(args[0], Op) and not kwargs:
             self.pending_next[id(args[0])] = op
+        return op
+
+    def _plain(self, v):
+        x = self.link(v)
+        return x.value if isinstance(x, _K) else x
+
+    def _cells(self, refs, value) -> Op:
+        """A closure's tuple of cells (LOAD_CLOSURE reads the variables' values):
+        one cell op per variable, shared by the closures made from it, and set to
+        the variable's value each time a closure is made."""
+        items = []
+        for r, cell in zip(refs, value):
+            x = self.resolve(r)
+            if x.value is cell and isinstance(x, Op):  # a free variable's cell passed on
+                items.append(x)
+                continue
+            if x.value is cell:
+                # A variable not assigned yet (a recursive closure, a memoized one):
+                # its cell starts with what it held at the end, and takes the op
+                # that produced that value as soon as the tape has it.
+                op = self.cells.get(id(cell))
+                if op is None:
+                    try:
+                        end = cell.cell_contents
+                    except ValueError:
+                        op = self.push(Call(helpers.new_cell, (), value=cell))
+                    else:
+                        op = self.push(Call(helpers.new_cell, (self._plain(end),), value=cell))
+                        if not isinstance(self.link(end), Op):
+                            self.pending_fill[id(end)] = op
+                    self.cells[id(cell)] = op
+                items.append(op)
+                continue
+            content = x.value if isinstance(x, _K) else x
+            op = self.cells.get(id(cell))
+            if op is None:
+                op = self.cells[id(cell)] = self.push(
+                    Call(helpers.new_cell, (content,), value=cell))
+            else:
+                self.push(Call(helpers.cell_set, (op, content), value=None))
+            items.append(op)
+        op = self.push(Call(tops.build_tuple, items, value=value))
+        self.closures[id(value)] = op
         return op
 
     def _splice(self, recorded, args, kwargs, value) -> Op:
@@ -394,15 +468,27 @@ class _Flattener:
         value = t.value(row)
         if flags & F_EXCEPTION or (flags & F_RAISED and self._rec(row) is None):
             # A handler's caught exception, or a `raise`: the exception's own op.
-            for r in refs:
+            found = None
+            for r in refs[:1]:
                 x = self.resolve(r)
                 xv = x.value
                 if xv is value:
-                    return x
-                if isinstance(xv, type) and isinstance(value, xv) and flags & F_RAISED:
+                    found = x
+                elif isinstance(xv, type) and isinstance(value, xv) and flags & F_RAISED:
                     # `raise SomeError`: the class is called to make the exception.
-                    return self.push(Call(xv if isinstance(x, _K) else x, (), value=value))
-            return self._find(value)
+                    found = self.push(Call(xv if isinstance(x, _K) else x, (), value=value))
+            if found is None:
+                found = self._find(value)
+            if flags & F_EXCEPTION or not isinstance(value, BaseException):
+                return found
+            # `raise`: the exception being handled becomes the new one's __context__,
+            # and `from cause` its __cause__.
+            exc = found.value if isinstance(found, _K) else found
+            cause = (self.arg(refs[1]),) if len(refs) > 1 else ()
+            if value.__context__ is None and not cause:
+                return found
+            return self.push(Call(helpers.throw, (exc, self._plain(value.__context__), *cause),
+                                  value=value))
         rec = self._rec(row)
         if rec is None or rec.sem != R_SPECIAL:
             raise TapeError(f"row {row}: a special node without a special instruction")
@@ -425,7 +511,7 @@ class _Flattener:
 
     def _unpack(self, row, name, refs, ins, value):
         t = self.t
-        j = t.aux(row)
+        j = 0 if t.kind(row) == K_NESTED else t.aux(row)  # a nested node's aux is its end
         if j == 0:
             seq = self.arg(refs[0])
             if name == "unpack":
@@ -535,6 +621,12 @@ def _map_parameters(code, args, kwargs):
     if has_kw:
         out[k] = _Pack(tops.build_dict, kwextra)
     return out
+
+
+def fn_is_cells(rec, value) -> bool:
+    """Whether a BUILD_TUPLE built a closure's cells (its inputs are the variables)."""
+    return (rec.sem != R_SPECIAL and rec.fn is tops.build_tuple and type(value) is tuple
+            and len(value) > 0 and all(type(c) is types.CellType for c in value))
 
 
 def helpers_recorded(fn):

@@ -163,3 +163,36 @@ def _kwdefaults_key(func):
 def bind_call(binder, args, kwargs, *self):
     """Bind `f(*self, *args, **kwargs)` to parameters with `binder` (see make_binder)."""
     return binder(*self, *args, **kwargs)
+
+
+def throw(exc, context, *cause):
+    """What `raise exc [from cause]` does to the exception besides raising it: the
+    exception being handled becomes its `__context__`, `cause` its `__cause__`."""
+    if context is not None and context is not exc:
+        exc.__context__ = context
+    if cause:
+        exc.__cause__ = cause[0]
+    return exc
+
+
+def new_cell(*content):
+    """A closure cell holding `content` (empty without it)."""
+    return types.CellType(*content)
+
+
+def cell_set(cell, content):
+    """Store `content` in `cell` (a variable that closures share was assigned)."""
+    cell.cell_contents = content
+
+
+def make_closure(func, cells):
+    """`func` again, with the closure `cells`: the function the traced code made, for
+    this run's variables."""
+    new = types.FunctionType(func.__code__, func.__globals__, func.__name__,
+                             func.__defaults__, cells)
+    new.__kwdefaults__ = func.__kwdefaults__
+    new.__qualname__ = func.__qualname__
+    new.__dict__.update(func.__dict__)
+    if func.__annotations__:
+        new.__annotations__ = func.__annotations__
+    return new
