@@ -57,7 +57,7 @@ class _K:
 class _Frame:
     """An inlined call being flattened."""
 
-    __slots__ = ("node_row", "kids", "i", "result", "last_raised")
+    __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs")
 
     def __init__(self, node_row, kids, i):
         self.node_row = node_row
@@ -65,6 +65,7 @@ class _Frame:
         self.i = i
         self.result = None
         self.last_raised = None
+        self.withs: list = []  # the managers of the `with` blocks open in this frame
 
 
 def flatten(root, ctx=None) -> Tape:
@@ -92,6 +93,7 @@ class _Flattener:
         self.functions: dict[int, Op] = {}  # id(traced closure) -> the op remaking it
         self.pending_fill: dict[int, Op] = {}  # id(value) -> a cell op to set to its op
         self.ops_ = self.tape.ops
+        self.frame: _Frame | None = None
 
     # -- output -------------------------------------------------------------------------
     def push(self, op: Op) -> Op:
@@ -101,7 +103,7 @@ class _Flattener:
         v = op.value
         if not isinstance(v, _ATOMIC):
             self.produced.setdefault(id(v), op)
-        if self.pending_fill:
+        if self.pending_fill and type(op) is Call:
             cell = self.pending_fill.pop(id(v), None)
             if cell is not None:
                 self.push(Call(helpers.cell_set, (cell, op), value=None))
@@ -252,6 +254,7 @@ class _Flattener:
                 continue
             row = fr.kids[fr.i]
             fr.i += 1
+            self.frame = fr
             kind = t.kind(row)
             flags = t.flags(row)
             if flags & F_RAISED:
@@ -329,6 +332,7 @@ class _Flattener:
             args = [self.arg(r) for r in refs]
             kwargs = {}
             star = False
+        self._track_with(fn, args, value)
         recorded = helpers_recorded(fn)
         if recorded is not None:
             return self._splice(recorded, args, kwargs, value)
@@ -341,6 +345,18 @@ class _Flattener:
         if fn is next and len(args) == 1 and isinstance(args[0], Op) and not kwargs:
             self.pending_next[id(args[0])] = op
         return op
+
+    def _track_with(self, fn, args, value) -> None:
+        """Keep the frame's stack of open `with` managers (for WITH_EXCEPT_START)."""
+        withs = self.frame.withs
+        if fn is tops.with_enter:
+            withs.append(args[0])
+        elif withs:
+            fv = fn.value if isinstance(fn, Op) else fn
+            top = withs[-1]
+            if (getattr(fv, "__name__", "") == "__exit__"
+                    and getattr(fv, "__self__", None) is (top.value if isinstance(top, Op) else top)):
+                withs.pop()
 
     def _plain(self, v):
         x = self.link(v)
@@ -368,7 +384,8 @@ class _Flattener:
                         op = self.push(Call(helpers.new_cell, (), value=cell))
                     else:
                         op = self.push(Call(helpers.new_cell, (self._plain(end),), value=cell))
-                        if not isinstance(self.link(end), Op):
+                        if (not isinstance(end, _ATOMIC) or isinstance(end, types.FunctionType)) \
+                                and not isinstance(self.link(end), Op):
                             self.pending_fill[id(end)] = op
                     self.cells[id(cell)] = op
                 items.append(op)
@@ -484,7 +501,10 @@ class _Flattener:
             # `raise`: the exception being handled becomes the new one's __context__,
             # and `from cause` its __cause__.
             exc = found.value if isinstance(found, _K) else found
-            cause = (self.arg(refs[1]),) if len(refs) > 1 else ()
+            # (The trace references the exception only: the cause is found by identity.)
+            cause = ()
+            if value.__cause__ is not None or value.__suppress_context__:
+                cause = (self._plain(value.__cause__),)
             if value.__context__ is None and not cause:
                 return found
             return self.push(Call(helpers.throw, (exc, self._plain(value.__context__), *cause),
@@ -501,6 +521,10 @@ class _Flattener:
             return self.resolve(refs[-1])
         if name == "yield_from_iter":
             return self.push(Call(helpers.yield_from_iter, (self.arg(refs[0]),), value=value))
+        if name == "with_except_start" and self.frame.withs and self.frame.last_raised is not None:
+            manager = self.frame.withs.pop()
+            exc = self._plain(self.t.value(self.frame.last_raised))
+            return self.push(Call(helpers.with_exit, (manager, exc), value=value))
         if name == "match_class":
             subject, cls, names = (self.arg(r) for r in refs)
             return self.push(Call(helpers.match_class, (subject, cls, names, ins.arg),
@@ -519,6 +543,8 @@ class _Flattener:
             else:
                 op = Call(helpers.unpack_ex, (seq, ins.arg & 0xFF, ins.arg >> 8), value=[])
             self.push(op)
+            if name == "unpack" and ins.arg == 0:
+                return op  # `() = x`: no item, the one node stands for the check
         else:
             op = self.unpack_of.get(refs[0] if refs and isinstance(refs[0], int) else -1)
             if op is None:

@@ -196,3 +196,8 @@ def make_closure(func, cells):
     if func.__annotations__:
         new.__annotations__ = func.__annotations__
     return new
+
+
+def with_exit(manager, exc):
+    """WITH_EXCEPT_START: the `__exit__` call of a `with` block that `exc` leaves."""
+    return type(manager).__exit__(manager, type(exc), exc, exc.__traceback__)
