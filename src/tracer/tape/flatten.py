@@ -409,6 +409,8 @@ class _Flattener:
             mapping[ph] = a
         last = None
         for op in recorded.tape.ops:
+            if isinstance(op, Input):
+                continue  # a placeholder: the call's own argument
             new = _copy_op(op, mapping)
             mapping[op] = new
             last = self.push(new)
