@@ -77,6 +77,12 @@ class _Gen:
             self.globals[name] = value
         return name
 
+    def named(self, value, name: str) -> str:
+        """`value` in the globals under `name` (for the generated code's own helpers)."""
+        self.globals[name] = value
+        self.by_id.setdefault(id(value), name)
+        return name
+
     def ref(self, a) -> str:
         if isinstance(a, Op):
             return self.names[a.id]
@@ -129,8 +135,8 @@ class _Gen:
         v = self.names[op.id]
         text, stmt = self.expr(op)
         if op.raises:
-            fail = self.const(raise_expected_failure)
-            me = self.const(op)
+            fail = self.named(raise_expected_failure, "no_raise_")
+            me = self.named(op, f"op_{op.id}")
             self.emit("try:")
             self.emit(self._assign(v, text, stmt), 2)
             self.emit("except BaseException as exc_:")
@@ -157,8 +163,8 @@ class _Gen:
             test = f"{c} is not None" if g.expected else f"{c} is None"
         else:
             test = f"{c} is not STOP" if g.expected else f"{c} is STOP"
-        fail = self.const(guard_failure)
-        me = self.const(g)
+        fail = self.named(guard_failure, "fail_")
+        me = self.named(g, f"guard_{g.id}")
         if g.where is not None:
             self.emit(f"# L{g.where.line}: {g.source}" if g.source else f"# L{g.where.line}")
         self.emit(f"if {test}:")
@@ -209,7 +215,8 @@ class _Gen:
         # Inputs are numbered in co_varnames order: positional, keyword-only, *, **.
         ordered = names[:npos + nkw + bool(has_var) + bool(has_kw)]
         for n in ordered:
-            if n.startswith(("v_", "k_", "a_")) or n in ("STOP", "exc_"):
+            if n.startswith(("v_", "k_", "a_", "op_", "guard_")) or n in (
+                    "STOP", "exc_", "fail_", "no_raise_"):
                 raise TapeError(f"parameter name {n!r} clashes with the generated code's names")
         # Defaults are written as None and replaced by the real objects afterwards.
         ndef = len(func.__defaults__ or ())

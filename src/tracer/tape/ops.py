@@ -189,8 +189,9 @@ class Guard(Op):
                 f"(the loop {'ends' if self.expected else 'goes on'})")
 
     def format(self) -> str:
-        where = f"  # {self.where}" if self.where is not None else ""
-        src = f": {self.source}" if self.source and self.where is not None else ""
+        w = self.where
+        where = f"  # {getattr(w.code, 'co_name', '?')} L{w.line}" if w is not None else ""
+        src = f": {self.source}" if self.source and w is not None else ""
         return f"guard %{self.id}: {self.describe()}{where}{src}"
 
 
