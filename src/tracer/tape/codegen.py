@@ -131,29 +131,31 @@ class _Gen:
         parts = [r(a) for a in args] + [f"{k}={r(v)}" for k, v in op.kwargs.items()]
         return f"{r(fn)}({', '.join(parts)})", None
 
-    def call(self, op: Call) -> None:
-        v = self.names[op.id]
+    def call(self, op: Call, v: str | None) -> None:
+        """Emit Call `op`, its result in variable `v` (None: the result is not used)."""
         text, stmt = self.expr(op)
         if op.raises:
             fail = self.named(raise_expected_failure, "no_raise_")
             me = self.named(op, f"op_{op.id}")
             self.emit("try:")
-            self.emit(self._assign(v, text, stmt), 2)
+            for line in self._assign(v, text, stmt).split("\n"):
+                self.emit(line, 2)
             self.emit("except BaseException as exc_:")
-            self.emit(f"{v} = exc_", 2)
+            self.emit(f"{v} = exc_" if v else "pass", 2)
             self.emit("else:")
             self.emit(f"raise {fail}({me})", 2)
             return
         for line in self._assign(v, text, stmt).split("\n"):
             self.emit(line)
 
-    def _assign(self, v: str, text: str, stmt: str | None) -> str:
+    def _assign(self, v: str | None, text: str, stmt: str | None) -> str:
         if stmt is None:
-            return f"{v} = {text}"
+            return f"{v} = {text}" if v else text
         if text == "":  # an in-place operator: v = a; v op= b
             first, second = stmt.split("\n")
+            v = v or "_"
             return f"{v} = {first}\n{second.format(v=v)}"
-        return f"{stmt}\n{v} = None"
+        return f"{stmt}\n{v} = None" if v else stmt
 
     def guard(self, g: Guard) -> None:
         c = self.ref(g.condition)
@@ -177,20 +179,35 @@ class _Gen:
             raise TapeError("the tape has no result to return")
         params, header = self.signature()
         self.params = set(params)
-        for op in tape.ops:
+        # Variables are reused once their value is read for the last time, so the
+        # function has few locals and drops intermediate values early.
+        last: dict[int, int] = {}
+        for pos, op in enumerate(tape.ops):
+            for r in op.refs():
+                last[id(r)] = pos
+        last[id(tape.result)] = len(tape.ops)
+        expiring: dict[int, list[str]] = {}
+        free: list[str] = []
+        for pos, op in enumerate(tape.ops):
             if isinstance(op, Input):
                 if op.position > 0:
                     self.names[op.id] = params[op.position - 1]
                 else:
                     self.names[op.id] = self.const(op.value)
                 continue
-            self.names[op.id] = f"v_{op.id}"
+            v = None
+            if id(op) in last and not isinstance(op, Guard):
+                v = free.pop() if free else f"v_{op.id}"
+                self.names[op.id] = v
+                expiring.setdefault(last[id(op)], []).append(v)
             if isinstance(op, Guard):
                 self.guard(op)
             elif isinstance(op, Constant):
-                self.emit(f"v_{op.id} = {self.const(op.value)}")
+                if v:
+                    self.emit(f"{v} = {self.const(op.value)}")
             else:
-                self.call(op)
+                self.call(op, v)
+            free.extend(expiring.pop(pos, ()))
         word = "raise" if tape.raises else "return"
         self.emit(f"{word} {self.ref(tape.result)}")
         source = header + "\n" + "\n".join(self.lines) + "\n"

@@ -19,6 +19,7 @@ from ..ir import ir as ir_of
 from . import helpers
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where
+from .record import Recorded
 from .tape import Tape, TapeError
 
 __all__ = ["flatten"]
@@ -94,6 +95,7 @@ class _Flattener:
         self.pending_fill: dict[int, Op] = {}  # id(value) -> a cell op to set to its op
         self.ops_ = self.tape.ops
         self.frame: _Frame | None = None
+        self._recs: dict = {}  # code -> its instruction records
 
     # -- output -------------------------------------------------------------------------
     def push(self, op: Op) -> Op:
@@ -304,7 +306,11 @@ class _Flattener:
     # -- calls --------------------------------------------------------------------------------
     def _rec(self, row):
         t = self.t
-        return ir_of(t.code(row)).recs.get(t.offset(row))
+        code = t.code(row)
+        recs = self._recs.get(code)
+        if recs is None:
+            recs = self._recs[code] = ir_of(code).recs
+        return recs.get(t.offset(row))
 
     def _call(self, row) -> Op:
         t = self.t
@@ -659,9 +665,7 @@ def fn_is_cells(rec, value) -> bool:
 
 def helpers_recorded(fn):
     """The record of a `record_primitive` hook if `fn` is one (see record.py)."""
-    from .record import Recorded
-
-    return fn if isinstance(fn, Recorded) else None
+    return fn if type(fn) is Recorded else None
 
 
 def _copy_op(op, mapping):
