@@ -389,9 +389,18 @@ class _Flattener:
                     except ValueError:
                         op = self.push(Call(helpers.new_cell, (), value=cell))
                     else:
-                        op = self.push(Call(helpers.new_cell, (self._plain(end),), value=cell))
-                        if (not isinstance(end, _ATOMIC) or isinstance(end, types.FunctionType)) \
-                                and not isinstance(self.link(end), Op):
+                        content = self.link(end)
+                        fill = (not isinstance(content, Op) and (
+                            not isinstance(end, _ATOMIC) or isinstance(end, types.FunctionType)))
+                        if isinstance(content, _K) and not fill:
+                            # Nothing on the tape produces it (3.12 reads every
+                            # closure variable this way): the traced value is kept.
+                            content = self.push(Constant(
+                                end, frozen="a closure variable's value, read as a constant "
+                                "(its cell was loaded without a reference to its value)"))
+                        op = self.push(Call(helpers.new_cell, (
+                            content.value if isinstance(content, _K) else content,), value=cell))
+                        if fill:
                             self.pending_fill[id(end)] = op
                     self.cells[id(cell)] = op
                 items.append(op)
