@@ -15,7 +15,7 @@ import types
 from dataclasses import dataclass
 
 from .. import ops as tops
-from .guards import guard_failure, raise_expected_failure
+from .guards import NOT_KEPT, guard_failure, raise_expected_failure
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op
 from .tape import TapeError
@@ -46,7 +46,7 @@ class Generated:
 class _Gen:
     def __init__(self, tape):
         self.tape = tape
-        self.globals: dict = {"GuardError": None, "STOP": STOP}
+        self.globals: dict = {"GuardError": None, "STOP": STOP, "not_kept_": NOT_KEPT}
         self.by_id: dict[int, str] = {}  # id(constant object) -> its global name
         self.lines: list[str] = []
         self.names: dict[int, str] = {}  # op id -> variable name
@@ -167,6 +167,8 @@ class _Gen:
             test = f"{c} is not STOP" if g.expected else f"{c} is STOP"
         fail = self.named(guard_failure, "fail_")
         me = self.named(g, f"guard_{g.id}")
+        if not c.isidentifier():  # an inlined test: its value is the test's outcome
+            c = "not_kept_"
         if g.where is not None:
             self.emit(f"# L{g.where.line}: {g.source}" if g.source else f"# L{g.where.line}")
         self.emit(f"if {test}:")
@@ -186,14 +188,26 @@ class _Gen:
             for r in op.refs():
                 last[id(r)] = pos
         last[id(tape.result)] = len(tape.ops)
+        uses: dict[int, int] = {id(tape.result): 1}
+        for op in tape.ops:
+            for r in op.refs():
+                uses[id(r)] = uses.get(id(r), 0) + 1
         expiring: dict[int, list[str]] = {}
         free: list[str] = []
-        for pos, op in enumerate(tape.ops):
+        ops = tape.ops
+        for pos, op in enumerate(ops):
             if isinstance(op, Input):
                 if op.position > 0:
                     self.names[op.id] = params[op.position - 1]
                 else:
                     self.names[op.id] = self.const(op.value)
+                continue
+            if self._inline(op, ops[pos + 1] if pos + 1 < len(ops) else None, uses):
+                # Read once, by the very next op: written into that op's expression
+                # (evaluated at the same point), with no variable of its own.
+                expiring.setdefault(pos + 1, []).extend(expiring.pop(pos, ()))
+                continue
+            if self._augment(op, pos, last, expiring):
                 continue
             v = None
             if id(op) in last and not isinstance(op, Guard):
@@ -212,6 +226,39 @@ class _Gen:
         self.emit(f"{word} {self.ref(tape.result)}")
         source = header + "\n" + "\n".join(self.lines) + "\n"
         return Generated(source, self.globals)
+
+    def _inline(self, op, nxt, uses) -> bool:
+        if type(nxt) is Guard and nxt.condition is op and nxt.test == "truth":
+            pass  # `if not (a < b): raise ...`: the test reads it once
+        elif (type(nxt) is not Call or nxt.raises or not any(r is op for r in nxt.refs())):
+            return False
+        if type(op) is not Call or op.raises or uses.get(id(op)) != 1:
+            return False
+        text, stmt = self.expr(op)
+        if stmt is not None:
+            return False
+        self.names[op.id] = text
+        return True
+
+    def _augment(self, op, pos, last, expiring) -> bool:
+        """`a += b` in place of `v = a; v += b` when `a` is not read again."""
+        if (type(op) is not Call or op.fn not in _INPLACE or op.raises or op.kwargs or op.star
+                or isinstance(op.fn, Op) or len(op.args) != 2):
+            return False
+        a = op.args[0]
+        if not isinstance(a, Op) or last.get(id(a)) != pos:
+            return False
+        name = self.names[a.id]
+        if not name.isidentifier() or not (name in self.params or name.startswith("v_")):
+            return False
+        self.emit(f"{name} {_INPLACE[op.fn]} {self.ref(op.args[1])}")
+        self.names[op.id] = name
+        dying = expiring.get(pos, [])
+        if name in dying:
+            dying.remove(name)
+        if id(op) in last:
+            expiring.setdefault(last[id(op)], []).append(name)
+        return True
 
     def signature(self) -> tuple[list[str], str]:
         tape = self.tape
@@ -233,7 +280,7 @@ class _Gen:
         ordered = names[:npos + nkw + bool(has_var) + bool(has_kw)]
         for n in ordered:
             if n.startswith(("v_", "k_", "a_", "op_", "guard_")) or n in (
-                    "STOP", "exc_", "fail_", "no_raise_"):
+                    "STOP", "exc_", "fail_", "no_raise_", "not_kept_"):
                 raise TapeError(f"parameter name {n!r} clashes with the generated code's names")
         # Defaults are written as None and replaced by the real objects afterwards.
         ndef = len(func.__defaults__ or ())

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-__all__ = ["GuardError", "Retracing", "guard_failure", "raise_expected_failure"]
+__all__ = ["GuardError", "Retracing", "guard_failure", "raise_expected_failure", "NOT_KEPT"]
+
+
+class _NotKept:
+    """A guard's condition value that compiled code did not keep (it tested it inline)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "the other way"
+
+
+NOT_KEPT = _NotKept()
 
 
 class GuardError(Exception):
@@ -29,14 +41,14 @@ def guard_failure(guard, value) -> GuardError:
 
     where = f" at {guard.where}" if guard.where is not None else ""
     src = f" `{guard.source}`" if guard.source else ""
-    now = guard.outcome(value)
+    now = (not guard.expected) if value is NOT_KEPT else guard.outcome(value)
     if guard.test == "stop":
         what = "the loop ended" if now else "the loop went on"
         traced = "went on" if not guard.expected else "ended"
         text = f"{what} where the trace's loop {traced}"
     else:
-        text = (f"the branch went the other way: traced {guard.describe()}, now "
-                f"{short_value(value)}")
+        now_text = "not" if value is NOT_KEPT else short_value(value)
+        text = f"the branch went the other way: traced {guard.describe()}, now {now_text}"
     return GuardError(f"guard %{guard.id} failed{where}{src}: {text}", guard, value)
 
 

@@ -80,18 +80,37 @@ def play(tape, *args, **kwargs):
     def get(r):
         return values[r.id]
 
-    for op in tape.ops:
+    for op, dying in _plan(tape):
         cls = type(op)
-        if cls is Input:
-            continue
         if cls is Guard:
             c = op.condition
             v = values[c.id] if isinstance(c, Op) else c
             if op.outcome(v) != op.expected:
                 raise guard_failure(op, v)
-            continue
-        values[op.id] = evaluate(op, get)
+        elif cls is not Input:
+            values[op.id] = evaluate(op, get)
+        for k in dying:  # read for the last time: let big intermediate values go
+            values[k] = None
     result = values[tape.result.id]
     if tape.raises:
         raise result
     return result
+
+
+def _plan(tape) -> list:
+    """(op, ids of values read for the last time by it), cached until the tape changes."""
+    plan = getattr(tape, "_play_plan", None)
+    if plan is not None and plan[0] is tape._result and plan[1] == len(tape.ops):
+        return plan[2]
+    last: dict[int, int] = {}
+    for op in tape.ops:
+        for r in op.refs():
+            last[r.id] = op.id
+    keep = tape.result.id
+    dying: dict[int, list[int]] = {}
+    for k, pos in last.items():
+        if k != keep and not isinstance(tape.ops[k - 1], Input):
+            dying.setdefault(pos, []).append(k)
+    steps = [(op, dying.get(op.id, ())) for op in tape.ops]
+    tape._play_plan = (tape._result, len(tape.ops), steps)
+    return steps

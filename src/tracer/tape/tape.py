@@ -32,6 +32,7 @@ class Tape:
         self.last_update: tuple[Op, ...] = ()
         self._users: dict[Op, list[Op]] | None = None
         self._compiled = None
+        self._play_plan = None
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -269,6 +270,7 @@ class Tape:
     def _changed(self) -> None:
         self._users = None
         self._compiled = None
+        self._play_plan = None
 
     # -- running ---------------------------------------------------------------------------
     def play(self, *args, **kwargs):
