@@ -6,7 +6,7 @@ tape of primitive calls; a context moves the primitive boundary (`primitives=`,
 `record_primitive!`).  A tape replays (`play`), compiles back into Python
 (`compile`), checks the branches it took (guards) and updates incrementally.
 
-Run:  python examples/tape.py
+Run:  python examples/tape.py          (python examples/tape.py readme: the README's part)
 """
 
 import math
@@ -75,6 +75,32 @@ def clip_sum(x, n):
     return total
 
 
+def clip(x, n):
+    total = 0.0
+    for i in range(n):
+        total += x * i if x > 0 else -x
+    return total
+
+
+def readme():
+    """The README's example (`python examples/tape.py readme`)."""
+    val, tape = tracer.tape(baz, 1.0, 2.0)
+    print(val)
+    print(tape)
+
+    val, tape = tracer.tape(clip, 2.0, 2)
+    fn = tape.compile()
+    print(tape.to_source())
+    print(fn(3.0, 2))
+    try:
+        fn(-1.0, 2)
+    except tracer.GuardError as err:
+        print(err)
+    print(tape.compile(retrace=True)(-1.0, 2))
+    x = tape.inputs[1]
+    print(tape.update({x: 5.0}), [f"%{op.id}" for op in tape.last_update])
+
+
 def with_unused(x):
     unused = x * 3  # computed, never used
     return math.sqrt(x) + 1
@@ -132,4 +158,9 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["readme"]:
+        readme()
+    else:
+        main()
