@@ -14,7 +14,7 @@ import operator
 import types
 
 from .. import _core, ops as tops
-from ..effects import R_CALL, R_CALL_EX, R_SPECIAL
+from ..effects import R_CALL, R_CALL_EX, R_OP, R_SPECIAL
 from ..ir import ir as ir_of
 from . import helpers
 from .helpers import STOP
@@ -37,6 +37,7 @@ _ATOMIC = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, 
            type(Ellipsis), type(NotImplemented), type, types.ModuleType, types.FunctionType,
            types.CodeType, types.BuiltinFunctionType, types.MethodDescriptorType,
            types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType)
+_ATOMIC_SET = frozenset((type(None), bool, int, float, str, tuple))  # the frequent ones, fast
 _BRANCH_TESTS = {
     "POP_JUMP_IF_TRUE": "truth", "POP_JUMP_IF_FALSE": "truth",
     "POP_JUMP_IF_NONE": "none", "POP_JUMP_IF_NOT_NONE": "none",
@@ -44,6 +45,9 @@ _BRANCH_TESTS = {
 # Special instructions that read their subject without popping it, so the trace has
 # no reference to re-run them from: their traced value is kept (a frozen constant).
 FROZEN_SPECIALS = ("match_sequence", "match_mapping", "match_keys")
+
+
+_NO_KWARGS: dict = {}  # shared by Call ops without keywords (never mutated)
 
 
 class _K:
@@ -84,6 +88,14 @@ class _Flattener:
             raise TapeError("Tape.from_trace needs the root node of a trace")
         self.t = t
         self.root = root
+        # The columns as lists: per-row reads of the trace's accessors cost more.
+        cols = t.columns()
+        self.kind_ = cols["kind"].tolist()
+        self.flags_ = cols["flags"].tolist()
+        self.offset_ = cols["offset"].tolist()
+        self.aux_ = cols["aux"].tolist()
+        codes = t.codes
+        self.code_ = [codes[c] if c >= 0 else None for c in cols["code"].tolist()]
         self.tape = Tape(func=None, ctx=ctx)
         self.ref: dict[int, object] = {}  # row -> Op or _K
         self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
@@ -103,7 +115,7 @@ class _Flattener:
         self.ops_.append(op)
         op.id = len(self.ops_)
         v = op.value
-        if not isinstance(v, _ATOMIC):
+        if type(v) not in _ATOMIC_SET and not isinstance(v, _ATOMIC):
             self.produced.setdefault(id(v), op)
         if self.pending_fill and type(op) is Call:
             cell = self.pending_fill.pop(id(v), None)
@@ -113,8 +125,8 @@ class _Flattener:
 
     def where(self, row: int) -> Where:
         t = self.t
-        code = t.code(row)
-        off = t.offset(row)
+        code = self.code_[row]
+        off = self.offset_[row]
         return Where(code, off, ir_of(code).layout.by_offset[off].line if off >= 0 else None)
 
     # -- references -----------------------------------------------------------------------
@@ -178,18 +190,18 @@ class _Flattener:
         t, root = self.t, self.root
         kids = t.children(0)
         tape = self.tape
-        tape.func = t.value(kids[0]) if kids and t.kind(kids[0]) == K_ARG else None
+        tape.func = t.value(kids[0]) if kids and self.kind_[kids[0]] == K_ARG else None
         if not self._inlinable(0, kids):
             return self._opaque_root()
         nparams = self._leading_args(kids)
-        code = t.code(kids[0])
+        code = self.code_[kids[0]]
         callee = t.value(kids[0])
         tape.func = callee
         tape.signature_of = callee
         names = code.co_varnames
         for k in range(nparams):
             row = kids[k]
-            pos = t.aux(row)
+            pos = self.aux_[row]
             name = getattr(callee, "__name__", "f") if pos == 0 else names[pos - 1]
             self.ref[row] = self.push(Input(t.value(row), pos, name))
         outcome = self._body(_Frame(0, kids, nparams))
@@ -226,17 +238,17 @@ class _Flattener:
         # ArgumentNode.  A C function that called back into Python has only frame
         # children, and creating a generator runs no body: both stay one op.
         t = self.t
-        if not kids or t.kind(kids[0]) != K_ARG or t.aux(kids[0]) != 0:
+        if not kids or self.kind_[kids[0]] != K_ARG or self.aux_[kids[0]] != 0:
             return False
-        if t.flags(kids[0]) & F_CARRIED:
+        if self.flags_[kids[0]] & F_CARRIED:
             return False
-        code = t.code(kids[0])
+        code = self.code_[kids[0]]
         return not code.co_flags & _GENERATOR_FLAGS
 
     def _leading_args(self, kids) -> int:
         t = self.t
         n = 0
-        while n < len(kids) and t.kind(kids[n]) == K_ARG and not t.flags(kids[n]) & F_CARRIED:
+        while n < len(kids) and self.kind_[kids[n]] == K_ARG and not self.flags_[kids[n]] & F_CARRIED:
             n += 1
         return n
 
@@ -257,8 +269,8 @@ class _Flattener:
             row = fr.kids[fr.i]
             fr.i += 1
             self.frame = fr
-            kind = t.kind(row)
-            flags = t.flags(row)
+            kind = self.kind_[row]
+            flags = self.flags_[row]
             if flags & F_RAISED:
                 fr.last_raised = row
             if kind == K_CONST:
@@ -291,7 +303,7 @@ class _Flattener:
 
     def _outcome(self, fr: _Frame):
         t = self.t
-        if t.flags(fr.node_row) & F_RAISED:
+        if self.flags_[fr.node_row] & F_RAISED:
             if fr.last_raised is None:
                 return _K(t.value(fr.node_row))
             return self.ref.get(fr.last_raised) or self._find(t.value(fr.node_row))
@@ -306,11 +318,11 @@ class _Flattener:
     # -- calls --------------------------------------------------------------------------------
     def _rec(self, row):
         t = self.t
-        code = t.code(row)
+        code = self.code_[row]
         recs = self._recs.get(code)
         if recs is None:
             recs = self._recs[code] = ir_of(code).recs
-        return recs.get(t.offset(row))
+        return recs.get(self.offset_[row])
 
     def _call(self, row) -> Op:
         t = self.t
@@ -318,32 +330,41 @@ class _Flattener:
         rec = self._rec(row)
         if rec is None:
             raise TapeError(f"row {row}: no instruction record for a call")
-        if rec.sem == R_SPECIAL:  # a special whose work ran Python code (a frame child)
-            return self._special(row, t.flags(row))
-        raised = bool(t.flags(row) & F_RAISED)
+        sem = rec.sem
+        if sem == R_SPECIAL:  # a special whose work ran Python code (a frame child)
+            return self._special(row, self.flags_[row])
+        raised = bool(self.flags_[row] & F_RAISED)
         value = t.value(row)
-        if fn_is_cells(rec, value):
-            return self._cells(refs, value)
-        if rec.sem in (R_CALL, R_CALL_EX):
-            fn = self.arg(refs[0])
-            args = [self.arg(r) for r in refs[1:]]
-            kwargs = {}
+        ref, arg = self.ref, self.arg
+        kwargs = _NO_KWARGS
+        if sem == R_OP:
+            fn = t.functions.get(row, rec.fn) if t.functions else rec.fn
+            if fn is tops.build_tuple and fn_is_cells(rec, value):
+                return self._cells(refs, value)
+            # The common case inline: references to flattened rows, plain constants.
+            args = []
+            for r in refs:
+                if type(r) is int:
+                    x = ref.get(r)
+                    if x is None:
+                        x = self.resolve(r)  # raises the error that says why
+                    args.append(x.value if type(x) is _K else x)
+                else:
+                    args.append(arg(r))
+        else:
+            fn = arg(refs[0])
+            args = [arg(r) for r in refs[1:]]
             if rec.kwnames:
                 k = len(rec.kwnames)
                 kwargs = dict(zip(rec.kwnames, args[-k:]))
                 args = args[:-k]
-            star = rec.sem == R_CALL_EX
-        else:
-            fn = t.functions.get(row, rec.fn)
-            args = [self.arg(r) for r in refs]
-            kwargs = {}
-            star = False
-        self._track_with(fn, args, value)
-        recorded = helpers_recorded(fn)
-        if recorded is not None:
-            return self._splice(recorded, args, kwargs, value)
-        op = self.push(Call(fn, args, kwargs, value=value, star=star, raises=raised,
-                            where=self.where(row) if raised else None))
+        if fn is tops.with_enter or self.frame.withs:
+            self._track_with(fn, args, value)
+        if type(fn) is Recorded:
+            return self._splice(fn, args, kwargs, value)
+        op = Call.trusted(fn, tuple(args), kwargs, value, sem == R_CALL_EX, raised,
+                          self.where(row) if raised else None)
+        self.push(op)
         if raised and isinstance(value, BaseException) and value.__context__ is not None:
             # Raised while a handler ran: that exception is its __context__.
             return self.push(Call(helpers.throw, (op, self._plain(value.__context__)),
@@ -440,7 +461,7 @@ class _Flattener:
         t = self.t
         rec = self._rec(row)
         refs = t.refs(row)
-        code = t.code(kids[0])
+        code = self.code_[kids[0]]
         self.ref[kids[0]] = self.resolve(refs[0])  # the callee
         fn_val = t.value(kids[0])
         params = kids[1:nparams]
@@ -530,7 +551,7 @@ class _Flattener:
         if rec is None or rec.sem != R_SPECIAL:
             raise TapeError(f"row {row}: a special node without a special instruction")
         name = rec.fn
-        ins = ir_of(t.code(row)).layout.by_offset[t.offset(row)]
+        ins = ir_of(self.code_[row]).layout.by_offset[self.offset_[row]]
         if name in ("unpack", "unpack_ex"):
             return self._unpack(row, name, refs, ins, value)
         if name == "set_function_attribute":
@@ -552,7 +573,7 @@ class _Flattener:
 
     def _unpack(self, row, name, refs, ins, value):
         t = self.t
-        j = 0 if t.kind(row) == K_NESTED else t.aux(row)  # a nested node's aux is its end
+        j = 0 if self.kind_[row] == K_NESTED else self.aux_[row]  # a nested node's aux is its end
         if j == 0:
             seq = self.arg(refs[0])
             if name == "unpack":
@@ -583,7 +604,7 @@ class _Flattener:
         refs = t.refs(row)
         if not refs or not isinstance(refs[0], int):
             return  # an unconditional jump, or a branch on a constant: nothing to check
-        ins = ir_of(t.code(row)).layout.by_offset[t.offset(row)]
+        ins = ir_of(self.code_[row]).layout.by_offset[self.offset_[row]]
         where = self.where(row)
         source = linecache.getline(where.code.co_filename, where.line or 0).strip()
         value = t.value(row)

@@ -114,6 +114,20 @@ class Call(Op):
         self.star = star
         self.raises = raises
 
+    @classmethod
+    def trusted(cls, fn, args: tuple, kwargs: dict, value, star: bool, raises: bool, where):
+        """A Call from parts already checked (the flattener's fast path)."""
+        op = cls.__new__(cls)
+        op.id = 0
+        op.value = value
+        op.where = where
+        op.fn = fn
+        op.args = args
+        op.kwargs = kwargs
+        op.star = star
+        op.raises = raises
+        return op
+
     def refs(self) -> list[Op]:
         out = [self.fn] if isinstance(self.fn, Op) else []
         out += [a for a in self.args if isinstance(a, Op)]
