@@ -132,3 +132,36 @@ def test_tape_of_a_raising_call_raises_again():
         tape.play(5)
     with pytest.raises(tracer.GuardError):
         tape.play(-1)
+
+
+def test_an_exception_inside_a_handler_is_a_path_change():
+    def safe_int(s, default):
+        try:
+            v = int(s)
+        except ValueError:
+            v = default
+        return v * 2
+
+    val, tape = tracer.tape(safe_int, "21", 0)
+    assert val == 42
+    (call,) = [op for op in tape if isinstance(op, tracer.Call) and op.fn is int]
+    assert call.handled and not call.raises
+    fn = tape.compile()
+    assert fn("5", 0) == 10
+    for run in (fn, tape.play):
+        with pytest.raises(tracer.GuardError, match="did not raise while tracing") as err:
+            run("x", 7)
+        assert isinstance(err.value.__cause__, ValueError)
+    assert tape.compile(retrace=True)("x", 7) == 14
+
+
+def test_an_exception_outside_any_handler_propagates_unchanged():
+    def plain(s):
+        return int(s) + 1
+
+    val, tape = tracer.tape(plain, "1")
+    assert not any(getattr(op, "handled", False) for op in tape)
+    with pytest.raises(ValueError, match="invalid literal"):
+        tape.compile()("x")
+    with pytest.raises(ValueError, match="invalid literal"):
+        tape.play("x")

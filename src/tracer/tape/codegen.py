@@ -15,7 +15,7 @@ import types
 from dataclasses import dataclass
 
 from .. import ops as tops
-from .guards import NOT_KEPT, guard_failure, raise_expected_failure
+from .guards import NOT_KEPT, guard_failure, raise_expected_failure, unexpected_exception
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op
 from .tape import TapeError
@@ -98,7 +98,7 @@ class _Gen:
         if op.star:
             parts = [f"*{r(args[0])}"] + ([f"**{r(args[1])}"] if len(args) > 1 else [])
             return f"{r(fn)}({', '.join(parts)})", None
-        if not op.kwargs and not isinstance(fn, Op):
+        if not op.kwargs and not isinstance(fn, Op) and _hashable(fn):
             n = len(args)
             if n == 2 and fn in _BINARY:
                 return f"({r(args[0])} {_BINARY[fn]} {r(args[1])})", None
@@ -144,6 +144,15 @@ class _Gen:
             self.emit(f"{v} = exc_" if v else "pass", 2)
             self.emit("else:")
             self.emit(f"raise {fail}({me})", 2)
+            return
+        if op.handled:
+            fail = self.named(unexpected_exception, "unexpected_")
+            me = self.named(op, f"op_{op.id}")
+            self.emit("try:")
+            for line in self._assign(v, text, stmt).split("\n"):
+                self.emit(line, 2)
+            self.emit("except Exception as exc_:")
+            self.emit(f"raise {fail}({me}, exc_) from exc_", 2)
             return
         for line in self._assign(v, text, stmt).split("\n"):
             self.emit(line)
@@ -230,9 +239,10 @@ class _Gen:
     def _inline(self, op, nxt, uses) -> bool:
         if type(nxt) is Guard and nxt.condition is op and nxt.test == "truth":
             pass  # `if not (a < b): raise ...`: the test reads it once
-        elif (type(nxt) is not Call or nxt.raises or not any(r is op for r in nxt.refs())):
+        elif (type(nxt) is not Call or nxt.raises or nxt.handled
+              or not any(r is op for r in nxt.refs())):
             return False
-        if type(op) is not Call or op.raises or uses.get(id(op)) != 1:
+        if type(op) is not Call or op.raises or op.handled or uses.get(id(op)) != 1:
             return False
         text, stmt = self.expr(op)
         if stmt is not None:
@@ -242,8 +252,9 @@ class _Gen:
 
     def _augment(self, op, pos, last, expiring) -> bool:
         """`a += b` in place of `v = a; v += b` when `a` is not read again."""
-        if (type(op) is not Call or op.fn not in _INPLACE or op.raises or op.kwargs or op.star
-                or isinstance(op.fn, Op) or len(op.args) != 2):
+        if (type(op) is not Call or isinstance(op.fn, Op) or not _hashable(op.fn)
+                or op.fn not in _INPLACE or op.raises or op.handled or op.kwargs or op.star
+                or len(op.args) != 2):
             return False
         a = op.args[0]
         if not isinstance(a, Op) or last.get(id(a)) != pos:
@@ -280,7 +291,7 @@ class _Gen:
         ordered = names[:npos + nkw + bool(has_var) + bool(has_kw)]
         for n in ordered:
             if n.startswith(("v_", "k_", "a_", "op_", "guard_")) or n in (
-                    "STOP", "exc_", "fail_", "no_raise_", "not_kept_"):
+                    "STOP", "exc_", "fail_", "no_raise_", "not_kept_", "unexpected_"):
                 raise TapeError(f"parameter name {n!r} clashes with the generated code's names")
         # Defaults are written as None and replaced by the real objects afterwards.
         ndef = len(func.__defaults__ or ())
@@ -298,6 +309,14 @@ class _Gen:
         if has_kw:
             parts.append("**" + names[npos + nkw + bool(has_var)])
         return ordered, f"def {name}({', '.join(parts)}):"
+
+
+def _hashable(fn) -> bool:
+    try:
+        hash(fn)
+    except TypeError:
+        return False
+    return True
 
 
 def _is_attr(name) -> bool:

@@ -19,6 +19,7 @@ from ..ir import ir as ir_of
 from . import helpers
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where
+from .handlers import is_handled
 from .record import Recorded
 from .tape import Tape, TapeError
 
@@ -62,15 +63,16 @@ class _K:
 class _Frame:
     """An inlined call being flattened."""
 
-    __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs")
+    __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs", "handled")
 
-    def __init__(self, node_row, kids, i):
+    def __init__(self, node_row, kids, i, handled=False):
         self.node_row = node_row
         self.kids = kids
         self.i = i
         self.result = None
         self.last_raised = None
         self.withs: list = []  # the managers of the `with` blocks open in this frame
+        self.handled = handled  # a caller's handler is around the whole call
 
 
 def flatten(root, ctx=None) -> Tape:
@@ -107,11 +109,18 @@ class _Flattener:
         self.pending_fill: dict[int, Op] = {}  # id(value) -> a cell op to set to its op
         self.ops_ = self.tape.ops
         self.frame: _Frame | None = None
+        self.row = 0  # the row being flattened (ops pushed for it may be handled)
         self._recs: dict = {}  # code -> its instruction records
 
     # -- output -------------------------------------------------------------------------
     def push(self, op: Op) -> Op:
         # Straight append: the ops' references are built from this tape's ops.
+        if type(op) is Call and self.frame is not None and not op.raises:
+            row = self.row
+            op.handled = self.frame.handled or (
+                self.offset_[row] >= 0 and is_handled(self.code_[row], self.offset_[row]))
+            if op.handled and op.where is None:
+                op.where = self.where(row)
         self.ops_.append(op)
         op.id = len(self.ops_)
         v = op.value
@@ -269,6 +278,7 @@ class _Flattener:
             row = fr.kids[fr.i]
             fr.i += 1
             self.frame = fr
+            self.row = row
             kind = self.kind_[row]
             flags = self.flags_[row]
             if flags & F_RAISED:
@@ -282,7 +292,8 @@ class _Flattener:
                 if self._inlinable(row, kids):
                     n = self._leading_args(kids)
                     self._bind(row, kids, n)
-                    stack.append(_Frame(row, kids, n))
+                    handled = fr.handled or is_handled(self.code_[row], self.offset_[row])
+                    stack.append(_Frame(row, kids, n, handled))
                 else:
                     self.ref[row] = self._call(row)
             elif kind == K_SPECIAL:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["GuardError", "Retracing", "guard_failure", "raise_expected_failure", "NOT_KEPT"]
+__all__ = ["GuardError", "Retracing", "guard_failure", "raise_expected_failure",
+           "unexpected_exception", "NOT_KEPT"]
 
 
 class _NotKept:
@@ -58,6 +59,15 @@ def raise_expected_failure(call) -> GuardError:
     exc = type(call.value).__name__ if isinstance(call.value, BaseException) else "an exception"
     return GuardError(f"%{call.id}{where} raised {exc} while tracing, and the program "
                       "handled it; now it returned normally", call, None)
+
+
+def unexpected_exception(call, exc) -> GuardError:
+    """The GuardError for a call inside a handler of the traced code that raised now
+    but not while tracing: the program would have gone on in the handler."""
+    where = f" at {call.where}" if call.where is not None else ""
+    return GuardError(f"%{call.id}{where} raised {type(exc).__name__}: {exc}; it did not "
+                      "raise while tracing, and the traced code has a handler around it",
+                      call, exc)
 
 
 class Retracing:

@@ -92,10 +92,11 @@ class Call(Op):
 
     `star`: the call was `fn(*args[0], **args[1])`.  `raises`: while tracing it raised
     (its value is the exception) and the program handled that; re-running it must
-    raise again.
+    raise again.  `handled`: a `try`/`with` of the traced code was around it, so an
+    exception the trace did not see would change the path (GuardError).
     """
 
-    __slots__ = ("fn", "args", "kwargs", "star", "raises")
+    __slots__ = ("fn", "args", "kwargs", "star", "raises", "handled")
 
     def __init__(self, fn, args=(), kwargs=None, value=None, star: bool = False,
                  raises: bool = False, where: Where | None = None):
@@ -113,6 +114,7 @@ class Call(Op):
                 raise TypeError(f"keyword argument names must be str, got {k!r}")
         self.star = star
         self.raises = raises
+        self.handled = False
 
     @classmethod
     def trusted(cls, fn, args: tuple, kwargs: dict, value, star: bool, raises: bool, where):
@@ -126,6 +128,7 @@ class Call(Op):
         op.kwargs = kwargs
         op.star = star
         op.raises = raises
+        op.handled = False
         return op
 
     def refs(self) -> list[Op]:

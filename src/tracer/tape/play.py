@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-from .guards import guard_failure, raise_expected_failure
+from .guards import guard_failure, raise_expected_failure, unexpected_exception
 from .helpers import make_binder
 from .ops import Call, Constant, Guard, Input, Op
 from .tape import TapeError
@@ -65,6 +65,11 @@ def evaluate(op: Op, get):
         except BaseException as exc:  # noqa: BLE001 - the traced call raised too
             return exc
         raise raise_expected_failure(op)
+    if op.handled:
+        try:
+            return run_call(op, get)
+        except Exception as exc:
+            raise unexpected_exception(op, exc) from exc
     return run_call(op, get)
 
 

@@ -37,8 +37,11 @@ def is_pure(op: Op) -> bool:
     if not isinstance(op, Call) or isinstance(op.fn, Op) or op.star:
         return False
     fn = op.fn
-    if fn in PURE:
-        return True
+    try:
+        if fn in PURE:
+            return True
+    except TypeError:  # an unhashable callable: not one of ours
+        return False
     if getattr(fn, "__module__", None) == "math" and callable(fn):
         return True
     return _is_numpy_ufunc(fn) and "out" not in op.kwargs
