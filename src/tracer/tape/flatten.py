@@ -14,11 +14,12 @@ import operator
 import types
 
 from .. import _core, ops as tops
-from ..effects import R_CALL, R_CALL_EX, R_OP, R_SPECIAL
+from ..effects import R_CALL_EX, R_OP, R_SPECIAL
 from ..ir import ir as ir_of
 from . import helpers
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where
+from .bind import MISSING, Pack, map_parameters
 from .handlers import is_handled
 from .record import Recorded
 from .tape import Tape, TapeError
@@ -29,7 +30,6 @@ _F = _core.FLAGS
 F_RAISED, F_CARRIED, F_EXCEPTION, F_FRAME = (_F["raised"], _F["carried"], _F["exception"],
                                              _F["frame"])
 K_ARG, K_CONST, K_PRIM, K_NESTED, K_SPECIAL, K_JUMP, K_RETURN = range(7)
-CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
 
 # Values whose identity carries no meaning (equal values may be one shared object):
@@ -494,15 +494,15 @@ class _Flattener:
             k = len(kwnames)
             kwargs = dict(zip(kwnames, args[-k:]))
             args = args[:-k]
-        bound = _map_parameters(code, prefix + args, kwargs)
+        bound = map_parameters(code, prefix + args, kwargs)
         if bound is None:
             raise TapeError(f"row {row}: cannot bind the arguments of {code.co_qualname}")
         for k, prow in enumerate(params):
-            b = bound[k] if k < len(bound) else _MISSING
+            b = bound[k] if k < len(bound) else MISSING
             pv = t.value(prow)
-            if b is _MISSING:
+            if b is MISSING:
                 self.ref[prow] = _K(pv)  # a default: the very object the function holds
-            elif isinstance(b, _Pack):
+            elif isinstance(b, Pack):
                 self.ref[prow] = self.push(Call(b.fn, b.items, value=pv))
             else:
                 got = b.value if isinstance(b, Op) else b
@@ -642,60 +642,6 @@ class _Flattener:
         if isinstance(cond, _K):
             return
         self.push(Guard(cond, bool(value), test, where=where, source=source))
-
-
-# -- parameter binding ---------------------------------------------------------------------------
-
-class _Missing:
-    __slots__ = ()
-
-
-_MISSING = _Missing()
-
-
-class _Pack:
-    """A parameter that collects arguments: *args (a tuple) or **kwargs (a dict)."""
-
-    __slots__ = ("fn", "items")
-
-    def __init__(self, fn, items):
-        self.fn = fn
-        self.items = tuple(items)
-
-
-def _map_parameters(code, args, kwargs):
-    """Parameter values for `code` called with positional `args` and `kwargs` (each an
-    Op or a constant), in co_varnames order; _MISSING for defaults; None if the call
-    does not bind (Python raised, so the call could not have been inlined)."""
-    npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
-    names = code.co_varnames
-    has_var, has_kw = code.co_flags & CO_VARARGS, code.co_flags & CO_VARKEYWORDS
-    n = npos + nkw + bool(has_var) + bool(has_kw)
-    out = [_MISSING] * n
-    extra = list(args[npos:])
-    for i, a in enumerate(args[:npos]):
-        out[i] = a
-    if extra and not has_var:
-        return None
-    kwextra = []
-    for name, a in kwargs.items():
-        try:
-            i = names.index(name, nposonly, npos + nkw)
-        except ValueError:
-            i = -1
-        if i >= 0 and out[i] is _MISSING:
-            out[i] = a
-        elif has_kw:
-            kwextra += [name, a]
-        else:
-            return None
-    k = npos + nkw
-    if has_var:
-        out[k] = _Pack(tops.build_tuple, extra) if extra else ()
-        k += 1
-    if has_kw:
-        out[k] = _Pack(tops.build_dict, kwextra)
-    return out
 
 
 def fn_is_cells(rec, value) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from .ops import Call, Constant, Guard, Input, Op
+from .ops import Call, Guard, Input, Op
 
 __all__ = ["Tape", "TapeError"]
 
