@@ -170,3 +170,29 @@ def test_opaque_root_and_errors():
     t.result = t[2]
     t.validate()
     assert t.play.__self__ is t
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def apply(self, x, y=2):
+        return self.k * x + y
+
+
+def test_bound_method_and_keyword_roots():
+    s = Scaler(3)
+    val, tape = tracer.tape(s.apply, 5)
+    tape.validate()
+    assert val == 17 and tape.play(4) == 14 and tape.compile()(4, y=0) == 12
+    assert tape.inputs[1].value is s  # self is an input, supplied by the method
+
+    def kw(a, *, b=1, **rest):
+        return a + b + len(rest)
+
+    val, tape = tracer.tape(kw, 1, b=5, z=0)
+    assert val == 7
+    assert tape.play(1, b=2) == 3
+    assert tape.compile()(1, b=2, q=1, r=2) == kw(1, b=2, q=1, r=2) == 5
+    assert tape.compile()(4) == kw(4)
+    assert [i.name for i in tape.inputs] == ["kw", "a", "b", "rest"]

@@ -205,8 +205,10 @@ class _Flattener:
         nparams = self._leading_args(kids)
         code = self.code_[kids[0]]
         callee = t.value(kids[0])
-        tape.func = callee
-        tape.signature_of = callee
+        passed = self._callee_value(t.refs(0)[0])
+        # A bound method is called without its self: the tape's signature is the
+        # method's, and play/compile supply self as Python does.
+        tape.func = tape.signature_of = passed if isinstance(passed, types.MethodType) else callee
         names = code.co_varnames
         for k in range(nparams):
             row = kids[k]
