@@ -103,3 +103,26 @@ def test_example_runs(capsys):
     assert "count = 4, operator.add calls on the tape: 4" in out
     assert "GuardError: guard %7 failed at clip_sum" in out
     assert "clip_sum(0.5, 2) = -1.0 (clip_sum gives -1.0), 1 retrace, 2 tapes cached" in out
+
+
+def test_record_primitive_follows_the_primitive_boundary_down_the_nesting():
+    class Replacing(tracer.DepthLimitContext):
+        def __init__(self, maxlevel):
+            super().__init__(maxlevel)
+            self.count = 0
+
+        def record_primitive(self, tape, fn, *args, **kwargs):
+            if fn is operator.mul:
+                self.count += 1
+                return tape.push(Call(operator.add, args))
+            return tape.push(Call(fn, args, kwargs))
+
+    deep = Replacing(3)  # baz and bar recorded inside; foo primitive, so its * stays
+    val, tape = tracer.tape(ex.baz, 1.0, 2.0, ctx=deep)
+    tape.validate()
+    assert deep.count == 1 and val == 2.0 + (3 + 2.0) - 1
+    assert [op.fn for op in calls(tape)] == [ex.foo, operator.add, operator.add, operator.sub]
+    shallow = Replacing(2)  # bar primitive: no * is recorded
+    val, tape = tracer.tape(ex.baz, 1.0, 2.0, ctx=shallow)
+    assert shallow.count == 0 and val == 7.0
+    assert [op.fn for op in calls(tape)] == [ex.bar, operator.sub]

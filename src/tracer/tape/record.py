@@ -81,13 +81,16 @@ def _substitute(self, f, *args, **kwargs):
             return replacement
     if isinstance(f, Recorded) or not _is_primitive(self, f, args, kwargs):
         return None
-    scratch = Tape(ctx=self)
+    scratch = Tape(ctx=self._recording.root)
     placeholders = [scratch.push(Input(a, k + 1, f"arg{k + 1}")) for k, a in enumerate(args)]
     placeholders += [scratch.push(Input(v, len(args) + 1 + j, k))
                      for j, (k, v) in enumerate(kwargs.items())]
     nargs = len(args)
     kw_ph = dict(zip(kwargs, placeholders[nargs:]))
-    result = self.record_primitive(scratch, f, *placeholders[:nargs], **kw_ph)
+    # The hook of the context passed to tracer.tape: a context that `enter` returns
+    # may be of another class (DepthLimitContext's children are).
+    hook = self._recording.root.record_primitive
+    result = hook(scratch, f, *placeholders[:nargs], **kw_ph)
     if isinstance(result, Op) and result not in scratch:
         raise TapeError(f"{type(self).__name__}.record_primitive returned an op that is "
                         "not on the tape it was given")
@@ -101,27 +104,37 @@ def _substitute(self, f, *args, **kwargs):
 def _enter(self, f, *args, **kwargs):
     base = type(self).__mro__[1]
     child = base.enter(self, f, *args, **kwargs)
-    return child if child is self else recording_context(child)
+    return child if child is self else self._recording.wrap(child)
 
 
-_classes: dict[type, type] = {}
+class _Recording:
+    """One tracer.tape call's recording: the user's context and the classes that
+    make its contexts substitute primitive calls."""
+
+    def __init__(self, root: Context):
+        self.root = root
+        self.classes: dict[type, type] = {}
+
+    def wrap(self, ctx: Context) -> Context:
+        cls = type(ctx)
+        if getattr(cls, "_recording", None) is self:
+            return ctx
+        sub = self.classes.get(cls)
+        if sub is None:
+            body = {"substitute": _substitute, "__module__": cls.__module__,
+                    "_recording": self}
+            if cls.enter is not Context.enter:
+                body["enter"] = _enter
+            sub = self.classes[cls] = type(cls.__name__, (cls,), body)
+        if not hasattr(ctx, "__dict__"):
+            raise TapeError(f"record_primitive needs contexts with a __dict__ "
+                            f"({cls.__name__} uses __slots__)")
+        new = object.__new__(sub)
+        new.__dict__ = ctx.__dict__  # the same state: counters the hook keeps are ctx's
+        return new
 
 
 def recording_context(ctx: Context) -> Context:
     """A context that behaves as `ctx` and shares its state (its attributes), and
     also substitutes primitive calls by what `ctx.record_primitive` records."""
-    cls = type(ctx)
-    if cls in _classes.values():
-        return ctx
-    sub = _classes.get(cls)
-    if sub is None:
-        body = {"substitute": _substitute, "__module__": cls.__module__}
-        if cls.enter is not Context.enter:
-            body["enter"] = _enter
-        sub = _classes[cls] = type(cls.__name__, (cls,), body)
-    if not hasattr(ctx, "__dict__"):
-        raise TapeError(f"record_primitive needs a context with a __dict__ "
-                        f"({cls.__name__} uses __slots__)")
-    new = object.__new__(sub)
-    new.__dict__ = ctx.__dict__  # the same state: counters the hook keeps are ctx's
-    return new
+    return _Recording(ctx).wrap(ctx)
