@@ -20,7 +20,7 @@ from . import helpers
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where
 from .bind import MISSING, Pack, map_parameters
-from .handlers import is_handled
+from .handlers import handled_offsets
 from .record import Recorded
 from .tape import Tape, TapeError
 
@@ -97,7 +97,11 @@ class _Flattener:
         self.offset_ = cols["offset"].tolist()
         self.aux_ = cols["aux"].tolist()
         codes = t.codes
-        self.code_ = [codes[c] if c >= 0 else None for c in cols["code"].tolist()]
+        self.codeix_ = cols["code"].tolist()
+        self.code_ = [codes[c] if c >= 0 else None for c in self.codeix_]
+        # Per code (by its index in the trace: hashing a code object is slow).
+        self._recs: list = [None] * len(codes)
+        self._handled: list = [None] * len(codes)
         self.tape = Tape(func=None, ctx=ctx)
         self.ref: dict[int, object] = {}  # row -> Op or _K
         self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
@@ -110,15 +114,13 @@ class _Flattener:
         self.ops_ = self.tape.ops
         self.frame: _Frame | None = None
         self.row = 0  # the row being flattened (ops pushed for it may be handled)
-        self._recs: dict = {}  # code -> its instruction records
 
     # -- output -------------------------------------------------------------------------
     def push(self, op: Op) -> Op:
         # Straight append: the ops' references are built from this tape's ops.
         if type(op) is Call and self.frame is not None and not op.raises:
             row = self.row
-            op.handled = self.frame.handled or (
-                self.offset_[row] >= 0 and is_handled(self.code_[row], self.offset_[row]))
+            op.handled = self.frame.handled or self.is_handled(row)
             if op.handled and op.where is None:
                 op.where = self.where(row)
         self.ops_.append(op)
@@ -294,7 +296,7 @@ class _Flattener:
                 if self._inlinable(row, kids):
                     n = self._leading_args(kids)
                     self._bind(row, kids, n)
-                    handled = fr.handled or is_handled(self.code_[row], self.offset_[row])
+                    handled = fr.handled or self.is_handled(row)
                     stack.append(_Frame(row, kids, n, handled))
                 else:
                     self.ref[row] = self._call(row)
@@ -330,12 +332,19 @@ class _Flattener:
 
     # -- calls --------------------------------------------------------------------------------
     def _rec(self, row):
-        t = self.t
-        code = self.code_[row]
-        recs = self._recs.get(code)
+        ix = self.codeix_[row]
+        recs = self._recs[ix]
         if recs is None:
-            recs = self._recs[code] = ir_of(code).recs
+            recs = self._recs[ix] = ir_of(self.code_[row]).recs
         return recs.get(self.offset_[row])
+
+    def is_handled(self, row) -> bool:
+        """Whether a handler of its own frame is around the instruction of `row`."""
+        ix = self.codeix_[row]
+        handled = self._handled[ix]
+        if handled is None:
+            handled = self._handled[ix] = handled_offsets(self.code_[row])
+        return self.offset_[row] in handled
 
     def _call(self, row) -> Op:
         t = self.t

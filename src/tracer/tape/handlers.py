@@ -9,9 +9,11 @@ comprehension restoring its variable, an `except` block's own cleanup) do not co
 
 from __future__ import annotations
 
+import weakref
+
 from ..ir import ir as ir_of
 
-__all__ = ["is_handled"]
+__all__ = ["handled_offsets"]
 
 # Instructions a pure cleanup handler consists of, ending in RERAISE.
 _CLEANUP = {"PUSH_EXC_INFO", "SWAP", "POP_TOP", "STORE_FAST", "LOAD_FAST", "LOAD_FAST_CHECK",
@@ -19,19 +21,20 @@ _CLEANUP = {"PUSH_EXC_INFO", "SWAP", "POP_TOP", "STORE_FAST", "LOAD_FAST", "LOAD
             "DELETE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "LOAD_FAST_LOAD_FAST",
             "CACHE", "EXTENDED_ARG", "NOT_TAKEN", "LOAD_FAST_BORROW"}
 
-_cache: dict = {}
+_cache: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def is_handled(code, offset: int) -> bool:
-    """Whether an exception raised at `offset` of `code` reaches a real handler there."""
-    key = (code, offset)
-    hit = _cache.get(key)
+def handled_offsets(code) -> frozenset[int]:
+    """The offsets of `code` from which an exception reaches a real handler."""
+    hit = _cache.get(code)
     if hit is not None:
         return hit
     lay = ir_of(code).layout
-    result = any(h.start <= offset < h.end and not _is_cleanup(lay, h.target)
-                 for h in lay.handlers)
-    _cache[key] = result
+    out: set[int] = set()
+    for h in lay.handlers:
+        if not _is_cleanup(lay, h.target):
+            out.update(off for off in lay.by_offset if h.start <= off < h.end)
+    result = _cache[code] = frozenset(out)
     return result
 
 
