@@ -9,6 +9,13 @@ import tracer
 from tracer.tape import Call, Constant, Guard, Input, TapeError, mkcall
 
 
+def tape_validated(f, *args, **kwargs):
+    """tracer.tape, and validate the tape it made."""
+    val, tape = tracer.tape(f, *args, **kwargs)
+    tape.validate()
+    return val, tape
+
+
 def poly(x, y):
     a = x * y
     b = a * 3.0
@@ -18,7 +25,7 @@ def poly(x, y):
 
 @pytest.fixture
 def tape():
-    val, tape = tracer.tape(poly, 2.0, 5.0)
+    val, tape = tape_validated(poly, 2.0, 5.0)
     tape.validate()
     assert val == poly(2.0, 5.0)
     return tape
@@ -67,7 +74,7 @@ def test_eliminate_dead_code_keeps_effects_and_guards():
             pass
         return len(xs)
 
-    val, tape = tracer.tape(effects, [1], 3)
+    val, tape = tape_validated(effects, [1], 3)
     n = len(tape)
     assert tape.eliminate_dead_code() == []
     assert len(tape) == n and len(tape.guards) == 1

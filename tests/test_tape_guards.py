@@ -6,6 +6,13 @@ import tracer
 from tracer.tape import Guard
 
 
+def tape_validated(f, *args, **kwargs):
+    """tracer.tape, and validate the tape it made."""
+    val, tape = tracer.tape(f, *args, **kwargs)
+    tape.validate()
+    return val, tape
+
+
 def branchy(x, n):
     total = 0
     while n > 0:
@@ -33,7 +40,7 @@ def nones(d, key):
 
 @pytest.fixture
 def branchy_tape():
-    val, tape = tracer.tape(branchy, 2, 3)
+    val, tape = tape_validated(branchy, 2, 3)
     tape.validate()
     assert val == 6
     return tape
@@ -74,7 +81,7 @@ def test_retrace_gives_the_right_value_and_caches_paths(branchy_tape):
 
 
 def test_for_loop_guards_check_the_iteration_count():
-    val, tape = tracer.tape(looped, [1, 2, 3])
+    val, tape = tape_validated(looped, [1, 2, 3])
     stops = [g for g in tape.guards if g.test == "stop"]
     assert [g.expected for g in stops] == [False, False, False, True]
     fn = tape.compile()
@@ -88,7 +95,7 @@ def test_for_loop_guards_check_the_iteration_count():
 
 
 def test_none_guards():
-    val, tape = tracer.tape(nones, {"a": 2}, "a")
+    val, tape = tape_validated(nones, {"a": 2}, "a")
     (guard,) = tape.guards
     assert guard.test == "none" and guard.expected is False
     fn = tape.compile()
@@ -105,7 +112,7 @@ def test_expected_exception_that_does_not_happen_is_a_guard_failure():
         except ValueError:
             return -1
 
-    val, tape = tracer.tape(parse, "x")
+    val, tape = tape_validated(parse, "x")
     assert val == -1
     assert tape.compile()("y") == -1 and tape.play("y") == -1
     with pytest.raises(tracer.GuardError, match="raised ValueError while tracing"):
@@ -142,7 +149,7 @@ def test_an_exception_inside_a_handler_is_a_path_change():
             v = default
         return v * 2
 
-    val, tape = tracer.tape(safe_int, "21", 0)
+    val, tape = tape_validated(safe_int, "21", 0)
     assert val == 42
     (call,) = [op for op in tape if isinstance(op, tracer.Call) and op.fn is int]
     assert call.handled and not call.raises
@@ -159,7 +166,7 @@ def test_an_exception_outside_any_handler_propagates_unchanged():
     def plain(s):
         return int(s) + 1
 
-    val, tape = tracer.tape(plain, "1")
+    val, tape = tape_validated(plain, "1")
     assert not any(getattr(op, "handled", False) for op in tape)
     with pytest.raises(ValueError, match="invalid literal"):
         tape.compile()("x")

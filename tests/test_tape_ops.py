@@ -11,6 +11,13 @@ import tracer
 from tracer.tape import Call, Constant, STOP, TapeError, helpers
 
 
+def tape_validated(f, *args, **kwargs):
+    """tracer.tape, and validate the tape it made."""
+    val, tape = tracer.tape(f, *args, **kwargs)
+    tape.validate()
+    return val, tape
+
+
 @pytest.mark.parametrize("seq,count", [((1, 2), 2), ([1], 2), ("abc", 2), (iter([1, 2, 3]), 3),
                                        ((), 0), ([1, 2, 3], 2)])
 def test_unpack_sequence_matches_python(seq, count):
@@ -116,7 +123,7 @@ def closures(n):
     (closures, (3,), (10,)),
 ], ids=["keywords_and_star", "methods_and_exceptions", "closures"])
 def test_shapes_replay_on_new_inputs(f, args, new):
-    val, tape = tracer.tape(f, *args)
+    val, tape = tape_validated(f, *args)
     tape.validate()
     assert val == f(*args)
     frozen = [op for op in tape if isinstance(op, Constant) and op.frozen]
@@ -133,7 +140,7 @@ def test_shapes_replay_on_new_inputs(f, args, new):
 
 
 def test_printing_and_indexing():
-    val, tape = tracer.tape(caller, 1)
+    val, tape = tape_validated(caller, 1)
     text = str(tape)
     assert text.startswith("Tape{Context}\n  inp %1::function\n  inp %2::int")
     assert text.endswith(f"return %{tape.result.id}")
@@ -150,7 +157,7 @@ def test_frozen_values_are_marked():
                 return a + b
         return 0
 
-    val, tape = tracer.tape(m, [1, 2])
+    val, tape = tape_validated(m, [1, 2])
     frozen = [op for op in tape if isinstance(op, Constant) and op.frozen]
     assert len(frozen) == 1 and "match_sequence" in frozen[0].frozen
     assert "# frozen: $match_sequence" in str(tape)
@@ -158,7 +165,7 @@ def test_frozen_values_are_marked():
 
 
 def test_opaque_root_and_errors():
-    val, tape = tracer.tape(max, 3, 9)
+    val, tape = tape_validated(max, 3, 9)
     assert val == 9 and tape.play(1, 2) == 2 and tape.compile()(5, 4) == 5
     with pytest.raises(TapeError, match="root node"):
         tracer.Tape.from_trace(tracer.track(caller, 1)[3])
@@ -182,7 +189,7 @@ class Scaler:
 
 def test_bound_method_and_keyword_roots():
     s = Scaler(3)
-    val, tape = tracer.tape(s.apply, 5)
+    val, tape = tape_validated(s.apply, 5)
     tape.validate()
     assert val == 17 and tape.play(4) == 14 and tape.compile()(4, y=0) == 12
     assert tape.inputs[1].value is s  # self is an input, supplied by the method
@@ -190,9 +197,18 @@ def test_bound_method_and_keyword_roots():
     def kw(a, *, b=1, **rest):
         return a + b + len(rest)
 
-    val, tape = tracer.tape(kw, 1, b=5, z=0)
+    val, tape = tape_validated(kw, 1, b=5, z=0)
     assert val == 7
     assert tape.play(1, b=2) == 3
     assert tape.compile()(1, b=2, q=1, r=2) == kw(1, b=2, q=1, r=2) == 5
     assert tape.compile()(4) == kw(4)
     assert [i.name for i in tape.inputs] == ["kw", "a", "b", "rest"]
+
+
+def test_the_tape_module_is_callable_and_importable():
+    import tracer.tape as tp
+    from tracer.tape import trace
+
+    assert tp is tracer.tape and callable(tp)
+    assert tp(operator.neg, 3)[0] == -3 and trace(operator.neg, 3)[0] == -3
+    assert tracer.Tape is tp.Tape and tracer.GuardError is tp.GuardError

@@ -8,6 +8,14 @@ import tracer
 from helpers import load_example
 from tracer.tape import Call, Input
 
+
+def tape_validated(f, *args, **kwargs):
+    """tracer.tape, and validate the tape it made."""
+    val, tape = tracer.tape(f, *args, **kwargs)
+    tape.validate()
+    return val, tape
+
+
 ex = load_example("tape")
 
 
@@ -16,7 +24,7 @@ def calls(tape):
 
 
 def test_baz_gives_the_four_op_tape_of_the_document():
-    val, tape = tracer.tape(ex.baz, 1.0, 2.0)
+    val, tape = tape_validated(ex.baz, 1.0, 2.0)
     tape.validate()
     assert val == 7.0
     assert [type(op) for op in tape] == [Input] * 3 + [Call] * 4
@@ -44,7 +52,7 @@ def test_baz_gives_the_four_op_tape_of_the_document():
 @pytest.mark.parametrize("ctx", [tracer.Context(primitives=[ex.foo]), ex.FooPrimitive()],
                          ids=["primitives", "canrecur"])
 def test_foo_made_primitive(ctx):
-    val, tape = tracer.tape(ex.baz, 1.0, 2.0, ctx=ctx)
+    val, tape = tape_validated(ex.baz, 1.0, 2.0, ctx=ctx)
     tape.validate()
     assert val == 7.0
     first = calls(tape)[0]
@@ -56,7 +64,7 @@ def test_foo_made_primitive(ctx):
 
 def test_loop1_records_plus_for_times_through_record_primitive():
     ctx = ex.CountingReplacingCtx((operator.mul, operator.add))
-    val, tape = tracer.tape(ex.loop1, 2.0, 3, ctx=ctx)
+    val, tape = tape_validated(ex.loop1, 2.0, 3, ctx=ctx)
     tape.validate()
     assert ctx.count == 4
     assert sum(1 for op in calls(tape) if op.fn is operator.add) == 4
@@ -73,8 +81,8 @@ def test_record_primitive_keeping_the_call_substitutes_nothing():
         def record_primitive(self, tape, fn, *args, **kwargs):
             return tape.push(Call(fn, args, kwargs))
 
-    val, tape = tracer.tape(ex.baz, 1.0, 2.0, ctx=Keep())
-    plain = tracer.tape(ex.baz, 1.0, 2.0)[1]
+    val, tape = tape_validated(ex.baz, 1.0, 2.0, ctx=Keep())
+    plain = tape_validated(ex.baz, 1.0, 2.0)[1]
     assert val == 7.0
     assert str(tape).splitlines()[1:] == str(plain).splitlines()[1:]
 
@@ -89,7 +97,7 @@ def test_record_primitive_may_push_several_ops():
                 op = tape.push(Call(operator.mul, (op, 1)))
             return op
 
-    val, tape = tracer.tape(ex.baz, 1.0, 2.0, ctx=Twice())
+    val, tape = tape_validated(ex.baz, 1.0, 2.0, ctx=Twice())
     tape.validate()
     assert val == 7.0
     assert [op.fn for op in calls(tape)][-2:] == [operator.sub, operator.mul]
@@ -118,11 +126,11 @@ def test_record_primitive_follows_the_primitive_boundary_down_the_nesting():
             return tape.push(Call(fn, args, kwargs))
 
     deep = Replacing(3)  # baz and bar recorded inside; foo primitive, so its * stays
-    val, tape = tracer.tape(ex.baz, 1.0, 2.0, ctx=deep)
+    val, tape = tape_validated(ex.baz, 1.0, 2.0, ctx=deep)
     tape.validate()
     assert deep.count == 1 and val == 2.0 + (3 + 2.0) - 1
     assert [op.fn for op in calls(tape)] == [ex.foo, operator.add, operator.add, operator.sub]
     shallow = Replacing(2)  # bar primitive: no * is recorded
-    val, tape = tracer.tape(ex.baz, 1.0, 2.0, ctx=shallow)
+    val, tape = tape_validated(ex.baz, 1.0, 2.0, ctx=shallow)
     assert shallow.count == 0 and val == 7.0
     assert [op.fn for op in calls(tape)] == [ex.bar, operator.sub]

@@ -8,6 +8,14 @@ import pytest
 import tracer
 from tracer.tape import Call, Guard, TapeError
 
+
+def tape_validated(f, *args, **kwargs):
+    """tracer.tape, and validate the tape it made."""
+    val, tape = tracer.tape(f, *args, **kwargs)
+    tape.validate()
+    return val, tape
+
+
 N = 1000
 
 
@@ -33,7 +41,7 @@ def model(xs):
 @pytest.fixture
 def traced():
     xs = [0.003 * i for i in range(N)]
-    val, tape = tracer.tape(model, xs)
+    val, tape = tape_validated(model, xs)
     tape.validate()
     leaves = [op for op in tape if isinstance(op, Call) and op.fn is operator.getitem
               and op.args[0] is tape.inputs[1]]
@@ -73,7 +81,7 @@ def test_retrace_on_an_input_change():
     def f(x, y):
         return x * 2 if x > y else y - x
 
-    val, tape = tracer.tape(f, 5, 1)
+    val, tape = tape_validated(f, 5, 1)
     x = tape.inputs[1]
     assert tape.update({x: 6}) == 12
     assert len(tape.last_update) == 3  # x * 2, x > y, its guard
@@ -90,7 +98,7 @@ def test_mutable_values_are_made_afresh():
         out.append(b)
         return sum(out) + len(out)
 
-    val, tape = tracer.tape(acc, 1, 2)
+    val, tape = tape_validated(acc, 1, 2)
     b = tape.inputs[2]
     assert tape.update({b: 10}) == 13  # the list is rebuilt, not appended to twice
     assert tape.update({b: 20}) == 23
