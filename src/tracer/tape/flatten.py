@@ -9,6 +9,7 @@ exception is the op that built it, and the handler that caught it reads that op.
 
 from __future__ import annotations
 
+import gc
 import linecache
 import operator
 import types
@@ -77,7 +78,15 @@ class _Frame:
 
 def flatten(root, ctx=None) -> Tape:
     """The tape of the trace under `root` (a NestedCallNode from `tracer.track`)."""
-    return _Flattener(root, ctx).run()
+    # Building many small objects that all stay alive: the cycle collector's passes
+    # over them would find nothing to free.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Flattener(root, ctx).run()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Flattener:
