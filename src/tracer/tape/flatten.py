@@ -297,7 +297,9 @@ class _Flattener:
             if flags & F_RAISED:
                 fr.last_raised = row
             if kind == K_CONST:
-                self.ref[row] = _K(t.value(row))
+                # A literal, or a value read as a constant and stored in a variable
+                # (a function the code made: a closure is remade for this run).
+                self.ref[row] = self.link(t.value(row))
             elif kind == K_PRIM:
                 self.ref[row] = self._call(row)
             elif kind == K_NESTED:
@@ -371,7 +373,7 @@ class _Flattener:
         if sem == R_OP:
             fn = t.functions.get(row, rec.fn) if t.functions else rec.fn
             if fn is tops.build_tuple and fn_is_cells(rec, value):
-                return self._cells(refs, value)
+                return self._cells(row, refs, value)
             # The common case inline: references to flattened rows, plain constants.
             args = []
             for r in refs:
@@ -420,16 +422,20 @@ class _Flattener:
         x = self.link(v)
         return x.value if isinstance(x, _K) else x
 
-    def _cells(self, refs, value) -> Op:
+    def _cells(self, row, refs, value) -> Op:
         """A closure's tuple of cells (LOAD_CLOSURE reads the variables' values):
         one cell op per variable, shared by the closures made from it, and set to
         the variable's value each time a closure is made."""
         items = []
-        for r, cell in zip(refs, value):
+        for j, (r, cell) in enumerate(zip(refs, value)):
             x = self.resolve(r)
             if x.value is cell and isinstance(x, Op):  # a free variable's cell passed on
                 items.append(x)
                 continue
+            if x.value is cell:
+                param = self._parameter_cell(row, j, len(value))
+                if param is not None:
+                    x = param  # the cell of a parameter never reassigned: its value
             if x.value is cell:
                 # A variable not assigned yet (a recursive closure, a memoized one):
                 # its cell starts with what it held at the end, and takes the op
@@ -468,6 +474,32 @@ class _Flattener:
         op = self.push(Call(tops.build_tuple, items, value=value))
         self.closures[id(value)] = op
         return op
+
+    def _parameter_cell(self, row, j, n):
+        """The op or constant of the parameter whose cell is item `j` of the `n` cells
+        that a BUILD_TUPLE at `row` packs, when the function never reassigns it.
+
+        (3.12 loads a cell with LOAD_CLOSURE, which the trace reads as a constant,
+        the cell itself; the value of a parameter's cell is the parameter's.)"""
+        code = self.code_[row]
+        instrs = _instructions(code)
+        k = instrs.index_of.get(self.offset_[row])
+        if k is None or k < n:
+            return None
+        ins = instrs.list[k - n + j]
+        if ins.opname != "LOAD_CLOSURE":
+            return None
+        name = ins.argval
+        nparams = (code.co_argcount + code.co_kwonlyargcount
+                   + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
+        names = code.co_varnames[:nparams]
+        if name not in names or name in instrs.stored_cells:
+            return None
+        p = names.index(name) + 1
+        kids = self.frame.kids
+        if p >= len(kids) or self.kind_[kids[p]] != K_ARG or self.aux_[kids[p]] != p:
+            return None
+        return self.ref.get(kids[p])
 
     def _splice(self, recorded, args, kwargs, value) -> Op:
         """Put the ops a `record_primitive` hook pushed in place of the call."""
@@ -662,6 +694,31 @@ class _Flattener:
         if isinstance(cond, _K):
             return
         self.push(Guard(cond, bool(value), test, where=where, source=source))
+
+
+class _Instructions:
+    __slots__ = ("list", "index_of", "stored_cells")
+
+
+_instructions_of: dict = {}
+
+
+def _instructions(code) -> _Instructions:
+    """The code's instructions in order, their index by offset, and the names of the
+    cells it assigns (STORE_DEREF, DELETE_DEREF)."""
+    hit = _instructions_of.get(code)
+    if hit is None:
+        import dis
+
+        hit = _Instructions()
+        hit.list = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        hit.index_of = {i.offset: k for k, i in enumerate(hit.list)}
+        hit.stored_cells = frozenset(i.argval for i in hit.list
+                                     if i.opname in ("STORE_DEREF", "DELETE_DEREF"))
+        if len(_instructions_of) > 4096:
+            _instructions_of.clear()
+        _instructions_of[code] = hit
+    return hit
 
 
 def fn_is_cells(rec, value) -> bool:
