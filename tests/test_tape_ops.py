@@ -212,3 +212,17 @@ def test_the_tape_module_is_callable_and_importable():
     assert tp is tracer.tape and callable(tp)
     assert tp(operator.neg, 3)[0] == -3 and trace(operator.neg, 3)[0] == -3
     assert tracer.Tape is tp.Tape and tracer.GuardError is tp.GuardError
+
+
+def test_deep_recursion_flattens_and_compiles():
+    def fact(n):
+        return 1 if n <= 1 else n * fact(n - 1)
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 3000))
+    try:
+        val, tape = tape_validated(fact, 600)
+    finally:
+        sys.setrecursionlimit(limit)
+    # 600 nested calls inlined, the products nested in one expression chain
+    assert tape.compile()(600) == val == tape.play(600)

@@ -35,6 +35,7 @@ _INPLACE = {
 }
 _UNARY = {op_.neg: "-", op_.pos: "+", op_.invert: "~", op_.not_: "not "}
 _LITERAL_TYPES = (int, str, bytes, bool, type(None))
+_MAX_NESTING = 20  # inlined expressions nested deeper get a variable
 
 
 @dataclass
@@ -49,7 +50,8 @@ class _Gen:
         self.globals: dict = {"GuardError": None, "STOP": STOP, "not_kept_": NOT_KEPT}
         self.by_id: dict[int, str] = {}  # id(constant object) -> its global name
         self.lines: list[str] = []
-        self.names: dict[int, str] = {}  # op id -> variable name
+        self.names: dict[int, str] = {}  # op id -> variable name (or inlined expression)
+        self.depth: dict[int, int] = {}  # op id -> nesting of its inlined expression
         self.params: set[str] = set()
         self.used = {id(r) for o in tape.ops for r in o.refs()}
         if tape.result is not None:
@@ -244,10 +246,15 @@ class _Gen:
             return False
         if type(op) is not Call or op.raises or op.handled or uses.get(id(op)) != 1:
             return False
+        # Chains of inlined values nest; the parser allows 200 levels of parentheses.
+        depth = 1 + max((self.depth.get(r.id, 0) for r in op.refs()), default=0)
+        if depth > _MAX_NESTING:
+            return False
         text, stmt = self.expr(op)
         if stmt is not None:
             return False
         self.names[op.id] = text
+        self.depth[op.id] = depth
         return True
 
     def _augment(self, op, pos, last, expiring) -> bool:
