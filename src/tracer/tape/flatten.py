@@ -18,47 +18,20 @@ from .. import _core, ops as tops
 from ..effects import R_CALL_EX, R_OP, R_SPECIAL
 from ..ir import ir as ir_of
 from . import helpers
+from .bind import MISSING, Pack, map_parameters
+from .closures import Closures, fn_is_cells
+from .common import (
+    ATOMIC, ATOMIC_FAST, BRANCH_TESTS, F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG,
+    K_CONST, K_JUMP, K_NESTED, K_PRIM, K_RETURN, K_SPECIAL, NO_KWARGS, Lit,
+)
+from .handlers import handled_offsets
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where
-from .bind import MISSING, Pack, map_parameters
-from .handlers import handled_offsets
 from .record import Recorded
+from .specials import SpecialInstructions
 from .tape import Tape, TapeError
 
 __all__ = ["flatten"]
-
-_F = _core.FLAGS
-F_RAISED, F_CARRIED, F_EXCEPTION, F_FRAME = (_F["raised"], _F["carried"], _F["exception"],
-                                             _F["frame"])
-K_ARG, K_CONST, K_PRIM, K_NESTED, K_SPECIAL, K_JUMP, K_RETURN = range(7)
-_GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
-
-# Values whose identity carries no meaning (equal values may be one shared object):
-# a constant of these types is never taken for an op's result.
-_ATOMIC = (type(None), bool, int, float, complex, str, bytes, tuple, frozenset, range,
-           type(Ellipsis), type(NotImplemented), type, types.ModuleType, types.FunctionType,
-           types.CodeType, types.BuiltinFunctionType, types.MethodDescriptorType,
-           types.WrapperDescriptorType, types.MethodWrapperType, types.ClassMethodDescriptorType)
-_ATOMIC_SET = frozenset((type(None), bool, int, float, str, tuple))  # the frequent ones, fast
-_BRANCH_TESTS = {
-    "POP_JUMP_IF_TRUE": "truth", "POP_JUMP_IF_FALSE": "truth",
-    "POP_JUMP_IF_NONE": "none", "POP_JUMP_IF_NOT_NONE": "none",
-}
-# Special instructions that read their subject without popping it, so the trace has
-# no reference to re-run them from: their traced value is kept (a frozen constant).
-FROZEN_SPECIALS = ("match_sequence", "match_mapping", "match_keys")
-
-
-_NO_KWARGS: dict = {}  # shared by Call ops without keywords (never mutated)
-
-
-class _K:
-    """A constant in the node -> tape map (so None and ops stay distinguishable)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
 
 
 class _Frame:
@@ -89,7 +62,9 @@ def flatten(root, ctx=None) -> Tape:
             gc.enable()
 
 
-class _Flattener:
+class _Flattener(Closures, SpecialInstructions):
+    """The state of one flattening: the node -> tape map and what it needs to link."""
+
     def __init__(self, root, ctx):
         t = root.trace
         if t.stopped:
@@ -112,7 +87,7 @@ class _Flattener:
         self._recs: list = [None] * len(codes)
         self._handled: list = [None] * len(codes)
         self.tape = Tape(func=None, ctx=ctx)
-        self.ref: dict[int, object] = {}  # row -> Op or _K
+        self.ref: dict[int, object] = {}  # row -> Op or Lit
         self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
         self.pending_next: dict[int, Call] = {}  # id(iterator op) -> its latest next() op
         self.unpack_of: dict[int, Call] = {}  # row of an unpacked item -> its unpack op
@@ -135,7 +110,7 @@ class _Flattener:
         self.ops_.append(op)
         op.id = len(self.ops_)
         v = op.value
-        if type(v) not in _ATOMIC_SET and not isinstance(v, _ATOMIC):
+        if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
             self.produced.setdefault(id(v), op)
         if self.pending_fill and type(op) is Call:
             cell = self.pending_fill.pop(id(v), None)
@@ -144,14 +119,13 @@ class _Flattener:
         return op
 
     def where(self, row: int) -> Where:
-        t = self.t
         code = self.code_[row]
         off = self.offset_[row]
         return Where(code, off, ir_of(code).layout.by_offset[off].line if off >= 0 else None)
 
     # -- references -----------------------------------------------------------------------
     def resolve(self, r):
-        """The tape value of a trace reference: an Op or a _K constant."""
+        """The tape value of a trace reference: an Op or a Lit constant."""
         if isinstance(r, int):
             try:
                 return self.ref[r]
@@ -166,7 +140,7 @@ class _Flattener:
     def arg(self, r):
         """A trace reference as a Call argument: an Op or the constant value itself."""
         x = self.resolve(r)
-        return x.value if isinstance(x, _K) else x
+        return x.value if isinstance(x, Lit) else x
 
     def link(self, v):
         """A constant input: the op that produced this very object if there is one.
@@ -176,33 +150,23 @@ class _Flattener:
         constants; when the object is the result of an op of this tape, it is that
         op's result, and on a new run it must be the new result.
         """
-        if isinstance(v, _ATOMIC):
+        if isinstance(v, ATOMIC):
             if isinstance(v, types.FunctionType) and v.__closure__ is not None:
                 return self._closure(v)
             if isinstance(v, types.BuiltinFunctionType):
                 return self._bound(v)
-            return _K(v)
+            return Lit(v)
         op = self.produced.get(id(v))
         if op is not None:
             return op
         if isinstance(v, types.MethodType):
             return self._bound(v)
-        return _K(v)
-
-    def _closure(self, f):
-        op = self.functions.get(id(f))
-        if op is not None:
-            return op
-        cells = self.closures.get(id(f.__closure__))
-        if cells is None:
-            return _K(f)
-        op = self.functions[id(f)] = self.push(Call(helpers.make_closure, (f, cells), value=f))
-        return op
+        return Lit(v)
 
     def _bound(self, m):
         owner = self.produced.get(id(getattr(m, "__self__", None)))
         if owner is None or isinstance(owner.value, types.ModuleType):
-            return _K(m)
+            return Lit(m)
         return self.push(Call(getattr, (owner, m.__name__), value=m))
 
     # -- driving ----------------------------------------------------------------------------
@@ -230,7 +194,7 @@ class _Flattener:
         if root.raised:
             tape.raises = True
         result = outcome
-        if isinstance(result, _K):
+        if isinstance(result, Lit):
             result = self.push(Constant(result.value))
         tape._result = result
         self._finish_unpacks()
@@ -259,18 +223,17 @@ class _Flattener:
         # The body was recorded as this call's own frame: it starts with the callee's
         # ArgumentNode.  A C function that called back into Python has only frame
         # children, and creating a generator runs no body: both stay one op.
-        t = self.t
         if not kids or self.kind_[kids[0]] != K_ARG or self.aux_[kids[0]] != 0:
             return False
         if self.flags_[kids[0]] & F_CARRIED:
             return False
         code = self.code_[kids[0]]
-        return not code.co_flags & _GENERATOR_FLAGS
+        return not code.co_flags & GENERATOR_FLAGS
 
     def _leading_args(self, kids) -> int:
-        t = self.t
         n = 0
-        while n < len(kids) and self.kind_[kids[n]] == K_ARG and not self.flags_[kids[n]] & F_CARRIED:
+        kind, flags = self.kind_, self.flags_
+        while n < len(kids) and kind[kids[n]] == K_ARG and not flags[kids[n]] & F_CARRIED:
             n += 1
         return n
 
@@ -316,10 +279,10 @@ class _Flattener:
             elif kind == K_JUMP:
                 self._jump(row)
             elif kind == K_RETURN:
-                if flags & _F["yield"]:
+                if flags & FLAGS["yield"]:
                     raise TapeError("a yield outside a generator frame")
                 refs = t.refs(row)
-                fr.result = self.resolve(refs[0]) if refs else _K(t.value(row))
+                fr.result = self.resolve(refs[0]) if refs else Lit(t.value(row))
             elif kind == K_ARG:
                 # A value that entered midway: a free variable's cell passed on to a
                 # closure, or another object the frame received.
@@ -331,7 +294,7 @@ class _Flattener:
         t = self.t
         if self.flags_[fr.node_row] & F_RAISED:
             if fr.last_raised is None:
-                return _K(t.value(fr.node_row))
+                return Lit(t.value(fr.node_row))
             return self.ref.get(fr.last_raised) or self._find(t.value(fr.node_row))
         if fr.result is None:
             raise TapeError(f"row {fr.node_row}: a call that returned without a return node")
@@ -339,7 +302,7 @@ class _Flattener:
 
     def _find(self, v):
         op = self.produced.get(id(v))
-        return op if op is not None else _K(v)
+        return op if op is not None else Lit(v)
 
     # -- calls --------------------------------------------------------------------------------
     def _rec(self, row):
@@ -369,7 +332,7 @@ class _Flattener:
         raised = bool(self.flags_[row] & F_RAISED)
         value = t.value(row)
         ref, arg = self.ref, self.arg
-        kwargs = _NO_KWARGS
+        kwargs = NO_KWARGS
         if sem == R_OP:
             fn = t.functions.get(row, rec.fn) if t.functions else rec.fn
             if fn is tops.build_tuple and fn_is_cells(rec, value):
@@ -381,7 +344,7 @@ class _Flattener:
                     x = ref.get(r)
                     if x is None:
                         x = self.resolve(r)  # raises the error that says why
-                    args.append(x.value if type(x) is _K else x)
+                    args.append(x.value if type(x) is Lit else x)
                 else:
                     args.append(arg(r))
         else:
@@ -420,104 +383,24 @@ class _Flattener:
 
     def _plain(self, v):
         x = self.link(v)
-        return x.value if isinstance(x, _K) else x
-
-    def _cells(self, row, refs, value) -> Op:
-        """A closure's tuple of cells (LOAD_CLOSURE reads the variables' values):
-        one cell op per variable, shared by the closures made from it, and set to
-        the variable's value each time a closure is made."""
-        items = []
-        for j, (r, cell) in enumerate(zip(refs, value)):
-            x = self.resolve(r)
-            if x.value is cell and isinstance(x, Op):  # a free variable's cell passed on
-                items.append(x)
-                continue
-            if x.value is cell:
-                param = self._parameter_cell(row, j, len(value))
-                if param is not None:
-                    x = param  # the cell of a parameter never reassigned: its value
-            if x.value is cell:
-                # A variable not assigned yet (a recursive closure, a memoized one):
-                # its cell starts with what it held at the end, and takes the op
-                # that produced that value as soon as the tape has it.
-                op = self.cells.get(id(cell))
-                if op is None:
-                    try:
-                        end = cell.cell_contents
-                    except ValueError:
-                        op = self.push(Call(helpers.new_cell, (), value=cell))
-                    else:
-                        content = self.link(end)
-                        fill = (not isinstance(content, Op) and (
-                            not isinstance(end, _ATOMIC) or isinstance(end, types.FunctionType)))
-                        if isinstance(content, _K) and not fill:
-                            # Nothing on the tape produces it (3.12 reads every
-                            # closure variable this way): the traced value is kept.
-                            content = self.push(Constant(
-                                end, frozen="a closure variable's value, read as a constant "
-                                "(its cell was loaded without a reference to its value)"))
-                        op = self.push(Call(helpers.new_cell, (
-                            content.value if isinstance(content, _K) else content,), value=cell))
-                        if fill:
-                            self.pending_fill[id(end)] = op
-                    self.cells[id(cell)] = op
-                items.append(op)
-                continue
-            content = x.value if isinstance(x, _K) else x
-            op = self.cells.get(id(cell))
-            if op is None:
-                op = self.cells[id(cell)] = self.push(
-                    Call(helpers.new_cell, (content,), value=cell))
-            else:
-                self.push(Call(helpers.cell_set, (op, content), value=None))
-            items.append(op)
-        op = self.push(Call(tops.build_tuple, items, value=value))
-        self.closures[id(value)] = op
-        return op
-
-    def _parameter_cell(self, row, j, n):
-        """The op or constant of the parameter whose cell is item `j` of the `n` cells
-        that a BUILD_TUPLE at `row` packs, when the function never reassigns it.
-
-        (3.12 loads a cell with LOAD_CLOSURE, which the trace reads as a constant,
-        the cell itself; the value of a parameter's cell is the parameter's.)"""
-        code = self.code_[row]
-        instrs = _instructions(code)
-        k = instrs.index_of.get(self.offset_[row])
-        if k is None or k < n:
-            return None
-        ins = instrs.list[k - n + j]
-        if ins.opname != "LOAD_CLOSURE":
-            return None
-        name = ins.argval
-        nparams = (code.co_argcount + code.co_kwonlyargcount
-                   + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
-        names = code.co_varnames[:nparams]
-        if name not in names or name in instrs.stored_cells:
-            return None
-        p = names.index(name) + 1
-        kids = self.frame.kids
-        if p >= len(kids) or self.kind_[kids[p]] != K_ARG or self.aux_[kids[p]] != p:
-            return None
-        return self.ref.get(kids[p])
+        return x.value if isinstance(x, Lit) else x
 
     def _splice(self, recorded, args, kwargs, value) -> Op:
         """Put the ops a `record_primitive` hook pushed in place of the call."""
         mapping = {}
         for ph, a in zip(recorded.placeholders, list(args) + list(kwargs.values())):
             mapping[ph] = a
-        last = None
         for op in recorded.tape.ops:
             if isinstance(op, Input):
                 continue  # a placeholder: the call's own argument
             new = _copy_op(op, mapping)
             mapping[op] = new
-            last = self.push(new)
+            self.push(new)
         out = mapping.get(recorded.result, recorded.result)
         if isinstance(out, Op):
             out.value = value
             return out
-        return _K(out)
+        return Lit(out)
 
     def _bind(self, row, kids, nparams) -> None:
         """Bind the inlined call's parameters (ArgumentNodes 1..) to the caller's inputs."""
@@ -553,7 +436,7 @@ class _Flattener:
             b = bound[k] if k < len(bound) else MISSING
             pv = t.value(prow)
             if b is MISSING:
-                self.ref[prow] = _K(pv)  # a default: the very object the function holds
+                self.ref[prow] = Lit(pv)  # a default: the very object the function holds
             elif isinstance(b, Pack):
                 self.ref[prow] = self.push(Call(b.fn, b.items, value=pv))
             else:
@@ -561,7 +444,7 @@ class _Flattener:
                 if got is not pv:
                     raise TapeError(f"row {row}: parameter {code.co_varnames[k]} of "
                                     f"{code.co_qualname} is not the argument passed")
-                self.ref[prow] = b if isinstance(b, Op) else _K(b)
+                self.ref[prow] = b if isinstance(b, Op) else Lit(b)
 
     def _callee_value(self, r):
         return self.t.value(r) if isinstance(r, int) else r[1]
@@ -580,88 +463,6 @@ class _Flattener:
             self.ref[prow] = self.push(Call(operator.getitem, (bound, j), value=values[j]))
 
     # -- special instructions ---------------------------------------------------------------
-    def _special(self, row, flags):
-        t = self.t
-        refs = t.refs(row)
-        value = t.value(row)
-        if flags & F_EXCEPTION or (flags & F_RAISED and self._rec(row) is None):
-            # A handler's caught exception, or a `raise`: the exception's own op.
-            found = None
-            for r in refs[:1]:
-                x = self.resolve(r)
-                xv = x.value
-                if xv is value:
-                    found = x
-                elif isinstance(xv, type) and isinstance(value, xv) and flags & F_RAISED:
-                    # `raise SomeError`: the class is called to make the exception.
-                    found = self.push(Call(xv if isinstance(x, _K) else x, (), value=value))
-            if found is None:
-                found = self._find(value)
-            if flags & F_EXCEPTION or not isinstance(value, BaseException):
-                return found
-            # `raise`: the exception being handled becomes the new one's __context__,
-            # and `from cause` its __cause__.
-            exc = found.value if isinstance(found, _K) else found
-            # (The trace references the exception only: the cause is found by identity.)
-            cause = ()
-            if value.__cause__ is not None or value.__suppress_context__:
-                cause = (self._plain(value.__cause__),)
-            if value.__context__ is None and not cause:
-                return found
-            return self.push(Call(helpers.throw, (exc, self._plain(value.__context__), *cause),
-                                  value=value))
-        rec = self._rec(row)
-        if rec is None or rec.sem != R_SPECIAL:
-            raise TapeError(f"row {row}: a special node without a special instruction")
-        name = rec.fn
-        ins = ir_of(self.code_[row]).layout.by_offset[self.offset_[row]]
-        if name in ("unpack", "unpack_ex"):
-            return self._unpack(row, name, refs, ins, value)
-        if name == "set_function_attribute":
-            # The function MAKE_FUNCTION made (a constant) with its attribute set.
-            return self.resolve(refs[-1])
-        if name == "yield_from_iter":
-            return self.push(Call(helpers.yield_from_iter, (self.arg(refs[0]),), value=value))
-        if name == "with_except_start" and self.frame.withs and self.frame.last_raised is not None:
-            manager = self.frame.withs.pop()
-            exc = self._plain(self.t.value(self.frame.last_raised))
-            return self.push(Call(helpers.with_exit, (manager, exc), value=value))
-        if name == "match_class":
-            subject, cls, names = (self.arg(r) for r in refs)
-            return self.push(Call(helpers.match_class, (subject, cls, names, ins.arg),
-                                  value=value))
-        reason = (f"${name} reads a value the trace does not reference"
-                  if name in FROZEN_SPECIALS else f"${name} has no re-executable equivalent")
-        return self.push(Constant(value, frozen=reason, where=self.where(row)))
-
-    def _unpack(self, row, name, refs, ins, value):
-        t = self.t
-        j = 0 if self.kind_[row] == K_NESTED else self.aux_[row]  # a nested node's aux is its end
-        if j == 0:
-            seq = self.arg(refs[0])
-            if name == "unpack":
-                op = Call(helpers.unpack_sequence, (seq, ins.arg), value=[])
-            else:
-                op = Call(helpers.unpack_ex, (seq, ins.arg & 0xFF, ins.arg >> 8), value=[])
-            self.push(op)
-            if name == "unpack" and ins.arg == 0:
-                return op  # `() = x`: no item, the one node stands for the check
-        else:
-            op = self.unpack_of.get(refs[0] if refs and isinstance(refs[0], int) else -1)
-            if op is None:
-                raise TapeError(f"row {row}: unpacked item {j} without its unpack")
-        self.unpack_of[row] = op
-        items = op.value
-        while len(items) < j:
-            items.append(None)
-        items.append(value)
-        return self.push(Call(operator.getitem, (op, j), value=value))
-
-    def _finish_unpacks(self) -> None:
-        for op in set(self.unpack_of.values()):
-            op.value = tuple(op.value)
-
-    # -- branches ------------------------------------------------------------------------------
     def _jump(self, row) -> None:
         t = self.t
         refs = t.refs(row)
@@ -688,43 +489,12 @@ class _Flattener:
                 op.value = STOP
             self.push(Guard(op, not value, "stop", where=where, source=source))
             return
-        test = _BRANCH_TESTS.get(ins.opname)
+        test = BRANCH_TESTS.get(ins.opname)
         if test is None:
             raise TapeError(f"row {row}: a conditional {ins.opname} is not supported")
-        if isinstance(cond, _K):
+        if isinstance(cond, Lit):
             return
         self.push(Guard(cond, bool(value), test, where=where, source=source))
-
-
-class _Instructions:
-    __slots__ = ("list", "index_of", "stored_cells")
-
-
-_instructions_of: dict = {}
-
-
-def _instructions(code) -> _Instructions:
-    """The code's instructions in order, their index by offset, and the names of the
-    cells it assigns (STORE_DEREF, DELETE_DEREF)."""
-    hit = _instructions_of.get(code)
-    if hit is None:
-        import dis
-
-        hit = _Instructions()
-        hit.list = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-        hit.index_of = {i.offset: k for k, i in enumerate(hit.list)}
-        hit.stored_cells = frozenset(i.argval for i in hit.list
-                                     if i.opname in ("STORE_DEREF", "DELETE_DEREF"))
-        if len(_instructions_of) > 4096:
-            _instructions_of.clear()
-        _instructions_of[code] = hit
-    return hit
-
-
-def fn_is_cells(rec, value) -> bool:
-    """Whether a BUILD_TUPLE built a closure's cells (its inputs are the variables)."""
-    return (rec.sem != R_SPECIAL and rec.fn is tops.build_tuple and type(value) is tuple
-            and len(value) > 0 and all(type(c) is types.CellType for c in value))
 
 
 def helpers_recorded(fn):

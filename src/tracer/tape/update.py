@@ -11,7 +11,7 @@ call that mutates one (say `list.append` on an input list) repeats its effect.
 
 from __future__ import annotations
 
-from .flatten import _ATOMIC
+from .common import ATOMIC
 from .guards import GuardError, guard_failure
 from .ops import Call, Constant, Guard, Input, Op
 from .play import evaluate
@@ -39,7 +39,7 @@ def affected(tape, changed) -> list[Op]:
                 # It may mutate an argument: that object must be made afresh.
                 for r in u.refs():
                     if (type(r) is Call and id(r) not in marked and id(r) not in skip
-                            and not isinstance(r.value, _ATOMIC)):
+                            and not isinstance(r.value, ATOMIC)):
                         marked[id(r)] = r
                         stack.append(r)
     return sorted(marked.values(), key=_position)
