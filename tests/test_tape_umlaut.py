@@ -1,6 +1,7 @@
 """Umlaut's "Linearized traces" examples as tape tests (issue 11, item 1)."""
 
 import operator
+import re
 
 import pytest
 
@@ -134,3 +135,18 @@ def test_record_primitive_follows_the_primitive_boundary_down_the_nesting():
     val, tape = tape_validated(ex.baz, 1.0, 2.0, ctx=shallow)
     assert shallow.count == 0 and val == 7.0
     assert [op.fn for op in calls(tape)] == [ex.bar, operator.sub]
+
+
+def test_readme_shows_the_real_output_of_its_example(capsys):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    marker = "`python examples/tape.py readme` runs exactly this and prints (real output):"
+    shown = readme.split(marker, 1)[1].split("```\n", 2)[1]
+    ex.readme()
+    out = capsys.readouterr().out
+    # The guard's message names the example's file by its absolute path.
+    def local(text):
+        return re.sub(r"\S*/examples/tape\.py", "examples/tape.py", text)
+
+    assert local(shown) == local(out)
