@@ -40,11 +40,15 @@ _MAX_NESTING = 20  # inlined expressions nested deeper get a variable
 
 @dataclass
 class Generated:
+    """A generated function's source and the globals it runs with."""
+
     source: str
     globals: dict
 
 
 class _Gen:
+    """One tape's generated function: its lines, its globals, its variable names."""
+
     def __init__(self, tape):
         self.tape = tape
         self.globals: dict = {"GuardError": None, "STOP": STOP, "not_kept_": NOT_KEPT}
@@ -53,9 +57,6 @@ class _Gen:
         self.names: dict[int, str] = {}  # op id -> variable name (or inlined expression)
         self.depth: dict[int, int] = {}  # op id -> nesting of its inlined expression
         self.params: set[str] = set()
-        self.used = {id(r) for o in tape.ops for r in o.refs()}
-        if tape.result is not None:
-            self.used.add(id(tape.result))
 
     # -- names ----------------------------------------------------------------------------
     def const(self, value) -> str:
@@ -94,79 +95,81 @@ class _Gen:
     def emit(self, text: str, indent: int = 1) -> None:
         self.lines.append("    " * indent + text)
 
-    def expr(self, op: Call) -> tuple[str, str | None]:
-        """(expression, statement): a statement when the op is not an expression."""
+    def expr(self, op: Call) -> tuple[str, str]:
+        """How to write Call `op`: ("expr", expression), ("stmt", a statement whose
+        value is None) or ("inplace", "a op= b" with the target written as `{v}`,
+        the variable that holds `a` first)."""
         fn, args, r = op.fn, op.args, self.ref
         if op.star:
             parts = [f"*{r(args[0])}"] + ([f"**{r(args[1])}"] if len(args) > 1 else [])
-            return f"{r(fn)}({', '.join(parts)})", None
+            return "expr", f"{r(fn)}({', '.join(parts)})"
         if not op.kwargs and not isinstance(fn, Op) and _hashable(fn):
             n = len(args)
             if n == 2 and fn in _BINARY:
-                return f"({r(args[0])} {_BINARY[fn]} {r(args[1])})", None
+                return "expr", f"({r(args[0])} {_BINARY[fn]} {r(args[1])})"
             if n == 1 and fn in _UNARY:
-                return f"({_UNARY[fn]}{r(args[0])})", None
+                return "expr", f"({_UNARY[fn]}{r(args[0])})"
             if n == 2 and fn is op_.getitem:
-                return f"{r(args[0])}[{r(args[1])}]", None
+                return "expr", f"{self.obj(args[0])}[{r(args[1])}]"
             if n == 2 and fn is op_.contains:
-                return f"({r(args[1])} in {r(args[0])})", None
+                return "expr", f"({r(args[1])} in {r(args[0])})"
             if n == 2 and fn is tops.not_contains:
-                return f"({r(args[1])} not in {r(args[0])})", None
+                return "expr", f"({r(args[1])} not in {r(args[0])})"
             if n == 3 and fn is tops.getslice:
-                return f"{r(args[0])}[{r(args[1])}:{r(args[2])}]", None
+                return "expr", f"{self.obj(args[0])}[{r(args[1])}:{r(args[2])}]"
             if fn is tops.build_tuple:
-                return "(" + "".join(f"{r(a)}, " for a in args) + ")", None
+                return "expr", "(" + "".join(f"{r(a)}, " for a in args) + ")"
             if fn is tops.build_list:
-                return "[" + ", ".join(r(a) for a in args) + "]", None
+                return "expr", "[" + ", ".join(r(a) for a in args) + "]"
             if fn is tops.build_set and args:
-                return "{" + ", ".join(r(a) for a in args) + "}", None
+                return "expr", "{" + ", ".join(r(a) for a in args) + "}"
             if fn is getattr and n == 2 and _is_attr(args[1]):
-                return f"{r(args[0])}.{args[1]}", None
+                return "expr", f"{self.obj(args[0])}.{args[1]}"
             if fn is setattr and n == 3 and _is_attr(args[1]):
-                return "None", f"{r(args[0])}.{args[1]} = {r(args[2])}"
+                return "stmt", f"{self.obj(args[0])}.{args[1]} = {r(args[2])}"
             if fn is op_.setitem and n == 3:
-                return "None", f"{r(args[0])}[{r(args[1])}] = {r(args[2])}"
+                return "stmt", f"{self.obj(args[0])}[{r(args[1])}] = {r(args[2])}"
             if fn is op_.delitem and n == 2:
-                return "None", f"del {r(args[0])}[{r(args[1])}]"
+                return "stmt", f"del {self.obj(args[0])}[{r(args[1])}]"
             if fn in _INPLACE and n == 2:
-                return "", f"{r(args[0])}\n{{v}} {_INPLACE[fn]} {r(args[1])}"
+                return "inplace", f"{{v}} = {r(args[0])}\n{{v}} {_INPLACE[fn]} {r(args[1])}"
         parts = [r(a) for a in args] + [f"{k}={r(v)}" for k, v in op.kwargs.items()]
-        return f"{r(fn)}({', '.join(parts)})", None
+        return "expr", f"{r(fn)}({', '.join(parts)})"
+
+    def obj(self, a) -> str:
+        """`a` written where an attribute or subscript follows (`(1).real`, not `1.real`)."""
+        text = self.ref(a)
+        return f"({text})" if text[:1].isdigit() else text
 
     def call(self, op: Call, v: str | None) -> None:
         """Emit Call `op`, its result in variable `v` (None: the result is not used)."""
-        text, stmt = self.expr(op)
-        if op.raises:
-            fail = self.named(raise_expected_failure, "no_raise_")
-            me = self.named(op, f"op_{op.id}")
+        lines = self._assign(v, *self.expr(op))
+        if op.raises or op.handled:
             self.emit("try:")
-            for line in self._assign(v, text, stmt).split("\n"):
+            for line in lines:
                 self.emit(line, 2)
-            self.emit("except BaseException as exc_:")
-            self.emit(f"{v} = exc_" if v else "pass", 2)
-            self.emit("else:")
-            self.emit(f"raise {fail}({me})", 2)
-            return
-        if op.handled:
-            fail = self.named(unexpected_exception, "unexpected_")
             me = self.named(op, f"op_{op.id}")
-            self.emit("try:")
-            for line in self._assign(v, text, stmt).split("\n"):
-                self.emit(line, 2)
-            self.emit("except Exception as exc_:")
-            self.emit(f"raise {fail}({me}, exc_) from exc_", 2)
+            if op.raises:  # it raised while tracing: it must raise again
+                fail = self.named(raise_expected_failure, "no_raise_")
+                self.emit("except BaseException as exc_:")
+                self.emit(f"{v} = exc_" if v else "pass", 2)
+                self.emit("else:")
+                self.emit(f"raise {fail}({me})", 2)
+            else:  # inside a handler of the traced code: an exception is a path change
+                fail = self.named(unexpected_exception, "unexpected_")
+                self.emit("except Exception as exc_:")
+                self.emit(f"raise {fail}({me}, exc_) from exc_", 2)
             return
-        for line in self._assign(v, text, stmt).split("\n"):
+        for line in lines:
             self.emit(line)
 
-    def _assign(self, v: str | None, text: str, stmt: str | None) -> str:
-        if stmt is None:
-            return f"{v} = {text}" if v else text
-        if text == "":  # an in-place operator: v = a; v op= b
-            first, second = stmt.split("\n")
-            v = v or "_"
-            return f"{v} = {first}\n{second.format(v=v)}"
-        return f"{stmt}\n{v} = None" if v else stmt
+    @staticmethod
+    def _assign(v: str | None, kind: str, text: str) -> list[str]:
+        if kind == "expr":
+            return [f"{v} = {text}" if v else text]
+        if kind == "inplace":
+            return text.format(v=v or "_").split("\n")
+        return [text, f"{v} = None"] if v else [text]
 
     def guard(self, g: Guard) -> None:
         c = self.ref(g.condition)
@@ -250,8 +253,8 @@ class _Gen:
         depth = 1 + max((self.depth.get(r.id, 0) for r in op.refs()), default=0)
         if depth > _MAX_NESTING:
             return False
-        text, stmt = self.expr(op)
-        if stmt is not None:
+        kind, text = self.expr(op)
+        if kind != "expr":
             return False
         self.names[op.id] = text
         self.depth[op.id] = depth
