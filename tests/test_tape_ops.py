@@ -226,3 +226,10 @@ def test_deep_recursion_flattens_and_compiles():
         sys.setrecursionlimit(limit)
     # 600 nested calls inlined, the products nested in one expression chain
     assert tape.compile()(600) == val == tape.play(600)
+
+
+def test_unpacking_a_non_iterable_fails_as_python_does():
+    with pytest.raises(TypeError, match="cannot unpack non-iterable int object"):
+        helpers.unpack_sequence(5, 2)
+    with pytest.raises(TypeError, match="cannot unpack non-iterable NoneType object"):
+        helpers.unpack_ex(None, 1, 0)

@@ -32,7 +32,7 @@ def unpack_sequence(sequence, count):
     """`a, b, ... = sequence` (UNPACK_SEQUENCE): the `count` items as a tuple."""
     if type(sequence) in (tuple, list) and len(sequence) == count:
         return tuple(sequence)
-    it = iter(sequence)
+    it = _iterate(sequence)
     items = []
     for item in it:
         items.append(item)
@@ -45,12 +45,18 @@ def unpack_sequence(sequence, count):
 
 def unpack_ex(sequence, before, after):
     """`a, *b, c = sequence` (UNPACK_EX): `before` items, the rest as a list, `after` items."""
-    items = list(sequence)
+    items = list(_iterate(sequence))
     if len(items) < before + after:
         raise ValueError(f"not enough values to unpack (expected at least {before + after}, "
                          f"got {len(items)})")
     middle = items[before:len(items) - after]
     return (*items[:before], middle, *items[len(items) - after:])
+
+
+def _iterate(value):
+    if not hasattr(type(value), "__iter__") and not hasattr(type(value), "__getitem__"):
+        raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object")
+    return iter(value)
 
 
 def yield_from_iter(value):
