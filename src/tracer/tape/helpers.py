@@ -119,7 +119,8 @@ def make_binder(func: types.FunctionType):
     """A function with `func`'s signature (and defaults) that returns the tuple of its
     parameters' values in `co_varnames` order: Python's own binding, with its errors."""
     code = func.__code__
-    key = (code, func.__defaults__, _kwdefaults_key(func))
+    # Defaults by identity (they may be unhashable); the binder keeps them alive.
+    key = (code, id(func.__defaults__), _kwdefaults_key(func))
     binder = _binders.get(key)
     if binder is not None:
         return binder
@@ -157,11 +158,14 @@ def make_binder(func: types.FunctionType):
     binder.__defaults__ = func.__defaults__
     binder.__kwdefaults__ = dict(kwdefaults) if kwdefaults else None
     binder.__qualname__ = func.__qualname__
+    if len(_binders) > 4096:
+        _binders.clear()
     _binders[key] = binder
     return binder
 
 
 def _kwdefaults_key(func):
+    # By identity; the binder's __kwdefaults__ holds the same values, keeping them alive.
     kw = func.__kwdefaults__
     return None if not kw else tuple((k, id(v)) for k, v in kw.items())
 
