@@ -98,3 +98,33 @@ def test_corpus_tapes_have_guards_and_few_frozen_values():
     # match statements' sequence/mapping/keys tests read their subject without a
     # reference in the trace: their traced values are kept (a stated limitation).
     assert frozen < total / 100
+
+
+def _families():
+    by_function = {}
+    for case in CASES:
+        by_function.setdefault(case.func, []).append(case)
+    return [cases for cases in by_function.values() if len(cases) > 1]
+
+
+@pytest.mark.parametrize("family", _families(), ids=lambda cs: cs[0].func.__name__)
+def test_guards_catch_every_other_path(family):
+    """A tape run on the inputs of another case of the same function either fails a
+    guard or gives the untraced outcome; with retrace=True it always gives it."""
+    for base in family:
+        tape = tape_of(base)
+        fn, jit = tape.compile(), tape.compile(retrace=True)
+        for other in family:
+            expected, _ = run_untraced(other)
+            for runner in (fn, tape.play, jit):
+                try:
+                    got, _ = run(runner, other)
+                except tracer.GuardError:
+                    assert runner is not jit
+                    continue
+                assert got[0] == expected[0]
+                if got[0] == "ok":
+                    assert same(got[1], expected[1])
+                else:
+                    assert type(got[1]) is type(expected[1])
+                    assert str(got[1]) == str(expected[1])
