@@ -172,3 +172,62 @@ def test_an_exception_outside_any_handler_propagates_unchanged():
         tape.compile()("x")
     with pytest.raises(ValueError, match="invalid literal"):
         tape.play("x")
+
+
+class Circle:
+    def __init__(self, r):
+        self.r = r
+
+    def area(self):
+        return 3.0 * self.r * self.r
+
+
+class Square:
+    def __init__(self, s):
+        self.s = s
+
+    def area(self):
+        return self.s * self.s
+
+
+def total_area(shapes):
+    total = 0.0
+    for shape in shapes:
+        total += shape.area()
+    return total
+
+
+def double(x):
+    return 2 * x
+
+
+def negate(x):
+    return -x
+
+
+HANDLERS = {"double": double, "negate": negate}
+
+
+def dispatch(kind, x):
+    return HANDLERS[kind](x)
+
+
+def test_method_calls_are_guarded_by_the_class_resolution():
+    val, tape = tape_validated(total_area, [Circle(1.0), Square(2.0)])
+    assert val == 7.0
+    fn = tape.compile()
+    assert fn([Circle(2.0), Square(1.0)]) == 13.0
+    for run in (fn, tape.play):
+        with pytest.raises(tracer.GuardError, match=r"shape\.area\(\)"):
+            run([Square(1.0), Square(2.0)])
+    assert tape.compile(retrace=True)([Square(1.0), Square(2.0)]) == 5.0
+
+
+def test_computed_callees_are_guarded():
+    val, tape = tape_validated(dispatch, "double", 5)
+    assert val == 10
+    fn = tape.compile()
+    assert fn("double", 7) == 14
+    with pytest.raises(tracer.GuardError, match=r"HANDLERS\[kind\]\(x\)"):
+        fn("negate", 7)
+    assert tape.compile(retrace=True)("negate", 7) == -7

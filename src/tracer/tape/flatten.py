@@ -15,7 +15,7 @@ import operator
 import types
 
 from .. import _core, ops as tops
-from ..effects import R_CALL_EX, R_OP, R_SPECIAL
+from ..effects import R_CALL, R_CALL_EX, R_OP, R_SPECIAL
 from ..ir import ir as ir_of
 from . import helpers
 from .bind import MISSING, Pack, map_parameters
@@ -167,6 +167,10 @@ class _Flattener(Closures, SpecialInstructions):
         owner = self.produced.get(id(getattr(m, "__self__", None)))
         if owner is None or isinstance(owner.value, types.ModuleType):
             return Lit(m)
+        func = getattr(m, "__func__", None)
+        if func is not None:
+            # The very function bound to this run's object (`super().m` is not `obj.m`).
+            return self.push(Call(types.MethodType, (func, owner), value=m))
         return self.push(Call(getattr, (owner, m.__name__), value=m))
 
     # -- driving ----------------------------------------------------------------------------
@@ -269,6 +273,7 @@ class _Flattener(Closures, SpecialInstructions):
                 kids = t.children(row)
                 if self._inlinable(row, kids):
                     n = self._leading_args(kids)
+                    self._dispatch_guard(row, kids)
                     self._bind(row, kids, n)
                     handled = fr.handled or self.is_handled(row)
                     stack.append(_Frame(row, kids, n, handled))
@@ -401,6 +406,33 @@ class _Flattener(Closures, SpecialInstructions):
             out.value = value
             return out
         return Lit(out)
+
+    def _dispatch_guard(self, row, kids) -> None:
+        """A guard that the inlined body is the one a new run would call: the callee
+        is computed (a dispatch table, a bound method), or it is the method the
+        first argument's class resolves (`obj.m(...)`; another class may define
+        another `m`).  A callee read as a constant (a global function) is assumed."""
+        t = self.t
+        refs = t.refs(row)
+        func = t.value(kids[0])
+        callee = self.resolve(refs[0])
+        where = self.where(row)
+        source = linecache.getline(where.code.co_filename, where.line or 0).strip()
+        if isinstance(callee, Op):
+            if not helpers.is_function(callee.value, func):
+                return  # the callee op is not the function itself (`super()`'s pair)
+            test = self.push(Call(helpers.is_function, (callee, func), value=True))
+        else:
+            rec = self._rec(row)
+            if rec is None or rec.sem != R_CALL or len(refs) < 2 or not isinstance(refs[1], int):
+                return
+            obj = self.ref.get(refs[1])
+            name = getattr(func, "__name__", None)
+            if (not isinstance(obj, Op) or not isinstance(name, str)
+                    or not helpers.resolves_to(obj.value, name, func)):
+                return  # not a method call on the object (or `super()`'s)
+            test = self.push(Call(helpers.resolves_to, (obj, name, func), value=True))
+        self.push(Guard(test, True, "truth", where=where, source=source))
 
     def _bind(self, row, kids, nparams) -> None:
         """Bind the inlined call's parameters (ArgumentNodes 1..) to the caller's inputs."""

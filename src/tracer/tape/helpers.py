@@ -211,3 +211,23 @@ def make_closure(func, cells):
 def with_exit(manager, exc):
     """WITH_EXCEPT_START: the `__exit__` call of a `with` block that `exc` leaves."""
     return type(manager).__exit__(manager, type(exc), exc, exc.__traceback__)
+
+
+def is_function(callee, func) -> bool:
+    """Whether calling `callee` runs the body of `func` (the same code: a closure made
+    again, or a method bound to it, runs the same body)."""
+    target = getattr(callee, "__func__", callee)
+    return target is func or getattr(target, "__code__", None) is func.__code__
+
+
+def resolves_to(obj, name, func) -> bool:
+    """Whether `obj.name(...)` finds the body of `func` in the class of `obj` (a method
+    call's dispatch: another class may define another method of that name)."""
+    for klass in type(obj).__mro__:
+        found = klass.__dict__.get(name, _ABSENT)
+        if found is not _ABSENT:
+            return found is func or getattr(found, "__code__", None) is func.__code__
+    return False
+
+
+_ABSENT = object()
