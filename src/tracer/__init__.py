@@ -24,6 +24,8 @@ from .nodes import (  # noqa: E402
     PrimitiveCallNode, ReturnNode, SpecialCallNode,
 )
 from .show import format_node, printlevels  # noqa: E402
+from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
+from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 
 try:
     from ._version import version as __version__
@@ -38,4 +40,5 @@ __all__ = [
     "referenced", "backward", "dependents", "forward",
     "TrackingError", "ToolIdError", "GraphError",
     "spare_columns_limit", "spare_columns_bytes",
+    "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
 ]

@@ -1,0 +1,144 @@
+"""Closures made inside the traced call, remade for each run of the tape.
+
+A closure's cells are built by BUILD_TUPLE from the variables' values (LOAD_CLOSURE);
+the tape makes one cell op per variable, shared by the closures made from it and set
+to the variable's value each time a closure is made, and remakes each function with
+this run's cells (`helpers.make_closure`).
+"""
+
+from __future__ import annotations
+
+import dis
+import types
+
+from .. import ops as tops
+from ..effects import R_SPECIAL
+from . import helpers
+from .common import ATOMIC, Lit, K_ARG
+from .ops import Call, Constant, Op
+
+__all__ = ["Closures", "fn_is_cells"]
+
+
+class Closures:
+    """The flattener's handling of closures (a mixin of flatten._Flattener)."""
+
+    def _closure(self, f):
+        op = self.functions.get(id(f))
+        if op is not None:
+            return op
+        cells = self.closures.get(id(f.__closure__))
+        if cells is None:
+            return Lit(f)
+        op = self.functions[id(f)] = self.push(Call(helpers.make_closure, (f, cells), value=f))
+        return op
+
+    def _cells(self, row, refs, value) -> Op:
+        """A closure's tuple of cells (LOAD_CLOSURE reads the variables' values):
+        one cell op per variable, shared by the closures made from it, and set to
+        the variable's value each time a closure is made."""
+        items = []
+        for j, (r, cell) in enumerate(zip(refs, value)):
+            x = self.resolve(r)
+            if x.value is cell and isinstance(x, Op):  # a free variable's cell passed on
+                items.append(x)
+                continue
+            if x.value is cell:
+                param = self._parameter_cell(row, j, len(value))
+                if param is not None:
+                    x = param  # the cell of a parameter never reassigned: its value
+            if x.value is cell:
+                # A variable not assigned yet (a recursive closure, a memoized one):
+                # its cell starts with what it held at the end, and takes the op
+                # that produced that value as soon as the tape has it.
+                op = self.cells.get(id(cell))
+                if op is None:
+                    try:
+                        end = cell.cell_contents
+                    except ValueError:
+                        op = self.push(Call(helpers.new_cell, (), value=cell))
+                    else:
+                        content = self.link(end)
+                        fill = (not isinstance(content, Op) and (
+                            not isinstance(end, ATOMIC) or isinstance(end, types.FunctionType)))
+                        if isinstance(content, Lit) and not fill:
+                            # Nothing on the tape produces it (3.12 reads every
+                            # closure variable this way): the traced value is kept.
+                            content = self.push(Constant(
+                                end, frozen="a closure variable's value, read as a constant "
+                                "(its cell was loaded without a reference to its value)"))
+                        op = self.push(Call(helpers.new_cell, (
+                            content.value if isinstance(content, Lit) else content,), value=cell))
+                        if fill:
+                            self.pending_fill[id(end)] = op
+                    self.cells[id(cell)] = op
+                items.append(op)
+                continue
+            content = x.value if isinstance(x, Lit) else x
+            op = self.cells.get(id(cell))
+            if op is None:
+                op = self.cells[id(cell)] = self.push(
+                    Call(helpers.new_cell, (content,), value=cell))
+            else:
+                self.push(Call(helpers.cell_set, (op, content), value=None))
+            items.append(op)
+        op = self.push(Call(tops.build_tuple, items, value=value))
+        self.closures[id(value)] = op
+        return op
+
+    def _parameter_cell(self, row, j, n):
+        """The op or constant of the parameter whose cell is item `j` of the `n` cells
+        that a BUILD_TUPLE at `row` packs, when the function never reassigns it.
+
+        (3.12 loads a cell with LOAD_CLOSURE, which the trace reads as a constant,
+        the cell itself; the value of a parameter's cell is the parameter's.)"""
+        code = self.code_[row]
+        instrs = _instructions(code)
+        k = instrs.index_of.get(self.offset_[row])
+        if k is None or k < n:
+            return None
+        ins = instrs.list[k - n + j]
+        if ins.opname != "LOAD_CLOSURE":
+            return None
+        name = ins.argval
+        nparams = (code.co_argcount + code.co_kwonlyargcount
+                   + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
+        names = code.co_varnames[:nparams]
+        if name not in names or name in instrs.stored_cells:
+            return None
+        p = names.index(name) + 1
+        kids = self.frame.kids
+        if p >= len(kids) or self.kind_[kids[p]] != K_ARG or self.aux_[kids[p]] != p:
+            return None
+        return self.ref.get(kids[p])
+
+
+class _Instructions:
+    __slots__ = ("list", "index_of", "stored_cells")
+
+
+_instructions_of: dict = {}
+
+
+def _instructions(code) -> _Instructions:
+    """The code's instructions in order, their index by offset, and the names of the
+    cells it assigns (STORE_DEREF, DELETE_DEREF)."""
+    hit = _instructions_of.get(code)
+    if hit is None:
+        hit = _Instructions()
+        hit.list = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        hit.index_of = {i.offset: k for k, i in enumerate(hit.list)}
+        hit.stored_cells = frozenset(i.argval for i in hit.list
+                                     if i.opname in ("STORE_DEREF", "DELETE_DEREF"))
+        if len(_instructions_of) > 4096:
+            _instructions_of.clear()
+        _instructions_of[code] = hit
+    return hit
+
+
+def fn_is_cells(rec, value) -> bool:
+    """Whether a BUILD_TUPLE built a closure's cells (its inputs are the variables)."""
+    return (rec.sem != R_SPECIAL and rec.fn is tops.build_tuple and type(value) is tuple
+            and len(value) > 0 and all(type(c) is types.CellType for c in value))
+
+

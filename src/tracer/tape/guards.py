@@ -1,0 +1,110 @@
+"""GuardError, and `compile(retrace=True)`: re-trace on a guard failure, one tape per path."""
+
+from __future__ import annotations
+
+__all__ = ["GuardError", "Retracing", "guard_failure", "raise_expected_failure",
+           "unexpected_exception", "NOT_KEPT"]
+
+
+class _NotKept:
+    """A guard's condition value that compiled code did not keep (it tested it inline)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "the other way"
+
+
+NOT_KEPT = _NotKept()
+
+
+class GuardError(Exception):
+    """Running a tape on new inputs took another path than the trace did.
+
+    `op` is the failing Guard (or the Call that was expected to raise); `where`
+    its location (code, offset, line) when known; `line` and `source` the source
+    line; `value` the condition's new value.
+    """
+
+    def __init__(self, message: str, op=None, value=None):
+        super().__init__(message)
+        self.op = op
+        self.value = value
+        where = getattr(op, "where", None)
+        self.where = where
+        self.line = where.line if where is not None else None
+        self.source = getattr(op, "source", "")
+
+
+def guard_failure(guard, value) -> GuardError:
+    """The GuardError for `guard` whose condition now has `value`."""
+    from ..show import short_value
+
+    where = f" at {guard.where}" if guard.where is not None else ""
+    src = f" `{guard.source}`" if guard.source else ""
+    now = (not guard.expected) if value is NOT_KEPT else guard.outcome(value)
+    if guard.test == "stop":
+        what = "the loop ended" if now else "the loop went on"
+        traced = "went on" if not guard.expected else "ended"
+        text = f"{what} where the trace's loop {traced}"
+    else:
+        now_text = "not" if value is NOT_KEPT else short_value(value)
+        text = f"the branch went the other way: traced {guard.describe()}, now {now_text}"
+    return GuardError(f"guard %{guard.id} failed{where}{src}: {text}", guard, value)
+
+
+def raise_expected_failure(call) -> GuardError:
+    """The GuardError for a call that raised while tracing but not now."""
+    where = f" at {call.where}" if call.where is not None else ""
+    exc = type(call.value).__name__ if isinstance(call.value, BaseException) else "an exception"
+    return GuardError(f"%{call.id}{where} raised {exc} while tracing, and the program "
+                      "handled it; now it returned normally", call, None)
+
+
+def unexpected_exception(call, exc) -> GuardError:
+    """The GuardError for a call inside a handler of the traced code that raised now
+    but not while tracing: the program would have gone on in the handler."""
+    where = f" at {call.where}" if call.where is not None else ""
+    return GuardError(f"%{call.id}{where} raised {type(exc).__name__}: {exc}; it did not "
+                      "raise while tracing, and the traced code has a handler around it",
+                      call, exc)
+
+
+class Retracing:
+    """A compiled tape that re-traces its function when new inputs take another path.
+
+    Each path's tape is traced once, compiled and cached (`tapes`).  A call tries
+    the cached paths, the last successful first; when every one fails a guard, the
+    original function is traced on the new arguments, its result returned and its
+    tape added.  Ops before a failing guard have run: if they mutate the arguments,
+    those mutations happen again in the next attempt (pure functions are unaffected).
+    """
+
+    def __init__(self, tape):
+        if tape.func is None or not callable(tape.func):
+            raise TypeError("retrace needs a tape traced from a function (tape.func)")
+        self.func = tape.func
+        self.ctx = tape.ctx
+        self.tapes = [tape]
+        self._fns = [tape.compile()]
+        self.retraces = 0
+        self.__wrapped__ = self.func
+        self.__name__ = getattr(self.func, "__name__", "tape")
+
+    def __call__(self, *args, **kwargs):
+        fns = self._fns
+        for k, fn in enumerate(fns):
+            try:
+                result = fn(*args, **kwargs)
+            except GuardError:
+                continue
+            if k:
+                fns.insert(0, fns.pop(k))
+            return result
+        from .trace import trace
+
+        value, tape = trace(self.func, *args, ctx=self.ctx, **kwargs)
+        self.retraces += 1
+        self.tapes.append(tape)
+        fns.insert(0, tape.compile())
+        return value
