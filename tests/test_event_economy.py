@@ -148,6 +148,8 @@ def stores_then_tests_truth(x, t):
     return a
 
 
+@pytest.mark.xfail(strict=True, reason="core (issue 9, item 1): the __bool__ frame that `if x:` "
+                   "enters while no op is open has offset -1 (no location): validate rejects it")
 def test_frame_entered_at_an_unrecorded_instruction_is_not_taken_for_a_call(traced):
     root = traced(stores_then_tests_truth, 2, Truthy())
     assert root.value == 6
