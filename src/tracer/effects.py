@@ -57,6 +57,8 @@ _PLAIN_POPS = {"POP_TOP", "POP_EXCEPT", "END_SEND", "STORE_GLOBAL", "STORE_NAME"
                "EXIT_INIT_CHECK", "POP_ITER"}
 _NOTHING = {"NOP", "RESUME", "EXTENDED_ARG", "CACHE", "MAKE_CELL", "COPY_FREE_VARS",
             "KW_NAMES", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "NOT_TAKEN"}
+# What may follow TO_BOOL without its bool being a value of its own.
+_TRUTH_TESTS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "UNARY_NOT")
 # Value-producing instructions whose result is treated as a constant.
 _DYN_PUSH = {"LOAD_NAME", "LOAD_CLOSURE", "LOAD_ASSERTION_ERROR", "LOAD_BUILD_CLASS",
              "LOAD_LOCALS", "IMPORT_FROM", "LOAD_SPECIAL_METHOD"}
@@ -226,7 +228,10 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         return Effect(1, 1, [("getattr", -1, attr)])
     if name == "LOAD_SUPER_ATTR":
         if arg & 1:
-            return Effect(3, 2, [("copy", 1, -1), ("method_pair", -3, -2)])
+            # super().m: the pair is (m, self) or (bound m, NULL) -- which one depends
+            # on CPython's specialization.  `self` (the top input) goes first into the
+            # pair's owner slot, so the receiver keeps its node.
+            return Effect(3, 2, [("copy", -3, -1), ("method_pair", -3, -2)])
         return Effect(3, 1, [("set", -3, DYN)])
     if name in ("STORE_ATTR", "DELETE_ATTR"):
         attr = code.co_names[arg]
@@ -236,7 +241,10 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         rec = _op(delattr, [-1, ("static", attr)], [])
         return Effect(1, 0, [("record", rec)], rec=rec)
     if name == "TO_BOOL":
-        return Effect(1, 1)  # the branch after it tests the original value's truth
+        if _opname_at(code, ins.next) in _TRUTH_TESTS:
+            return Effect(1, 1)  # the branch or `not` after it tests the original's truth
+        # Its bool is a value (3.13 compiles `not not x` to TO_BOOL alone).
+        return _record(1, 1, _op(bool, [-1], [-1]))
     if name == "BINARY_OP":
         return _record(2, 1, _op(BINARY_OPS[arg], [-2, -1], [-2]))
     if name == "COMPARE_OP":
@@ -396,7 +404,10 @@ def _load_fast(code: CodeType, rel: int, index: int) -> tuple:
 
 
 def _opname_at(code: CodeType, offset: int) -> str | None:
+    # The instruction at `offset`, past the EXTENDED_ARGs that prefix it.
     raw = code.co_code
+    while 0 <= offset < len(raw) and raw[offset] == dis.EXTENDED_ARG:
+        offset += 2
     return dis.opname[raw[offset]] if 0 <= offset < len(raw) else None
 
 

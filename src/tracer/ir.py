@@ -243,7 +243,8 @@ class IR:
                 _, a, b = step
                 owner = at(a)
                 attr = ins.argval if isinstance(ins.argval, str) else ins.argrepr.split(" ")[0]
-                work[d + a] = _Method(f"{owner}.{attr}")
+                head = "super()" if ins.opname == "LOAD_SUPER_ATTR" else owner
+                work[d + a] = _Method(f"{head}.{attr}")
                 work[d + b] = owner
             elif tag in ("record", "for_iter"):
                 rec = step[1]

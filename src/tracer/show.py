@@ -59,12 +59,13 @@ def _name(fn) -> str:
 
 
 def _receiver(value):
-    """The object a builtin method is bound to ("a,b".split: "a,b"), or None.
+    """The object a builtin method or slot wrapper is bound to ("a,b".split: "a,b"),
+    or None.
 
     Builtins of a module (math.sin) and methods bound to a class (dict.fromkeys)
     name what they belong to already.
     """
-    if not isinstance(value, types.BuiltinMethodType):
+    if not isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)):
         return None
     owner = getattr(value, "__self__", None)
     if owner is None or isinstance(owner, (types.ModuleType, type)):
