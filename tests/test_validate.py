@@ -258,3 +258,20 @@ def test_settrace_does_not_break_validate_agreement():
     assert root.value == [1, 2]
     found = problems(root)
     assert validates(root) == (found == []), found
+
+
+def double_negation(x):
+    return (not not x, 1)
+
+
+def test_a_tuple_is_built_from_its_inputs_values(traced):
+    root = traced(double_negation, 5)  # validate checks the tuple's items are its inputs'
+    assert root.value == (True, 1)
+    (tup,) = [n for n in root if isinstance(n, tracer.PrimitiveCallNode)
+              and n.function.value.__name__ == "build_tuple"]
+    item = tup.referenced()[0]
+    assert item.value is True
+    # 3.13 compiles `not not x` to one TO_BOOL, recorded as bool(x); 3.12 to two `not`s.
+    expected = ["bool"] if PY313 else ["not_", "not_"]
+    assert [n.function.value.__name__ for n in root
+            if isinstance(n, tracer.PrimitiveCallNode) and n != tup] == expected

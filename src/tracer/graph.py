@@ -10,6 +10,7 @@ import inspect
 
 import numpy as np
 
+from . import ops
 from ._core import FLAGS, KINDS
 from .nodes import Node, node_at
 
@@ -104,7 +105,8 @@ def validate(root: Node) -> None:
     """
     t = root.trace
     n = len(t)
-    located: dict[tuple, None] = {}  # the location facts already checked (one IR lookup each)
+    # Location facts already checked, one IR lookup each: key -> whether it builds a tuple.
+    located: dict[tuple, bool] = {}
     stack = [root.row]
     while stack:
         p = stack.pop()
@@ -144,9 +146,14 @@ def validate(root: Node) -> None:
                 _check_control(t, c)
             key = (id(t.code(c)), t.offset(c), kind, flags & (FLAGS["frame"] | FLAGS["carried"]),
                    t.aux(c) if kind in (0, 5) else 0, p == 0)
-            if key not in located:
-                _check_location(node_at(t, c))
-                located[key] = None
+            builds = located.get(key)
+            if builds is None:
+                node = node_at(t, c)
+                _check_location(node)
+                rec = node._rec() if kind == 2 else None
+                builds = located[key] = rec is not None and rec.fn is ops.build_tuple
+            if builds and not flags & FLAGS["raised"]:
+                _check_items(t, c)
             if kind == 3:
                 stack.append(c)
         if t.kind(p) == 3 and not t.stopped:
@@ -178,6 +185,16 @@ def _check_location(node: Node) -> None:
         raise GraphError(f"{what}: recorded at {stmt.id}, not at a control statement")
     if kind == 5 and t.aux(c) not in node.ir.layout.by_offset:
         raise GraphError(f"{what}: jumps to offset {t.aux(c)}, not an instruction")
+
+
+def _check_items(t, c: int) -> None:
+    """A tuple's items are the values of the nodes it references (an edge to the wrong
+    node shows here: 3.13's `not not x` once referred to x for bool(x))."""
+    items = t.value(c)
+    for i, r in enumerate(t.refs(c)):
+        if isinstance(r, int) and items[i] is not t.value(r):
+            raise GraphError(f"row {c}: builds a tuple whose item {i} is {_short(items[i])}, "
+                             f"but its input (row {r}) is {_short(t.value(r))}")
 
 
 def _check_control(t, c: int) -> None:
