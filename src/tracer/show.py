@@ -136,15 +136,15 @@ def _jump_text(node: JumpNode) -> str:
     value = node.value
     if value is None:  # unconditional, or a jump the recorder could not follow
         return text
-    cond = node.condition
-    what = "⟨?⟩" if cond is None else f"@{cond.index}"
+    inputs = node.inputs()  # the node tested, or a constant (`if DEBUG:`), or none: unknown
+    what = _ref(inputs[0]) if inputs else "⟨?⟩"
     ins = node.ir.layout.by_offset.get(node.trace.offset(node.row))
     opname = ins.opname if ins is not None else ""
     if opname == "FOR_ITER":
         return f"{text} since {what} {'not exhausted' if value else 'exhausted'}"
     if opname in _NONE_BRANCHES:
         return f"{text} since {what} is {'None' if value else 'not None'}"
-    if cond is not None and not isinstance(cond.value, bool) and opname in _TRUTH_BRANCHES:
+    if inputs and not isinstance(inputs[0].value, bool) and opname in _TRUTH_BRANCHES:
         return f"{text} since bool({what}) == {value}"  # `if items:` tests a list's truth
     return f"{text} since {what} == {value}"
 
