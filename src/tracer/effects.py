@@ -344,6 +344,10 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
     if name == "BEFORE_WITH":
         rec = _op(ops.with_enter, [-1], [0])
         return Effect(1, 2, [("record", rec), ("set", -1, DYN)], rec=rec)
+    if name == "WITH_EXCEPT_START":
+        # __exit__(type, exc, tb) of a with-block the exception (on top) escapes; its
+        # result says whether to suppress it.  The exception is its input.
+        return _record(0, 1, _special("with_except_start", [-1], [0]))
     if name == "PUSH_EXC_INFO":
         return Effect(1, 2, [("copy", 0, -1), ("set", -1, UNKNOWN)])
     if name == "CHECK_EXC_MATCH":
