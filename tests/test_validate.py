@@ -275,3 +275,16 @@ def test_a_tuple_is_built_from_its_inputs_values(traced):
     expected = ["bool"] if PY313 else ["not_", "not_"]
     assert [n.function.value.__name__ for n in root
             if isinstance(n, tracer.PrimitiveCallNode) and n != tup] == expected
+
+
+def test_a_truth_test_with_a_long_jump_records_no_bool(traced):
+    # The branch after 3.13's TO_BOOL needs an EXTENDED_ARG here (a jump over 300 units).
+    body = "\n".join(f"        y = y + {i}" for i in range(150))
+    namespace = {}
+    exec(f"def long_if(x):\n    y = 0\n    if x:\n{body}\n    return y\n", namespace)
+    root = traced(namespace["long_if"], [1])
+    assert root.value == sum(range(150))
+    assert not [n for n in root if isinstance(n, tracer.PrimitiveCallNode)
+                and n.function.value is bool]
+    (jump,) = [n for n in root if isinstance(n, tracer.JumpNode)]
+    assert tracer.format_node(jump).endswith("since bool(@1) == True")

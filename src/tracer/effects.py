@@ -407,9 +407,15 @@ def _load_fast(code: CodeType, rel: int, index: int) -> tuple:
     return ("load_local", rel, index)
 
 
+_raw_code: "weakref.WeakKeyDictionary[CodeType, bytes]" = weakref.WeakKeyDictionary()
+
+
 def _opname_at(code: CodeType, offset: int) -> str | None:
-    # The instruction at `offset`, past the EXTENDED_ARGs that prefix it.
-    raw = code.co_code
+    # The instruction at `offset`, past the EXTENDED_ARGs that prefix it.  (co_code
+    # makes a new copy at each access: one per code object is kept while it lives.)
+    raw = _raw_code.get(code)
+    if raw is None:
+        raw = _raw_code[code] = code.co_code
     while 0 <= offset < len(raw) and raw[offset] == dis.EXTENDED_ARG:
         offset += 2
     return dis.opname[raw[offset]] if 0 <= offset < len(raw) else None
