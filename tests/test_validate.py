@@ -184,7 +184,6 @@ DEFECTS = {  # name: (function, argument, the bug validate finds, where it shows
     "not": (negation, Falsy(), OFFSET_BUG, PY313),  # 3.13: TO_BOOL, no op, calls __bool__
     "json.dumps": (dumps, {"a": [1]}, OFFSET_BUG, PY312),
 }
-LOCATION_DEFECTS = {"yield_from", "await", "__bool__", "__len__", "not", "json.dumps"}
 
 
 def defect_params(names, reason=None):
@@ -211,7 +210,7 @@ def test_validate_reports_what_the_node_api_shows(name):
         assert row in {r for r, _ in found}, (str(err.value), found)
 
 
-@pytest.mark.parametrize("name", defect_params(sorted(LOCATION_DEFECTS), OFFSET_BUG))
+@pytest.mark.parametrize("name", defect_params(list(DEFECTS), OFFSET_BUG))
 def test_every_node_has_a_location_its_ir_answers(name):
     root = track_defect(name)
     for node in walk(root):
