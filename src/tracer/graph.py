@@ -97,9 +97,12 @@ def validate(root: Node) -> None:
     inside its parent's row range and names it as parent; parameters are numbered
     0, 1, ... at the start of a call.  Locations: every node but the root has a
     location its IR answers (`node.ir[node.location]`), at an instruction (offset
-    >= 0) unless it is a parameter, and a jump goes to an instruction.  Calls: no
-    node is left open (unless tracking stopped); a call whose body is recorded ends
-    with its ReturnNode, whose value is the value the caller saw (or the call raised);
+    >= 0) unless it is a parameter, and a jump goes to an instruction.  Values: a
+    return's value is its operand's, and a computed one (`return %k`) is a node, not
+    a constant; an `is None` branch agrees with its operand; a tuple's items are its
+    inputs' values.  Calls: no node is left open (unless tracking stopped); a call
+    whose body is recorded ends with its ReturnNode, whose value is the value the
+    caller saw (or `metadata["original"]` after an override), or else it raised;
     only a generator or coroutine frame ends with a yield, and a frame without its
     parameters is one resumed; a return is the last node of its call.
     """
