@@ -132,3 +132,18 @@ def test_examples_scripts_run(capsys):
     runpy.run_path(str(EXAMPLES / "irtracker_examples.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "⟨math.sin⟩(@1)" in out and "⟨geom⟩" in out
+
+
+def test_readme_shows_what_its_example_prints():
+    import re
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(EXAMPLES / "readme_example.py")], check=True,
+                         capture_output=True, text=True).stdout
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    shown = readme.split("`python examples/readme_example.py` prints (real output):\n\n```\n")[1]
+    shown = shown.split("```\n")[0]
+    # The one path in it is the checkout's.
+    assert re.sub(r"\(\S*/examples/", "(/examples/", out) == \
+        re.sub(r"\(\S*/examples/", "(/examples/", shown)

@@ -99,6 +99,7 @@ class Trace:
     root_keywords: tuple[str, ...]
     _cache: dict[Any, Any] | None
     stopped: bool
+    snapshots: bool
     events: int
     functions: dict[int, Any]
     def __len__(self) -> int: ...

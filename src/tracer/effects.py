@@ -55,6 +55,8 @@ _PLAIN_POPS = {"POP_TOP", "POP_EXCEPT", "STORE_GLOBAL", "STORE_NAME",
                "EXIT_INIT_CHECK", "POP_ITER"}
 _NOTHING = {"NOP", "RESUME", "EXTENDED_ARG", "CACHE", "MAKE_CELL", "COPY_FREE_VARS",
             "KW_NAMES", "DELETE_GLOBAL", "DELETE_NAME", "SETUP_ANNOTATIONS", "NOT_TAKEN"}
+# What may follow TO_BOOL without its bool being a value of its own.
+_TRUTH_TESTS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "UNARY_NOT")
 # Value-producing instructions whose result is treated as a constant.
 _DYN_PUSH = {"LOAD_NAME", "LOAD_CLOSURE", "LOAD_ASSERTION_ERROR", "LOAD_BUILD_CLASS",
              "LOAD_LOCALS", "IMPORT_FROM", "LOAD_SPECIAL_METHOD"}
@@ -171,11 +173,11 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
     if name == "SWAP":
         return Effect(0, 0, [("swap", -1, -arg)])
     if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"):
-        return Effect(0, 1, [("load_local", 0, arg)])
+        return Effect(0, 1, [_load_fast(code, 0, arg)])
     if name == "LOAD_FAST_AND_CLEAR":
         return Effect(0, 1, [("load_local", 0, arg), ("delete_local", arg)])
     if name in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
-        return Effect(0, 2, [("load_local", 0, arg >> 4), ("load_local", 1, arg & 15)])
+        return Effect(0, 2, [_load_fast(code, 0, arg >> 4), _load_fast(code, 1, arg & 15)])
     if name in ("STORE_FAST", "STORE_FAST_MAYBE_NULL"):
         return Effect(1, 0, [("store_local", -1, arg)])
     if name == "STORE_FAST_LOAD_FAST":
@@ -227,7 +229,10 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         return Effect(1, 1, [("getattr", -1, attr)])
     if name == "LOAD_SUPER_ATTR":
         if arg & 1:
-            return Effect(3, 2, [("copy", 1, -1), ("method_pair", -3, -2)])
+            # super().m: the pair is (m, self) or (bound m, NULL) -- which one depends
+            # on CPython's specialization.  `self` (the top input) goes first into the
+            # pair's owner slot, so the receiver keeps its node.
+            return Effect(3, 2, [("copy", -3, -1), ("method_pair", -3, -2)])
         return Effect(3, 1, [("set", -3, DYN)])
     if name in ("STORE_ATTR", "DELETE_ATTR"):
         attr = code.co_names[arg]
@@ -237,7 +242,10 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         rec = _op(delattr, [-1, ("static", attr)], [])
         return Effect(1, 0, [("record", rec)], rec=rec)
     if name == "TO_BOOL":
-        return Effect(1, 1)  # the branch after it tests the original value's truth
+        if _opname_at(code, ins.next) in _TRUTH_TESTS:
+            return Effect(1, 1)  # the branch or `not` after it tests the original's truth
+        # Its bool is a value (3.13 compiles `not not x` to TO_BOOL alone).
+        return _record(1, 1, _op(bool, [-1], [-1]))
     if name == "BINARY_OP":
         return _record(2, 1, _op(BINARY_OPS[arg], [-2, -1], [-2]))
     if name == "COMPARE_OP":
@@ -298,18 +306,37 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         n = before + 1 + after
         rec = _special("unpack_ex", [-1], [-1 + (n - 1 - j) for j in range(n)])
         return _record(1, n, rec)
+    # f-string fields, recorded alike on 3.12 (one FORMAT_VALUE) and 3.13 (CONVERT_VALUE,
+    # FORMAT_SIMPLE, FORMAT_WITH_SPEC): `{x}` is format(x), `{x:s}` format(x, s) and
+    # `{x!r}` format_value(x, repr).  `{x!r:s}` stays two nodes on 3.13, repr(x) then
+    # format(·, s): the conversion runs (possibly Python code, a __repr__, that needs a
+    # node to nest under) before the spec is evaluated.
     if name == "FORMAT_VALUE":
         conv = CONVERSIONS.get(arg & 3)
+        if conv is None:
+            if arg & 4:
+                return _record(2, 1, _op(format, [-2, -1], [-2]))
+            return _record(1, 1, _op(format, [-1], [-1]))
         if arg & 4:
-            rec = _op(ops.format_value, [-2, ("static", conv), -1], [-2])
-            return _record(2, 1, rec)
+            return _record(2, 1, _op(ops.format_value, [-2, ("static", conv), -1], [-2]))
         return _record(1, 1, _op(ops.format_value, [-1, ("static", conv)], [-1]))
     if name == "CONVERT_VALUE":
-        return _record(1, 1, _op(CONVERSIONS[arg], [-1], [-1]))
+        conv = CONVERSIONS[arg]
+        if _opname_at(code, ins.next) == "FORMAT_SIMPLE":
+            return _record(1, 1, _op(ops.format_value, [-1, ("static", conv)], [-1]))
+        return _record(1, 1, _op(conv, [-1], [-1]))
     if name == "FORMAT_SIMPLE":
+        if prev is not None and prev.opname == "CONVERT_VALUE":
+            # The converted value is a str that FORMAT_SIMPLE passes on unchanged: the
+            # node of CONVERT_VALUE, format_value(x, conversion), is the field's.
+            return Effect(1, 1)
         return _record(1, 1, _op(format, [-1], [-1]))
     if name == "FORMAT_WITH_SPEC":
         return _record(2, 1, _op(format, [-2, -1], [-2]))
+    if name == "SET_FUNCTION_ATTRIBUTE":
+        # 3.13 sets a new function's closure, defaults, annotations one by one; the
+        # function stays a constant, as 3.12's MAKE_FUNCTION leaves it.
+        return Effect(2, 1, [("copy", -2, -1)])
     if name == "CALL_INTRINSIC_1":
         fn = INTRINSIC_1.get(arg)
         if fn is not None:
@@ -318,6 +345,10 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
     if name == "BEFORE_WITH":
         rec = _op(ops.with_enter, [-1], [0])
         return Effect(1, 2, [("record", rec), ("set", -1, DYN)], rec=rec)
+    if name == "WITH_EXCEPT_START":
+        # __exit__(type, exc, tb) of a with-block the exception (on top) escapes; its
+        # result says whether to suppress it.  The exception is its input.
+        return _record(0, 1, _special("with_except_start", [-1], [0]))
     if name == "PUSH_EXC_INFO":
         return Effect(1, 2, [("copy", 0, -1), ("set", -1, UNKNOWN)])
     if name == "CHECK_EXC_MATCH":
@@ -370,6 +401,30 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
     outputs = list(range(-pops, -pops + pushes))
     rec = _special(name.lower(), list(range(-pops, 0)), outputs)
     return _record(pops, pushes, rec)
+
+
+def _load_fast(code: CodeType, rel: int, index: int) -> tuple:
+    # LOAD_FAST of a cell or free variable's slot pushes the cell itself: it is 3.12's
+    # LOAD_CLOSURE (3.13 compiles LOAD_CLOSURE so), building a closure; the cell is a
+    # constant, as there.
+    name = code._varname_from_oparg(index)  # type: ignore[attr-defined]
+    if name in code.co_cellvars or name in code.co_freevars:
+        return ("set", rel, DYN)
+    return ("load_local", rel, index)
+
+
+_raw_code: "weakref.WeakKeyDictionary[CodeType, bytes]" = weakref.WeakKeyDictionary()
+
+
+def _opname_at(code: CodeType, offset: int) -> str | None:
+    # The instruction at `offset`, past the EXTENDED_ARGs that prefix it.  (co_code
+    # makes a new copy at each access: one per code object is kept while it lives.)
+    raw = _raw_code.get(code)
+    if raw is None:
+        raw = _raw_code[code] = code.co_code
+    while 0 <= offset < len(raw) and raw[offset] == dis.EXTENDED_ARG:
+        offset += 2
+    return dis.opname[raw[offset]] if 0 <= offset < len(raw) else None
 
 
 def _record(pops: int, pushes: int, rec: Rec) -> Effect:

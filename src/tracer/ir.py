@@ -13,7 +13,7 @@ import weakref
 from dataclasses import dataclass
 from types import CodeType
 
-from .bytecode import for_iter_exit, nlocalsplus
+from .bytecode import NO_FALLTHROUGH, for_iter_exit, nlocalsplus
 from .effects import DYN, NULL, R_CALL, R_CALL_EX, effect_of
 from .plan import plan_for
 
@@ -28,6 +28,17 @@ class _Dyn(str):
     """The text of a constant-like value (a global, an attribute of one)."""
 
 
+class _Method(_Dyn):
+    """The text `obj.m` of a method looked up for a call; the next slot holds `obj`."""
+
+
+def _static_text(value) -> str:
+    # A static input of an operator: a function by its name (format_value(x, repr)).
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return _short.repr(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """One IR statement: `%k = ...` (a value) or `&j: br ...` (control)."""
@@ -37,6 +48,9 @@ class Statement:
     id: str
     text: str
     line: int | None
+    # For a branch, return, yield or raise: the IR name of the value it tests,
+    # returns, yields or raises (`%5`, a local's name, a constant's repr).
+    operand: str | None = None
 
     def __str__(self) -> str:
         return self.text
@@ -57,16 +71,72 @@ class IR:
         self._by_key: dict[tuple[int, str], Statement] = {}
         self.value_id: dict[int, str] = {}  # offset -> %k of its value statement
         self.branch_id: dict[int, str] = {}  # offset -> &j of its control statement
+        # %0 (the function itself) and %1.. (its parameters): the statements of the
+        # ArgumentNodes, which have no instruction (offset -1).
+        line = code.co_firstlineno
+        self.arguments = [Statement(-1, 1, "%0", "%0", line)] + [
+            Statement(-1, 1, f"%{i + 1}", f"%{i + 1} = {self.local_name(i)}", line)
+            for i in range(self.nparams)
+        ]
+        for a in self.arguments:
+            self._by_key[(-1, a.id)] = a
         self._build()
+        # offset -> the statement an instruction without one of its own feeds (the next
+        # one it falls through to): 3.13's TO_BOOL feeds its branch.  A Python frame the
+        # interpreter enters there (`__bool__` for `if x:`) is located at that statement.
+        self.feeds: dict[int, Statement] = {}
+        pending: list[int] = []
+        for ins in self.layout.instrs:
+            sid = self.value_id.get(ins.offset) or self.branch_id.get(ins.offset)
+            if sid is not None:
+                for off in pending:
+                    self.feeds[off] = self._by_key[(ins.offset, sid)]
+                pending = []
+            else:
+                pending.append(ins.offset)
+            if ins.opname in NO_FALLTHROUGH:
+                pending = []
 
     # -- lookup ---------------------------------------------------------------------
     def __getitem__(self, location) -> Statement:
-        """The statement at a node's location (or at an instruction offset)."""
+        """The statement at a node's location (or at an instruction offset).
+
+        An ArgumentNode's location gives its parameter's statement `%k = name`; a
+        carried one's (a local read after the frame resumed) a statement naming the
+        local at the instruction that read it; a frame entered at an instruction with
+        no statement, the statement that instruction feeds (`ir.feeds`).
+        """
         if isinstance(location, int):
             stmt = self.value_id.get(location) or self.branch_id.get(location)
+            if stmt is None:
+                raise KeyError(f"{self.code.co_qualname}: no statement at offset {location}")
             return self._by_key[(location, stmt)]
+        if location is None:
+            raise KeyError("no location (the recorder did not see the node's instruction)")
         base = location.stmt.split("#")[0]
-        return self._by_key[(location.offset, base)]
+        found = self._by_key.get((location.offset, base)) or self.feeds.get(location.offset)
+        if found is not None and found.id == base:
+            return found
+        ins = self.layout.by_offset.get(location.offset)
+        if ins is not None and base in self._local_names():
+            return Statement(location.offset, self.block_of(location.offset), base,
+                             f"{base} (carried in: the value the resumed frame read)", ins.line)
+        if ins is not None and self._carried_slot(base, location.offset):
+            return Statement(location.offset, self.block_of(location.offset), base,
+                             f"{base} (carried in: a value the frame kept on its stack "
+                             "while suspended)", ins.line)
+        raise KeyError(f"{self.code.co_qualname}: no statement {location.stmt} at offset "
+                       f"{location.offset}")
+
+    def _carried_slot(self, name: str, offset: int) -> bool:
+        # `stack[k]`: a value-stack slot live where a generator frame resumes.
+        if not (name.startswith("stack[") and name.endswith("]") and name[6:-1].isdigit()):
+            return False
+        return int(name[6:-1]) < self.layout.depth.get(offset, 0)
+
+    def _local_names(self) -> frozenset[str]:
+        code = self.code
+        return frozenset(code.co_varnames + code.co_cellvars + code.co_freevars)
 
     @property
     def code(self) -> CodeType:
@@ -135,8 +205,8 @@ class IR:
                 if stack is not None and block.end in lay.depth:
                     entry.setdefault(block.end, stack)
 
-    def _add(self, stmts, offset, block, sid, text, line):
-        s = Statement(offset, block, sid, text, line)
+    def _add(self, stmts, offset, block, sid, text, line, operand=None):
+        s = Statement(offset, block, sid, text, line, operand)
         stmts.append(s)
         self._by_key[(offset, sid)] = s
         if sid.startswith("%"):
@@ -155,6 +225,12 @@ class IR:
             return work[d + rel]
 
         def name_of_dyn():
+            if ins.opname == "LOAD_BUILD_CLASS":
+                return "__build_class__"
+            if ins.opname == "MAKE_FUNCTION":  # named as the node shows it: its qualname
+                made = getattr(self._prev.get(ins.offset), "argval", None)
+                if isinstance(made, CodeType):
+                    return made.co_qualname
             r = ins.argrepr.replace("NULL + ", "").replace(" + NULL|self", "")
             r = r.replace(" + NULL", "").replace("NULL|self + ", "")
             return r or ins.opname.lower()
@@ -191,9 +267,9 @@ class IR:
             elif tag == "method_pair":
                 _, a, b = step
                 owner = at(a)
-                attr = ins.argrepr.split(" + ")[-1].split(" ")[0] if " + " in ins.argrepr \
-                    else ins.argrepr.split(" ")[0]
-                work[d + a] = _Dyn(f"{owner}.{attr}")
+                attr = ins.argval if isinstance(ins.argval, str) else ins.argrepr.split(" ")[0]
+                head = "super()" if ins.opname == "LOAD_SUPER_ATTR" else owner
+                work[d + a] = _Method(f"{head}.{attr}")
                 work[d + b] = owner
             elif tag in ("record", "for_iter", "send"):
                 rec = step[1]
@@ -210,7 +286,8 @@ class IR:
                     nbranch += 1
                     exit_off = for_iter_exit(ins, lay.by_offset)
                     self._add(stmts, ins.offset, block, f"&{nbranch}",
-                              f"br §{self.block_of(exit_off)} if exhausted", line)
+                              f"br §{self.block_of(exit_off)} if {at(-1)} exhausted", line,
+                              at(-1))
                     entry.setdefault(ins.next, (work[: d + 1]))
                     entry.setdefault(exit_off, work[: d - 1])
                     return counter, nbranch, None
@@ -233,7 +310,7 @@ class IR:
                     "POP_JUMP_IF_NONE": f"br §{target} if {cond} is None",
                     "POP_JUMP_IF_NOT_NONE": f"br §{target} unless {cond} is None",
                 }[name]
-                self._add(stmts, ins.offset, block, f"&{nbranch}", text, line)
+                self._add(stmts, ins.offset, block, f"&{nbranch}", text, line, cond)
                 rest = work[: d - 1]
                 entry.setdefault(ins.target, rest)
                 entry.setdefault(ins.next, rest)
@@ -246,15 +323,13 @@ class IR:
                 return counter, nbranch, None
             elif tag in ("return", "return_const", "yield", "raise"):
                 nbranch += 1
-                if tag == "return":
-                    what = f"return {at(step[1])}"
-                elif tag == "return_const":
-                    what = f"return {_short.repr(self.code.co_consts[step[1]])}"
-                elif tag == "yield":
-                    what = f"yield {at(step[1])}"
+                if tag == "return_const":
+                    operand = _short.repr(self.code.co_consts[step[1]])
                 else:
-                    what = "reraise" if step[1] is None else f"raise {at(step[1])}"
-                self._add(stmts, ins.offset, block, f"&{nbranch}", what, line)
+                    operand = None if step[1] is None else at(step[1])
+                word = "reraise" if tag == "raise" and operand is None else tag.split("_")[0]
+                what = word if operand is None else f"{word} {operand}"
+                self._add(stmts, ins.offset, block, f"&{nbranch}", what, line, operand)
                 if tag == "yield":
                     continue
                 return counter, nbranch, None
@@ -275,13 +350,15 @@ class IR:
     def _expr(self, rec, work, d) -> str:
         def text(x):
             if isinstance(x, tuple):
-                return _short.repr(x[1])
+                return _static_text(x[1])
             v = work[d + x]
             return "·" if v is None else v
 
         inputs = [x for x in rec.inputs if isinstance(x, tuple) or work[d + x] is not None]
         if rec.sem in (R_CALL, R_CALL_EX):
             callee, *args = [text(x) for x in inputs]
+            if isinstance(callee, _Method) and args:
+                args = args[1:]  # obj.m(x): the receiver is shown before the name
             if rec.sem == R_CALL_EX:
                 args = [f"*{args[0]}"] + ([f"**{args[1]}"] if len(args) > 1 else [])
             elif rec.kwnames:

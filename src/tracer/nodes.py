@@ -139,17 +139,25 @@ class Node:
 
     @property
     def location(self) -> Location | None:
+        """Where the node was recorded; None for the root, and for a node whose
+        instruction the recorder did not see (`tracer.validate` reports those)."""
         code = self.code
         if code is None:
             return None
         off = self._trace.offset(self._row)
         ir = self.ir
-        return Location(code, off, ir.layout.by_offset[off].line, ir.block_of(off), self._stmt(ir, off))
+        ins = ir.layout.by_offset.get(off)
+        if ins is None:
+            return None
+        return Location(code, off, ins.line, ir.block_of(off), self._stmt(ir, off))
 
     def _stmt(self, ir, off: int) -> str:
         if self._trace.kind(self._row) in (5, 6):  # jumps and returns: control statements
             return ir.branch_id.get(off) or ir.value_id.get(off, "?")
-        stmt = ir.value_id.get(off) or ir.branch_id.get(off, "?")
+        stmt = ir.value_id.get(off) or ir.branch_id.get(off)
+        if stmt is None:
+            fed = ir.feeds.get(off) if self._flags() & F["frame"] else None
+            return fed.id if fed is not None else "?"
         aux = self._trace.aux(self._row)
         if self._trace.kind(self._row) == 4 and aux > 0 and not self._flags() & F["frame"]:
             return f"{stmt}#{aux}"
@@ -264,8 +272,44 @@ class CallNode(Node):
             return Const(replacement)
         rec = self._rec()
         if rec is None:
-            return Const(None)
+            flags = self._flags()
+            if flags & F["exception"]:
+                return Const("$exception")
+            return Const("$raise" if self.is_raise else None)
         return Const(rec.fn if rec.sem != R_SPECIAL else f"${rec.fn}")
+
+    @property
+    def from_c(self) -> bool:
+        """Whether this is a Python frame that C code or the interpreter entered (a
+        key function called by `sorted`, `__init__` under a class call, a dunder
+        method, a generator resumed by `next`), not a call its caller's code made:
+        its arguments are its own ArgumentNodes, not nodes of the caller."""
+        return bool(self._flags() & F["frame"])
+
+    @property
+    def is_raise(self) -> bool:
+        """Whether this node is a `raise` statement (its value is the exception)."""
+        t = self._trace
+        off = t.offset(self._row)
+        if t.kind(self._row) != 4 or not self._flags() & F["raised"] or off < 0:
+            return False
+        ins = self.ir.layout.by_offset.get(off)
+        return ins is not None and ins.opname == "RAISE_VARARGS"
+
+    @property
+    def output(self) -> int:
+        """Which result of its instruction the node holds: 0, or k for the k-th of
+        several (`a, b, c = x` records three nodes, outputs 0, 1, 2)."""
+        t = self._trace
+        if t.kind(self._row) == 4 and not self._flags() & (F["frame"] | F["exception"]):
+            return max(t.aux(self._row), 0)
+        return 0
+
+    @property
+    def outputs(self) -> int:
+        """How many results its instruction has (and so nodes, one per result)."""
+        rec = self._rec()
+        return max(len(rec.outputs), 1) if rec is not None else 1
 
     def _split(self):
         inputs = self.inputs()
@@ -322,6 +366,16 @@ class NestedCallNode(CallNode):
 
     __slots__ = ()
     kind = "nested"
+
+    @property
+    def resumed(self) -> bool:
+        """Whether this is a generator or coroutine frame resumed (not started): it
+        has no ArgumentNodes, and ends with a yield, a return or an exception."""
+        t = self._trace
+        if not self._flags() & F["frame"]:
+            return False
+        kids = t.children(self._row)
+        return not kids or t.kind(kids[0]) != 0 or bool(t.flags(kids[0]) & F["carried"])
 
 
 class SpecialCallNode(CallNode):

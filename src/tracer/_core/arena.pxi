@@ -28,6 +28,7 @@ cdef class Trace:
     cdef readonly dict metadata
     cdef readonly dict functions   # row -> the replacement an operator was substituted by
     cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
+    cdef readonly bint snapshots   # values are what a snapshot policy kept, not the objects
     cdef readonly object exception
     cdef readonly long events      # sys.monitoring events the recorder handled for it
     cdef public tuple root_keywords

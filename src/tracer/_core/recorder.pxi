@@ -93,6 +93,7 @@ cdef class Recorder:
         t.root_keywords = tuple(kwargs)
         self.contexts.append(ctx)
         cdef uint32_t hooks = ctx.hook_mask()
+        t.snapshots = (hooks & H_SNAP_ANY) != 0
         # The plan variant is fixed for the whole call by the root's context (see
         # Context.enter): contexts that intervene need an event before each call
         # and operator, and snapshots need every value read at an event right
