@@ -45,8 +45,8 @@ def code_objects(module):
 
 
 def main():
-    from tracer.ir import IR
-    from tracer.plan import PLAN_EXACT, PLAN_INTERVENE, _Builder
+    from tracer.analysis.ir import IR
+    from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, _Builder
 
     modules = failures = 0
     codes = 0

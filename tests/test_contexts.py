@@ -492,7 +492,7 @@ def test_interventions_are_asked_only_for_calls_and_plain_operators(traced):
     assert root.value == many_constructs([1, 2, 3], {"a": 1})
     # Results that later instructions use as a list, dict or iterator are never
     # offered: replacing them could crash the interpreter.
-    from tracer import ops
+    from tracer import callables as ops
     never = {iter, next, ops.build_list, ops.build_dict, ops.list_append}
     assert not never & set(asked_override) and not never & set(asked_substitute)
     assert operator.mul in asked_override and max in asked_override

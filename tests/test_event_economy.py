@@ -16,8 +16,8 @@ import tracer
 from corpus import CASES
 from helpers import load_example, walk
 from tracer import _core
-from tracer.bytecode import PY313
-from tracer.plan import SILENT_BRANCH
+from tracer.analysis.bytecode import PY313
+from tracer.analysis.plan import SILENT_BRANCH
 
 
 h = load_example("irtracker_examples").h  # IRTracker's `h`, as bench/ times it

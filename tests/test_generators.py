@@ -5,7 +5,7 @@ import asyncio
 import io
 
 import tracer
-from tracer import ops
+from tracer import callables as ops
 from helpers import walk
 
 

@@ -8,19 +8,21 @@ import subprocess
 import sys
 
 import tracer
-from tracer import _core, context, effects, nodes, plan
+from tracer import _core, context
+from tracer.analysis import instructions as effects, microops, plan
+from tracer.views import nodes
 
 
 def test_micro_ops_are_the_cores():
-    assert plan.MICRO_OPS == tuple(m.name[2:] for m in _core.MicroOp)
+    assert microops.MICRO_OPS == tuple(m.name[2:] for m in _core.MicroOp)
     for m in _core.MicroOp:
-        assert getattr(plan, m.name) == int(m), m.name
-    assert _core.MICRO_OPS == plan.MICRO_OPS
+        assert getattr(microops, m.name) == int(m), m.name
+    assert _core.MICRO_OPS == microops.MICRO_OPS
 
 
 def test_record_and_op_words_are_the_cores():
     words = _core.WORDS
-    assert plan.OP_WORDS == words["OP_WORDS"] == 5
+    assert microops.OP_WORDS == words["OP_WORDS"] == 5
     assert (effects.R_OP, effects.R_CALL, effects.R_CALL_EX, effects.R_SPECIAL) == tuple(
         int(r) for r in _core.RecordSem)
     # A record as plan.py writes it, read with the core's word positions.
@@ -41,10 +43,10 @@ def test_record_and_op_words_are_the_cores():
 
 
 def test_flags_and_classes_are_the_cores():
-    assert (plan.LF_SAFE, plan.LF_CELL, plan.LF_DYN) == tuple(int(f) for f in _core.LocalFlag)
-    assert (plan.IV_NONE, plan.IV_ANY, plan.IV_BOOL) == tuple(int(v) for v in _core.Intervention)
-    assert (plan.JUMP_EVENT, plan.SILENT_BRANCH) == tuple(int(u) for u in _core.UnitFlag)
-    assert plan.SPECIAL_SHADOW == {effects.NULL: _core.WORDS["SET_NULL"],
+    assert (microops.LF_SAFE, microops.LF_CELL, microops.LF_DYN) == tuple(int(f) for f in _core.LocalFlag)
+    assert (microops.IV_NONE, microops.IV_ANY, microops.IV_BOOL) == tuple(int(v) for v in _core.Intervention)
+    assert (microops.JUMP_EVENT, microops.SILENT_BRANCH) == tuple(int(u) for u in _core.UnitFlag)
+    assert microops.SPECIAL_SHADOW == {effects.NULL: _core.WORDS["SET_NULL"],
                                    effects.UNKNOWN: _core.WORDS["SET_UNKNOWN"],
                                    effects.DYN: _core.WORDS["SET_DYN"]}
     assert _core.KINDS == tuple(k.name[2:].lower() for k in _core.NodeKind)

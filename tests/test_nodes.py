@@ -5,7 +5,8 @@ import math
 import numpy as np
 
 import tracer
-from tracer import _core, plan
+from tracer import _core
+from tracer.analysis import microops
 
 
 def f(x, y=2):
@@ -14,7 +15,7 @@ def f(x, y=2):
 
 
 def test_micro_op_numbering_matches_core():
-    assert _core.MICRO_OPS == plan.MICRO_OPS
+    assert _core.MICRO_OPS == microops.MICRO_OPS
 
 
 def test_views_compare_equal_and_hash_alike(traced):

@@ -9,7 +9,7 @@ import pytest
 import tracer
 from corpus import CASES
 from helpers import walk
-from tracer.bytecode import PY313
+from tracer.analysis.bytecode import PY313
 
 
 def line(f, k):
@@ -116,8 +116,8 @@ def test_a_bound_method_keeps_its_receiver(traced):
         "@1: [Arg:§1:%1] <test_show.P object>::P",
     ]
     # A bound builtin as a value names its receiver.
-    assert tracer.show.short_value("a,b".split) == "str.split of 'a,b'"
-    assert tracer.show.short_value(dict.fromkeys) == "dict.fromkeys"
+    assert tracer.views.values.short_value("a,b".split) == "str.split of 'a,b'"
+    assert tracer.views.values.short_value(dict.fromkeys) == "dict.fromkeys"
 
 
 def sort_by_key(xs):

@@ -16,10 +16,10 @@ def mutates():
 def _built(root):
     """The values recorded for `a = [1, 2]` and `d = {"k": a}`."""
     lists = [n for n in root.children if isinstance(n, tracer.PrimitiveCallNode)
-             and n.function.value is tracer.ops.build_list]
+             and n.function.value is tracer.callables.build_list]
     dicts = [n for n in root.children if isinstance(n, tracer.PrimitiveCallNode)
-             and n.function.value is tracer.ops.build_const_key_map
-             or isinstance(n, tracer.PrimitiveCallNode) and n.function.value is tracer.ops.build_dict]
+             and n.function.value is tracer.callables.build_const_key_map
+             or isinstance(n, tracer.PrimitiveCallNode) and n.function.value is tracer.callables.build_dict]
     return lists[0].value, dicts[0].value
 
 

@@ -18,7 +18,7 @@ import pytest
 import tracer
 from corpus import CASES
 from helpers import walk
-from tracer.bytecode import PY313
+from tracer.analysis.bytecode import PY313
 
 PY312 = not PY313
 

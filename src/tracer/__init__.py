@@ -17,13 +17,13 @@ if _sys.version_info < (3, 12):
 from ._core import UNKNOWN, Trace, spare_columns_bytes, spare_columns_limit  # noqa: E402
 from .api import TrackingError, ToolIdError, last_trace, track  # noqa: E402
 from .context import DEFAULT, KEEP, Context, DepthLimitContext  # noqa: E402
-from .graph import GraphError, backward, dependents, forward, referenced, validate  # noqa: E402
-from .ir import IR, Statement, ir  # noqa: E402
-from .nodes import (  # noqa: E402
+from .views.validate import GraphError, validate  # noqa: E402
+from .analysis.ir import IR, Statement, ir  # noqa: E402
+from .views.nodes import (  # noqa: E402
     ArgumentNode, CallNode, Const, ConstantNode, JumpNode, Location, NestedCallNode, Node,
-    PrimitiveCallNode, ReturnNode, SpecialCallNode,
+    PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
 )
-from .show import format_node, printlevels  # noqa: E402
+from .views.show import format_node, printlevels  # noqa: E402
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 

@@ -7,8 +7,8 @@ import threading
 
 from . import _core
 from .context import DEFAULT, KEEP, Context, ask_enter, ask_substitute, call_from_parameters
-from .nodes import NestedCallNode, node_at
-from .plan import build_plan
+from .views.nodes import NestedCallNode, node_at
+from .analysis.plan import build_plan
 
 __all__ = ["track", "last_trace", "TrackingError", "ToolIdError"]
 

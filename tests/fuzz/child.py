@@ -20,7 +20,7 @@ from collections import Counter
 
 import tracer
 from tracer._core import FLAGS
-from tracer.nodes import node_at
+from tracer.views.nodes import node_at
 
 PRINT_LEVELS = 3
 ALL_LEVELS = sys.getrecursionlimit()

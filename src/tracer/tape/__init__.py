@@ -14,7 +14,8 @@ import types as _types
 from .guards import GuardError, Retracing
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where, mkcall
-from .tape import Tape, TapeError
+from .errors import TapeError
+from .tape import Tape
 from .trace import trace
 
 __all__ = ["trace", "Tape", "TapeError", "GuardError", "Retracing", "Op", "Input", "Constant",

@@ -8,7 +8,7 @@ extra positional arguments packed into *args (a tuple op), extra keywords into
 
 from __future__ import annotations
 
-from .. import ops as tops
+from .. import callables as tops
 
 __all__ = ["map_parameters", "MISSING", "Pack"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dis
 import types
 
-from .. import ops as tops
-from ..effects import R_SPECIAL
+from .. import callables as tops
+from ..analysis.instructions import R_SPECIAL
 from . import helpers
 from .common import ATOMIC, Lit, K_ARG
 from .ops import Call, Constant, Op

@@ -14,11 +14,11 @@ import operator as op_
 import types
 from dataclasses import dataclass
 
-from .. import ops as tops
+from .. import callables as tops
 from .guards import NOT_KEPT, guard_failure, raise_expected_failure, unexpected_exception
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op
-from .tape import TapeError
+from .errors import TapeError
 
 __all__ = ["generate", "compile_tape", "Generated"]
 

@@ -14,9 +14,10 @@ import linecache
 import operator
 import types
 
-from .. import _core, ops as tops
-from ..effects import R_CALL, R_CALL_EX, R_OP, R_SPECIAL
-from ..ir import ir as ir_of
+from .. import _core
+from .. import callables as tops
+from ..analysis.instructions import R_CALL, R_CALL_EX, R_OP, R_SPECIAL
+from ..analysis.ir import ir as ir_of
 from . import helpers
 from .bind import MISSING, Pack, map_parameters
 from .closures import Closures, fn_is_cells
@@ -29,7 +30,7 @@ from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where
 from .record import Recorded
 from .specials import SpecialInstructions
-from .tape import Tape, TapeError
+from .errors import TapeError
 
 __all__ = ["flatten"]
 
@@ -49,14 +50,15 @@ class _Frame:
         self.handled = handled  # a caller's handler is around the whole call
 
 
-def flatten(root, ctx=None) -> Tape:
-    """The tape of the trace under `root` (a NestedCallNode from `tracer.track`)."""
+def flatten(root, ctx, tape_class):
+    """The tape of the trace under `root` (a NestedCallNode from `tracer.track`), an
+    instance of `tape_class` (Tape.from_trace passes its class: no import of it here)."""
     # Building many small objects that all stay alive: the cycle collector's passes
     # over them would find nothing to free.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Flattener(root, ctx).run()
+        return _Flattener(root, ctx, tape_class).run()
     finally:
         if enabled:
             gc.enable()
@@ -65,7 +67,7 @@ def flatten(root, ctx=None) -> Tape:
 class _Flattener(Closures, SpecialInstructions):
     """The state of one flattening: the node -> tape map and what it needs to link."""
 
-    def __init__(self, root, ctx):
+    def __init__(self, root, ctx, tape_class):
         t = root.trace
         if t.stopped:
             raise TapeError("the trace stopped early (a hook or recorder error): "
@@ -86,7 +88,7 @@ class _Flattener(Closures, SpecialInstructions):
         # Per code (by its index in the trace: hashing a code object is slow).
         self._recs: list = [None] * len(codes)
         self._handled: list = [None] * len(codes)
-        self.tape = Tape(func=None, ctx=ctx)
+        self.tape = tape_class(func=None, ctx=ctx)
         self.ref: dict[int, object] = {}  # row -> Op or Lit
         self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
         self.pending_next: dict[int, Call] = {}  # id(iterator op) -> its latest next() op
@@ -174,7 +176,7 @@ class _Flattener(Closures, SpecialInstructions):
         return self.push(Call(getattr, (owner, m.__name__), value=m))
 
     # -- driving ----------------------------------------------------------------------------
-    def run(self) -> Tape:
+    def run(self):
         t, root = self.t, self.root
         kids = t.children(0)
         tape = self.tape
@@ -204,7 +206,7 @@ class _Flattener(Closures, SpecialInstructions):
         self._finish_unpacks()
         return tape
 
-    def _opaque_root(self) -> Tape:
+    def _opaque_root(self):
         """A traced call whose body was not recorded (a C function): one Call op."""
         t, tape = self.t, self.tape
         refs = t.refs(0)

@@ -38,7 +38,7 @@ class GuardError(Exception):
 
 def guard_failure(guard, value) -> GuardError:
     """The GuardError for `guard` whose condition now has `value`."""
-    from ..show import short_value
+    from ..views.show import short_value
 
     where = f" at {guard.where}" if guard.where is not None else ""
     src = f" `{guard.source}`" if guard.source else ""
@@ -101,9 +101,7 @@ class Retracing:
             if k:
                 fns.insert(0, fns.pop(k))
             return result
-        from .trace import trace
-
-        value, tape = trace(self.func, *args, ctx=self.ctx, **kwargs)
+        value, tape = type(self.tapes[0]).trace(self.func, *args, ctx=self.ctx, **kwargs)
         self.retraces += 1
         self.tapes.append(tape)
         fns.insert(0, tape.compile())

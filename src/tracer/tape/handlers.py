@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..ir import ir as ir_of
+from ..analysis.ir import ir as ir_of
 
 __all__ = ["handled_offsets"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
-from ..show import short_value
+from ..views.show import short_value
 
 __all__ = ["Op", "Input", "Constant", "Call", "Guard", "Where", "mkcall", "format_arg"]
 

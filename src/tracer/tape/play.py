@@ -7,7 +7,7 @@ import types
 from .guards import guard_failure, raise_expected_failure, unexpected_exception
 from .helpers import make_binder
 from .ops import Call, Constant, Guard, Input, Op
-from .tape import TapeError
+from .errors import TapeError
 
 __all__ = ["play", "bind_inputs", "run_call"]
 

@@ -7,7 +7,7 @@ import builtins
 import math
 import operator as op_
 
-from .. import ops as tops
+from .. import callables as tops
 from . import helpers
 from .ops import Call, Constant, Input, Op
 

@@ -17,7 +17,7 @@ import types
 
 from ..context import Context
 from .ops import Call, Input, Op
-from .tape import Tape, TapeError
+from .errors import TapeError
 
 __all__ = ["Recorded", "recording_context", "wants_record"]
 
@@ -49,7 +49,7 @@ class Recorded:
         return values[id(r)] if isinstance(r, Op) else r
 
     def __repr__(self) -> str:
-        from ..show import short_value
+        from ..views.show import short_value
 
         return f"<recorded {short_value(self.original)}>"
 
@@ -81,7 +81,7 @@ def _substitute(self, f, *args, **kwargs):
             return replacement
     if isinstance(f, Recorded) or not _is_primitive(self, f, args, kwargs):
         return None
-    scratch = Tape(ctx=self._recording.root)
+    scratch = self._recording.tape_class(ctx=self._recording.root)
     placeholders = [scratch.push(Input(a, k + 1, f"arg{k + 1}")) for k, a in enumerate(args)]
     placeholders += [scratch.push(Input(v, len(args) + 1 + j, k))
                      for j, (k, v) in enumerate(kwargs.items())]
@@ -111,8 +111,9 @@ class _Recording:
     """One tracer.tape call's recording: the user's context and the classes that
     make its contexts substitute primitive calls."""
 
-    def __init__(self, root: Context):
+    def __init__(self, root: Context, tape_class):
         self.root = root
+        self.tape_class = tape_class  # what record_primitive's scratch tapes are
         self.classes: dict[type, type] = {}
 
     def wrap(self, ctx: Context) -> Context:
@@ -134,7 +135,7 @@ class _Recording:
         return new
 
 
-def recording_context(ctx: Context) -> Context:
+def recording_context(ctx: Context, tape_class) -> Context:
     """A context that behaves as `ctx` and shares its state (its attributes), and
     also substitutes primitive calls by what `ctx.record_primitive` records."""
-    return _Recording(ctx).wrap(ctx)
+    return _Recording(ctx, tape_class).wrap(ctx)

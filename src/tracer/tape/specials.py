@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import operator
 
-from ..effects import R_SPECIAL
-from ..ir import ir as ir_of
+from ..analysis.instructions import R_SPECIAL
+from ..analysis.ir import ir as ir_of
 from . import helpers
 from .common import Lit, F_EXCEPTION, F_RAISED, FROZEN_SPECIALS, K_NESTED
 from .ops import Call, Constant
-from .tape import TapeError
+from .errors import TapeError
 
 __all__ = ["SpecialInstructions"]
 

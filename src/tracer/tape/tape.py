@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+from ..api import track
+from ..context import Context
+from .codegen import compile_tape, generate
+from .errors import TapeError
+from .flatten import flatten
+from .guards import Retracing
 from .ops import Call, Guard, Input, Op
+from .play import play
+from .purity import is_pure
+from .record import recording_context, wants_record
+from .update import update
 
 __all__ = ["Tape", "TapeError"]
-
-
-class TapeError(ValueError):
-    """A tape cannot be built, edited or run as asked."""
 
 
 class Tape:
@@ -38,9 +44,14 @@ class Tape:
     @classmethod
     def from_trace(cls, root, ctx=None) -> "Tape":
         """Flatten the nested trace under `root` (from `tracer.track`) into a tape."""
-        from .flatten import flatten
+        return flatten(root, ctx, cls)
 
-        return flatten(root, ctx)
+    @classmethod
+    def trace(cls, f, /, *args, ctx: Context | None = None, **kwargs):
+        """Run `f(*args, **kwargs)` traced; `(result, tape)` (see tracer.tape.trace)."""
+        run_ctx = recording_context(ctx, cls) if wants_record(ctx) else ctx
+        root = track(f, *args, ctx=run_ctx, **kwargs)
+        return root.value, cls.from_trace(root, ctx)
 
     # -- reading ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -173,8 +184,6 @@ class Tape:
         have an effect: calls are kept unless their function is known to be free of
         effects (`purity.is_pure`, or `pure(op)` returning True).  Inputs stay.
         """
-        from .purity import is_pure
-
         needed: set[int] = set()
         stack: list[Op] = []
         for op in self.ops:
@@ -276,14 +285,10 @@ class Tape:
     def play(self, *args, **kwargs):
         """Re-execute the ops on new arguments (bound as the traced function binds
         them); check every guard; return the result (or raise it)."""
-        from .play import play
-
         return play(self, *args, **kwargs)
 
     def to_source(self) -> str:
         """The source of the function `compile()` makes."""
-        from .codegen import generate
-
         return generate(self).source
 
     def compile(self, retrace: bool = False):
@@ -292,9 +297,6 @@ class Tape:
         With `retrace=True`, a guard failure re-traces the traced function on the
         new arguments, caches the new path's tape, and returns its result.
         """
-        from .codegen import compile_tape
-        from .guards import Retracing
-
         if retrace:
             return Retracing(self)
         if self._compiled is None:
@@ -304,6 +306,4 @@ class Tape:
     def update(self, changes: dict, retrace: bool = False):
         """Set new values for some inputs or ops, re-execute only what depends on
         them, and return the new result (see tracer.tape.update)."""
-        from .update import update
-
         return update(self, changes, retrace=retrace)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from ..api import track
 from ..context import Context
-from .record import recording_context, wants_record
 from .tape import Tape
 
 __all__ = ["trace"]
@@ -19,6 +17,4 @@ def trace(f, /, *args, ctx: Context | None = None, **kwargs):
     what each primitive call records (see tracer.tape.record).  If `f` raises, the
     exception propagates; `Tape.from_trace(tracer.last_trace())` has its tape.
     """
-    run_ctx = recording_context(ctx) if wants_record(ctx) else ctx
-    root = track(f, *args, ctx=run_ctx, **kwargs)
-    return root.value, Tape.from_trace(root, ctx)
+    return Tape.trace(f, *args, ctx=ctx, **kwargs)

@@ -16,7 +16,7 @@ from .guards import GuardError, guard_failure
 from .ops import Call, Constant, Guard, Input, Op
 from .play import evaluate
 from .purity import is_pure
-from .tape import TapeError
+from .errors import TapeError
 
 __all__ = ["update", "affected"]
 
@@ -103,11 +103,9 @@ _UNSET = object()
 
 def _retrace(tape, resolved):
     """Trace the function again on the inputs with their new values; adopt its tape."""
-    from .trace import trace
-
     values = {op.position: resolved.get(op, op.value) for op in tape.inputs}
     args, kwargs = _call_arguments(tape.signature_of, values)
-    value, fresh = trace(tape.func, *args, ctx=tape.ctx, **kwargs)
+    value, fresh = type(tape).trace(tape.func, *args, ctx=tape.ctx, **kwargs)
     tape.ops = fresh.ops
     tape._result = fresh.result
     tape.raises = fresh.raises

@@ -35,51 +35,27 @@ from .bytecode import (
     for_iter_exit,
     layout,
 )
-from ._core import WORDS, Intervention, LocalFlag, MicroOp, PlanMode, UnitFlag
-from .effects import DYN, METH, NULL, OTHER, UNKNOWN, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
+from .instructions import DYN, METH, OTHER, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
+from .microops import (
+    AT, BRANCH_KINDS, FROM, IV_ANY, IV_BOOL, IV_NONE, JUMP_EVENT, LF_CELL, LF_DYN, LF_SAFE,
+    M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY, M_DELETE_LOCAL, M_END, M_FOR_ITER, M_JUMP,
+    M_LOAD_CONST, M_LOAD_LOCAL, M_LOST, M_RAISE, M_RECORD, M_RECORD_BOOL, M_RETURN,
+    M_RETURN_CONST, M_SEND, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, M_YIELD, OP_WORDS,
+    PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN, READ_RETURNED, SILENT_BRANCH, SPECIAL_SHADOW,
+)
+from .resume import ResumeCarry
+from .silent import SilentBranches
 
-__all__ = ["CodePlan", "build_plan", "plan_for", "MICRO_OPS"]
+__all__ = ["CodePlan", "build_plan", "plan_for"]
 
 METHB = 5  # the self/attr half of a method pair
 
-# The micro-ops and the other numbers the core reads are declared once, in the
-# core (src/tracer/_core/layout.pxi); here as plain ints (arrays hold them).
-MICRO_OPS = tuple(m.name[2:] for m in MicroOp)
-(M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY,
- M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP,
- M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL,
- M_SILENT_JUMP, M_SEND) = (int(m) for m in MicroOp)
-# RECORD_BOOL: a record whose result is certainly a bool and is popped at once by a
-# POP_JUMP_IF_FALSE/TRUE.  It gets no event of its own: the recorder records it at
-# the BRANCH event, its value being the truth the branch direction shows.
-# SILENT_JUMP: an unconditional jump without an event (JUMP_FORWARD/BACKWARD whose
-# JUMP event is not needed, JUMP_BACKWARD_NO_INTERRUPT which has none); the recorder
-# writes its JumpNode when it replays the segment, which goes on at the target.
-# SEND: the SEND of `yield from` / `await`, a call of ops.send that ends its segment
-# with two ways on: b = the offset of the YIELD_VALUE after it (the receiver
-# yielded; the frame's PY_YIELD event hands the value over), c = its target (the
-# receiver returned; an INSTRUCTION event there reads the value off the stack).
-# RECORD with c = local + 1: the result was stored in that local by the next
-# instruction, and c = READ_RETURNED: the next instruction returns it; the recorder
-# reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
-OP_WORDS = WORDS["OP_WORDS"]  # opcode, instruction offset, a, b, c
-READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
-JUMP_EVENT, SILENT_BRANCH = int(UnitFlag.JUMP_EVENT), int(UnitFlag.SILENT_BRANCH)
-LF_SAFE, LF_CELL, LF_DYN = (int(f) for f in LocalFlag)  # of LOAD_LOCAL / STORE_LOCAL
-
-BRANCH_KINDS = {"POP_JUMP_IF_FALSE": 0, "POP_JUMP_IF_TRUE": 1,
-                "POP_JUMP_IF_NONE": 2, "POP_JUMP_IF_NOT_NONE": 3}
-SPECIAL_SHADOW = {NULL: WORDS["SET_NULL"], UNKNOWN: WORDS["SET_UNKNOWN"], DYN: WORDS["SET_DYN"]}
-
-AT, FROM = 0, 1
 
 
 # Which records a context may substitute or override (Context.substitute/override).
 # Only calls and operators whose result the interpreter treats as an ordinary value:
 # building a list or an iterator is followed by instructions that assume its exact
 # type (LIST_APPEND, FOR_ITER), and replacing it could crash the interpreter.
-PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE = (int(m) for m in PlanMode)
-IV_NONE, IV_ANY, IV_BOOL = (int(v) for v in Intervention)   # IV_BOOL: the result must stay a bool
 _IV_ANY_OPS = frozenset({"BINARY_OP", "BINARY_SUBSCR", "BINARY_SLICE", "UNARY_NEGATIVE",
                          "UNARY_INVERT", "COMPARE_OP"})
 
@@ -137,7 +113,7 @@ class CodePlan:
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
     rec_at: dict = field(default_factory=dict)  # instruction offset -> Rec
-    ir: object = None  # the IR users see, made on demand by tracer.ir (it holds the code weakly)
+    ir: object = None  # the IR users see, made on demand by tracer.analysis.ir (it holds the code weakly)
 
 
 def _nparams(code: CodeType) -> int:
@@ -151,7 +127,7 @@ def _nparams(code: CodeType) -> int:
     return n
 
 
-class _Builder:
+class _Builder(SilentBranches, ResumeCarry):
     def __init__(self, code: CodeType, mode: int = 0):
         self.code = code
         # Plans for contexts that substitute or override: an event before every
@@ -438,93 +414,6 @@ class _Builder:
                 raise AssertionError(f"unknown step {tag}")
         return False
 
-    # -- branches without events -----------------------------------------------------
-    def silent_branches(self, segments, nops: int) -> tuple[array, array]:
-        """Choose the conditional jumps whose BRANCH event the recorder can do without.
-
-        Such a branch is taken when the frame's next event shows where it went: its
-        two successor segments share no instruction, so the instruction that next
-        event is at (or, for an INSTRUCTION event, the event ending one of them)
-        tells the side.  The recorder then replays the branch's segment at that
-        event, so everything the segment reads must still be there: it may not
-        capture stack values, and the locals it reads back (deferred results,
-        loads of unknown locals, stored constants) may not be assigned on either
-        side.  A side that ends in another conditional branch or is lost keeps the
-        branch evented (no chains).
-
-        Returns `branch_sides` (per silent branch: its offset, the offsets `next` and
-        `target`, then for the not-taken and the taken side its END offset or -1,
-        the number of offset ranges and the ranges) and `branch_sides_at` (per op: the
-        index in `branch_sides` of the silent branch that ends its segment, or -1).
-        """
-        branch_sides = array("i")
-        branch_sides_at = array("i", [-1]) * nops
-        if self.exact:
-            return branch_sides, branch_sides_at
-        by_start = {}
-        first_op = {}
-        index = 0
-        for kind, start, seg in segments:
-            by_start[(kind, start)] = seg
-            first_op[(kind, start)] = index
-            index += len(seg)
-        ending_at: dict[int, list[tuple[int, int]]] = {}  # branch offset -> segments
-        for key, seg in by_start.items():
-            if seg[-1][0] == M_BRANCH:
-                ending_at.setdefault(seg[-1][1], []).append(key)
-        for branch, keys in sorted(ending_at.items()):
-            ins = self.layout.by_offset[branch]
-            succ = [(FROM, ins.next), (FROM, ins.target)]
-            if any(k not in by_start for k in succ):
-                continue
-            if any(by_start[k][-1][0] in (M_BRANCH, M_LOST) for k in succ):
-                continue
-            members = [self.walked[k] for k in succ]
-            ends = [by_start[k][-1][1] if by_start[k][-1][0] == M_END else -1 for k in succ]
-            if members[0] & members[1] or (ends[0] >= 0 and ends[0] == ends[1]):
-                continue
-            # What replaying the branch's segments late reads from the frame.
-            late_reads: set[int] = set()
-            captures = False
-            for k in keys:
-                for op in by_start[k]:
-                    if op[0] in (M_CAPTURE, M_CAPTURE_METHOD):
-                        captures = True
-                    elif op[0] == M_RECORD and op[4] > 0:
-                        late_reads.add(op[4] - 1)
-                    elif op[0] == M_LOAD_LOCAL and op[4] & LF_SAFE:
-                        late_reads.add(op[3])
-                    elif op[0] == M_STORE_LOCAL and op[4] & LF_DYN:
-                        late_reads.add(op[3])
-            assigned = {op[3] if op[0] == M_STORE_LOCAL else op[2]
-                        for k in succ for op in by_start[k]
-                        if op[0] in (M_STORE_LOCAL, M_DELETE_LOCAL)}
-            if captures or late_reads & assigned:
-                continue
-            at = len(branch_sides)
-            branch_sides.extend([branch, ins.next, ins.target])
-            for member, end in zip(members, ends):
-                ranges = self._ranges(member)
-                branch_sides.extend([end, len(ranges) // 2])
-                branch_sides.extend(ranges)
-            for k in keys:
-                base = first_op[k]
-                for i in range(len(by_start[k])):
-                    branch_sides_at[base + i] = at
-        return branch_sides, branch_sides_at
-
-    def _ranges(self, offsets: set[int]) -> list[int]:
-        # The offsets as [first, last] instruction ranges, flattened.
-        out: list[int] = []
-        for ins in self.layout.instrs:
-            if ins.offset in offsets:
-                prev = self.prev.get(ins.offset)
-                if out and prev is not None and out[-1] == prev.offset:
-                    out[-1] = ins.offset
-                else:
-                    out.extend([ins.offset, ins.offset])
-        return out
-
     def deferral(self, ins: Instr, eff, d: int, rec: Rec) -> int:
         """Where the one result of `ins` can be read later than right after it.
 
@@ -588,35 +477,6 @@ class _Builder:
             elif op[0] == M_LOAD_LOCAL and op[3] not in later_stores:
                 op[4] |= LF_SAFE
 
-    # -- generators ---------------------------------------------------------------------
-    def carry_masks(self, segments, units: int) -> array:
-        """Per code unit, the value-stack slots a generator frame resumed there brings
-        back (bit k: slot k), which the recorder reads as carried ArgumentNodes.
-
-        At a RESUME after a yield (PY_RESUME) every slot below its depth is live: the
-        values the frame kept across the yield (an iterator, a `yield from`
-        receiver) and, on top, the value sent in.  A slot the first segment writes
-        before reading it is left out (the sent value of a plain `yield`
-        statement is popped unused).  Slots past 30 are not carried (they stay
-        unknown).  A frame resumed by throw() carries every slot but the top (the
-        recorder's rule, _Recorder._carry_stack).
-        """
-        carry = array("i", [0]) * units
-        by_start = {(kind, start): seg for kind, start, seg in segments}
-        for ins in self.layout.instrs:
-            d = self.layout.depth.get(ins.offset)
-            if not d:
-                continue
-            if ins.opname == "RESUME" and ins.arg:
-                live = (1 << min(d, 31)) - 1
-                seg = by_start.get((FROM, ins.offset))
-                written = _written_first(seg, self.recs) if seg else 0
-                nxt = self.layout.by_offset.get(ins.next)
-                if nxt is not None and nxt.opname == "POP_TOP":
-                    written |= 1 << (d - 1)  # `yield x` as a statement drops what is sent
-                carry[ins.offset // 2] = live & ~written
-        return carry
-
     # -- putting it together --------------------------------------------------------
     def build(self) -> CodePlan:
         events = self.initial_events()
@@ -675,47 +535,6 @@ class _Builder:
                         unit_flags, piece_start, branch_sides, branch_sides_at, carry, nparams, cells, rec_at)
 
 
-def _written_first(ops: list[list[int]], recs: array) -> int:
-    """Bits of the stack slots the micro-ops `ops` assign before they read them."""
-    read = written = 0
-
-    def reads(slot: int) -> None:
-        nonlocal read
-        if 0 <= slot < 31 and not (written >> slot) & 1:
-            read |= 1 << slot
-
-    def writes(slot: int) -> None:
-        nonlocal written
-        if 0 <= slot < 31 and not (read >> slot) & 1:
-            written |= 1 << slot
-
-    for op in ops:
-        code = op[0]
-        if code in (M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_CAPTURE):
-            writes(op[2])
-        elif code == M_CAPTURE_METHOD:
-            writes(op[2])
-            writes(op[3])
-        elif code == M_STORE_LOCAL:
-            reads(op[2])
-        elif code in (M_COPY, M_SWAP):
-            reads(op[3])
-            if code == M_SWAP:
-                reads(op[2])
-            writes(op[2])
-        elif code in (M_RECORD, M_RECORD_BOOL, M_FOR_ITER, M_SEND):
-            r = op[2]
-            nin, nout = recs[r + 2], recs[r + 3]
-            for x in recs[r + 5: r + 5 + nin]:
-                if x >= 0:
-                    reads(x)
-            for x in recs[r + 5 + nin: r + 5 + nin + nout]:
-                writes(x)
-        elif code in (M_BRANCH, M_RETURN, M_YIELD, M_RAISE):
-            reads(op[2])
-    return written
-
-
 def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
     """Build the plan of `code` in variant `mode` (a PlanMode; the core caches
     plans on the code object: use `plan_for` to get one).
@@ -734,7 +553,7 @@ def plan_for(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
     that compare equal (the same source compiled twice) each have their own, and
     a plan goes when its code object goes.
     """
-    from . import _core
+    from .. import _core
 
     return _core.plan_of(code, mode)
 

@@ -2,75 +2,21 @@
 
 from __future__ import annotations
 
-import reprlib
 import sys
 import types
+from typing import TYPE_CHECKING
 
-from .nodes import (
-    F, ArgumentNode, CallNode, ConstantNode, Const, JumpNode, NestedCallNode, Node, ReturnNode,
-    SpecialCallNode,
-)
+from .._core import FLAGS as F
+from .values import Const, _receiver, short_value
 
-__all__ = ["format_node", "printlevels", "short_value"]
+if TYPE_CHECKING:  # the node classes, for annotations only: show reads node.kind
+    from .nodes import CallNode, JumpNode, Node, SpecialCallNode
 
-_repr = reprlib.Repr()
-_repr.maxstring = 40
-_repr.maxother = 60
-_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
-
-_CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
-                   types.WrapperDescriptorType, types.ClassMethodDescriptorType, type)
+__all__ = ["format_node", "printlevels", "short_value"]  # short_value: from .values
 
 # What a conditional branch tested, by instruction, and how its outcome reads.
 _TRUTH_BRANCHES = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
 _NONE_BRANCHES = ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")
-
-
-def short_value(value) -> str:
-    """A bounded repr; functions and classes by their qualified name, bound methods
-    with their receiver."""
-    receiver = _receiver(value)
-    if receiver is not None:
-        return f"{_name(value)} of {short_value(receiver)}"
-    if isinstance(value, _CALLABLE_TYPES):
-        return _name(value)
-    if isinstance(value, types.MethodType):
-        return f"{_name(value.__func__)} of {short_value(value.__self__)}"
-    if isinstance(value, str) and value.startswith("$"):
-        return value
-    return _one_line(_repr.repr(value))
-
-
-def _one_line(text: str) -> str:
-    # A repr over several lines (a numpy array's) on one: a dump has a line per node.
-    return " ".join(text.split()) if "\n" in text else text
-
-
-def _name(fn) -> str:
-    mod = getattr(fn, "__module__", None)
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "?")
-    if mod == "_operator":
-        mod = "operator"
-    if mod in (None, "builtins", "__main__") or mod.startswith("tracer.ops"):
-        return name
-    if isinstance(fn, types.FunctionType) and not mod.startswith(("operator",)):
-        return name
-    return f"{mod}.{name}"
-
-
-def _receiver(value):
-    """The object a builtin method or slot wrapper is bound to ("a,b".split: "a,b"),
-    or None.
-
-    Builtins of a module (math.sin) and methods bound to a class (dict.fromkeys)
-    name what they belong to already.
-    """
-    if not isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)):
-        return None
-    owner = getattr(value, "__self__", None)
-    if owner is None or isinstance(owner, (types.ModuleType, type)):
-        return None
-    return owner
 
 
 def _typed(value) -> str:
@@ -89,8 +35,8 @@ def _location(node: Node) -> str:
     loc = node.location
     if loc is None:
         return "[?] "  # the recorder did not see its instruction (tracer.validate says so)
-    prefix = "Arg:" if isinstance(node, ArgumentNode) else ""
-    line = "" if isinstance(node, ArgumentNode) or loc.line is None else f" L{loc.line}"
+    prefix = "Arg:" if node.kind == "argument" else ""
+    line = "" if node.kind == "argument" or loc.line is None else f" L{loc.line}"
     return f"[{prefix}§{loc.block}:{loc.stmt}{line}] "
 
 
@@ -166,25 +112,26 @@ def _special_text(node: SpecialCallNode) -> str | None:
 
 
 def _body(node: Node) -> str:
-    if isinstance(node, ArgumentNode):
+    kind = node.kind
+    if kind == "argument":
         return _typed(node.value)
     arrow = " ↯ " if node.raised else " → "
-    if isinstance(node, ConstantNode):
+    if kind == "constant":
         return f"⟨{short_value(node.value)}⟩ → {_typed(node.value)}"
-    if isinstance(node, JumpNode):
+    if kind == "jump":
         return _jump_text(node)
-    if isinstance(node, ReturnNode):
+    if kind == "return":
         refs = node.referenced()
         word = "yield" if node.is_yield else "return"
         what = f"@{refs[0].index}" if refs else "?"
         return f"{word} {what} → {_typed(node.value)}"
-    if isinstance(node, SpecialCallNode):
+    if kind == "special":
         text = _special_text(node)
         if text is not None:
             return f"{text}{arrow}{_typed(node.value)}"
-    if isinstance(node, NestedCallNode) and node.resumed:
+    if kind == "nested" and node.resumed:
         return f"resume {_ref(node.function)}{arrow}{_typed(node.value)}"
-    if isinstance(node, CallNode):
+    if kind in ("primitive", "nested", "special"):
         text = _call_text(node)
         if node.outputs > 1:
             text += "#0"

@@ -14,8 +14,8 @@ import weakref
 from dataclasses import dataclass, field
 from types import CodeType
 
-from . import ops
-from ._core import RecordSem
+from .. import callables as ops
+from .._core import RecordSem
 from .bytecode import PY313, Instr, nlocalsplus
 
 __all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "DYN", "OTHER", "METH"]
@@ -100,7 +100,7 @@ def _fn_name(fn) -> str:
         return name
     if mod == "_operator":
         mod = "operator"
-    if mod == "tracer.ops":
+    if mod == "tracer.callables":
         return name
     return f"{mod}.{name}"
 

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from typing import Any, Iterator, NamedTuple
 
-from . import _core
-from .effects import R_CALL, R_CALL_EX, R_SPECIAL
+from .. import _core
+from ..analysis.ir import ir
+from . import queries
+from .show import format_node
+from .values import Const
+from ..analysis.instructions import R_CALL, R_CALL_EX, R_SPECIAL
 
 __all__ = [
     "Node", "CallNode", "ArgumentNode", "ConstantNode", "PrimitiveCallNode",
     "NestedCallNode", "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
-    "node_at",
+    "node_at", "referenced", "backward", "dependents", "forward",
 ]
 
 F = _core.FLAGS
@@ -28,26 +32,6 @@ class Location(NamedTuple):
     line: int | None
     block: int
     stmt: str
-
-
-class Const:
-    """A constant input of a recorded call (IRTracker's ⟨constant⟩)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __eq__(self, other):
-        return isinstance(other, Const) and other.value is self.value
-
-    def __hash__(self):
-        return id(self.value)
-
-    def __repr__(self):
-        from .show import short_value
-
-        return f"⟨{short_value(self.value)}⟩"
 
 
 class Node:
@@ -132,8 +116,6 @@ class Node:
     @property
     def ir(self):
         """The IR of the code this node was recorded in."""
-        from .ir import ir
-
         code = self.code
         return None if code is None else ir(code)
 
@@ -181,31 +163,21 @@ class Node:
         With `numbered=True`, `(position, node)` pairs: for calls position 0 is the
         callee and 1, 2, ... the arguments in call order.
         """
-        from .graph import referenced
-
         return referenced(self, numbered)
 
     def backward(self) -> list["Node"]:
         """Every node this one depends on in the same call, latest first."""
-        from .graph import backward
-
         return backward(self)
 
     def dependents(self) -> list["Node"]:
         """The nodes that read this node directly, in order."""
-        from .graph import dependents
-
         return dependents(self)
 
     def forward(self) -> list["Node"]:
         """Every node that depends on this one in the same call, earliest first."""
-        from .graph import forward
-
         return forward(self)
 
     def __repr__(self) -> str:
-        from .show import format_node
-
         return format_node(self)
 
 
@@ -419,6 +391,36 @@ class ReturnNode(Node):
 
 _CLASSES = (ArgumentNode, ConstantNode, PrimitiveCallNode, NestedCallNode, SpecialCallNode,
             JumpNode, ReturnNode)
+
+
+# -- the graph queries on nodes (the row-level algorithms are in views/queries.py) --------
+
+def referenced(node: Node, numbered: bool = False) -> list:
+    """The nodes `node` reads directly, in input order; with `numbered`, (position, node)
+    pairs (a call's callee is position 0)."""
+    t = node.trace
+    first = node._first_position()
+    out = []
+    for i, r in enumerate(t.refs(node.row)):
+        if isinstance(r, int):
+            n = node_at(t, r)
+            out.append((first + i, n) if numbered else n)
+    return out
+
+
+def backward(node: Node) -> list[Node]:
+    """Every node `node` depends on in the same call, latest first."""
+    return [node_at(node.trace, r) for r in queries.backward_rows(node.trace, node.row)]
+
+
+def dependents(node: Node) -> list[Node]:
+    """The nodes that read `node` directly, in order."""
+    return [node_at(node.trace, r) for r in queries.dependent_rows(node.trace, node.row)]
+
+
+def forward(node: Node) -> list[Node]:
+    """Every node that depends on `node` in the same call, earliest first."""
+    return [node_at(node.trace, r) for r in queries.forward_rows(node.trace, node.row)]
 
 
 def node_at(trace, row: int) -> Node:

@@ -1,90 +1,20 @@
-"""Graph queries over a trace (referenced, backward, dependents, forward) and validate.
-
-Reverse edges are built once per trace from the refs column (a CSR index, with
-numpy) and cached; queries never scan siblings.
-"""
+"""tracer.validate: the invariants every trace must hold (a violation is a bug in
+tracer), as torch.fx's Graph.lint does for its graphs."""
 
 from __future__ import annotations
 
 import inspect
 
-import numpy as np
-
-from . import ops
-from ._core import FLAGS, KINDS
+from .. import callables as ops
+from .._core import FLAGS, KINDS
 from .nodes import Node, node_at
+from .values import short_value
 
-__all__ = ["referenced", "backward", "dependents", "forward", "validate", "GraphError"]
+__all__ = ["validate", "GraphError"]
 
 
 class GraphError(AssertionError):
     """A trace violates an invariant of the graph (a bug in tracer)."""
-
-
-def referenced(node: Node, numbered: bool = False) -> list:
-    t = node.trace
-    first = node._first_position()
-    out = []
-    for i, r in enumerate(t.refs(node.row)):
-        if isinstance(r, int):
-            n = node_at(t, r)
-            out.append((first + i, n) if numbered else n)
-    return out
-
-
-def backward(node: Node) -> list[Node]:
-    t = node.trace
-    seen: set[int] = set()
-    stack = [r for r in t.refs(node.row) if isinstance(r, int)]
-    while stack:
-        r = stack.pop()
-        if r in seen:
-            continue
-        seen.add(r)
-        stack.extend(x for x in t.refs(r) if isinstance(x, int))
-    return [node_at(t, r) for r in sorted(seen, reverse=True)]
-
-
-def _reverse_index(trace):
-    cache = trace._cache
-    if cache is None:
-        cache = trace._cache = {}
-    rev = cache.get("reverse")
-    if rev is None:
-        cols = trace.columns()
-        starts = cols["ref_start"].astype(np.int64)
-        refs = cols["refs"].astype(np.int64)
-        owner = np.repeat(np.arange(len(trace), dtype=np.int64), np.diff(starts))
-        mask = refs >= 0
-        targets, owners = refs[mask], owner[mask]
-        order = np.lexsort((owners, targets))
-        targets, owners = targets[order], owners[order]
-        bounds = np.searchsorted(targets, np.arange(len(trace) + 1))
-        rev = cache["reverse"] = (bounds, owners)
-    return rev
-
-
-def _dependent_rows(trace, row: int) -> list[int]:
-    bounds, owners = _reverse_index(trace)
-    return sorted(set(owners[bounds[row]:bounds[row + 1]].tolist()))
-
-
-def dependents(node: Node) -> list[Node]:
-    t = node.trace
-    return [node_at(t, r) for r in _dependent_rows(t, node.row)]
-
-
-def forward(node: Node) -> list[Node]:
-    t = node.trace
-    seen: set[int] = set()
-    stack = _dependent_rows(t, node.row)
-    while stack:
-        r = stack.pop()
-        if r in seen:
-            continue
-        seen.add(r)
-        stack.extend(_dependent_rows(t, r))
-    return [node_at(t, r) for r in sorted(seen)]
 
 
 _GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
@@ -257,6 +187,4 @@ def _check_call(t, p: int, children: list[int]) -> None:
 
 
 def _short(value) -> str:
-    from .show import short_value
-
     return f"{short_value(value)}::{type(value).__name__}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import CodeType
 
 from .bytecode import NO_FALLTHROUGH, for_iter_exit, nlocalsplus
-from .effects import DYN, NULL, R_CALL, R_CALL_EX, effect_of
+from .instructions import DYN, NULL, R_CALL, R_CALL_EX, effect_of
 from .plan import plan_for
 
 __all__ = ["IR", "Statement", "ir"]

@@ -1,0 +1,82 @@
+"""How values read in a dump: bounded reprs, callables by name, and `Const`, a
+constant input of a recorded call.  The lowest layer of the views (no node here)."""
+
+from __future__ import annotations
+
+import reprlib
+import types
+
+__all__ = ["Const", "short_value"]
+
+_repr = reprlib.Repr()
+_repr.maxstring = 40
+_repr.maxother = 60
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
+
+_CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
+                   types.WrapperDescriptorType, types.ClassMethodDescriptorType, type)
+
+
+def short_value(value) -> str:
+    """A bounded repr; functions and classes by their qualified name, bound methods
+    with their receiver."""
+    receiver = _receiver(value)
+    if receiver is not None:
+        return f"{_name(value)} of {short_value(receiver)}"
+    if isinstance(value, _CALLABLE_TYPES):
+        return _name(value)
+    if isinstance(value, types.MethodType):
+        return f"{_name(value.__func__)} of {short_value(value.__self__)}"
+    if isinstance(value, str) and value.startswith("$"):
+        return value
+    return _one_line(_repr.repr(value))
+
+
+def _one_line(text: str) -> str:
+    # A repr over several lines (a numpy array's) on one: a dump has a line per node.
+    return " ".join(text.split()) if "\n" in text else text
+
+
+def _name(fn) -> str:
+    mod = getattr(fn, "__module__", None)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "?")
+    if mod == "_operator":
+        mod = "operator"
+    if mod in (None, "builtins", "__main__") or mod.startswith("tracer.callables"):
+        return name
+    if isinstance(fn, types.FunctionType) and not mod.startswith(("operator",)):
+        return name
+    return f"{mod}.{name}"
+
+
+def _receiver(value):
+    """The object a builtin method or slot wrapper is bound to ("a,b".split: "a,b"),
+    or None.
+
+    Builtins of a module (math.sin) and methods bound to a class (dict.fromkeys)
+    name what they belong to already.
+    """
+    if not isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)):
+        return None
+    owner = getattr(value, "__self__", None)
+    if owner is None or isinstance(owner, (types.ModuleType, type)):
+        return None
+    return owner
+
+
+class Const:
+    """A constant input of a recorded call (IRTracker's ⟨constant⟩)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, Const) and other.value is self.value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __repr__(self):
+        return f"⟨{short_value(self.value)}⟩"
