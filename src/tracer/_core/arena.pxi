@@ -4,6 +4,18 @@
 # ---------------------------------------------------------------------------------
 # The arena
 
+# The aux column, by node kind (one int32 whose meaning depends on the kind):
+#   argument   its position: 0 the callee, 1.. the parameters; a carried one
+#              (F_CARRIED) -1 - slot: a local (slot < co_nlocalsplus) or, past the
+#              locals, a value-stack slot a resumed generator kept
+#   constant   the local it was stored in; -1 a constant the call returned, -2 a
+#              returned value whose producer was not followed (validate reports it)
+#   primitive, special   which output of its instruction it is (0, then 1.. for the
+#              extra rows of UNPACK_SEQUENCE and the like)
+#   nested     one past the last row of its subtree (0 while the call is open)
+#   jump       the offset it jumped to
+#   return     0
+
 @cython.final
 cdef class Trace:
     """The recorded rows of one `track` call: parallel columns, one row per node.
@@ -18,7 +30,7 @@ cdef class Trace:
     cdef int32_t *parent_
     cdef int32_t *code_
     cdef int32_t *offset_
-    cdef int32_t *aux_
+    cdef int32_t *aux_        # by kind, see AUX below
     cdef int32_t *ref_start_
     cdef PyObject **value_
     cdef int32_t *refs_

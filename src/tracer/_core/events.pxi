@@ -278,7 +278,9 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     if src & 3 == 0:
         ref = <int32_t>(src >> 2)
     else:
-        ref = _constant_row(self, fr, offset, -1, retval)
+        # aux -1: the value is a constant of the code; -2: its producer was not
+        # followed (tracer.validate reports that).
+        ref = _constant_row(self, fr, offset, -2 if src == S_UNKNOWN else -1, retval)
     row = t.add_row(K_RETURN, flags, fr.call_row, fr.code_id, offset, 0, retval)
     t.add_ref(ref)
     _run_node_hook(self, fr, row)

@@ -140,7 +140,7 @@ def _check_control(t, c: int) -> None:
     if t.kind(c) == 6 and value is not operand and not t.snapshots:
         raise GraphError(f"row {c}: returns {_short(value)} but its operand (row {refs[0]}) "
                          f"is {_short(operand)}")
-    if t.kind(c) == 6 and t.kind(refs[0]) == 1:
+    if t.kind(c) == 6 and t.kind(refs[0]) == 1 and t.aux(refs[0]) == -2:
         node = node_at(t, c)
         computed = node.ir[node.location].operand
         if computed is not None and computed.startswith("%"):
