@@ -616,3 +616,21 @@ def test_collector_waits_while_hooks_run(traced):
         assert seen and not gc.isenabled()  # a disabled collector stays disabled
     finally:
         gc.enable()
+
+
+def test_depth_limit_subclass_stays_itself_below(traced):
+    seen = []
+
+    class Logged(tracer.DepthLimitContext):
+        def trackedprimitive(self, node):
+            seen.append((type(self).__name__, self.level))
+
+    def inner(x):
+        return abs(x)
+
+    def outer(x):
+        return inner(x) + abs(x)
+
+    root = traced(outer, -2, ctx=Logged(3))
+    assert root.value == 4
+    assert ("Logged", 3) in seen and ("Logged", 2) in seen

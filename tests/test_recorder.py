@@ -1045,3 +1045,24 @@ def test_cell_only_read_by_nested_functions_keeps_its_node(traced):
     (total, _two) = mul[0].arguments
     assert isinstance(total, tracer.Node) and total.value == 2
     assert total.function.value is operator.add
+
+
+def test_init_of_each_instance_is_recorded_after_specialization(traced):
+    # 3.13 specializes `Task(p, n)` to CALL_ALLOC_AND_ENTER_INIT, which runs __init__
+    # above a shim frame: every __init__ body is recorded, not only the first.
+    def local_class(pairs):
+        class Task:
+            def __init__(self, p, n):
+                self.p = p * n
+
+        return [Task(p, n).p for p, n in pairs]
+
+    pairs = [(1, 2), (3, 4), (5, 6), (7, 8)]
+    root = traced(local_class, pairs)
+    assert root.value == [2, 12, 30, 56]
+    inits = [n for n in walk(root) if isinstance(n, tracer.NestedCallNode) and n.children
+             and getattr(n.children[0].value, "__name__", "") == "__init__"]
+    assert len(inits) == len(pairs)
+    products = [n.value for n in walk(root) if isinstance(n, tracer.PrimitiveCallNode)
+                and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
+    assert products == [2, 12, 30, 56]

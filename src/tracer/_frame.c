@@ -109,8 +109,11 @@ int tracer_frame_lasti(void *frame)
 
 void *tracer_frame_caller(void *frame)
 {
+    /* The calling Python frame, skipping frames that are not ones yet: C-stack
+       entry frames and shims (3.13's CALL_ALLOC_AND_ENTER_INIT runs __init__ above
+       an _Py_InitCleanup shim), the frames Python's own f_back skips. */
     _PyInterpreterFrame *f = ((_PyInterpreterFrame *)frame)->previous;
-    while (f != NULL && f->owner == FRAME_OWNED_BY_CSTACK) {
+    while (f != NULL && (f->owner == FRAME_OWNED_BY_CSTACK || _PyFrame_IsIncomplete(f))) {
         f = f->previous;
     }
     return f;

@@ -233,7 +233,7 @@ class DepthLimitContext(Context):
         return self.level < self.maxlevel
 
     def enter(self, f, *args, **kwargs) -> "DepthLimitContext":
-        child = DepthLimitContext.__new__(DepthLimitContext)
+        child = object.__new__(type(self))  # a subclass stays itself below
         child.__dict__.update(self.__dict__)
         child.level = self.level + 1
         return child
