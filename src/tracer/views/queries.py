@@ -20,15 +20,20 @@ def input_rows(trace, row: int) -> list[int]:
 
 def backward_rows(trace, row: int) -> list[int]:
     """Every row `row` depends on (transitively), latest first."""
+    return sorted(_reached(trace, row, input_rows), reverse=True)
+
+
+def _reached(trace, row: int, step) -> set[int]:
+    """The rows reached from `row` by following `step` (rows -> rows) repeatedly."""
     seen: set[int] = set()
-    stack = input_rows(trace, row)
+    stack = step(trace, row)
     while stack:
         r = stack.pop()
         if r in seen:
             continue
         seen.add(r)
-        stack.extend(input_rows(trace, r))
-    return sorted(seen, reverse=True)
+        stack.extend(step(trace, r))
+    return seen
 
 
 def _reverse_index(trace):
@@ -58,12 +63,4 @@ def dependent_rows(trace, row: int) -> list[int]:
 
 def forward_rows(trace, row: int) -> list[int]:
     """Every row that depends on `row` (transitively), earliest first."""
-    seen: set[int] = set()
-    stack = dependent_rows(trace, row)
-    while stack:
-        r = stack.pop()
-        if r in seen:
-            continue
-        seen.add(r)
-        stack.extend(dependent_rows(trace, r))
-    return sorted(seen)
+    return sorted(_reached(trace, row, dependent_rows))
