@@ -48,7 +48,7 @@ def test_flags_and_classes_are_the_cores():
     assert (microops.JUMP_EVENT, microops.SILENT_BRANCH) == tuple(int(u) for u in _core.UnitFlag)
     assert microops.SPECIAL_SHADOW == {effects.NULL: _core.WORDS["SET_NULL"],
                                    effects.UNKNOWN: _core.WORDS["SET_UNKNOWN"],
-                                   effects.DYN: _core.WORDS["SET_DYN"]}
+                                   effects.CAPTURED: _core.WORDS["SET_DYN"]}
     assert _core.KINDS == tuple(k.name[2:].lower() for k in _core.NodeKind)
     assert [cls.kind for cls in nodes._CLASSES] == list(_core.KINDS)
     assert nodes.F == _core.FLAGS == {f.name[2:].lower(): int(f) for f in _core.NodeFlag}

@@ -12,7 +12,7 @@ __all__ = [
     "build_tuple", "build_list", "build_set", "build_dict", "build_const_key_map",
     "build_string", "build_slice", "not_contains", "getslice", "setslice",
     "list_append", "set_add", "map_add", "list_extend", "set_update", "dict_update",
-    "dict_merge", "format_value", "with_enter", "unpack", "exception_match", "send",
+    "dict_merge", "format_value", "with_enter", "exception_match", "send",
 ]
 
 
@@ -116,14 +116,6 @@ def format_value(value, conversion=None, spec=""):
 def with_enter(manager):
     """The `__enter__` call that starts a `with` block."""
     return type(manager).__enter__(manager)
-
-
-def unpack(sequence, count):
-    """`a, b, ... = sequence`: the items, checked for count."""
-    items = tuple(sequence)
-    if len(items) != count:
-        raise ValueError(f"expected {count} values to unpack, got {len(items)}")
-    return items
 
 
 def exception_match(exc, kind):

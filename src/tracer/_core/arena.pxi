@@ -38,7 +38,7 @@ cdef class Trace:
     cdef readonly list codes
     cdef dict code_ids
     cdef readonly dict metadata
-    cdef readonly dict functions   # row -> the replacement an operator was substituted by
+    cdef readonly dict substituted_operators   # row -> the replacement a context substituted an operator by
     cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
     cdef readonly bint snapshots   # values are what a snapshot policy kept, not the objects
     cdef readonly object exception
@@ -56,7 +56,7 @@ cdef class Trace:
         self.codes = []
         self.code_ids = {}
         self.metadata = {}
-        self.functions = {}
+        self.substituted_operators = {}
         if not _take_spare(self):
             self._grow_rows(FIRST_ROWS)
             self._grow_refs(FIRST_REFS)

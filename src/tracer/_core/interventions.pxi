@@ -146,7 +146,7 @@ cdef int _substituted(Recorder self, FrameRec *fr, int32_t row, int32_t out, int
         md = _metadata(self, row)
         md["substituted"] = <object>fr.subst_orig
         md["operator_result"] = t.value(row)
-        t.functions[row] = <object>fr.subst_new
+        t.substituted_operators[row] = <object>fr.subst_new
         tracer_frame_stack_set(fr.frame, out, <PyObject *>result)
         t.set_value(row, _kept(self, fr, <PyObject *>result) if fr.hooks & H_SNAP_ANY
                     else <PyObject *>result)

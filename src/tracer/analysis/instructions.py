@@ -18,13 +18,13 @@ from .. import callables as ops
 from .._core import RecordSem
 from .bytecode import PY313, Instr, nlocalsplus
 
-__all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "DYN", "OTHER", "METH"]
+__all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "CAPTURED", "OTHER", "METH"]
 
 # Static classes of stack slots known to the analysis.
 OTHER = 0  # resolved at run time (a node, a captured constant, or unknown)
 NULL = 1  # the NULL the call protocol pushes
 UNKNOWN = 2  # nothing is known about it
-DYN = 3  # a global, free variable or attribute of one: a constant to capture
+CAPTURED = 3  # a global, free variable or attribute of one: a constant to capture
 METH = 4  # the callable half of a method pair (LOAD_ATTR with the method bit)
 
 # Record semantics, as the core declares them (RecordSem).
@@ -195,7 +195,7 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
             # A free variable, or a cell a nested function assigns (`nonlocal`): its
             # value may come from code this frame's shadow does not follow, so it is
             # read off the stack as a constant instead of taken from the shadow.
-            return Effect(0, 1, [("set", 0, DYN)])
+            return Effect(0, 1, [("set", 0, CAPTURED)])
         if name == "STORE_DEREF":
             if own_cell:
                 return Effect(1, 0, [("store_cell", -1, arg)])
@@ -214,12 +214,12 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
     if name == "LOAD_GLOBAL":
         with_null = arg & 1
         if not with_null:
-            return Effect(0, 1, [("set", 0, DYN)])
+            return Effect(0, 1, [("set", 0, CAPTURED)])
         if PY313:
-            return Effect(0, 2, [("set", 0, DYN), ("set", 1, NULL)])
-        return Effect(0, 2, [("set", 0, NULL), ("set", 1, DYN)])
+            return Effect(0, 2, [("set", 0, CAPTURED), ("set", 1, NULL)])
+        return Effect(0, 2, [("set", 0, NULL), ("set", 1, CAPTURED)])
     if name in _DYN_PUSH:
-        return Effect(0, 1, [("set", 0, DYN)])
+        return Effect(0, 1, [("set", 0, CAPTURED)])
     if name == "LOAD_ATTR":
         attr = code.co_names[arg >> 1]
         if arg & 1:
@@ -233,7 +233,7 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
             # on CPython's specialization.  `self` (the top input) goes first into the
             # pair's owner slot, so the receiver keeps its node.
             return Effect(3, 2, [("copy", -3, -1), ("method_pair", -3, -2)])
-        return Effect(3, 1, [("set", -3, DYN)])
+        return Effect(3, 1, [("set", -3, CAPTURED)])
     if name in ("STORE_ATTR", "DELETE_ATTR"):
         attr = code.co_names[arg]
         if name == "STORE_ATTR":
@@ -344,7 +344,7 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         return _record(1, 1, _special(f"intrinsic_{arg}", [-1], [-1]))
     if name == "BEFORE_WITH":
         rec = _op(ops.with_enter, [-1], [0])
-        return Effect(1, 2, [("record", rec), ("set", -1, DYN)], rec=rec)
+        return Effect(1, 2, [("record", rec), ("set", -1, CAPTURED)], rec=rec)
     if name == "WITH_EXCEPT_START":
         # __exit__(type, exc, tb) of a with-block the exception (on top) escapes; its
         # result says whether to suppress it.  The exception is its input.
@@ -355,7 +355,7 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         return _record(1, 1, _op(ops.exception_match, [-2, -1], [-1]))
     if name == "MAKE_FUNCTION":
         pops = 1 if PY313 else 1 + bin(arg & 0xF).count("1")
-        return Effect(pops, 1, [("set", -pops, DYN)])
+        return Effect(pops, 1, [("set", -pops, CAPTURED)])
     if name == "CALL":
         kwnames = ()
         if prev is not None and prev.opname == "KW_NAMES":
@@ -409,7 +409,7 @@ def _load_fast(code: CodeType, rel: int, index: int) -> tuple:
     # constant, as there.
     name = code._varname_from_oparg(index)  # type: ignore[attr-defined]
     if name in code.co_cellvars or name in code.co_freevars:
-        return ("set", rel, DYN)
+        return ("set", rel, CAPTURED)
     return ("load_local", rel, index)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import CodeType
 
 from .bytecode import NO_FALLTHROUGH, for_iter_exit, nlocalsplus
-from .instructions import DYN, NULL, R_CALL, R_CALL_EX, effect_of
+from .instructions import CAPTURED, NULL, R_CALL, R_CALL_EX, effect_of
 from .plan import plan_for
 
 __all__ = ["IR", "Statement", "ir"]
@@ -239,7 +239,7 @@ class IR:
             tag = step[0]
             if tag == "set":
                 _, rel, c = step
-                work[d + rel] = None if c == NULL else (_Dyn(name_of_dyn()) if c == DYN else "·")
+                work[d + rel] = None if c == NULL else (_Dyn(name_of_dyn()) if c == CAPTURED else "·")
             elif tag == "copy":
                 work[d + step[1]] = at(step[2])
             elif tag == "swap":

@@ -3,7 +3,7 @@ plain ints (the arrays the core reads hold them).  Every number is declared once
 the core (src/tracer/_core/layout.pxi); here it is named for the analysis."""
 
 from .._core import WORDS, Intervention, LocalFlag, MicroOp, PlanMode, UnitFlag
-from .instructions import DYN, NULL, UNKNOWN
+from .instructions import CAPTURED, NULL, UNKNOWN
 
 # The micro-ops and the other numbers the core reads are declared once, in the
 # core (src/tracer/_core/layout.pxi); here as plain ints (arrays hold them).
@@ -32,7 +32,7 @@ LF_SAFE, LF_CELL, LF_DYN = (int(f) for f in LocalFlag)  # of LOAD_LOCAL / STORE_
 
 BRANCH_KINDS = {"POP_JUMP_IF_FALSE": 0, "POP_JUMP_IF_TRUE": 1,
                 "POP_JUMP_IF_NONE": 2, "POP_JUMP_IF_NOT_NONE": 3}
-SPECIAL_SHADOW = {NULL: WORDS["SET_NULL"], UNKNOWN: WORDS["SET_UNKNOWN"], DYN: WORDS["SET_DYN"]}
+SPECIAL_SHADOW = {NULL: WORDS["SET_NULL"], UNKNOWN: WORDS["SET_UNKNOWN"], CAPTURED: WORDS["SET_DYN"]}
 
 PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE = (int(m) for m in PlanMode)
 IV_NONE, IV_ANY, IV_BOOL = (int(v) for v in Intervention)   # IV_BOOL: the result must stay a bool

@@ -35,7 +35,7 @@ from .bytecode import (
     for_iter_exit,
     layout,
 )
-from .instructions import DYN, METH, OTHER, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
+from .instructions import CAPTURED, METH, OTHER, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
 from .microops import (
     AT, BRANCH_KINDS, FROM, IV_ANY, IV_BOOL, IV_NONE, JUMP_EVENT, LF_CELL, LF_DYN, LF_SAFE,
     M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY, M_DELETE_LOCAL, M_END, M_FOR_ITER, M_JUMP,
@@ -48,7 +48,7 @@ from .silent import SilentBranches
 
 __all__ = ["CodePlan", "build_plan", "plan_for"]
 
-METHB = 5  # the self/attr half of a method pair
+METH_SELF = 5  # the self/attr half of a method pair
 
 
 
@@ -293,9 +293,9 @@ class _Builder(SilentBranches, ResumeCarry):
 
     def _captures(self, cls: list[int], off: int, ops: list[list[int]]) -> None:
         for d, c in enumerate(cls):
-            if c == DYN:
+            if c == CAPTURED:
                 ops.append([M_CAPTURE, off, d, 0, 0])
-            elif c == METH and d + 1 < len(cls) and cls[d + 1] == METHB:
+            elif c == METH and d + 1 < len(cls) and cls[d + 1] == METH_SELF:
                 ops.append([M_CAPTURE_METHOD, off, d, d + 1, 0])
 
     def _steps(self, ins, eff, d, work, ops, dyn_stored, needs, events) -> bool:
@@ -336,14 +336,14 @@ class _Builder(SilentBranches, ResumeCarry):
                     # The constant stored earlier in this segment is read back from the
                     # local at the segment's end; a second store would hide it.
                     needs.add(off)
-                if work[d + rel] in (DYN, METH, METHB):
+                if work[d + rel] in (CAPTURED, METH, METH_SELF):
                     flags |= LF_DYN
                     dyn_stored.add(i)
                 ops.append([M_STORE_LOCAL, off, d + rel, i, flags])
             elif tag == "getattr":
                 _, rel, attr = step
-                if work[d + rel] == DYN:
-                    work[d + rel] = DYN  # an attribute of a constant is a constant
+                if work[d + rel] == CAPTURED:
+                    work[d + rel] = CAPTURED  # an attribute of a constant is a constant
                     continue
                 rec = Rec(R_OP, getattr, [rel, ("static", attr)], [rel], display="getattr")
                 eff.rec = rec
@@ -353,8 +353,8 @@ class _Builder(SilentBranches, ResumeCarry):
             elif tag == "method_pair":
                 _, a, b = step
                 ops.append([M_COPY, off, d + b, d + a, 0])
-                ops.append([M_SET, off, d + a, SPECIAL_SHADOW[DYN], 0])
-                work[d + b] = METHB
+                ops.append([M_SET, off, d + a, SPECIAL_SHADOW[CAPTURED], 0])
+                work[d + b] = METH_SELF
                 work[d + a] = METH
             elif tag == "record":
                 rec = step[1]
@@ -365,21 +365,21 @@ class _Builder(SilentBranches, ResumeCarry):
                 else:
                     deferred = self._read_point(ins, eff, d, rec, events, needs)
                 for x in rec.inputs:
-                    if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
+                    if isinstance(x, int) and work[d + x] in (CAPTURED, METH, METH_SELF):
                         needs.add(off)
                 ops.append([micro, off, self.record(ins, rec, d), 0, deferred])
                 for x in rec.outputs:
                     work[d + x] = OTHER
             elif tag == "for_iter":
                 rec = step[1]
-                if work[d - 1] in (DYN, METH, METHB):
+                if work[d - 1] in (CAPTURED, METH, METH_SELF):
                     needs.add(off)
                 ops.append([M_FOR_ITER, off, self.record(ins, rec, d), 0, ins.next])
                 return True
             elif tag == "send":
                 rec = step[1]
                 for x in rec.inputs:
-                    if isinstance(x, int) and work[d + x] in (DYN, METH, METHB):
+                    if isinstance(x, int) and work[d + x] in (CAPTURED, METH, METH_SELF):
                         needs.add(off)
                 ops.append([M_SEND, off, self.record(ins, rec, d), ins.next, ins.target])
                 return True

@@ -341,7 +341,7 @@ class _Flattener(Closures, SpecialInstructions):
         ref, arg = self.ref, self.arg
         kwargs = NO_KWARGS
         if sem == R_OP:
-            fn = t.functions.get(row, rec.fn) if t.functions else rec.fn
+            fn = t.substituted_operators.get(row, rec.fn) if t.substituted_operators else rec.fn
             if fn is tops.build_tuple and fn_is_cells(rec, value):
                 return self._cells(row, refs, value)
             # The common case inline: references to flattened rows, plain constants.

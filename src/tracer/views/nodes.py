@@ -239,7 +239,7 @@ class CallNode(Node):
         """What was called: a Node or a Const (for operators, the operator function)."""
         if self._is_call_shaped():
             return self.inputs()[0]
-        replacement = self._trace.functions.get(self._row)
+        replacement = self._trace.substituted_operators.get(self._row)
         if replacement is not None:  # an operator a context substituted
             return Const(replacement)
         rec = self._rec()
