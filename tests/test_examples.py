@@ -147,3 +147,15 @@ def test_readme_shows_what_its_example_prints():
     # The one path in it is the checkout's.
     assert re.sub(r"\(\S*/examples/", "(/examples/", out) == \
         re.sub(r"\(\S*/examples/", "(/examples/", shown)
+
+
+def test_generators_example_records_the_delegation():
+    ex = load_example("generators")
+    root = tracer.track(ex.drive, 3)
+    tracer.validate(root)
+    assert root.value == (1, 45)
+    resumed = root[4][0]  # g.send(5) resumed outer
+    mul = [n for n in resumed.children if isinstance(n, PrimitiveCallNode)][-1]
+    assert mul.value == 45
+    send, x = mul.arguments
+    assert send.value == 15 and x.value == 3  # r is what inner returned: 10 + 5
