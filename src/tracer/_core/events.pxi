@@ -2,35 +2,22 @@
 # instructions, branches, jumps, raises.
 
 cdef int _py_start(Recorder self, object code, int offset) except -1:
-    cdef void *frame
-    cdef FrameRec *parent
-    cdef FrameRec *fr
-    if self.nframes == 0 or tracer_thread_state() != self.tstate:
-        return EV_CONTINUE
-    frame = tracer_thread_frame(self.tstate)
-    parent = &self.frames[self.nframes - 1]
-    if tracer_frame_caller(frame) != parent.frame:
-        return EV_CONTINUE
-    _enter(self, parent, frame, code, offset, STARTED)
-    return EV_CONTINUE
+    return _frame_entered(self, code, offset, STARTED)
 
 
 cdef int _py_resume(Recorder self, object code, int offset) except -1:
-    cdef void *frame
-    cdef FrameRec *parent
-    if self.nframes == 0 or tracer_thread_state() != self.tstate:
-        return EV_CONTINUE
-    frame = tracer_thread_frame(self.tstate)
-    parent = &self.frames[self.nframes - 1]
-    if tracer_frame_caller(frame) != parent.frame:
-        return EV_CONTINUE
-    _enter(self, parent, frame, code, offset, RESUMED)
-    return EV_CONTINUE
+    return _frame_entered(self, code, offset, RESUMED)
 
 
 cdef int _py_throw(Recorder self, object code, int offset, object exception) except -1:
     # A generator resumed by throw() (or close()): the exception is raised at
     # the yield it is suspended in; a RAISE event follows at once.
+    return _frame_entered(self, code, offset, THROWN)
+
+
+cdef int _frame_entered(Recorder self, object code, int offset, int how) except -1:
+    # A frame starts or goes on; it is followed if the frame calling it is the one
+    # the recorder follows now (this thread, the top of its frame stack).
     cdef void *frame
     cdef FrameRec *parent
     if self.nframes == 0 or tracer_thread_state() != self.tstate:
@@ -39,7 +26,7 @@ cdef int _py_throw(Recorder self, object code, int offset, object exception) exc
     parent = &self.frames[self.nframes - 1]
     if tracer_frame_caller(frame) != parent.frame:
         return EV_CONTINUE
-    _enter(self, parent, frame, code, offset, THROWN)
+    _enter(self, parent, frame, code, offset, how)
     return EV_CONTINUE
 
 

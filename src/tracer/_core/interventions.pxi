@@ -25,7 +25,6 @@ cdef object _snapshot(Recorder self, FrameRec *fr, object v):
     # user's policy run Python code (as a hook: the collector waits, an error
     # stops tracking).  A value the policy cannot copy is kept itself.
     cdef type tp = type(v)
-    cdef object fn
     if fr.hooks & H_SNAP_COPY:
         if tp is list:
             return list(<list>v)

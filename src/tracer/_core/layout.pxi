@@ -169,7 +169,6 @@ cdef enum:
     P_NONE = -1
     P_EXC = -2      # an exception is unwinding through the frame
     P_LOST = -3     # the frame ran something the plan cannot follow; resync at next event
-    P_DONE = -4     # the segment was recorded to its end; the next one starts at this event
 
 # Bytes of one row across the columns: kind, flags; parent, code, offset, aux,
 # ref_start; value.

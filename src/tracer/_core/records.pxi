@@ -301,7 +301,6 @@ cdef int64_t _finish_send(Recorder self, FrameRec *fr, int32_t *op, PyObject *kn
     stack at its target); the shadow of its result."""
     cdef int32_t *r = fr.plan.recs + op[OP_A]
     _record(self, fr, op[OP_A], NULL, known)
-    fr.pending = P_DONE
     return _stack(self, fr)[r[REC_INPUTS + r[REC_NIN]]]
 
 
