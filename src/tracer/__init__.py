@@ -24,6 +24,8 @@ from .views.nodes import (  # noqa: E402
     PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
 )
 from .views.show import format_node, printlevels  # noqa: E402
+from .views.query import AXES, Query, query  # noqa: E402
+from .views.table import table  # noqa: E402
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 
@@ -37,7 +39,7 @@ __all__ = [
     "Context", "DEFAULT", "DepthLimitContext", "KEEP", "Trace", "UNKNOWN",
     "Node", "CallNode", "ArgumentNode", "ConstantNode", "PrimitiveCallNode", "NestedCallNode",
     "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
-    "referenced", "backward", "dependents", "forward",
+    "referenced", "backward", "dependents", "forward", "query", "Query", "AXES", "table",
     "TrackingError", "ToolIdError", "GraphError",
     "spare_columns_limit", "spare_columns_bytes",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",

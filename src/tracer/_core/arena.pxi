@@ -247,6 +247,11 @@ cdef class Trace:
         """The values column as a list (a copy of the references)."""
         return [self.value(i) for i in range(self.n)]
 
+    def table(self, values=False):
+        """The whole trace as a dict of numpy columns, one entry per node, with
+        function, file, line and callee decoded (see `tracer.views.table.table`)."""
+        return _handed(TABLE, "table")(self, values=values)
+
     cdef int _finish(self, object exception) except -1:
         self.exception = exception
         _fit_borrowed(self)

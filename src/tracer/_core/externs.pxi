@@ -18,6 +18,8 @@ cdef extern from "Python.h":
     int PyUnstable_Code_SetExtra(object code, Py_ssize_t index, void *extra)
     void *PyThreadState_Get()
     bint PyCell_Check(PyObject *)
+    bint PyMethod_Check(PyObject *) nogil
+    PyObject *PyMethod_GET_SELF(PyObject *) nogil
     PyObject *PyCell_GET(PyObject *)
     bint PyType_IS_GC(PyTypeObject *t)
     PyTypeObject *Py_TYPE(PyObject *o)

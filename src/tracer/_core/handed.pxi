@@ -8,17 +8,21 @@ cdef object ASK_ENTER = None              # tracer.context.ask_enter(ctx, (f, ar
 cdef object ASK_SUBSTITUTE = None         # tracer.context.ask_substitute(ctx, f, args, kwargs)
 cdef object CALL_FROM_PARAMETERS = None   # tracer.context.call_from_parameters(code, values)
 cdef object KEEP_VALUE = None             # tracer.KEEP, what override returns to keep a value
+cdef object TABLE = None                  # tracer.views.table.table(trace, **options)
 
 
-def configure(*, build_plan, node_at, ask_enter, ask_substitute, call_from_parameters, keep):
+def configure(*, build_plan, node_at, ask_enter, ask_substitute, call_from_parameters, keep,
+              table=None):
     """Hand the core what it calls in the Python layer (tracer.api does, once)."""
     global BUILD_PLAN, NODE_AT, ASK_ENTER, ASK_SUBSTITUTE, CALL_FROM_PARAMETERS, KEEP_VALUE
+    global TABLE
     BUILD_PLAN = build_plan
     NODE_AT = node_at
     ASK_ENTER = ask_enter
     ASK_SUBSTITUTE = ask_substitute
     CALL_FROM_PARAMETERS = call_from_parameters
     KEEP_VALUE = keep
+    TABLE = table
 
 
 cdef object _handed(object fn, str name):

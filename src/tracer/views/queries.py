@@ -1,16 +1,48 @@
 """Graph queries over a trace's columns, by row: what a row reads (backward) and
 what reads it (dependents, forward).
 
-Reverse edges are built once per trace from the refs column (a CSR index, with
-numpy) and cached; queries never scan siblings.  The node-level functions
-(`tracer.referenced`, `backward`, `dependents`, `forward`) are in views/nodes.py.
+The walks run in the core over int32 arrays (`_core.reach`); reverse edges are built
+once per trace as compressed rows (`_core.reverse_edges`, a counting sort) and cached
+on the trace.  The node-level functions (`tracer.referenced`, `backward`,
+`dependents`, `forward`) are in views/nodes.py; the query API in views/query.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["input_rows", "backward_rows", "dependent_rows", "forward_rows"]
+from .. import _core
+
+__all__ = ["input_rows", "backward_rows", "dependent_rows", "forward_rows", "reverse_edges",
+           "reach"]
+
+
+def _cache(trace) -> dict:
+    cache = trace._cache
+    if cache is None:
+        cache = trace._cache = {}
+    return cache
+
+
+def reverse_edges(trace) -> tuple[np.ndarray, np.ndarray]:
+    """`(starts, readers)`: the readers of row r are `readers[starts[r]:starts[r+1]]`."""
+    cache = _cache(trace)
+    rev = cache.get("reverse_edges")
+    if rev is None:
+        rev = cache["reverse_edges"] = _core.reverse_edges(trace)
+    return rev
+
+
+def reach(trace, rows, forward: bool, across_calls: bool = False) -> np.ndarray:
+    """The rows reached from `rows` (sorted int32), following references backward or
+    forward; with `across_calls`, through call arguments and returns too."""
+    sources = None
+    if across_calls:
+        from .binding import arg_sources  # only cross-call walks need the binding table
+        sources = arg_sources(trace)
+    if forward:
+        reverse_edges(trace)  # cached where the core looks for it
+    return _core.reach(trace, rows, forward, across_calls, sources)
 
 
 def input_rows(trace, row: int) -> list[int]:
@@ -20,47 +52,17 @@ def input_rows(trace, row: int) -> list[int]:
 
 def backward_rows(trace, row: int) -> list[int]:
     """Every row `row` depends on (transitively), latest first."""
-    return sorted(_reached(trace, row, input_rows), reverse=True)
-
-
-def _reached(trace, row: int, step) -> set[int]:
-    """The rows reached from `row` by following `step` (rows -> rows) repeatedly."""
-    seen: set[int] = set()
-    stack = step(trace, row)
-    while stack:
-        r = stack.pop()
-        if r in seen:
-            continue
-        seen.add(r)
-        stack.extend(step(trace, r))
-    return seen
-
-
-def _reverse_index(trace):
-    cache = trace._cache
-    if cache is None:
-        cache = trace._cache = {}
-    rev = cache.get("reverse")
-    if rev is None:
-        cols = trace.columns()
-        starts = cols["ref_start"].astype(np.int64)
-        refs = cols["refs"].astype(np.int64)
-        owner = np.repeat(np.arange(len(trace), dtype=np.int64), np.diff(starts))
-        mask = refs >= 0
-        targets, owners = refs[mask], owner[mask]
-        order = np.lexsort((owners, targets))
-        targets, owners = targets[order], owners[order]
-        bounds = np.searchsorted(targets, np.arange(len(trace) + 1))
-        rev = cache["reverse"] = (bounds, owners)
-    return rev
+    return reach(trace, [row], False)[::-1].tolist()
 
 
 def dependent_rows(trace, row: int) -> list[int]:
     """The rows that read `row` directly, in order."""
-    bounds, owners = _reverse_index(trace)
-    return sorted(set(owners[bounds[row]:bounds[row + 1]].tolist()))
+    starts, readers = reverse_edges(trace)
+    found = readers[starts[row]:starts[row + 1]]
+    # A row that reads `row` twice is listed twice in the index; once here.
+    return found[np.concatenate(([True], found[1:] != found[:-1]))].tolist() if len(found) else []
 
 
 def forward_rows(trace, row: int) -> list[int]:
     """Every row that depends on `row` (transitively), earliest first."""
-    return sorted(_reached(trace, row, dependent_rows))
+    return reach(trace, [row], True).tolist()

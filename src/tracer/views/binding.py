@@ -1,0 +1,125 @@
+"""Which input of its call each parameter was bound from, for the whole trace at once.
+
+A cross-call slice walks from a callee's ArgumentNode to the caller's input it was
+bound from (and back).  The binding depends only on the call site (its keyword names,
+whether it is a star call) and on the callee's signature, so it is worked out once
+per (call site, callee code) pair in Python and applied to all the calls of that pair
+with numpy: a few Python steps per distinct call site, not per call.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .. import _core
+from ..analysis.instructions import R_CALL, R_CALL_EX
+from ..analysis.ir import ir
+
+__all__ = ["arg_sources", "UNKNOWN_SOURCE", "NO_SOURCE", "GATHERED"]
+
+UNKNOWN_SOURCE = -1   # not known: every input of the call counts
+NO_SOURCE = -2        # a default value (or not a parameter of an entered call)
+GATHERED = -3         # gathered from several arguments (*args, **kwargs, a star call)
+
+_K = _core.NodeKind
+_F = _core.NodeFlag
+
+
+def arg_sources(trace) -> np.ndarray:
+    """int32 per row: for a parameter's ArgumentNode of a call whose body was recorded,
+    the index into its call's refs of the input it was bound from (0 for the callee);
+    `GATHERED` when it gathered several arguments (`*args`, `**kwargs`, a star
+    call); `NO_SOURCE` otherwise.  The core checks each binding against the objects
+    (see `_arg_source` in _core/graph.pxi).  Cached on the trace."""
+    cache = trace._cache
+    if cache is None:
+        cache = trace._cache = {}
+    found = cache.get("arg_sources")
+    if found is None:
+        found = cache["arg_sources"] = _bind(trace)
+    return found
+
+
+def _bind(trace) -> np.ndarray:
+    cols = trace.columns()
+    kind, flags, parent = cols["kind"], cols["flags"], cols["parent"]
+    code, offset, aux, ref_start = cols["code"], cols["offset"], cols["aux"], cols["ref_start"]
+    out = np.full(len(trace), NO_SOURCE, dtype=np.int32)
+    args = np.flatnonzero((kind == _K.K_ARGUMENT) & (flags & _F.F_CARRIED == 0))
+    calls = parent[args]
+    # Calls the caller's code made (not frames entered from C, not the root).
+    keep = calls > 0
+    args, calls = args[keep], calls[keep]
+    keep = (kind[calls] == _K.K_NESTED) & (flags[calls] & _F.F_FRAME == 0)
+    args, calls = args[keep], calls[keep]
+    if not len(args):
+        return out
+    position = aux[args]
+    nin = ref_start[calls + 1] - ref_start[calls]
+    # One group per (call site, callee code): the binding is the same within a group.
+    keys = np.stack([code[calls], offset[calls], code[args]], axis=1)
+    groups, which = np.unique(keys, axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    for g, (site_code, site_offset, callee_code) in enumerate(groups.tolist()):
+        members = np.flatnonzero(which == g)
+        rule = _site_rule(trace.codes[site_code], site_offset, trace.codes[callee_code])
+        out[args[members]] = _apply(rule, position[members], nin[members])
+    return out
+
+
+def _site_rule(site_code, site_offset: int, callee_code):
+    """How parameters bind at one call site for one callee: None when every input is
+    needed (a star call, an unknown site), else (kwnames, per-parameter kinds)."""
+    rec = ir(site_code).recs.get(site_offset)
+    if rec is None or rec.sem == R_CALL_EX or rec.sem != R_CALL:
+        return None
+    co = callee_code
+    names = co.co_varnames
+    npos = co.co_argcount
+    nkwonly = co.co_kwonlyargcount
+    star = bool(co.co_flags & inspect.CO_VARARGS)
+    starstar = bool(co.co_flags & inspect.CO_VARKEYWORDS)
+    params = []
+    for j in range(npos + nkwonly + star + starstar):
+        if j < npos:
+            params.append(("pos", names[j]))
+        elif j < npos + nkwonly:
+            params.append(("kwonly", names[j]))
+        elif star and j == npos + nkwonly:
+            params.append(("args", names[j]))
+        else:
+            params.append(("kwargs", names[j]))
+    return tuple(rec.kwnames or ()), params
+
+
+def _apply(rule, position: np.ndarray, nin: np.ndarray) -> np.ndarray:
+    if rule is None:
+        out = np.full(len(position), GATHERED, dtype=np.int32)
+        out[position == 0] = 0
+        return out
+    kwnames, params = rule
+    k = len(kwnames)
+    npos = sum(1 for how, _ in params if how == "pos")
+    named = {name for how, name in params if how in ("pos", "kwonly")}
+    out = np.full(len(position), NO_SOURCE, dtype=np.int32)
+    out[position == 0] = 0
+    given = nin - 1 - k          # positional arguments passed (after the callee)
+    for j, (how, name) in enumerate(params):
+        at = position == j + 1
+        if not at.any():
+            continue
+        if how == "args":      # *args: the positional arguments past the named ones
+            out[at & (given > npos)] = GATHERED
+            continue
+        if how == "kwargs":    # **kwargs: the keyword arguments no parameter is named by
+            if set(kwnames) - named:
+                out[at] = GATHERED
+            continue
+        if name in kwnames:
+            out[at] = (nin[at] - k + kwnames.index(name)).astype(np.int32)
+        elif how == "pos":
+            passed = at & (j < given)
+            out[passed] = j + 1
+    return out

@@ -1,0 +1,236 @@
+"""Queries along axes, in the spirit of IRTracker's `query` and XPath's axes.
+
+`query(node, axis)` returns a `Query`: a lazy set of rows of one trace.  Axes and
+filters run on the columns (int32 arrays, walks in the core); node views are made only
+when the caller iterates or indexes.  Filters chain: ::
+
+    q = tracer.query(root, "descendants").where(kind="primitive", callee="sin")
+    len(q), q.rows, q.values, list(q)[:3]
+    tracer.query(root[-1], "backward", across_calls=True)   # the whole-program slice
+
+Axes:
+  ``self``, ``children``, ``descendants``, ``ancestors``, ``parent``, ``siblings``,
+  ``preceding_siblings``, ``following_siblings``, ``preceding``, ``following`` (rows
+  before / after in document order, ancestors / descendants left out, as in XPath),
+  ``referenced`` (what it reads), ``dependents`` (who reads it), ``backward`` and
+  ``forward`` (transitively; `across_calls=True` follows arguments into callees and
+  returns out to callers).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from .. import _core
+from . import queries
+from .table import KIND_NAMES, table
+
+__all__ = ["Query", "query", "AXES"]
+
+AXES = ("self", "children", "descendants", "ancestors", "parent", "siblings",
+        "preceding_siblings", "following_siblings", "preceding", "following",
+        "referenced", "dependents", "backward", "forward")
+
+_KIND_IDS = {name: k for k, name in enumerate(KIND_NAMES)}
+
+
+def query(node, axis: str = "descendants", predicate: Callable[[Any], bool] | None = None,
+          *, across_calls: bool = False, **filters) -> "Query":
+    """The nodes on `axis` from `node` (a node view, or a Query to start from each of
+    its nodes), filtered by `predicate` (called with each node view) and by `filters`
+    (see `Query.where`)."""
+    if isinstance(node, Query):
+        trace, starts = node.trace, node.rows
+    else:
+        trace, starts = node.trace, np.array([node.row], dtype=np.int32)
+    rows = _axis_rows(trace, starts, axis, across_calls)
+    q = Query(trace, rows)
+    if filters:
+        q = q.where(**filters)
+    if predicate is not None:
+        q = q.filter(predicate)
+    return q
+
+
+class Query:
+    """A set of rows of one trace, in row (document) order, read lazily.
+
+    `len`, iteration (node views), indexing, `.rows` (int32 numpy array), `.values`
+    (the values, a list), `.where(...)` (column filters), `.filter(fn)` (a predicate
+    on views), `.query(axis)` (the next step from every node of this set).
+    """
+
+    __slots__ = ("trace", "_rows")
+
+    def __init__(self, trace, rows: np.ndarray):
+        self.trace = trace
+        self._rows = np.asarray(rows, dtype=np.int32)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """The rows, ascending, as an int32 array (read-only)."""
+        view = self._rows.view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def values(self) -> list:
+        """The nodes' values, in order."""
+        value = self.trace.value
+        return [value(r) for r in self._rows.tolist()]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __bool__(self) -> bool:
+        return len(self._rows) > 0
+
+    def __iter__(self) -> Iterator:
+        from .nodes import node_at
+        trace = self.trace
+        for r in self._rows.tolist():
+            yield node_at(trace, r)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return Query(self.trace, self._rows[k])
+        from .nodes import node_at
+        return node_at(self.trace, int(self._rows[k]))
+
+    def __repr__(self) -> str:
+        return f"<Query of {len(self._rows)} nodes>"
+
+    def first(self):
+        """The first node, or None when the set is empty."""
+        return self[0] if len(self._rows) else None
+
+    def query(self, axis: str, predicate=None, *, across_calls: bool = False, **filters):
+        """The nodes on `axis` from any node of this set (duplicates removed)."""
+        return query(self, axis, predicate, across_calls=across_calls, **filters)
+
+    def filter(self, predicate: Callable[[Any], bool]) -> "Query":
+        """The nodes for which `predicate(node_view)` is true (a view per node: put
+        the column filters of `where` first)."""
+        from .nodes import node_at
+        trace = self.trace
+        keep = [r for r in self._rows.tolist() if predicate(node_at(trace, r))]
+        return Query(trace, np.array(keep, dtype=np.int32))
+
+    def where(self, *, kind=None, callee=None, function=None, code=None, file=None,
+              line=None, value=None, raised: bool | None = None) -> "Query":
+        """Keep the nodes matching every filter given, on the columns:
+
+        - ``kind``: a kind name or names ("primitive", "nested", "jump", ...);
+        - ``callee``: what a call called: a name (matched against the qualified name
+          and its last part, "sin" matches "math.sin") or a function (its code for
+          Python functions);
+        - ``function`` / ``code`` / ``file`` / ``line``: where the node was recorded
+          (the enclosing function's qualified name, its code object, the file, the line);
+        - ``value``: a predicate on the value (called once per remaining node);
+        - ``raised``: whether the operation raised.
+        """
+        rows = self._rows
+        t = self.trace
+        cols = t.columns()
+        if kind is not None:
+            names = (kind,) if isinstance(kind, str) else tuple(kind)
+            unknown = [k for k in names if k not in _KIND_IDS]
+            if unknown:
+                raise ValueError(f"unknown node kind {unknown[0]!r}: one of {list(KIND_NAMES)}")
+            rows = rows[np.isin(cols["kind"][rows], [_KIND_IDS[k] for k in names])]
+        if raised is not None:
+            hit = (cols["flags"][rows] & _core.NodeFlag.F_RAISED) != 0
+            rows = rows[hit if raised else ~hit]
+        if code is not None or function is not None or file is not None:
+            rows = rows[_code_mask(t, cols["code"][rows], code, function, file)]
+        if line is not None:
+            tab = _table(t)
+            rows = rows[np.isin(tab["line"][rows], np.atleast_1d(line))]
+        if callee is not None:
+            rows = rows[_callee_mask(t, rows, callee)]
+        if value is not None:
+            val = t.value
+            rows = np.array([r for r in rows.tolist() if value(val(r))], dtype=np.int32)
+        return Query(t, rows)
+
+
+def _table(trace) -> dict:
+    cache = queries._cache(trace)
+    found = cache.get("table")
+    if found is None:
+        found = cache["table"] = table(trace)
+    return found
+
+
+def _code_mask(trace, code_ids: np.ndarray, code, function, file) -> np.ndarray:
+    wanted = []
+    for cid, co in enumerate(trace.codes):
+        if code is not None and co is not getattr(code, "__code__", code):
+            continue
+        if function is not None and function not in (co.co_qualname, co.co_name):
+            continue
+        if file is not None and co.co_filename != file:
+            continue
+        wanted.append(cid)
+    return np.isin(code_ids, wanted)
+
+
+def _callee_mask(trace, rows: np.ndarray, callee) -> np.ndarray:
+    names = _table(trace)["callee"][rows]
+    if isinstance(callee, str):
+        short = np.array([n.rsplit(".", 1)[-1] for n in names.tolist()], dtype=object)
+        return (names == callee) | (short == callee)
+    code = getattr(callee, "__code__", None)
+    if code is not None:   # a Python function: calls whose body ran its code
+        ids = [cid for cid, co in enumerate(trace.codes) if co is code]
+        cols = trace.columns()
+        first = np.minimum(rows + 1, len(trace) - 1)
+        entered = (cols["parent"][first] == rows) & np.isin(cols["code"][first], ids)
+        return entered & (cols["kind"][rows] == _core.NodeKind.K_NESTED)
+    from .values import _name
+    return names == _name(callee)
+
+
+def _axis_rows(trace, starts: np.ndarray, axis: str, across_calls: bool) -> np.ndarray:
+    if axis not in AXES:
+        raise ValueError(f"unknown axis {axis!r}: one of {', '.join(AXES)}")
+    if across_calls and axis not in ("backward", "forward"):
+        raise ValueError("across_calls applies to the 'backward' and 'forward' axes only")
+    if axis in ("backward", "forward"):
+        return queries.reach(trace, starts, axis == "forward", across_calls)
+    if len(starts) == 1:
+        return _one_start(trace, int(starts[0]), axis)
+    parts = [_one_start(trace, int(s), axis) for s in starts.tolist()]
+    return np.unique(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int32)
+
+
+def _one_start(trace, row: int, axis: str) -> np.ndarray:
+    i32 = np.int32
+    if axis == "self":
+        return np.array([row], dtype=i32)
+    if axis == "children":
+        return _core.child_rows(trace, row)
+    if axis == "descendants":
+        return np.arange(row + 1, trace.end(row), dtype=i32)
+    if axis == "ancestors":
+        return _core.ancestor_rows(trace, row)[::-1].copy()
+    p = trace.parent(row)
+    if axis == "parent":
+        return np.array([p] if p >= 0 else [], dtype=i32)
+    if axis in ("siblings", "preceding_siblings", "following_siblings"):
+        if p < 0:
+            return np.empty(0, dtype=i32)
+        kids = _core.child_rows(trace, p)
+        if axis == "siblings":
+            return kids[kids != row]
+        return kids[kids < row] if axis == "preceding_siblings" else kids[kids > row]
+    if axis == "following":
+        return np.arange(trace.end(row), len(trace), dtype=i32)
+    if axis == "preceding":
+        before = np.arange(0, row, dtype=i32)
+        return np.setdiff1d(before, _core.ancestor_rows(trace, row), assume_unique=True)
+    if axis == "referenced":
+        return np.unique(np.array(queries.input_rows(trace, row), dtype=i32))
+    return np.array(queries.dependent_rows(trace, row), dtype=i32)  # dependents
