@@ -320,3 +320,34 @@ def test_queries_chain_from_sets():
     inside = calls.query("children", kind="argument")
     assert len(inside) == 3 + 2
     assert inside.rows.flags.writeable is False
+
+
+def test_queries_example_runs_and_prints_what_the_readme_shows():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, str(repo / "examples" / "queries.py")], check=True,
+                         capture_output=True, text=True).stdout
+    assert "largest calls: [('model', 171), ('walk', 149), ('geom', 16)]" in out
+    assert "22 draws" in out and "15 of them draws" in out
+    if sys.version_info[:2] == (3, 13):
+        readme = (repo / "README.md").read_text()
+        shown = readme.split("`python examples/queries.py` prints (real output, 3.13")[1]
+        assert out in shown
+
+
+def test_node_views_are_made_in_the_core_and_compare_by_row():
+    root = tracer.track(g, 1.5, 2.0)
+    a, b = root.children[1], root[1]
+    assert a == b and hash(a) == hash(b) and a is not b
+    assert a != root[2] and (a == object()) is False
+    assert isinstance(a, tracer._core.NodeView) and type(a) is tracer.ArgumentNode
+    assert len(root) == len(root.children) == len(list(root))
+    assert [n.row for n in root] == tracer.query(root, "children").rows.tolist()
+    assert [n.row for n in tracer._core.node_views(root.trace, [3, 1])] == [3, 1]
+    with pytest.raises(IndexError):
+        tracer._core.node_view(root.trace, len(root.trace))
+    with pytest.raises(AttributeError):
+        a.extra = 1            # views have no __dict__: a row and its trace, nothing else

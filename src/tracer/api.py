@@ -7,7 +7,7 @@ import threading
 
 from . import _core
 from .context import DEFAULT, KEEP, Context, ask_enter, ask_substitute, call_from_parameters
-from .views.nodes import NestedCallNode, node_at
+from .views.nodes import _CLASSES, NestedCallNode, node_at
 from .views.table import table
 from .analysis.plan import build_plan
 
@@ -182,7 +182,7 @@ def _leave_thread() -> None:
 _core.set_track_code(track.__code__)
 _core.configure(build_plan=build_plan, node_at=node_at, ask_enter=ask_enter,
                 ask_substitute=ask_substitute, call_from_parameters=call_from_parameters,
-                keep=KEEP, table=table)
+                keep=KEEP, table=table, node_classes=_CLASSES)
 
 
 def _with_outcome(err: TrackingError, result, exception) -> TrackingError:

@@ -28,12 +28,17 @@ cdef class Trace:
     cdef uint8_t *kind_
     cdef uint8_t *flags_
     cdef int32_t *parent_
-    cdef int32_t *code_
     cdef int32_t *offset_
     cdef int32_t *aux_        # by kind, see AUX below
     cdef int32_t *ref_start_
     cdef PyObject **value_
     cdef int32_t *refs_
+    # The code each row was recorded in is not a column: it is the code of the frame
+    # whose call row encloses it, and frames are few.  One int64 per frame: its call
+    # row in the high half (so sorting sorts by row), its code id in the low half.
+    cdef int64_t *frames_
+    cdef int32_t nframes, framecap
+    cdef bint frames_sorted
     cdef readonly list pool
     cdef readonly list codes
     cdef dict code_ids
@@ -55,6 +60,7 @@ cdef class Trace:
         self.pool = [UNKNOWN]
         self.codes = []
         self.code_ids = {}
+        self.frames_sorted = True
         self.metadata = {}
         self.substituted_operators = {}
         if not _take_spare(self):
@@ -67,6 +73,7 @@ cdef class Trace:
         if self.value_ != NULL:
             for i in range(self.n):
                 Py_XDECREF(self.value_[i])
+        free(self.frames_)
         _give_spare(self)
 
     cdef int _grow_rows(self, int32_t need) except -1:
@@ -80,7 +87,6 @@ cdef class Trace:
         self.kind_ = <uint8_t *>_realloc(self.kind_, cap * sizeof(uint8_t))
         self.flags_ = <uint8_t *>_realloc(self.flags_, cap * sizeof(uint8_t))
         self.parent_ = <int32_t *>_realloc(self.parent_, cap * sizeof(int32_t))
-        self.code_ = <int32_t *>_realloc(self.code_, cap * sizeof(int32_t))
         self.offset_ = <int32_t *>_realloc(self.offset_, cap * sizeof(int32_t))
         self.aux_ = <int32_t *>_realloc(self.aux_, cap * sizeof(int32_t))
         self.ref_start_ = <int32_t *>_realloc(self.ref_start_, (cap + 1) * sizeof(int32_t))
@@ -101,15 +107,13 @@ cdef class Trace:
         return 0
 
     cdef inline int32_t add_row(self, uint8_t kind, uint8_t flags, int32_t parent,
-                                int32_t code, int32_t offset, int32_t aux,
-                                PyObject *value) except -1:
+                                int32_t offset, int32_t aux, PyObject *value) except -1:
         cdef int32_t r = self.n
         if r + 1 >= self.cap:
             self._grow_rows(r + 2)
         self.kind_[r] = kind
         self.flags_[r] = flags
         self.parent_[r] = parent
-        self.code_[r] = code
         self.offset_[r] = offset
         self.aux_[r] = aux
         Py_XINCREF(value)
@@ -126,6 +130,45 @@ cdef class Trace:
         self.nrefs += 1
         self.ref_start_[self.n] = self.nrefs
         return 0
+
+    cdef int add_frame(self, int32_t call_row, int32_t code) except -1:
+        """Record that the rows under `call_row` were recorded in code `code`."""
+        cdef int32_t cap
+        if self.nframes == self.framecap:
+            cap = self.framecap * 2 if self.framecap else 64
+            self.frames_ = <int64_t *>_realloc(self.frames_, cap * sizeof(int64_t))
+            self.framecap = cap
+        if self.nframes and (self.frames_[self.nframes - 1] >> 32) >= call_row:
+            self.frames_sorted = False
+        self.frames_[self.nframes] = ((<int64_t>call_row) << 32) | (<uint32_t>code)
+        self.nframes += 1
+        return 0
+
+    cdef int32_t _frame_code(self, int32_t row) noexcept:
+        # The code of the frame whose call row is `row`, or -2 when it has none.
+        cdef int32_t lo = 0, hi = self.nframes, mid
+        cdef int64_t key
+        if not self.frames_sorted:
+            _sort_frames(self)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            key = self.frames_[mid] >> 32
+            if key < row:
+                lo = mid + 1
+            elif key > row:
+                hi = mid
+            else:
+                return <int32_t>(self.frames_[mid] & 0xFFFFFFFF)
+        return -2
+
+    cdef int32_t _code_of(self, int32_t row) noexcept:
+        cdef int32_t p = self.parent_[row], c
+        while p >= 0:
+            c = self._frame_code(p)
+            if c != -2:
+                return c
+            p = self.parent_[p]
+        return -1
 
     cdef inline int32_t pool_add(self, object value) except? -2:
         self.pool.append(value)
@@ -176,8 +219,9 @@ cdef class Trace:
         return self.aux_[row]
 
     cpdef object code(self, int32_t row):
+        """The code object the row was recorded in (None for the root)."""
         self._check(row)
-        cdef int32_t c = self.code_[row]
+        cdef int32_t c = self._code_of(row)
         return self.codes[c] if c >= 0 else None
 
     cpdef object value(self, int32_t row):
@@ -226,7 +270,8 @@ cdef class Trace:
     @property
     def nbytes(self):
         """Bytes held by the columns (values themselves not counted)."""
-        return self.n * ROW_BYTES + self.nrefs * sizeof(int32_t) + len(self.pool) * sizeof(PyObject *)
+        return (self.n * ROW_BYTES + self.nrefs * sizeof(int32_t) + self.nframes * sizeof(int64_t)
+                + len(self.pool) * sizeof(PyObject *))
 
     @property
     def num_refs(self):
@@ -234,13 +279,55 @@ cdef class Trace:
         return self.nrefs
 
     def columns(self):
-        """The columns as numpy arrays sharing the trace's memory (read-only)."""
+        """The columns as numpy arrays sharing the trace's memory (read-only).
+
+        `code` (the code id each row was recorded in, -1 for the root) is not stored
+        per row; it is computed from the frames, once per trace and cached.
+        """
         import numpy as np
         out = {}
-        for name in ("kind", "flags", "parent", "code", "offset", "aux", "ref_start", "refs"):
+        for name in ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs"):
             arr = np.asarray(_Column(self, name))
             arr.flags.writeable = False
             out[name] = arr
+        out["code"] = self._code_column()
+        return out
+
+    def frames(self):
+        """`(rows, codes)`: the call rows that had a frame, ascending, and the code id
+        each frame ran (int32 arrays, copies)."""
+        import numpy as np
+        if not self.frames_sorted:
+            _sort_frames(self)
+        packed = np.empty(self.nframes, dtype=np.int64)
+        cdef int64_t[::1] dst = packed
+        if self.nframes:
+            memcpy(&dst[0], self.frames_, self.nframes * sizeof(int64_t))
+        return (packed >> 32).astype(np.int32), (packed & 0xFFFFFFFF).astype(np.int32)
+
+    cdef object _code_column(self):
+        import numpy as np
+        cache = self._cache
+        key = ("code", self.n)
+        if cache is not None and key in cache:
+            return cache[key]
+        out = np.empty(self.n, dtype=np.int32)
+        own = np.full(self.n, -2, dtype=np.int32)
+        cdef int32_t[::1] code = out
+        cdef int32_t[::1] frame = own
+        cdef int32_t i, row, p
+        for i in range(self.nframes):
+            row = <int32_t>(self.frames_[i] >> 32)
+            if 0 <= row < self.n:
+                frame[row] = <int32_t>(self.frames_[i] & 0xFFFFFFFF)
+        for row in range(self.n):
+            p = self.parent_[row]
+            code[row] = -1 if p < 0 else (frame[p] if frame[p] != -2 else code[p])
+        out.flags.writeable = False
+        if self.n and not self.flags_[0] & F_OPEN:   # a finished trace no longer changes
+            if self._cache is None:
+                self._cache = {}
+            self._cache[key] = out
         return out
 
     def values(self):
@@ -306,6 +393,17 @@ _trace_base_clear = (<TypeSlots *>Trace).tp_clear
 (<TypeSlots *>Trace).tp_clear = _trace_clear
 
 
+cdef int _cmp_int64(const void *a, const void *b) noexcept nogil:
+    cdef int64_t x = (<const int64_t *>a)[0], y = (<const int64_t *>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef void _sort_frames(Trace t) noexcept:
+    # Frames are registered in row order except in rare orders of events; sorted once.
+    qsort(t.frames_, t.nframes, sizeof(int64_t), _cmp_int64)
+    t.frames_sorted = True
+
+
 cdef void *_realloc(void *p, size_t size) except NULL:
     cdef void *q = realloc(p, size)
     if q == NULL:
@@ -334,8 +432,6 @@ cdef class _Column:
             self.ptr, self.itemsize, self.fmt = trace.flags_, 1, b"B"
         elif name == "parent":
             self.ptr, self.itemsize, self.fmt = trace.parent_, 4, b"i"
-        elif name == "code":
-            self.ptr, self.itemsize, self.fmt = trace.code_, 4, b"i"
         elif name == "offset":
             self.ptr, self.itemsize, self.fmt = trace.offset_, 4, b"i"
         elif name == "aux":

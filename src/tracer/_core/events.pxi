@@ -101,7 +101,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         # its own, at the instruction that entered it.
         call_row = t.add_row(K_NESTED, F_OPEN | F_FRAME, parent.open_row if parent.open_row >= 0
                              else parent.call_row,
-                             parent.code_id, t.offset_[parent.open_row]
+                             t.offset_[parent.open_row]
                              if parent.open_row >= 0 else here, 0, NULL)
         t.add_ref(_pool_ref(self, func) if func != NULL else -1)
     parent.callee_body_entered = 1
@@ -115,15 +115,16 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             hooks = _mask_of(self, ctx)
     fr = _push(self, frame, plan, code_id, call_row, <PyObject *>ctx, hooks)
     fr.code = <PyObject *>code
+    t.add_frame(call_row, code_id)
     if not resumed:
-        _run_node_hook(self, fr, t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, 0, func))
+        _run_node_hook(self, fr, t.add_row(K_ARGUMENT, 0, call_row, -1, 0, func))
         for i in range(plan.nparams):
             v = tracer_frame_local(frame, i)
             if v != NULL and _is_cell_param(self, plan, i) and PyCell_Check(v):
                 v = PyCell_GET(v)
             if hooks & H_SNAP_ANY:
                 v = _kept(self, fr, v)
-            row = t.add_row(K_ARGUMENT, 0, call_row, code_id, -1, i + 1, v)
+            row = t.add_row(K_ARGUMENT, 0, call_row, -1, i + 1, v)
             _locals(self, fr)[i] = (<int64_t>row) << 2
             _run_node_hook(self, fr, row)
         _start_segment(self, fr, plan.seg_from[offset >> 1])
@@ -268,7 +269,7 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
         # aux -1: the value is a constant of the code; -2: its producer was not
         # followed (tracer.validate reports that).
         ref = _constant_row(self, fr, offset, -2 if src == S_UNKNOWN else -1, retval)
-    row = t.add_row(K_RETURN, flags, fr.call_row, fr.code_id, offset, 0, retval)
+    row = t.add_row(K_RETURN, flags, fr.call_row, offset, 0, retval)
     t.add_ref(ref)
     _run_node_hook(self, fr, row)
     _close_call(self, fr, retval, 0)
@@ -307,7 +308,7 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
             _record(self, fr, op[OP_A], <PyObject *>exception)
         elif op[OP_OFFSET] == offset and op[OP_CODE] == M_RAISE and op[OP_A] >= 0:
             src = _stack(self, fr)[op[OP_A]]
-            row = t.add_row(K_SPECIAL, F_RAISED, fr.call_row, fr.code_id, offset, 0,
+            row = t.add_row(K_SPECIAL, F_RAISED, fr.call_row, offset, 0,
                             <PyObject *>exception)
             if src & 3 == 0:
                 t.add_ref(<int32_t>(src >> 2))

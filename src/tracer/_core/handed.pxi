@@ -9,13 +9,14 @@ cdef object ASK_SUBSTITUTE = None         # tracer.context.ask_substitute(ctx, f
 cdef object CALL_FROM_PARAMETERS = None   # tracer.context.call_from_parameters(code, values)
 cdef object KEEP_VALUE = None             # tracer.KEEP, what override returns to keep a value
 cdef object TABLE = None                  # tracer.views.table.table(trace, **options)
+cdef tuple NODE_CLASSES = ()              # tracer.views.nodes: the view class of each NodeKind
 
 
 def configure(*, build_plan, node_at, ask_enter, ask_substitute, call_from_parameters, keep,
-              table=None):
+              table=None, node_classes=()):
     """Hand the core what it calls in the Python layer (tracer.api does, once)."""
     global BUILD_PLAN, NODE_AT, ASK_ENTER, ASK_SUBSTITUTE, CALL_FROM_PARAMETERS, KEEP_VALUE
-    global TABLE
+    global TABLE, NODE_CLASSES
     BUILD_PLAN = build_plan
     NODE_AT = node_at
     ASK_ENTER = ask_enter
@@ -23,6 +24,7 @@ def configure(*, build_plan, node_at, ask_enter, ask_substitute, call_from_param
     CALL_FROM_PARAMETERS = call_from_parameters
     KEEP_VALUE = keep
     TABLE = table
+    NODE_CLASSES = tuple(node_classes)
 
 
 cdef object _handed(object fn, str name):

@@ -172,7 +172,7 @@ cdef enum:
 
 # Bytes of one row across the columns: kind, flags; parent, code, offset, aux,
 # ref_start; value.
-cdef Py_ssize_t ROW_BYTES = 2 * sizeof(uint8_t) + 5 * sizeof(int32_t) + sizeof(PyObject *)
+cdef Py_ssize_t ROW_BYTES = 2 * sizeof(uint8_t) + 4 * sizeof(int32_t) + sizeof(PyObject *)
 
 cdef object DISABLE = sys.monitoring.DISABLE
 cdef object PY_TRUE = True

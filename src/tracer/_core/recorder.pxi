@@ -84,7 +84,7 @@ cdef class Recorder:
         """Create the root row and the pseudo-frame of track()'s caller."""
         self.tstate = PyThreadState_Get()
         cdef Trace t = self.trace
-        cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, -1, 0, NULL)
+        cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, 0, NULL)
         t.add_ref(t.pool_add(f))
         for a in args:
             t.add_ref(t.pool_add(a))

@@ -4,7 +4,7 @@ cdef int32_t _constant_row(Recorder self, FrameRec *fr, int32_t offset, int32_t 
                            PyObject *value) except -1:
     if fr.hooks & H_SNAP_ANY:
         value = _kept(self, fr, value)
-    cdef int32_t r = self.trace.add_row(K_CONSTANT, 0, fr.call_row, fr.code_id, offset,
+    cdef int32_t r = self.trace.add_row(K_CONSTANT, 0, fr.call_row, offset,
                                         aux, value)
     _run_node_hook(self, fr, r)
     return r
@@ -18,7 +18,7 @@ cdef int32_t _open(Recorder self, FrameRec *fr, int32_t rec, uint8_t kind) excep
     cdef int64_t s
     cdef Trace t = self.trace
     cdef int32_t op_offset = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
-    cdef int32_t row = t.add_row(kind, F_OPEN, fr.call_row, fr.code_id, op_offset, 0, NULL)
+    cdef int32_t row = t.add_row(kind, F_OPEN, fr.call_row, op_offset, 0, NULL)
     for i in range(nin):
         x = r[REC_INPUTS + i]
         if x < 0:
@@ -68,7 +68,6 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
     t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
     t.flags_[row] = 0
     t.parent_[row] = fr.call_row
-    t.code_[row] = fr.code_id
     t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
     t.aux_[row] = 0
     Py_XINCREF(v)
@@ -127,7 +126,7 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
         v = tracer_frame_stack_item(fr.frame, outs[j])
         if fr.hooks & H_SNAP_ANY:
             v = _kept(self, fr, v)
-        extra = t.add_row(K_SPECIAL, 0, fr.call_row, fr.code_id, t.offset_[row], j, v)
+        extra = t.add_row(K_SPECIAL, 0, fr.call_row, t.offset_[row], j, v)
         t.add_ref(row)
         ss[outs[j]] = (<int64_t>extra) << 2
         _run_node_hook(self, fr, extra)
@@ -153,7 +152,7 @@ cdef int _recorded(Recorder self, FrameRec *fr, int32_t row, int32_t out, int32_
 cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, int64_t cond,
                    PyObject *value) except -1:
     cdef Trace t = self.trace
-    cdef int32_t row = t.add_row(K_JUMP, 0, fr.call_row, fr.code_id, offset, dest, value)
+    cdef int32_t row = t.add_row(K_JUMP, 0, fr.call_row, offset, dest, value)
     if cond & 3 == 0:
         t.add_ref(<int32_t>(cond >> 2))
     elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
@@ -188,7 +187,7 @@ cdef int _enter_handler(Recorder self, FrameRec *fr, int32_t offset, int32_t h) 
     for i in range(depth, depth + lasti):
         ss[i] = S_UNKNOWN
     exc = tracer_frame_stack_item(fr.frame, depth + lasti)
-    row = t.add_row(K_SPECIAL, F_EXCEPTION, fr.call_row, fr.code_id, offset, 0, exc)
+    row = t.add_row(K_SPECIAL, F_EXCEPTION, fr.call_row, offset, 0, exc)
     if fr.exc_row >= 0:
         t.add_ref(fr.exc_row)
     ss[depth + lasti] = (<int64_t>row) << 2

@@ -138,7 +138,7 @@ cdef int64_t _carried(Recorder self, FrameRec *fr, int32_t *op) except? -1:
         return S_UNKNOWN
     if fr.hooks & H_SNAP_ANY:
         v = _kept(self, fr, v)
-    cdef int32_t row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+    cdef int32_t row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row,
                                           op[OP_OFFSET], -b - 1, v)
     s = (<int64_t>row) << 2
     _locals(self, fr)[b] = s
@@ -329,7 +329,7 @@ cdef int _carry_stack(Recorder self, FrameRec *fr, int32_t offset, uint32_t slot
             else:
                 if fr.hooks & H_SNAP_ANY:
                     v = _kept(self, fr, v)
-                row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row, fr.code_id,
+                row = self.trace.add_row(K_ARGUMENT, F_CARRIED, fr.call_row,
                                          offset, -(fr.plan.nlocalsplus + k) - 1, v)
                 ss[k] = (<int64_t>row) << 2
                 _run_node_hook(self, fr, row)

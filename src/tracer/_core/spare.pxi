@@ -14,7 +14,6 @@ ctypedef struct Columns:
     uint8_t *kind_
     uint8_t *flags_
     int32_t *parent_
-    int32_t *code_
     int32_t *offset_
     int32_t *aux_
     int32_t *ref_start_
@@ -32,7 +31,7 @@ cdef inline Py_ssize_t _columns_bytes(int32_t cap, int32_t refcap) noexcept:
 
 
 cdef void _free_columns(Columns *c) noexcept:
-    free(c.kind_); free(c.flags_); free(c.parent_); free(c.code_); free(c.offset_)
+    free(c.kind_); free(c.flags_); free(c.parent_); free(c.offset_)
     free(c.aux_); free(c.ref_start_); free(c.value_); free(c.refs_)
     memset(c, 0, sizeof(Columns))
 
@@ -42,11 +41,11 @@ cdef void _swap_columns(Columns *c, Trace t) noexcept:
     cdef Columns tmp
     tmp.cap = t.cap; tmp.refcap = t.refcap
     tmp.kind_ = t.kind_; tmp.flags_ = t.flags_; tmp.parent_ = t.parent_
-    tmp.code_ = t.code_; tmp.offset_ = t.offset_; tmp.aux_ = t.aux_
+    tmp.offset_ = t.offset_; tmp.aux_ = t.aux_
     tmp.ref_start_ = t.ref_start_; tmp.value_ = t.value_; tmp.refs_ = t.refs_
     t.cap = c.cap; t.refcap = c.refcap
     t.kind_ = c.kind_; t.flags_ = c.flags_; t.parent_ = c.parent_
-    t.code_ = c.code_; t.offset_ = c.offset_; t.aux_ = c.aux_
+    t.offset_ = c.offset_; t.aux_ = c.aux_
     t.ref_start_ = c.ref_start_; t.value_ = c.value_; t.refs_ = c.refs_
     c[0] = tmp
 
@@ -101,7 +100,6 @@ cdef int _fit_borrowed(Trace t) except -1:
     memcpy(t.kind_, big.kind_, t.n * sizeof(uint8_t))
     memcpy(t.flags_, big.flags_, t.n * sizeof(uint8_t))
     memcpy(t.parent_, big.parent_, t.n * sizeof(int32_t))
-    memcpy(t.code_, big.code_, t.n * sizeof(int32_t))
     memcpy(t.offset_, big.offset_, t.n * sizeof(int32_t))
     memcpy(t.aux_, big.aux_, t.n * sizeof(int32_t))
     memcpy(t.ref_start_, big.ref_start_, (t.n + 1) * sizeof(int32_t))

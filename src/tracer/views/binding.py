@@ -16,6 +16,7 @@ import numpy as np
 from .. import _core
 from ..analysis.instructions import R_CALL, R_CALL_EX
 from ..analysis.ir import ir
+from .table import group_keys, group_sites
 
 __all__ = ["arg_sources", "UNKNOWN_SOURCE", "NO_SOURCE", "GATHERED"]
 
@@ -59,10 +60,13 @@ def _bind(trace) -> np.ndarray:
     position = aux[args]
     nin = ref_start[calls + 1] - ref_start[calls]
     # One group per (call site, callee code): the binding is the same within a group.
-    keys = np.stack([code[calls], offset[calls], code[args]], axis=1)
-    groups, which = np.unique(keys, axis=0, return_inverse=True)
-    which = which.reshape(-1)
-    for g, (site_code, site_offset, callee_code) in enumerate(groups.tolist()):
+    site_codes, site_offsets, site_of = group_sites(code[calls], offset[calls])
+    ncodes = max(len(trace.codes), 1)
+    groups, which = group_keys(site_of.astype(np.int64) * ncodes + code[args],
+                               len(site_codes) * ncodes)
+    for g, key in enumerate(groups.tolist()):
+        site, callee_code = divmod(key, ncodes)
+        site_code, site_offset = int(site_codes[site]), int(site_offsets[site])
         members = np.flatnonzero(which == g)
         rule = _site_rule(trace.codes[site_code], site_offset, trace.codes[callee_code])
         out[args[members]] = _apply(rule, position[members], nin[members])

@@ -6,7 +6,7 @@ the same row compare equal.  The classes are the node kinds of the architecture.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 from .. import _core
 from ..analysis.ir import ir
@@ -34,38 +34,16 @@ class Location(NamedTuple):
     stmt: str
 
 
-class Node:
-    """A recorded node: a view of one row of a trace."""
+class Node(_core.NodeView):
+    """A recorded node: a view of one row of a trace.
 
-    __slots__ = ("_trace", "_row")
+    The view itself (its trace and row, equality, `value`, `children`, `len`,
+    iteration) is made and read in the core (`_core.NodeView`); what follows reads
+    the columns through the trace.
+    """
+
+    __slots__ = ()
     kind = ""
-
-    def __init__(self, trace, row: int):
-        self._trace = trace
-        self._row = row
-
-    # -- identity --------------------------------------------------------------------
-    def __eq__(self, other):
-        return isinstance(other, Node) and other._trace is self._trace and other._row == self._row
-
-    def __hash__(self):
-        return hash((id(self._trace), self._row))
-
-    @property
-    def trace(self):
-        """The Trace (arena) this node belongs to."""
-        return self._trace
-
-    @property
-    def row(self) -> int:
-        """This node's row in the trace (its global number)."""
-        return self._row
-
-    # -- basic facts --------------------------------------------------------------------
-    @property
-    def value(self):
-        """The value the node produced (for a raising call, the exception)."""
-        return self._trace.value(self._row)
 
     @property
     def raised(self) -> bool:
@@ -85,19 +63,8 @@ class Node:
             return 0
         return _child_index(self._trace, p)[self._row]
 
-    @property
-    def children(self) -> list["Node"]:
-        t = self._trace
-        return [node_at(t, r) for r in t.children(self._row)]
-
-    def __len__(self) -> int:
-        return len(self._trace.children(self._row))
-
     def __getitem__(self, k: int) -> "Node":
         return node_at(self._trace, self._trace.children(self._row)[k])
-
-    def __iter__(self) -> Iterator["Node"]:
-        return iter(self.children)
 
     @property
     def metadata(self) -> dict:
@@ -423,9 +390,7 @@ def forward(node: Node) -> list[Node]:
     return [node_at(node.trace, r) for r in queries.forward_rows(node.trace, node.row)]
 
 
-def node_at(trace, row: int) -> Node:
-    """The view of `row` in `trace`, of the class of its kind."""
-    return _CLASSES[trace.kind(row)](trace, row)
+node_at = _core.node_view   # node_at(trace, row): the view of `row`, of its kind's class
 
 
 def _child_index(trace, parent: int) -> dict[int, int]:
