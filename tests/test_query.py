@@ -351,3 +351,13 @@ def test_node_views_are_made_in_the_core_and_compare_by_row():
         tracer._core.node_view(root.trace, len(root.trace))
     with pytest.raises(AttributeError):
         a.extra = 1            # views have no __dict__: a row and its trace, nothing else
+
+
+def test_table_converts_to_arrow_and_pandas_when_installed():
+    pa = pytest.importorskip("pyarrow", reason="pyarrow is the optional 'arrow' extra")
+    from tracer.views.table import to_arrow
+    root = tracer.track(g, 1.5, 2.0)
+    tab = to_arrow(root.trace)
+    assert isinstance(tab, pa.Table) and tab.num_rows == len(root.trace)
+    assert tab.column("kind")[0].as_py() == "nested"
+    assert tab.column("callee").to_pylist()[root[3].row] == "h"

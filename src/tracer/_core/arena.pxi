@@ -335,7 +335,7 @@ cdef class Trace:
         return [self.value(i) for i in range(self.n)]
 
     def table(self, values=False):
-        """The whole trace as a dict of numpy columns, one entry per node, with
+        """The whole trace as a mapping of numpy columns, one entry per node, with
         function, file, line and callee decoded (see `tracer.views.table.table`)."""
         return _handed(TABLE, "table")(self, values=values)
 

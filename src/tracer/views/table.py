@@ -10,6 +10,7 @@ spread over the rows with numpy indexing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..analysis.instructions import R_CALL, R_CALL_EX, R_SPECIAL
 from ..analysis.ir import ir
 from .values import _name
 
-__all__ = ["table", "to_pandas", "to_arrow", "KIND_NAMES"]
+__all__ = ["table", "Table", "to_pandas", "to_arrow", "KIND_NAMES"]
 
 _K = _core.NodeKind
 #: The names of the node kinds, indexed by the `kind` column.
@@ -27,8 +28,50 @@ KIND_NAMES = np.array(["argument", "constant", "primitive", "nested", "special",
                        "return"], dtype=object)
 
 
-def table(trace, values: bool = False) -> dict[str, np.ndarray]:
-    """The trace as a dict of equal-length numpy columns, one entry per node in row
+class Table(Mapping):
+    """The columns of `table()`: a read-only mapping of names to numpy arrays.
+
+    The name columns (``function``, ``file``, ``callee``) are decoded when first read:
+    each is an object array of one pointer per node, so a question that needs none
+    of them does not pay for them.  Their codes are columns too (``code`` indexes
+    `function_names` and `file_names`, ``callee_id`` indexes `callee_names`), for
+    grouping without strings.
+    """
+
+    def __init__(self, columns: dict, function_names, file_names, callee_names):
+        self._columns = columns
+        #: Per code id (and a last "" for the root's -1): the qualified name, the file.
+        self.function_names = function_names
+        self.file_names = file_names
+        #: Per callee id: the name of what was called ("" for nodes that are not calls).
+        self.callee_names = callee_names
+
+    _DECODED = {"function": ("function_names", "code"), "file": ("file_names", "code"),
+                "callee": ("callee_names", "callee_id")}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        col = self._columns.get(name)
+        if col is None:
+            if name not in self._DECODED:
+                raise KeyError(name)
+            names, codes = self._DECODED[name]
+            col = self._columns[name] = getattr(self, names)[self._columns[codes]]
+        return col
+
+    def __iter__(self):
+        yield from self._columns
+        yield from (k for k in self._DECODED if k not in self._columns)
+
+    def __len__(self) -> int:
+        return len(set(self._columns) | set(self._DECODED))
+
+    def __repr__(self) -> str:
+        n = len(self._columns["row"])
+        return f"<tracer table of {n} rows: {', '.join(self)}>"
+
+
+def table(trace, values: bool = False) -> Table:
+    """The trace as a mapping of equal-length numpy columns, one entry per node in row
     (document) order.
 
     - ``row``, ``kind`` (int, names in `KIND_NAMES`), ``flags``, ``parent``, ``depth``
@@ -36,14 +79,15 @@ def table(trace, values: bool = False) -> dict[str, np.ndarray]:
     - ``code`` (index into ``trace.codes``, -1 for the root), ``offset``, ``line``
       (-1 where unknown); ``function`` and ``file``: the code the node was recorded in;
     - ``callee``: for calls, the name of what was called (the function, the operator,
-      ``$build_list`` for a special); ``""`` for other nodes;
+      ``$build_list`` for a special); ``""`` for other nodes; ``callee_id`` its code;
     - ``target``: for jumps, the bytecode offset control went to; -1 otherwise;
     - with ``values=True``, ``value``: the values as an object array.
+
+    The name columns are decoded when first read (see `Table`).
     """
     cols = trace.columns()
     n = len(trace)
     kind = cols["kind"]
-    parent = cols["parent"]
     code = cols["code"]
     offset = cols["offset"]
     aux = cols["aux"]
@@ -53,31 +97,30 @@ def table(trace, values: bool = False) -> dict[str, np.ndarray]:
     size[nested] = aux[nested] - rows[nested]
     if n and size[0] <= 0:                  # a trace still open: the root spans it all
         size[0] = n
+    codes = trace.codes
+    # One entry per code plus a last "" that the root's code -1 indexes.
+    qualnames = np.array([c.co_qualname for c in codes] + [""], dtype=object)
+    files = np.array([c.co_filename for c in codes] + [""], dtype=object)
+    callee_id, callee_names = _callees(trace, cols, qualnames)
     out: dict[str, Any] = {
         "row": rows,
         "kind": kind,
         "flags": cols["flags"],
-        "parent": parent,
+        "parent": cols["parent"],
         "depth": _core.depths(trace),
         "size": size,
         "aux": aux,
         "code": code,
         "offset": offset,
         "line": _lines(trace, code, offset),
+        "callee_id": callee_id,
+        "target": np.where(kind == _K.K_JUMP, aux, -1).astype(np.int32),
     }
-    codes = trace.codes
-    # One entry per code plus a last "" that the root's code -1 indexes.
-    qualnames = np.array([c.co_qualname for c in codes] + [""], dtype=object)
-    files = np.array([c.co_filename for c in codes] + [""], dtype=object)
-    out["function"] = qualnames[code]
-    out["file"] = files[code]
-    out["callee"] = _callees(trace, cols, qualnames)
-    out["target"] = np.where(kind == _K.K_JUMP, aux, -1).astype(np.int32)
     if values:
         vals = np.empty(n, dtype=object)
         vals[:] = trace.values()
         out["value"] = vals
-    return out
+    return Table(out, qualnames, files, callee_names)
 
 
 def _lines(trace, code: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -141,54 +184,67 @@ def group_keys(keys: np.ndarray, size: int):
     return distinct, rank[keys]
 
 
-def _callees(trace, cols, qualnames: np.ndarray) -> np.ndarray:
-    """What each call called, by name; "" for the nodes that are not calls."""
+def _callees(trace, cols, qualnames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What each call called: `(ids, names)`, an int32 id per row into an array of
+    names; id 0 is "" (the nodes that are not calls)."""
     kind, parent, code, offset = cols["kind"], cols["parent"], cols["code"], cols["offset"]
     ref_start, refs = cols["ref_start"], cols["refs"]
     n = len(kind)
-    out = np.full(n, "", dtype=object)
+    names: list[str] = [""]
+    ids: dict[str, int] = {"": 0}
+
+    def name_id(name: str) -> int:
+        found = ids.get(name)
+        if found is None:
+            found = ids[name] = len(names)
+            names.append(name)
+        return found
+
+    out = np.zeros(n, dtype=np.int32)
     is_call = (kind == _K.K_PRIMITIVE) | (kind == _K.K_NESTED) | (kind == _K.K_SPECIAL)
     calls = np.flatnonzero(is_call)
     if not len(calls):
-        return out
+        return out, np.array(names, dtype=object)
     # A call whose body was recorded: its callee is the code of its first child.
     first = calls + 1
     entered = first < n
     entered[entered] &= parent[first[entered]] == calls[entered]
     entered &= kind[calls] == _K.K_NESTED
-    out[calls[entered]] = qualnames[code[first[entered]]]
+    by_code = np.array([name_id(q) for q in qualnames.tolist()], dtype=np.int32)
+    out[calls[entered]] = by_code[code[first[entered]]]
     rest = calls[~entered]
     # Operators and specials: the function of their call site, from the plan.
     by_value = np.zeros(len(rest), dtype=bool)
-    site_code, site_offset = code[rest], offset[rest]
     if len(rest):
-        codes, offsets, which = group_sites(site_code, site_offset)
-        for s, (cid, off) in enumerate(zip(codes.tolist(), offsets.tolist())):
-            members = which == s
+        site_codes, site_offsets, which = group_sites(code[rest], offset[rest])
+        site_name = np.full(len(site_codes), -1, dtype=np.int32)
+        for s, (cid, off) in enumerate(zip(site_codes.tolist(), site_offsets.tolist())):
             rec = ir(trace.codes[cid]).recs.get(off) if cid >= 0 and off >= 0 else None
             if rec is None or rec.sem in (R_CALL, R_CALL_EX):
-                by_value |= members            # call-shaped: named by the callee value
-            elif rec.sem == R_SPECIAL:
-                out[rest[members]] = f"${rec.fn}"
-            else:
-                out[rest[members]] = _name(rec.fn)
-    # Calls named by their callee (input 0): group equal callee objects first.
+                continue                       # call-shaped: named by the callee value
+            site_name[s] = name_id(f"${rec.fn}" if rec.sem == R_SPECIAL else _name(rec.fn))
+        per_row = site_name[which]
+        by_value = per_row < 0
+        out[rest[~by_value]] = per_row[~by_value]
+    # Calls named by their callee (input 0): equal callee objects grouped first.
     named = rest[by_value]
-    has_input = ref_start[named + 1] > ref_start[named]
-    named = named[has_input]
+    named = named[ref_start[named + 1] > ref_start[named]]
     callee_refs = refs[ref_start[named]]
     from_pool = callee_refs < 0
     pool = trace.pool
-    for ref in np.unique(callee_refs[from_pool]).tolist():
-        out[named[from_pool & (callee_refs == ref)]] = _name(pool[-ref - 1])
+    pooled = -callee_refs[from_pool] - 1
+    if len(pooled):
+        distinct, which = group_keys(pooled, len(pool))
+        pool_name = np.array([name_id(_name(pool[k])) for k in distinct.tolist()], dtype=np.int32)
+        out[named[from_pool]] = pool_name[which]
     rows = callee_refs[~from_pool]
     if len(rows):
         addresses = _core.value_addresses(trace, rows)
-        uniq, first_at, which = np.unique(addresses, return_index=True, return_inverse=True)
-        names = np.array([_name(trace.value(int(rows[i]))) for i in first_at.tolist()],
-                         dtype=object)
-        out[named[~from_pool]] = names[which.reshape(-1)]
-    return out
+        _, first_at, which = np.unique(addresses, return_index=True, return_inverse=True)
+        value_name = np.array([name_id(_name(trace.value(int(rows[i]))))
+                               for i in first_at.tolist()], dtype=np.int32)
+        out[named[~from_pool]] = value_name[which.reshape(-1)]
+    return out, np.array(names, dtype=object)
 
 
 def to_pandas(trace, values: bool = False):
@@ -196,7 +252,7 @@ def to_pandas(trace, values: bool = False):
     (pandas is not a dependency of tracer: install it to use this)."""
     import pandas as pd
     cols = table(trace, values=values)
-    frame = pd.DataFrame(cols)
+    frame = pd.DataFrame(dict(cols))
     frame["kind"] = pd.Categorical.from_codes(cols["kind"], categories=list(KIND_NAMES))
     return frame
 
