@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..views.values import short_value
+from ..views.values import SavedText, short_value
 
 __all__ = ["ValueTable", "encode_values", "decode_values", "Opaque", "OpaqueException",
            "PickleRefused"]
@@ -36,6 +36,8 @@ TAG_NAMES = ("none", "false", "true", "int", "bigint", "float", "complex", "str"
 # Containers longer than this are stored as their display text: a trace's values
 # are mostly small, and a huge list repeated at many nodes would swamp the file.
 MAX_ITEMS = 10_000
+# An opaque value's repr keeps this many characters at each end.
+REPR_END = 1000
 # Containers nested deeper than this are stored as text (encoding recurses).
 MAX_DEPTH = 64
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -59,6 +61,7 @@ class ValueTable:
     text: list[str | None] = field(default_factory=list)      # str, big int, display text
     blob: list[bytes | None] = field(default_factory=list)    # bytes, numpy data, pickles
     type_name: list[str | None] = field(default_factory=list)  # module.qualname / numpy dtype
+    repr_text: list[str | None] = field(default_factory=list)  # an opaque value's repr, bounded
     items: list[list[int] | None] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -91,6 +94,7 @@ class _Encoder:
         t.text.append(None)
         t.blob.append(None)
         t.type_name.append(None)
+        t.repr_text.append(None)
         t.items.append(None)
         if self.use_pickle and obj is not None:
             try:
@@ -131,7 +135,8 @@ class _Encoder:
             buf = io.BytesIO()
             np.save(buf, obj, allow_pickle=False)
             t.tag[i], t.blob[i] = T_NP_ARRAY, buf.getvalue()
-        elif cls in _CONTAINERS and len(obj) <= MAX_ITEMS and self.depth < MAX_DEPTH:
+        elif (cls in _CONTAINERS and len(obj) <= MAX_ITEMS and self.depth < MAX_DEPTH
+              and (cls not in (set, frozenset, dict) or all(_plain(x) for x in obj))):
             t.tag[i] = _CONTAINERS[cls]
             self.depth += 1
             try:
@@ -151,8 +156,33 @@ class _Encoder:
         t.type_name[i] = f"{cls.__module__}.{cls.__qualname__}"
         try:
             t.text[i] = short_value(obj)
+            t.repr_text[i] = _bounded(repr(obj))
         except Exception as exc:  # a repr that raises: say so instead
-            t.text[i] = f"<{cls.__qualname__} object (repr raised {type(exc).__name__})>"
+            t.text[i] = t.repr_text[i] = (f"<{cls.__qualname__} object (repr raised "
+                                          f"{type(exc).__name__})>")
+
+
+def _bounded(text: str) -> str:
+    # Both ends kept: a dump shortens a repr to its start and end (reprlib), so a
+    # container holding this value prints as the live one did.
+    if len(text) <= 2 * REPR_END:
+        return text
+    return text[:REPR_END] + "..." + text[-REPR_END:]
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _plain(obj, depth: int = 0) -> bool:
+    """Whether `obj` decodes as an equal object of the same type.  Sets and dict keys
+    must be such items: items kept as text hash (so iterate) differently, and do not
+    sort as a dump sorts keys and set items; such sets and dicts are kept as text."""
+    cls = type(obj)
+    if cls in _PLAIN or (isinstance(obj, np.generic) and obj.dtype.kind not in "OV"):
+        return True
+    if cls in (tuple, frozenset) and depth < 8 and len(obj) <= MAX_ITEMS:
+        return all(_plain(x, depth + 1) for x in obj)
+    return False
 
 
 def encode_values(objects, use_pickle: bool = False) -> tuple[ValueTable, list[int]]:
@@ -162,32 +192,35 @@ def encode_values(objects, use_pickle: bool = False) -> tuple[ValueTable, list[i
     return enc.table, indices
 
 
-class Opaque:
-    """A value a saved trace kept only as text: its display text and its type's name.
+class Opaque(SavedText):
+    """A value a saved trace kept only as text: its type's name, its display text
+    (`text`, as a dump shows it) and its repr (`repr_text`, both ends kept if long).
 
     Each original type gets a subclass of its own name, so a dump of the loaded
     trace reads `text::TypeName` as the live one did."""
 
-    __slots__ = ("type_name", "text")
+    __slots__ = ("type_name", "text", "repr_text")
 
-    def __init__(self, type_name: str, text: str):
+    def __init__(self, type_name: str, text: str, repr_text: str):
         self.type_name = type_name
         self.text = text
+        self.repr_text = repr_text
 
     def __repr__(self) -> str:
-        return self.text
+        return self.repr_text
 
 
-class OpaqueException(Exception):
+class OpaqueException(SavedText, Exception):
     """An exception a saved trace kept only as text (a raising node's value)."""
 
-    def __init__(self, type_name: str, text: str):
+    def __init__(self, type_name: str, text: str, repr_text: str):
         super().__init__(text)
         self.type_name = type_name
         self.text = text
+        self.repr_text = repr_text
 
     def __repr__(self) -> str:
-        return self.text
+        return self.repr_text
 
 
 _stand_in_types: dict[tuple[str, bool], type] = {}
@@ -199,7 +232,8 @@ def _stand_in(type_name: str, exception: bool) -> type:
     if cls is None:
         module, _, qualname = type_name.rpartition(".")
         base = OpaqueException if exception else Opaque
-        cls = type(qualname.rpartition(".")[2] or base.__name__, (base,),
+        name = qualname.rpartition(".")[2] or base.__name__
+        cls = type(name, (base,),
                    {"__module__": module, "__qualname__": qualname or base.__name__})
         _stand_in_types[key] = cls
     return cls
@@ -275,7 +309,8 @@ def decode_values(table: ValueTable, allow_pickle: bool = False) -> list:
             return frozenset(get(j) for j in table.items[i])
         if tag in (T_OPAQUE, T_OPAQUE_EXCEPTION):
             cls = _stand_in(table.type_name[i] or "builtins.object", tag == T_OPAQUE_EXCEPTION)
-            return cls(table.type_name[i], table.text[i] or "")
+            return cls(table.type_name[i], table.text[i] or "",
+                       table.repr_text[i] or table.text[i] or "")
         if tag == T_PICKLE:
             return pickle.loads(table.blob[i])  # allow_pickle was checked above
         raise ValueError(f"value entry {i}: unknown tag {tag}")

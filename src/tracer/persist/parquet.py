@@ -61,7 +61,8 @@ def _types(pa):
                           ("ir_text", pa.large_string()), ("analysis", pa.large_string())])
     value_row = pa.struct([("tag", pa.uint8()), ("integer", pa.int64()), ("real", pa.float64()),
                            ("text", pa.large_string()), ("blob", pa.large_binary()),
-                           ("type_name", pa.string()), ("items", pa.list_(pa.int32()))])
+                           ("type_name", pa.string()), ("repr_text", pa.large_string()),
+                           ("items", pa.list_(pa.int32()))])
     pair = pa.struct([("row", pa.int32()), ("value", pa.int32())])
     return {"codes": code_row, "values": value_row, "pool": pa.int32(), "metadata": pair,
             "substituted": pair}
@@ -129,7 +130,7 @@ def to_table(enc: EncodedTrace):
         [pa.array(v.tag, pa.uint8()), pa.array(v.integer, pa.int64()),
          pa.array(v.real, pa.float64()), pa.array(v.text, pa.large_string()),
          pa.array(v.blob, pa.large_binary()), pa.array(v.type_name, pa.string()),
-         pa.array(v.items, pa.list_(pa.int32()))],
+         pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32()))],
         fields=list(types["values"]))
     arrays["values"] = _row0(pa, n, values_struct, types["values"])
     arrays["pool"] = _row0(pa, n, pa.array(enc.pool, pa.int32()), pa.int32())
@@ -185,6 +186,7 @@ def from_table(table) -> EncodedTrace:
         tag=vals.field("tag").to_pylist(), integer=vals.field("integer").to_pylist(),
         real=vals.field("real").to_pylist(), text=vals.field("text").to_pylist(),
         blob=vals.field("blob").to_pylist(), type_name=vals.field("type_name").to_pylist(),
+        repr_text=vals.field("repr_text").to_pylist(),
         items=vals.field("items").to_pylist())
     return EncodedTrace(
         columns=columns, values=table_v, pool=side("pool").to_pylist(),
@@ -227,7 +229,7 @@ def load(path, *, allow_pickle: bool = False):
 
     try:
         table = pq.read_table(os.fspath(path))
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         if not os.path.exists(path):
             raise FileNotFoundError(f"no trace file {os.fspath(path)!r}") from None
         raise ValueError(f"{os.fspath(path)!r} is not a Parquet file ({exc})") from None
