@@ -6,6 +6,7 @@ import math
 import multiprocessing as mp
 import pickle
 import random
+import re
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -267,4 +268,9 @@ def test_traces_cross_process_boundaries():
     for seed, root in zip([1, 2, 3], roots):
         assert isinstance(root.trace, tracer.Trace)
         tracer.validate(root)
-        assert dump(root) == dump(run_in_worker(seed))  # as if traced here
+        # As if traced here, but for the address of the Random instance.
+        assert no_addresses(dump(root)) == no_addresses(dump(run_in_worker(seed)))
+
+
+def no_addresses(text):
+    return re.sub(r" at 0x[0-9a-f]+", " at 0x…", text)
