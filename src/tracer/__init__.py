@@ -24,7 +24,9 @@ from .views.nodes import (  # noqa: E402
     PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
 )
 from .views.show import format_node, printlevels  # noqa: E402
-from .persist import LoadedCode, Opaque, OpaqueException, PickleRefused, load, save  # noqa: E402
+from .persist import (  # noqa: E402
+    LoadedCode, Opaque, OpaqueException, PickleRefused, Runs, load, save, track_many,
+)
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 
@@ -41,6 +43,6 @@ __all__ = [
     "referenced", "backward", "dependents", "forward",
     "TrackingError", "ToolIdError", "GraphError",
     "spare_columns_limit", "spare_columns_bytes",
-    "save", "load", "LoadedCode", "Opaque", "OpaqueException", "PickleRefused",
+    "save", "load", "track_many", "Runs", "LoadedCode", "Opaque", "OpaqueException", "PickleRefused",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
 ]

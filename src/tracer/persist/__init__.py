@@ -11,9 +11,10 @@ from .. import _core
 from .codes import LoadedCode, LoadedIR
 from .encode import Opaque, OpaqueException, PickleRefused
 from .parquet import load, save
+from .many import RunResult, Runs, track_many
 from . import pickling  # noqa: F401  (registers Trace.__reduce__)
 
-__all__ = ["save", "load", "LoadedCode", "LoadedIR", "Opaque", "OpaqueException",
+__all__ = ["save", "load", "track_many", "Runs", "RunResult", "LoadedCode", "LoadedIR", "Opaque", "OpaqueException",
            "PickleRefused"]
 
 _core.set_persist_hooks(save=save)
