@@ -86,6 +86,21 @@ def keeps(x):
     return data, arr, np.int16(7), complex(1, 2), big, {1, 2}, frozenset({3}), x
 
 
+def test_an_arrow_ipc_file_holds_the_same_trace(tmp_path):
+    random.seed(2)
+    root = tracer.track(geom, 0.2)
+    tracer.save(root, tmp_path / "t.arrow")
+    with open(tmp_path / "t.arrow", "rb") as f:
+        assert f.read(6) == b"ARROW1"
+    tracer.save(root, tmp_path / "t.bin", format="arrow", compression="zstd")
+    for name in ("t.arrow", "t.bin"):
+        back = tracer.load(tmp_path / name)
+        same_columns(root, back)
+        assert dump(back) == dump(root)
+    with pytest.raises(ValueError, match="format must be one of"):
+        tracer.save(root, tmp_path / "t.x", format="csv")
+
+
 def test_values_of_the_encodable_types_come_back_equal(tmp_path):
     root = tracer.track(keeps, 3)
     tracer.save(root, tmp_path / "t.parquet")
@@ -245,7 +260,7 @@ def test_load_says_what_is_wrong_with_a_path(tmp_path):
     with pytest.raises(FileNotFoundError, match="no trace file"):
         tracer.load(tmp_path / "missing.parquet")
     (tmp_path / "text.parquet").write_text("hello")
-    with pytest.raises(ValueError, match="not a Parquet file"):
+    with pytest.raises(ValueError, match="not a Parquet or Arrow file"):
         tracer.load(tmp_path / "text.parquet")
     pq.write_table(pa.table({"a": [1, 2]}), tmp_path / "other.parquet")
     with pytest.raises(ValueError, match="not a tracer trace file"):

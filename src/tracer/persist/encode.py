@@ -72,34 +72,50 @@ class ValueTable:
         return T_PICKLE in self.tag
 
 
+_SPARSE = ("text", "blob", "type_name", "repr_text", "items")
+
+
 class _Encoder:
+    # tag, integer and real get an item per entry; the other columns are mostly
+    # empty, so they are dicts (entry -> item) until `table()` lays them out.
     def __init__(self, use_pickle: bool):
-        self.table = ValueTable()
+        self.tag: list[int] = []
+        self.integer: list[int] = []
+        self.real: list[float] = []
+        self.text: dict = {}
+        self.blob: dict = {}
+        self.type_name: dict = {}
+        self.repr_text: dict = {}
+        self.items: dict = {}
         self.index: dict[int, int] = {}
         self.keep: list = []  # the objects encoded, alive until done (ids stay unique)
         self.use_pickle = use_pickle
         self.depth = 0
 
+    def table(self) -> ValueTable:
+        n = len(self.tag)
+        columns = {}
+        for name in _SPARSE:
+            col: list = [None] * n
+            for i, v in getattr(self, name).items():
+                col[i] = v
+            columns[name] = col
+        return ValueTable(tag=self.tag, integer=self.integer, real=self.real, **columns)
+
     def add(self, obj) -> int:
         i = self.index.get(id(obj))
         if i is not None:
             return i
-        t = self.table
-        i = len(t.tag)
+        i = len(self.tag)
         self.index[id(obj)] = i
         self.keep.append(obj)
-        t.tag.append(T_NONE)
-        t.integer.append(0)
-        t.real.append(0.0)
-        t.text.append(None)
-        t.blob.append(None)
-        t.type_name.append(None)
-        t.repr_text.append(None)
-        t.items.append(None)
+        self.tag.append(T_NONE)
+        self.integer.append(0)
+        self.real.append(0.0)
         if self.use_pickle and obj is not None:
             try:
-                t.blob[i] = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-                t.tag[i] = T_PICKLE
+                self.blob[i] = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+                self.tag[i] = T_PICKLE
                 return i
             except Exception:  # unpicklable: encoded as below
                 pass
@@ -107,7 +123,7 @@ class _Encoder:
         return i
 
     def _fill(self, i: int, obj) -> None:
-        t = self.table
+        t = self
         cls = type(obj)
         if obj is None:
             return
@@ -150,7 +166,7 @@ class _Encoder:
             self._opaque(i, obj)
 
     def _opaque(self, i: int, obj) -> None:
-        t = self.table
+        t = self
         cls = type(obj)
         t.tag[i] = T_OPAQUE_EXCEPTION if isinstance(obj, BaseException) else T_OPAQUE
         t.type_name[i] = f"{cls.__module__}.{cls.__qualname__}"
@@ -186,10 +202,24 @@ def _plain(obj, depth: int = 0) -> bool:
 
 
 def encode_values(objects, use_pickle: bool = False) -> tuple[ValueTable, list[int]]:
-    """Encode `objects` (an iterable); return the table and each object's entry."""
+    """Encode `objects` (a list); return the table and each object's entry."""
     enc = _Encoder(use_pickle)
-    indices = [enc.add(obj) for obj in objects]
-    return enc.table, indices
+    index, tag, integer, real, add = enc.index, enc.tag, enc.integer, enc.real, enc.add
+    out = []
+    append = out.append
+    for obj in objects:
+        i = index.get(id(obj))
+        if i is None:
+            if type(obj) is float and not use_pickle:  # the commonest value: inline
+                i = len(tag)
+                index[id(obj)] = i  # `objects` keeps obj alive, so its id stays its own
+                tag.append(T_FLOAT)
+                integer.append(0)
+                real.append(obj)
+            else:
+                i = add(obj)
+        append(i)
+    return enc.table(), out
 
 
 class Opaque(SavedText):
@@ -315,6 +345,16 @@ def decode_values(table: ValueTable, allow_pickle: bool = False) -> list:
             return pickle.loads(table.blob[i])  # allow_pickle was checked above
         raise ValueError(f"value entry {i}: unknown tag {tag}")
 
-    for i in range(len(tags)):
+    # Scalars straight from their columns; the rest (containers, text) one by one.
+    tag_array = np.asarray(tags, dtype=np.uint8)
+    for t, source in ((T_FLOAT, table.real), (T_INT, table.integer), (T_STR, table.text)):
+        for i in np.flatnonzero(tag_array == t).tolist():
+            out[i] = source[i]
+            done[i] = True
+    for t, value in ((T_TRUE, True), (T_FALSE, False), (T_NONE, None)):
+        for i in np.flatnonzero(tag_array == t).tolist():
+            out[i] = value
+            done[i] = True
+    for i in np.flatnonzero(~np.asarray(done, dtype=bool)).tolist():
         get(i)
     return out
