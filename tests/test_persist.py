@@ -192,6 +192,8 @@ def test_values_saved_as_pickles_need_allow_pickle(tmp_path):
         back = tracer.load(tmp_path / "t.parquet", allow_pickle=True)
     assert back.value[0] == root.value[0]
     assert back.children[0].value is keeps  # pickled by reference: the function itself
+    assert back.trace.snapshots  # copies, one per value: validate compares no identities
+    tracer.validate(back)
 
 
 def test_a_crafted_file_never_runs_its_payload(tmp_path):

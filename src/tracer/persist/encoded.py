@@ -76,7 +76,10 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
         metadata=[(row, e) for (row, _), e in zip(meta, meta_entries)],
         substituted=[(row, e) for (row, _), e in zip(subst, subst_entries)],
         info={"format": FORMAT_VERSION, "stopped": bool(trace.stopped),
-              "snapshots": bool(trace.snapshots), "exception": exception,
+              # Pickled one by one, values lose their identity (a return's value is
+              # no longer its operand's object): copies, as a snapshot policy keeps.
+              "snapshots": bool(trace.snapshots) or values == "pickle",
+              "exception": exception,
               "events": int(trace.events), "root_keywords": list(trace.root_keywords or ()),
               "pickled": values == "pickle",
               "python": sys.version.split()[0]})

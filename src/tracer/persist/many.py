@@ -53,7 +53,8 @@ def _seed(seed: int | None, run: int) -> None:
 
 def _record_runs(f, batch: list, path: str, seed, ctx, values: str) -> list[RunResult]:
     """Trace f over `batch` ([(run, item)]) in this process, saving each run."""
-    import tracer
+    from ..api import TrackingError, last_trace, track
+    from .parquet import save
 
     out = []
     for run, item in batch:
@@ -61,15 +62,15 @@ def _record_runs(f, batch: list, path: str, seed, ctx, values: str) -> list[RunR
             _seed(seed, run)
             error = None
             try:
-                root = tracer.track(f, *_call_arguments(item), ctx=ctx)
+                root = track(f, *_call_arguments(item), ctx=ctx)
             except Exception as exc:  # the traced call's own exception: kept as data
-                root = tracer.last_trace()
-                if root is None or isinstance(exc, tracer.TrackingError):
+                root = last_trace()
+                if root is None or isinstance(exc, TrackingError):
                     raise
                 error = f"{type(exc).__name__}: {exc}"
         run_dir = os.path.join(path, f"run={run}")
         os.makedirs(run_dir, exist_ok=True)
-        tracer.save(root, os.path.join(run_dir, FILE_NAME), values=values)
+        save(root, os.path.join(run_dir, FILE_NAME), values=values)
         out.append(RunResult(run, len(root.trace), error))
     return out
 

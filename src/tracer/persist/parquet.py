@@ -271,7 +271,13 @@ def read_table(path):
                 return pa.ipc.open_file(source).read_all()
         import pyarrow.parquet as pq
 
-        return pq.read_table(name)
+        # ParquetFile, not read_table: read_table sets up a dataset scan, several times
+        # the cost of reading a small trace.
+        parquet = pq.ParquetFile(name)
+        try:
+            return parquet.read()
+        finally:
+            parquet.close()
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ValueError(f"{name!r} is not a Parquet or Arrow file ({exc})") from None
 
