@@ -59,7 +59,9 @@ def main(argv=None):
     back = tracer.load(path)
     tracer.printlevels(back, 2)
     tracer.validate(back)
-    print(back[3].code, "|", back[3].ir[back[3].location])
+    code = back[3].code
+    print(type(code).__name__, code.co_qualname, code.co_firstlineno, "|",
+          back[3].ir[back[3].location])
     copy = pickle.loads(pickle.dumps(back))
     print("pickled and back:", copy.value == root.value, [n.index for n in copy[4].backward()])
 

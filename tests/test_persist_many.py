@@ -92,3 +92,19 @@ def test_track_many_on_a_local_dask_cluster(tmp_path):
                              processes=2, seed=7)
     here = tracer.track_many(geom, [0.4] * RUNS, tmp_path / "here", processes=0, seed=7)
     assert check_geom_runs(runs) == check_geom_runs(here)
+
+
+def test_the_readme_example_runs(tmp_path):
+    import subprocess
+    import sys
+
+    from helpers import EXAMPLES
+
+    done = subprocess.run([sys.executable, str(EXAMPLES / "persist.py"), "--runs", "20"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "⟨f⟩(⟨1.0⟩) → 1.8414709848078965::float" in out
+    assert "pickled and back: True [3, 2, 1]" in out
+    assert "20 runs of geom(0.3) traced" in out
+    assert "true     20 times in 20 runs" in out
