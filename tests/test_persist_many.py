@@ -82,6 +82,8 @@ def test_track_many_says_what_is_wrong(tmp_path):
         tracer.track_many(inverse, [1], tmp_path / "runs", processes=0)
     with pytest.raises(TypeError, match="dask.distributed.Client or 'local'"):
         tracer.track_many(inverse, [1], tmp_path / "other", client=42)
+    with pytest.raises(TypeError, match="function defined at module level"):
+        tracer.track_many(lambda x: x, [1], tmp_path / "lambda", processes=2)
     with pytest.raises(FileNotFoundError, match="no runs"):
         tracer.Runs(tmp_path / "nothing")
 

@@ -191,7 +191,7 @@ class LoadedCode:
         if self._ir is None:
             try:
                 self._ir = LoadedIR(self, self._data())
-            except (KeyError, TypeError, ValueError) as exc:
+            except Exception as exc:  # whatever the damaged data trips: say so
                 raise ValueError(f"the saved analysis of {self.co_qualname} is damaged "
                                  f"({type(exc).__name__}: {exc})") from None
         return self._ir

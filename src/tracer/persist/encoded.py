@@ -108,19 +108,27 @@ def decode_trace(enc: EncodedTrace, allow_pickle: bool = False):
         codes = [LoadedCode(row) for row in enc.codes]
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"the code table is damaged ({type(exc).__name__}: {exc})") from None
-    metadata = {int(row): entry(e) for row, e in enc.metadata}
+    try:
+        metadata = {int(row): entry(e) for row, e in enc.metadata}
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"the node metadata is damaged ({exc})") from None
     if not all(isinstance(d, dict) for d in metadata.values()):
         raise ValueError("the node metadata is damaged: an entry is no dict")
-    cols = {name: np.ascontiguousarray(enc.columns[name], dtype=dtype)
-            for name, dtype in NODE_COLUMNS.items()}
-    exception = info.get("exception", -1)
+    try:
+        cols = {name: np.ascontiguousarray(enc.columns[name], dtype=dtype)
+                for name, dtype in NODE_COLUMNS.items()}
+        for name in ("ref_start", "refs", "value"):
+            cols[name] = np.ascontiguousarray(enc.columns[name], dtype=np.int32)
+        exception = int(info.get("exception", -1))
+        events = int(info.get("events", 0))
+        keywords = tuple(str(k) for k in info.get("root_keywords", ()))
+        pool = [entry(e) for e in enc.pool]
+        substituted = {int(row): entry(e) for row, e in enc.substituted}
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"the trace's columns or attributes are damaged "
+                         f"({type(exc).__name__}: {exc})") from None
     return _core.trace_from_columns(
         cols["kind"], cols["flags"], cols["parent"], cols["code"], cols["offset"], cols["aux"],
-        np.ascontiguousarray(enc.columns["ref_start"], dtype=np.int32),
-        np.ascontiguousarray(enc.columns["refs"], dtype=np.int32),
-        np.ascontiguousarray(enc.columns["value"], dtype=np.int32),
-        objects, [entry(e) for e in enc.pool], codes, metadata,
-        {int(row): entry(e) for row, e in enc.substituted},
-        bool(info.get("stopped")), bool(info.get("snapshots")),
-        entry(exception) if exception >= 0 else None, int(info.get("events", 0)),
-        tuple(str(k) for k in info.get("root_keywords", ())))
+        cols["ref_start"], cols["refs"], cols["value"], objects, pool, codes, metadata,
+        substituted, bool(info.get("stopped")), bool(info.get("snapshots")),
+        entry(exception) if exception >= 0 else None, events, keywords)

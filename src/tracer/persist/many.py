@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import random
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -121,6 +122,13 @@ def _on_processes(f, batches, args, processes):
     workers = processes or os.cpu_count() or 1
     if workers < 0:
         raise ValueError(f"processes must be >= 0, not {processes}")
+    try:
+        pickle.dumps(f)
+    except Exception as exc:
+        raise TypeError(
+            f"worker processes cannot receive {f!r} ({type(exc).__name__}: {exc}): pass a "
+            "function defined at module level, or use processes=0 (this process) or a "
+            "Dask client (which pickles functions by value)") from None
     # spawn: fresh interpreters (forking a process with pyarrow's or the caller's
     # threads can deadlock); each imports f by name.
     context = multiprocessing.get_context("spawn")
