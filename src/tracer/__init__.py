@@ -26,6 +26,9 @@ from .views.nodes import (  # noqa: E402
 from .views.show import format_node, printlevels  # noqa: E402
 from .views.query import AXES, Query, query  # noqa: E402
 from .views.table import table  # noqa: E402
+from .persist import (  # noqa: E402
+    LoadedCode, Opaque, OpaqueException, PickleRefused, Runs, load, save, track_many,
+)
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 
@@ -42,5 +45,6 @@ __all__ = [
     "referenced", "backward", "dependents", "forward", "query", "Query", "AXES", "table",
     "TrackingError", "ToolIdError", "GraphError",
     "spare_columns_limit", "spare_columns_bytes",
+    "save", "load", "track_many", "Runs", "LoadedCode", "Opaque", "OpaqueException", "PickleRefused",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
 ]

@@ -338,6 +338,13 @@ cdef class Trace:
         """The whole trace as a mapping of numpy columns, one entry per node, with
         function, file, line and callee decoded (see `tracer.views.table.table`)."""
         return _handed(TABLE, "table")(self, values=values)
+    # Saving and pickling are tracer.persist's (set_persist_hooks, in load.pxi).
+    def save(self, path, **options):
+        """Save the trace to `path` as one Parquet file: `tracer.save(trace, path)`."""
+        return _persist_hook("save")(self, path, **options)
+
+    def __reduce__(self):
+        return _persist_hook("reduce")(self)
 
     cdef int _finish(self, object exception) except -1:
         self.exception = exception

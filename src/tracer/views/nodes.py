@@ -45,6 +45,10 @@ class Node(_core.NodeView):
     __slots__ = ()
     kind = ""
 
+    def __reduce__(self):
+        # A view pickles as (trace, row); the Trace pickles itself (tracer.persist).
+        return node_at, (self._trace, self._row)
+
     @property
     def raised(self) -> bool:
         """Whether the operation raised; `value` is then the exception."""
