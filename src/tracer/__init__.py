@@ -26,6 +26,7 @@ from .views.nodes import (  # noqa: E402
 from .views.show import format_node, printlevels  # noqa: E402
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
+from .ad import NoRuleError, backprop, grad, rule, value_and_grad, vjp  # noqa: E402
 
 try:
     from ._version import version as __version__
@@ -41,4 +42,5 @@ __all__ = [
     "TrackingError", "ToolIdError", "GraphError",
     "spare_columns_limit", "spare_columns_bytes",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
+    "grad", "value_and_grad", "vjp", "backprop", "rule", "NoRuleError",
 ]

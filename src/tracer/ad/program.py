@@ -1,0 +1,445 @@
+"""A gradient program: a tape's forward ops and reverse sweep, generated as Python.
+
+From a tape (tracer.tape) and the Input ops to differentiate, `build` finds the
+ops on the path from those inputs to the result (forward reachability from the
+inputs, then backward need from the result, in two passes over the tape's op ids),
+checks that each has a rule, and generates two functions:
+
+- `forward(args, kwargs) -> (result, saved)`: the tape's ops on new arguments, with
+  its guards (a GuardError when the new arguments take another path), returning the
+  values the sweep reads;
+- `backward(saved, seed) -> adjoints`: the reverse sweep, one statement per adjoint
+  contribution, in reverse tape order.  An adjoint's first contribution is an
+  assignment and later ones additions (known while generating, so the code never
+  tests for a missing adjoint); float arguments use the rules' inline templates.
+
+`saved_from_tape()` gives the saved values the trace itself recorded, so the first
+gradient of a call runs the function once (a stochastic function is not re-run).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+
+import numpy as np
+
+from .. import callables as tops
+from ..tape.guards import GuardError, guard_failure
+from ..tape.helpers import STOP, make_binder
+from ..tape.ops import Call, Constant, Guard, Input
+from ..tape.play import evaluate
+from . import adjoints
+from .errors import NoRuleError
+from .rules import lookup
+
+__all__ = ["GradientProgram", "build", "GuardError"]
+
+# Calls that change a container in place: on the path they would be silently wrong.
+_MUTATORS = frozenset((tops.list_extend, list.extend, list.insert, tops.setslice,
+                       tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
+                       dict.__setitem__, list.__setitem__, setattr))
+_SCALAR_TYPES = (float, int)
+_INLINE_GLOBALS = {"cos_": math.cos, "sin_": math.sin, "cosh_": math.cosh,
+                   "sinh_": math.sinh, "sqrt_": math.sqrt, "exp_": math.exp}
+
+
+def _log_(x):
+    return math.log(x) if x > 0 else 0.0  # only reached for a float exponent's adjoint
+
+
+class GradientProgram:
+    """The generated forward and backward functions of one tape (one path)."""
+
+    def __init__(self, tape, inputs, forward, backward, saved_ops, nested, source):
+        self.tape = tape
+        self.inputs = inputs          # the Input ops differentiated, in the caller's order
+        self.forward = forward
+        self.backward = backward
+        self.saved_ops = saved_ops    # the ops whose values `backward` reads, in order
+        self.nested = nested          # op -> (callable, active positions): nested vjps
+        self.source = source
+
+    def saved_from_tape(self):
+        """The saved values as the trace recorded them (and nested pullbacks)."""
+        out = []
+        for op in self.saved_ops:
+            if isinstance(op, tuple):  # ("pb", call op): a nested call's pullback
+                call = op[1]
+                fn, positions = self.nested[call]
+                args = tuple(a.value if isinstance(a, (Call, Input, Constant)) else a
+                             for a in call.args)
+                out.append(_nested_vjp(fn(call), args, positions)[1])
+            else:
+                out.append(op.value)
+        return tuple(out)
+
+
+def _nested_vjp(fn, args, positions):
+    from .api import vjp_positions  # a nested call is differentiated as a call of its own
+
+    if not isinstance(fn, (types.FunctionType, types.MethodType)):
+        # An instance with a Python __call__: trace the method (a call of the instance
+        # itself enters its frame from C, which the tape keeps as one op).
+        fn = types.MethodType(type(fn).__call__, fn)
+    return vjp_positions(fn, args, positions)
+
+
+def _is_scalar(v) -> bool:
+    return isinstance(v, _SCALAR_TYPES) and not isinstance(v, bool) or (
+        isinstance(v, np.floating))
+
+
+def _is_python_callable(fn) -> bool:
+    """Whether calling `fn` runs Python code we can trace (no rule needed)."""
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        return True
+    if isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc,
+                       types.MethodDescriptorType, types.WrapperDescriptorType,
+                       types.MethodWrapperType, types.ClassMethodDescriptorType, type)):
+        return False
+    call = getattr(type(fn), "__call__", None)
+    return isinstance(call, types.FunctionType)
+
+
+def build(tape, inputs) -> GradientProgram:
+    """The gradient program of `tape` with respect to Input ops `inputs`."""
+    return _Builder(tape, inputs).run()
+
+
+class _Builder:
+    def __init__(self, tape, inputs):
+        self.tape = tape
+        self.inputs = list(inputs)
+        self.ops = tape.ops
+        n = len(self.ops)
+        self.active = [False] * (n + 1)   # forward-reachable from the inputs, by op id
+        self.needed = [False] * (n + 1)   # the result depends on it (among active ops)
+        self.target: dict[int, dict[int, int]] = {}  # op id -> {arg position: adjoint op id}
+        self.index: dict[int, int] = {}   # next()/append op id -> the item index it reads
+        self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
+                              "add_": adjoints.add, "seq_item_": adjoints.seq_item,
+                              "seq_get_": adjoints.seq_get, "nz_": _nonzero,
+                              "log_": _log_, "nested_": _nested_call, **_INLINE_GLOBALS}
+        self.names: dict[int, str] = {}
+        self.nested: dict = {}
+
+    # -- analysis ------------------------------------------------------------------------
+    def run(self) -> GradientProgram:
+        self._forward_mask()
+        self._backward_mask()
+        self._check_rules()
+        fwd_src, saved = self._forward_source()
+        bwd_src = self._backward_source(saved)
+        source = fwd_src + "\n\n" + bwd_src
+        glb = dict(self.globals)
+        exec(compile(source, f"<gradient of {self._name()}>", "exec"), glb)
+        saved_ops = [("pb", self.ops[k - 1]) if pb else self.ops[k - 1] for k, pb in saved]
+        return GradientProgram(self.tape, self.inputs, glb["forward_"], glb["backward_"],
+                               saved_ops, self.nested, source)
+
+    def _name(self) -> str:
+        return getattr(self.tape.func, "__qualname__", "f")
+
+    def _forward_mask(self) -> None:
+        active = self.active
+        for op in self.inputs:
+            active[op.id] = adjoints.is_differentiable(op.value)
+        version: dict[int, int] = {}   # a list op -> the op of its latest append
+        count: dict[int, int] = {}     # a list or iterator op -> items appended / read
+        for op in self.ops:
+            if type(op) is not Call:
+                continue
+            fn = op.fn
+            k = op.id
+            if _is_append(fn) and len(op.args) == 2 and _is_op(op.args[0]):
+                self._append(op, version, count)
+                continue
+            targets = {}
+            hit = False
+            for i, a in enumerate(op.args):
+                if _is_op(a):
+                    t = version.get(a.id, a.id)
+                    targets[i] = t
+                    hit = hit or active[t]
+            for name, a in op.kwargs.items():
+                if _is_op(a) and active[version.get(a.id, a.id)]:
+                    raise NoRuleError(fn, op.where, note=f"Its keyword argument {name}= is "
+                                      "differentiated; pass it positionally.")
+            if not hit:
+                continue
+            if _is_mutator(fn):
+                raise NoRuleError(fn, op.where, note="It changes a container in place with "
+                                  "a differentiated value, which is not supported.")
+            if op.star:
+                raise NoRuleError(fn, op.where, note="It is called as f(*args) with a "
+                                  "differentiated value, which is not supported.")
+            if fn is next and op.args and _is_op(op.args[0]):
+                it = op.args[0].id
+                self.index[k] = count.get(it, 0)
+                count[it] = self.index[k] + 1
+            if adjoints.is_differentiable(op.value):
+                active[k] = True
+                self.target[k] = targets
+
+    def _append(self, op, version, count) -> None:
+        """`lst.append(item)` makes a new version of the list: later reads of the list
+        send their adjoint to this op, which passes item `index`'s adjoint to `item`."""
+        k = op.id
+        lst, item = op.args
+        prev = version.get(lst.id, lst.id)
+        if lst.id not in count:
+            built = type(lst) is Call and lst.fn is tops.build_list and not lst.star
+            count[lst.id] = len(lst.args) if built else None
+        index = count[lst.id]
+        if index is not None:
+            count[lst.id] = index + 1
+        version[lst.id] = k
+        if not (self.active[prev] or _is_op(item) and self.active[item.id]):
+            return
+        if index is None:
+            raise NoRuleError(op.fn, op.where, note="Appending a differentiated value to a "
+                              "list the function did not build itself is not supported.")
+        self.index[k] = index
+        self.active[k] = True
+        self.target[k] = {0: prev, 1: item.id if _is_op(item) else 0}
+
+    def _backward_mask(self) -> None:
+        res = self.tape.result
+        if res is None or not self.active[res.id]:
+            return
+        needed, active = self.needed, self.active
+        needed[res.id] = True
+        for op in reversed(self.ops):
+            k = op.id
+            if not needed[k] or type(op) is not Call:
+                continue
+            r = lookup(op.fn) if not _is_op(op.fn) else None
+            for i, t in self.target.get(k, {}).items():
+                if t and active[t] and (r is None or r.differentiable(i)
+                                        or _is_append(op.fn) or op.fn is next):
+                    needed[t] = True
+
+    def on_path(self, k: int) -> bool:
+        return self.active[k] and self.needed[k]
+
+    def _check_rules(self) -> None:
+        for op in self.ops:
+            if type(op) is not Call or not self.on_path(op.id):
+                continue
+            fn = op.fn
+            if _is_append(fn) or fn is next:
+                continue
+            if _is_op(fn):
+                if not _is_python_callable(fn.value):
+                    raise NoRuleError(fn.value, op.where)
+                self._nest(op, lambda call: call.fn.value)
+                continue
+            if lookup(fn) is not None:
+                continue
+            if _is_python_callable(fn):
+                self._nest(op, lambda call: call.fn)
+                continue
+            raise NoRuleError(fn, op.where)
+
+    def _nest(self, op, get_fn) -> None:
+        positions = tuple(i for i, t in self.target[op.id].items() if t and self.active[t])
+        self.nested[op] = (get_fn, positions)
+
+    # -- code ----------------------------------------------------------------------------
+    def const(self, value) -> str:
+        t = type(value)
+        if t in (int, bool, str, type(None)) or t is float and math.isfinite(value):
+            text = repr(value)
+            return f"({text})" if text.startswith("-") else text
+        if value is STOP:
+            return "STOP"
+        label = getattr(value, "__name__", None)
+        label = label if isinstance(label, str) and label.isidentifier() else "k"
+        name = f"{label.strip('_')}_{len(self.globals)}"
+        self.globals[name] = value
+        return name
+
+    def ref(self, a) -> str:
+        return f"v_{a.id}" if _is_op(a) else self.const(a)
+
+    def _forward_source(self):
+        tape = self.tape
+        lines = ["def forward_(args_, kwargs_):"]
+        emit = lines.append
+        func = tape.signature_of
+        inputs = [op for op in tape.ops if type(op) is Input]
+        if func is None:
+            emit("    p_ = (*args_, *kwargs_.values())")
+        else:
+            prefix = ""
+            target = func
+            if isinstance(func, types.MethodType):
+                self.globals["self_"] = func.__self__
+                prefix, target = "self_, ", func.__func__
+            self.globals["binder_"] = make_binder(target)
+            emit(f"    p_ = binder_({prefix}*args_, **kwargs_)")
+        for op in inputs:
+            if op.position == 0:
+                emit(f"    v_{op.id} = {self.const(op.value)}")
+            else:
+                emit(f"    v_{op.id} = p_[{op.position - 1}]")
+        for op in tape.ops:
+            cls = type(op)
+            if cls is Constant:
+                emit(f"    v_{op.id} = {self.const(op.value)}")
+            elif cls is Guard:
+                c = self.ref(op.condition)
+                if op.test == "truth":
+                    test = f"not {c}" if op.expected else c
+                elif op.test == "none":
+                    test = f"{c} is not None" if op.expected else f"{c} is None"
+                else:
+                    test = f"{c} is not STOP" if op.expected else f"{c} is STOP"
+                emit(f"    if {test}:")
+                emit(f"        raise fail_({self.const(op)}, {c})")
+            elif cls is Call:
+                emit("    " + self._call_line(op))
+        saved = self._saved()
+        names = [f"pb_{k}" if pb else f"v_{k}" for k, pb in saved]
+        result = self.ref(tape.result) if tape.result is not None else "None"
+        if tape.raises:
+            emit(f"    raise {result}")
+        emit(f"    return {result}, ({''.join(n + ', ' for n in names)})")
+        self.saved = saved
+        return "\n".join(lines), saved
+
+    def _call_line(self, op: Call) -> str:
+        k = op.id
+        if op in self.nested:
+            get_fn, positions = self.nested[op]
+            fn = self.ref(op.fn)
+            args = "".join(self.ref(a) + ", " for a in op.args)
+            return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r})"
+        if op.raises or op.handled:
+            env = ", ".join(f"{self.const(r)}: v_{r.id}" for r in op.refs())
+            return f"v_{k} = evaluate_({self.const(op)}, {{{env}}}.__getitem__)"
+        fn = self.ref(op.fn)
+        if op.star:
+            parts = [f"*{self.ref(op.args[0])}"]
+            if len(op.args) > 1:
+                parts.append(f"**{self.ref(op.args[1])}")
+        else:
+            parts = [self.ref(a) for a in op.args]
+            parts += [f"{name}={self.ref(v)}" for name, v in op.kwargs.items()]
+        return f"v_{k} = {fn}({', '.join(parts)})"
+
+    def _saved(self):
+        """(op id, is a nested pullback) for every value the sweep reads, in order."""
+        want: dict[tuple[int, bool], None] = {}
+        for op in self.ops:
+            if type(op) is not Call or not self.on_path(op.id):
+                continue
+            if op in self.nested:
+                want[(op.id, True)] = None
+                continue
+            want[(op.id, False)] = None
+            for a in list(op.args) + list(op.kwargs.values()):
+                if _is_op(a):
+                    want[(a.id, False)] = None
+        for op in self.inputs:
+            want[(op.id, False)] = None
+        return sorted(want)
+
+    def _backward_source(self, saved) -> str:
+        lines = ["def backward_(saved_, seed_):"]
+        emit = lines.append
+        names = [f"pb_{k}" if pb else f"v_{k}" for k, pb in saved]
+        if names:
+            emit(f"    ({''.join(n + ', ' for n in names)}) = saved_")
+        has: set[int] = set()
+        res = self.tape.result
+        if res is not None and self.on_path(res.id):
+            emit(f"    g_{res.id} = seed_")
+            has.add(res.id)
+        for op in reversed(self.ops):
+            k = op.id
+            if type(op) is not Call or k not in has or not self.on_path(k):
+                continue
+            for target, expr in self._contributions(op, emit):
+                if not self.on_path(target):
+                    continue
+                if target in has:
+                    tv = self.ops[target - 1].value
+                    if isinstance(tv, (float, np.ndarray)) or _is_scalar(tv):
+                        emit(f"    g_{target} = g_{target} + {expr}")
+                    else:
+                        emit(f"    g_{target} = add_(g_{target}, {expr})")
+                else:
+                    emit(f"    g_{target} = {expr}")
+                    has.add(target)
+        outs = [f"g_{op.id}" if op.id in has else "None" for op in self.inputs]
+        emit(f"    return ({''.join(o + ', ' for o in outs)})")
+        return "\n".join(lines)
+
+    def _contributions(self, op: Call, emit):
+        """(adjoint op id, expression) for each argument of `op` on the path."""
+        k = op.id
+        g = f"g_{k}"
+        targets = self.target.get(k, {})
+        fn = op.fn
+        if _is_append(fn):
+            out = [(targets[0], g)]
+            if targets.get(1):
+                out.append((targets[1], f"seq_get_({g}, {self.index[k]}, {self.ref(op.args[1])})"))
+            return out
+        if fn is next:
+            return [(targets[0], f"seq_item_({g}, {self.index[k]})")]
+        if op in self.nested:
+            _, positions = self.nested[op]
+            emit(f"    t_{k} = pb_{k}({g})")
+            return [(targets[i], f"t_{k}[{j}]") for j, i in enumerate(positions)]
+        rule = lookup(fn)
+        args = [self.ref(a) for a in op.args]
+        kw = "".join(f", {name}={self.ref(v)}" for name, v in op.kwargs.items())
+        out = []
+        if rule.full is not None:
+            name = self.const(rule.full)
+            emit(f"    t_{k} = {name}({g}, v_{k}, {', '.join(args)}{kw})")
+            for i, t in targets.items():
+                if t and self.active[t]:
+                    out.append((t, f"nz_(t_{k}[{i}], {args[i]})"))
+            return out
+        scalar = (not op.kwargs and _is_scalar(op.value)
+                  and all(not _is_op(a) or _is_scalar(a.value) for a in op.args))
+        for i, t in targets.items():
+            if not t or not self.active[t]:
+                continue
+            tpl = rule.templates.get(i) if scalar else None
+            if tpl:
+                out.append((t, "(" + tpl.format(*args, g=g, ans=f"v_{k}") + ")"))
+                continue
+            pb = rule.pullback(i)
+            if pb is None:
+                continue
+            name = self.const(pb)
+            out.append((t, f"{name}({g}, v_{k}, {', '.join(args)}{kw})"))
+        return out
+
+
+def _is_append(fn) -> bool:
+    return fn is tops.list_append or fn is list.append
+
+
+def _is_mutator(fn) -> bool:
+    try:
+        return fn in _MUTATORS
+    except TypeError:  # unhashable
+        return False
+
+
+def _is_op(a) -> bool:
+    return isinstance(a, (Call, Input, Constant))
+
+
+def _nonzero(g, like):
+    return adjoints.zeros_like(like) if g is None else g
+
+
+def _nested_call(fn, args, positions):
+    return _nested_vjp(fn, args, positions)
