@@ -23,12 +23,15 @@ class NoRuleError(TypeError):
     to differentiate through.  `function` is the callable, `where` where it was called.
     """
 
-    def __init__(self, fn, where=None, note: str = ""):
+    def __init__(self, fn, where=None, note: str = "", message: str = ""):
         self.function = fn
         self.where = where
         name = describe_callable(fn)
         at = f" (called at {where})" if where is not None else ""
         extra = f" {note}" if note else ""
+        if message:  # a path the sweep cannot follow, where a rule would not help
+            super().__init__(f"cannot differentiate through {name}{at}: {message}")
+            return
         super().__init__(
             f"no differentiation rule for {name}{at}, which lies on the differentiated "
             f"path.{extra} Add one:\n"

@@ -79,10 +79,10 @@ def _matmul_parts(g, a, b):
     A = a[None, :] if a.ndim == 1 else a
     B = b[:, None] if b.ndim == 1 else b
     G = g
-    if a.ndim == 1:
-        G = np.expand_dims(G, -2)
     if b.ndim == 1:
         G = np.expand_dims(G, -1)
+    if a.ndim == 1:
+        G = np.expand_dims(G, -2)
     ga = G @ np.swapaxes(B, -1, -2)
     gb = np.swapaxes(A, -1, -2) @ G
     ga = ub(ga, A).reshape(a.shape) if ga.shape != A.shape else ga.reshape(a.shape)

@@ -40,6 +40,7 @@ _MUTATORS = frozenset((tops.list_extend, list.extend, list.insert, tops.setslice
                        tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
                        dict.__setitem__, list.__setitem__, setattr))
 _SCALAR_TYPES = (float, int)
+_INSTRUCTION_MODULES = (tops.__name__, "tracer.tape.helpers")
 _INLINE_GLOBALS = {"cos_": math.cos, "sin_": math.sin, "cosh_": math.cosh,
                    "sinh_": math.sinh, "sqrt_": math.sqrt, "exp_": math.exp}
 
@@ -93,7 +94,8 @@ def _is_scalar(v) -> bool:
 def _is_python_callable(fn) -> bool:
     """Whether calling `fn` runs Python code we can trace (no rule needed)."""
     if isinstance(fn, (types.FunctionType, types.MethodType)):
-        return True
+        # The tape's own instruction callables are primitives: they need rules.
+        return getattr(fn, "__module__", "") not in _INSTRUCTION_MODULES
     if isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc,
                        types.MethodDescriptorType, types.WrapperDescriptorType,
                        types.MethodWrapperType, types.ClassMethodDescriptorType, type)):
@@ -123,6 +125,7 @@ class _Builder:
                               "log_": _log_, "nested_": _nested_call, **_INLINE_GLOBALS}
         self.names: dict[int, str] = {}
         self.nested: dict = {}
+        self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
 
     # -- analysis ------------------------------------------------------------------------
     def run(self) -> GradientProgram:
@@ -143,17 +146,37 @@ class _Builder:
 
     def _forward_mask(self) -> None:
         active = self.active
+        # `touched`: reached from the inputs through any value, differentiable or not
+        # (a closure, a generator, an object made from them).  A float or array that
+        # is touched but not active would silently get no adjoint: that is an error.
+        touched = [False] * (len(self.ops) + 1)
+        # Values read as constants (closure cells, frozen values) that are the very
+        # object an active op produced are that op's result: id(value) -> op id.
+        produced: dict[int, int] = {}
         for op in self.inputs:
-            active[op.id] = adjoints.is_differentiable(op.value)
+            active[op.id] = touched[op.id] = adjoints.is_differentiable(op.value)
+            if active[op.id]:
+                produced[id(op.value)] = op.id
         version: dict[int, int] = {}   # a list op -> the op of its latest append
         count: dict[int, int] = {}     # a list or iterator op -> items appended / read
         for op in self.ops:
-            if type(op) is not Call:
-                continue
-            fn = op.fn
+            cls = type(op)
             k = op.id
+            if cls is Constant and op.frozen and produced:
+                src = produced.get(id(op.value))
+                if src is not None and self.ops[src - 1].value is op.value:
+                    self.alias[k] = src
+                    active[k] = touched[k] = True
+                    self.target[k] = {0: src}
+                continue
+            if cls is not Call:
+                continue
+            if produced:
+                self._link_constants(op, produced)
+            fn = op.fn
             if _is_append(fn) and len(op.args) == 2 and _is_op(op.args[0]):
                 self._append(op, version, count)
+                touched[k] = active[k]
                 continue
             targets = {}
             hit = False
@@ -166,7 +189,21 @@ class _Builder:
                 if _is_op(a) and active[version.get(a.id, a.id)]:
                     raise NoRuleError(fn, op.where, note=f"Its keyword argument {name}= is "
                                       "differentiated; pass it positionally.")
+            reached = hit or any(touched[r.id] for r in op.refs())
+            if not reached:
+                continue
+            if _is_op(fn) and touched[fn.id]:
+                raise NoRuleError(fn.value, op.where, message="the function called is "
+                                  "made from a differentiated value (a closure or bound "
+                                  "method of it, called from C code); call it directly.")
             if not hit:
+                if adjoints.is_differentiable(op.value):
+                    raise NoRuleError(fn, op.where, message=(
+                        "its result depends on a differentiated value through a "
+                        "generator, closure or object made from it, which is not "
+                        "differentiated (use a list comprehension instead of a generator "
+                        "expression, or pass the value as an argument)."))
+                touched[k] = _carries(op.value)
                 continue
             if _is_mutator(fn):
                 raise NoRuleError(fn, op.where, note="It changes a container in place with "
@@ -179,8 +216,23 @@ class _Builder:
                 self.index[k] = count.get(it, 0)
                 count[it] = self.index[k] + 1
             if adjoints.is_differentiable(op.value):
-                active[k] = True
+                active[k] = touched[k] = True
                 self.target[k] = targets
+                v = op.value
+                if isinstance(v, (float, np.ndarray)):
+                    produced[id(v)] = k
+            else:
+                touched[k] = _carries(op.value)
+
+    def _link_constants(self, op, produced) -> None:
+        """Replace constant arguments that are an active op's very value by that op."""
+        args = op.args
+        for i, a in enumerate(args):
+            if isinstance(a, (float, np.ndarray)) and not _is_op(a):
+                src = produced.get(id(a))
+                if src is not None and self.ops[src - 1].value is a:
+                    args = args[:i] + (self.ops[src - 1],) + args[i + 1:]
+        op.args = args
 
     def _append(self, op, version, count) -> None:
         """`lst.append(item)` makes a new version of the list: later reads of the list
@@ -212,12 +264,11 @@ class _Builder:
         needed[res.id] = True
         for op in reversed(self.ops):
             k = op.id
-            if not needed[k] or type(op) is not Call:
+            if not needed[k] or type(op) not in (Call, Constant):
                 continue
-            r = lookup(op.fn) if not _is_op(op.fn) else None
+            r = lookup(op.fn) if type(op) is Call and not _is_op(op.fn) else None
             for i, t in self.target.get(k, {}).items():
-                if t and active[t] and (r is None or r.differentiable(i)
-                                        or _is_append(op.fn) or op.fn is next):
+                if t and active[t] and (r is None or r.differentiable(i)):
                     needed[t] = True
 
     def on_path(self, k: int) -> bool:
@@ -287,7 +338,8 @@ class _Builder:
         for op in tape.ops:
             cls = type(op)
             if cls is Constant:
-                emit(f"    v_{op.id} = {self.const(op.value)}")
+                src = self.alias.get(op.id)
+                emit(f"    v_{op.id} = " + (f"v_{src}" if src else self.const(op.value)))
             elif cls is Guard:
                 c = self.ref(op.condition)
                 if op.test == "truth":
@@ -359,9 +411,15 @@ class _Builder:
             has.add(res.id)
         for op in reversed(self.ops):
             k = op.id
-            if type(op) is not Call or k not in has or not self.on_path(k):
+            if k not in has or not self.on_path(k):
                 continue
-            for target, expr in self._contributions(op, emit):
+            if type(op) is Constant and k in self.alias:
+                pairs = [(self.alias[k], f"g_{k}")]
+            elif type(op) is Call:
+                pairs = self._contributions(op, emit)
+            else:
+                continue
+            for target, expr in pairs:
                 if not self.on_path(target):
                     continue
                 if target in has:
@@ -406,6 +464,7 @@ class _Builder:
                     out.append((t, f"nz_(t_{k}[{i}], {args[i]})"))
             return out
         scalar = (not op.kwargs and _is_scalar(op.value)
+                  and rule.template_arity in (None, len(op.args))
                   and all(not _is_op(a) or _is_scalar(a.value) for a in op.args))
         for i, t in targets.items():
             if not t or not self.active[t]:
@@ -420,6 +479,20 @@ class _Builder:
             name = self.const(pb)
             out.append((t, f"{name}({g}, v_{k}, {', '.join(args)}{kw})"))
         return out
+
+
+_DATA_TYPES = (bool, int, str, bytes, type(None), range, type(STOP))
+
+
+def _carries(v) -> bool:
+    """Whether a non-differentiable value can still carry a differentiated one
+    (a closure, a generator, an object), rather than being plain data (an int, a
+    bool, a str: what comparisons, len() and the like give)."""
+    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_)):
+        return False
+    if isinstance(v, np.ndarray):
+        return False
+    return True
 
 
 def _is_append(fn) -> bool:

@@ -116,7 +116,7 @@ def _log_base(g, ans, x, base):
     return -g * math.log(x) / (base * math.log(base) ** 2)
 
 
-defrule(math.log, _log_x, _log_base, templates={0: "{g} / {0}"})
+defrule(math.log, _log_x, _log_base, templates={0: "{g} / {0}"}, template_arity=1)
 defrule(math.pow, *_FLOAT_OPS[operator.pow][0], templates=_FLOAT_OPS[operator.pow][1])
 defrule(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),
         lambda g, ans, y, x: -g * y / (x * x + y * y))
@@ -160,6 +160,20 @@ def _container_of(g, ans, x, *rest):
     return from_seq(g, x)
 
 
+def _value_of_const_key_map(i):
+    # build_const_key_map(v0, v1, ..., keys): value i is the item of key keys[i]
+    return lambda g, ans, *args: None if i == len(args) - 1 else seq_get(g, args[-1][i], args[i])
+
+
+def _value_of_built_dict(i):
+    # build_dict(k0, v0, k1, v1, ...): the odd arguments are the values
+    if i % 2 == 0:
+        return None
+    return lambda g, ans, *args: seq_get(g, args[i - 1], args[i])
+
+
+defrule(tops.build_const_key_map, varargs=_value_of_const_key_map)
+defrule(tops.build_dict, varargs=_value_of_built_dict)
 defrule(tops.build_tuple, varargs=_item_of_built)
 defrule(tops.build_list, varargs=_item_of_built)
 defrule(builtins.tuple, _container_of)
@@ -177,6 +191,8 @@ def _getitem_container(g, ans, c, key):
         if type(g) is not Seq:
             g = Seq(dict(enumerate(g)))
         return Seq({index[j]: v for j, v in g.items.items()}, owned=True)
+    if type(key) is int and key < 0 and isinstance(c, (list, tuple)):
+        key += len(c)  # one item, one index: xs[-1] is xs[len(xs) - 1]
     return seq_item(g, key)
 
 
@@ -210,3 +226,34 @@ defrule(builtins.next, _next_iterator)
 
 def _zeros(g, ans, x):
     return zeros_like(x)
+
+
+def _enumerate_pb(g, ans, seq, *start):
+    """`enumerate(seq)` yields (i, item): item k's adjoint is part 1 of pair k's."""
+    if type(g) is not Seq:
+        return g
+    out = {}
+    for k, pair in g.items.items():
+        item = pair.items.get(1) if type(pair) is Seq else pair[1]
+        if item is not None:
+            out[k] = item
+    return from_seq(Seq(out, owned=True), seq)
+
+
+def _zip_arg(i):
+    def pb(g, ans, *seqs, **kw):
+        if type(g) is not Seq:
+            return g
+        out = {}
+        for k, items in g.items.items():
+            item = items.items.get(i) if type(items) is Seq else items[i]
+            if item is not None:
+                out[k] = item
+        return from_seq(Seq(out, owned=True), seqs[i])
+    return pb
+
+
+defrule(builtins.enumerate, _enumerate_pb)
+defrule(builtins.zip, varargs=_zip_arg)
+defrule(builtins.reversed, lambda g, ans, seq: Seq({len(seq) - 1 - k: v for k, v in g.items.items()}, owned=True)
+        if type(g) is Seq else g)

@@ -32,10 +32,12 @@ class Rule:
     for argument i when all values are floats: `{g}`, `{ans}`, `{0}`, `{1}`, ...
     """
 
-    __slots__ = ("fn", "per_arg", "varargs", "full", "templates")
+    __slots__ = ("fn", "per_arg", "varargs", "full", "templates", "template_arity")
 
-    def __init__(self, fn, per_arg=(), varargs=None, full=None, templates=None):
+    def __init__(self, fn, per_arg=(), varargs=None, full=None, templates=None,
+                 template_arity=None):
         self.fn = fn
+        self.template_arity = template_arity  # templates hold only for this many args
         self.per_arg = tuple(per_arg)
         self.varargs = varargs
         self.full = full
@@ -86,9 +88,9 @@ def rules_version() -> int:
     return _VERSION[0]
 
 
-def defrule(fn, *per_arg, varargs=None, templates=None) -> Rule:
+def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None) -> Rule:
     """Register per-argument pullbacks for `fn` (the built-in rules use this)."""
-    r = Rule(fn, per_arg, varargs=varargs, templates=templates)
+    r = Rule(fn, per_arg, varargs=varargs, templates=templates, template_arity=template_arity)
     _RULES[_key(fn)] = r
     _VERSION[0] += 1
     return r
