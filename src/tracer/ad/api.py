@@ -16,6 +16,7 @@ import types
 
 import numpy as np
 
+from ..api import track
 from ..context import Context
 from ..tape import Tape
 from ..tape.guards import GuardError
@@ -34,6 +35,16 @@ def ad_context() -> Context | None:
     """The tracing context: every Python callable with a rule is primitive."""
     prims = python_primitives()
     return Context(primitives=prims) if prims else None
+
+
+def trace(f, args, kwargs):
+    """`(value, tape, literals)`: `f(*args, **kwargs)` traced with the rules' context,
+    its tape, and the ids of the float constants of the code that ran."""
+    root = track(f, *args, ctx=ad_context(), **kwargs)
+    tape = Tape.from_trace(root, None)
+    literals = frozenset(id(c) for code in root.trace.codes for c in code.co_consts
+                         if type(c) is float)
+    return root.value, tape, literals
 
 
 def _signature(v):
@@ -105,9 +116,9 @@ class _Paths:
                 if k:
                     progs.insert(0, progs.pop(k))
                 return value, saved, prog
-        value, tape = Tape.trace(self.f, *args, ctx=ad_context(), **kwargs)
+        value, tape, literals = trace(self.f, args, kwargs)
         self.traces += 1
-        prog = build(tape, _input_ops(tape, self.positions))
+        prog = build(tape, _input_ops(tape, self.positions), literals)
         if key is not None:
             progs = self.cache.setdefault(key, [])
             progs.insert(0, prog)
@@ -208,13 +219,13 @@ def _differentiable_argument(a) -> bool:
 def vjp_positions(f, args, positions, kwargs=None):
     """`(value, pullback)` with `pullback(g)` the raw adjoints of `args[p]` for p in
     `positions` (the nested calls of a gradient program use this)."""
-    value, tape = Tape.trace(f, *args, ctx=ad_context(), **(kwargs or {}))
+    value, tape, literals = trace(f, args, kwargs or {})
     if tape.signature_of is None and len(tape.ops) and tape.result is not None \
             and type(tape.result) is not Input and tape.result.fn is tape.ops[0]:
         # The call itself is one op (a C function, or Python code entered from C):
         # there is nothing inside to differentiate.
         raise NoRuleError(f)
-    prog = build(tape, _input_ops(tape, positions))
+    prog = build(tape, _input_ops(tape, positions), literals)
     saved = prog.saved_from_tape()
 
     def pullback(g):

@@ -20,6 +20,7 @@ gradient of a call runs the function once (a stochastic function is not re-run).
 from __future__ import annotations
 
 import math
+import operator
 import types
 
 import numpy as np
@@ -36,7 +37,7 @@ from .rules import lookup
 __all__ = ["GradientProgram", "build", "GuardError"]
 
 # Calls that change a container in place: on the path they would be silently wrong.
-_MUTATORS = frozenset((tops.list_extend, list.extend, list.insert, tops.setslice,
+_MUTATORS = frozenset((operator.setitem, operator.delitem, tops.list_extend, list.extend, list.insert, tops.setslice,
                        tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
                        dict.__setitem__, list.__setitem__, setattr))
 _SCALAR_TYPES = (float, int)
@@ -104,14 +105,20 @@ def _is_python_callable(fn) -> bool:
     return isinstance(call, types.FunctionType)
 
 
-def build(tape, inputs) -> GradientProgram:
-    """The gradient program of `tape` with respect to Input ops `inputs`."""
-    return _Builder(tape, inputs).run()
+def build(tape, inputs, literals=frozenset()) -> GradientProgram:
+    """The gradient program of `tape` with respect to Input ops `inputs`.
+
+    `literals`: ids of the code constants of the traced code: a constant argument
+    that is one of them is a literal, never a differentiated value read as a
+    constant (CPython shares equal float constants between code objects, so a
+    literal `1.0` may be the very object passed as an argument)."""
+    return _Builder(tape, inputs, literals).run()
 
 
 class _Builder:
-    def __init__(self, tape, inputs):
+    def __init__(self, tape, inputs, literals=frozenset()):
         self.tape = tape
+        self.literals = literals
         self.inputs = list(inputs)
         self.ops = tape.ops
         n = len(self.ops)
@@ -228,7 +235,7 @@ class _Builder:
         """Replace constant arguments that are an active op's very value by that op."""
         args = op.args
         for i, a in enumerate(args):
-            if isinstance(a, (float, np.ndarray)) and not _is_op(a):
+            if isinstance(a, (float, np.ndarray)) and id(a) not in self.literals:
                 src = produced.get(id(a))
                 if src is not None and self.ops[src - 1].value is a:
                     args = args[:i] + (self.ops[src - 1],) + args[i + 1:]
