@@ -118,7 +118,7 @@ class _Paths:
                 return value, saved, prog
         value, tape, literals = trace(self.f, args, kwargs)
         self.traces += 1
-        prog = build(tape, _input_ops(tape, self.positions), literals)
+        prog = build(tape, _input_ops(tape, self.positions), vjp_positions, literals)
         if key is not None:
             progs = self.cache.setdefault(key, [])
             progs.insert(0, prog)
@@ -225,7 +225,7 @@ def vjp_positions(f, args, positions, kwargs=None):
         # The call itself is one op (a C function, or Python code entered from C):
         # there is nothing inside to differentiate.
         raise NoRuleError(f)
-    prog = build(tape, _input_ops(tape, positions), literals)
+    prog = build(tape, _input_ops(tape, positions), vjp_positions, literals)
     saved = prog.saved_from_tape()
 
     def pullback(g):

@@ -53,8 +53,9 @@ def _log_(x):
 class GradientProgram:
     """The generated forward and backward functions of one tape (one path)."""
 
-    def __init__(self, tape, inputs, forward, backward, saved_ops, nested, source):
+    def __init__(self, tape, inputs, forward, backward, saved_ops, nested, source, vjp):
         self.tape = tape
+        self.vjp = vjp
         self.inputs = inputs          # the Input ops differentiated, in the caller's order
         self.forward = forward
         self.backward = backward
@@ -71,15 +72,15 @@ class GradientProgram:
                 fn, positions = self.nested[call]
                 args = tuple(a.value if isinstance(a, (Call, Input, Constant)) else a
                              for a in call.args)
-                out.append(_nested_vjp(fn(call), args, positions)[1])
+                out.append(_nested_vjp(self.vjp, fn(call), args, positions)[1])
             else:
                 out.append(op.value)
         return tuple(out)
 
 
-def _nested_vjp(fn, args, positions):
-    from .api import vjp_positions  # a nested call is differentiated as a call of its own
-
+def _nested_vjp(vjp_positions, fn, args, positions):
+    """`vjp_positions(fn, args, positions)` (tracer.ad.api's, passed in: a nested
+    call is differentiated as a call of its own)."""
     if not isinstance(fn, (types.FunctionType, types.MethodType)):
         # An instance with a Python __call__: trace the method (a call of the instance
         # itself enters its frame from C, which the tape keeps as one op).
@@ -105,19 +106,21 @@ def _is_python_callable(fn) -> bool:
     return isinstance(call, types.FunctionType)
 
 
-def build(tape, inputs, literals=frozenset()) -> GradientProgram:
+def build(tape, inputs, vjp_positions, literals=frozenset()) -> GradientProgram:
     """The gradient program of `tape` with respect to Input ops `inputs`.
 
     `literals`: ids of the code constants of the traced code: a constant argument
     that is one of them is a literal, never a differentiated value read as a
     constant (CPython shares equal float constants between code objects, so a
-    literal `1.0` may be the very object passed as an argument)."""
-    return _Builder(tape, inputs, literals).run()
+    literal `1.0` may be the very object passed as an argument).  `vjp_positions`
+    differentiates a call of Python code the tape kept as one op (tracer.ad.api's)."""
+    return _Builder(tape, inputs, vjp_positions, literals).run()
 
 
 class _Builder:
-    def __init__(self, tape, inputs, literals=frozenset()):
+    def __init__(self, tape, inputs, vjp_positions, literals=frozenset()):
         self.tape = tape
+        self.vjp = vjp_positions
         self.literals = literals
         self.inputs = list(inputs)
         self.ops = tape.ops
@@ -129,7 +132,9 @@ class _Builder:
         self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
                               "add_": adjoints.add, "seq_item_": adjoints.seq_item,
                               "seq_get_": adjoints.seq_get, "nz_": _nonzero,
-                              "log_": _log_, "nested_": _nested_call, **_INLINE_GLOBALS}
+                              "log_": _log_, **_INLINE_GLOBALS}
+        self.globals["nested_"] = lambda fn, args, positions: _nested_vjp(
+            vjp_positions, fn, args, positions)
         self.names: dict[int, str] = {}
         self.nested: dict = {}
         self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
@@ -146,7 +151,7 @@ class _Builder:
         exec(compile(source, f"<gradient of {self._name()}>", "exec"), glb)
         saved_ops = [("pb", self.ops[k - 1]) if pb else self.ops[k - 1] for k, pb in saved]
         return GradientProgram(self.tape, self.inputs, glb["forward_"], glb["backward_"],
-                               saved_ops, self.nested, source)
+                               saved_ops, self.nested, source, self.vjp)
 
     def _name(self) -> str:
         return getattr(self.tape.func, "__qualname__", "f")
@@ -520,6 +525,3 @@ def _is_op(a) -> bool:
 def _nonzero(g, like):
     return adjoints.zeros_like(like) if g is None else g
 
-
-def _nested_call(fn, args, positions):
-    return _nested_vjp(fn, args, positions)
