@@ -327,3 +327,17 @@ def test_mlp_matches_jax():
 
     ref = jax.grad(lambda W: mlp(W, x, jnp))(jnp.asarray(W))
     assert np.allclose(tracer.grad(mlp)(W, x), np.asarray(ref), rtol=1e-5)
+
+
+# -- the example --------------------------------------------------------------------------------
+def test_example_gradients_agree_and_ascent_climbs(capsys):
+    from helpers import load_example
+
+    load_example("ad").main()
+    out = capsys.readouterr().out.splitlines()
+    grads = [line.split(":", 1)[1].split() for line in out if line.startswith("gradient (")]
+    assert len(grads) == 3 and grads[0] == grads[1] == grads[2]
+    values = [float(line.split("=")[1].split()[0]) for line in out if "step " in line
+              and "log_joint" in line]
+    assert len(values) == 8 and values == sorted(values)
+    assert out[-1].startswith("1 path(s) traced for 9 gradient calls")

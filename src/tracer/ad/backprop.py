@@ -116,6 +116,9 @@ class _Sweep:
                     active[row] = src is not None and active[src]
             elif k in (K_PRIM, K_SPECIAL) or k == K_NESTED and not self.body[row]:
                 refs = self.refs(row)
+                if k == K_SPECIAL:
+                    src = self._unpacked(row)
+                    refs = [src] if src is not None else refs
                 if any(r >= 0 and active[r] for r in refs):
                     if self._is_next(row):
                         it = refs[-1]
@@ -153,6 +156,19 @@ class _Sweep:
         if not 0 < k < len(refs) or refs[k] < 0:
             return None
         return refs[k]
+
+    def _unpacked(self, row: int):
+        """The sequence an unpacking node (`a, b = seq`) took its item from: result k
+        > 0 of the statement refers to result 0's node, which refers to the sequence."""
+        fn = getattr(node_at(self.t, row).function, "value", None)
+        if not (isinstance(fn, str) and fn.startswith("$unpack")):
+            return None
+        refs = [r for r in self.refs(row) if r >= 0]
+        if not refs:
+            return None
+        if self.aux[row] > 0:
+            refs = [r for r in self.refs(refs[0]) if r >= 0]
+        return refs[0] if refs else None
 
     def _is_next(self, row: int) -> bool:
         f = node_at(self.t, row).function
@@ -206,9 +222,9 @@ class _Sweep:
         node = node_at(t, row)
         fn = getattr(node.function, "value", None)
         if isinstance(fn, str) and fn.startswith("$unpack"):
-            src = [r for r in self.refs(row) if r >= 0]
-            if src:
-                self._add(src[0], adjoints.seq_item(g, node.output))
+            src = self._unpacked(row)
+            if src is not None:
+                self._add(src, adjoints.seq_item(g, node.output))
             return
         if fn is next:
             it = self.refs(row)[-1]
