@@ -11,13 +11,17 @@ and from central finite differences.  A few steps of gradient ascent then move t
 parameters towards the maximum (the choices drawn with the same seed may change
 with the parameters: a changed path is traced again, the others are reused).
 
-Run:  python examples/ad.py
+Run:  python examples/ad.py          (the model)
+      python examples/ad.py readme   (the README's short example)
 """
 
 from __future__ import annotations
 
 import math
 import random
+import sys
+
+import numpy as np
 
 import tracer
 
@@ -102,5 +106,44 @@ def _count_adjoints(node) -> int:
     return n
 
 
+# -- the README's example ---------------------------------------------------------------------
+def f(x):
+    return math.sin(x) + x
+
+
+def h(x, n):
+    i = 0
+    while i < n:
+        x = x * 1.1 + math.cos(x)
+        i += 1
+    return x
+
+
+def loss(params, x, y):
+    W, b = params
+    p = 1 / (1 + np.exp(-(x @ W + b)))
+    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+def readme() -> None:
+    print(tracer.grad(f)(1.0))                 # cos(1) + 1
+    dh = tracer.grad(h)
+    print(dh(0.5, 3), dh(0.7, 3), dh(0.5, 4))  # the third call takes another path
+    x = np.array([[0.5, 1.0], [-1.0, 0.3], [2.0, -0.5]])
+    y = np.array([1.0, 0.0, 1.0])
+    gW, gb = tracer.grad(loss)((np.zeros(2), 0.0), x, y)
+    print(gW, gb)
+
+    root = tracer.track(f, 1.0)
+    print(tracer.backprop(root))
+    for node in root.children[1:]:
+        print(f"@{node.index}", node.metadata["adjoint"])
+
+    try:
+        tracer.grad(lambda x: math.gamma(x) * x)(2.5)
+    except tracer.NoRuleError as err:
+        print(err)
+
+
 if __name__ == "__main__":
-    main()
+    readme() if sys.argv[1:] == ["readme"] else main()

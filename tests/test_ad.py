@@ -222,6 +222,15 @@ def test_stochastic_function_not_run_twice_on_first_call():
     assert len(calls) == 1
 
 
+def test_reused_path_is_compiled():
+    g = tracer.grad(h)
+    results = [g(0.5 + k / 10, 3) for k in range(4)]
+    (runner,) = g.paths.values()
+    (progs,) = runner.cache.values()
+    assert runner.traces == 1 and progs[0].compiled
+    assert results == pytest.approx([fd(h, 0.5 + k / 10, 3) for k in range(4)], rel=1e-6)
+
+
 def test_generated_code_is_readable():
     g = tracer.grad(f)
     g(1.0)

@@ -99,7 +99,16 @@ def test_gradient_reused_on_new_arguments(name, make, args, argnums):
     """The cached program (or a re-trace, when a guard fails) on perturbed inputs."""
     f = make(PLAIN)
     gf = tracer.grad(f, argnums)
-    gf(*args)
+    first = gf(*args)  # traced, swept by the interpreter
+    again = [gf(*args) for _ in range(3)]  # interpreted, then compiled (COMPILE_AFTER = 2)
+    for g in again:
+        for (p, gp), (_, fp) in zip(_per_argnum(argnums, g), _per_argnum(argnums, first)):
+            for path, _ in _leaves(args[p]):
+                a = _get(gp, path) if path else float(gp)
+                b = _get(fp, path) if path else float(fp)
+                assert a == pytest.approx(b, rel=1e-12, abs=1e-15), (name, p, path)
+    progs = [prog for runner in gf.paths.values() for ps in runner.cache.values() for prog in ps]
+    assert any(prog.compiled for prog in progs)
     moved = list(args)
     for p, _ in _per_argnum(argnums, argnums):
         for path, v in _leaves(args[p]):

@@ -1,12 +1,14 @@
 """`grad`, `value_and_grad`, `vjp`: reverse-mode derivatives of unmodified Python.
 
 The first call traces the function into a tape (callables with rules kept
-primitive), builds its gradient program (tracer.ad.program) and sweeps it with the
-values the trace recorded.  Later calls with arguments of the same types and shapes
-run the cached program's generated forward code; when a guard fails (the new
-arguments take another branch, loop count or random choice), the function is
-traced again and the new path's program cached too (up to `MAX_PATHS` per
-signature, the most recently used tried first).
+primitive), analyses it (tracer.ad.program) and sweeps it with the values the
+trace recorded (tracer.ad.sweep: the function is not run again).  Later calls with
+arguments of the same types and shapes re-run the cached path's ops, checking its
+guards; a path taken `COMPILE_AFTER` times is then compiled into generated Python
+code for its forward ops and reverse sweep.  When a guard fails (the new arguments
+take another branch, loop count or random choice), the function is traced again
+and the new path cached too (up to `MAX_PATHS` per signature, the most recently
+used tried first).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from .errors import NoRuleError
 from .program import build
 from .rules import python_primitives, rules_version
 
-__all__ = ["grad", "value_and_grad", "vjp", "vjp_positions", "MAX_PATHS"]
+__all__ = ["grad", "value_and_grad", "vjp", "vjp_positions", "MAX_PATHS", "COMPILE_AFTER"]
 
 MAX_PATHS = 8
+COMPILE_AFTER = 2  # a path is compiled when it is taken this many times after its trace
 
 
 def ad_context() -> Context | None:
@@ -110,12 +113,15 @@ class _Paths:
         if progs:
             for k, prog in enumerate(progs):
                 try:
-                    value, saved = prog.forward(args, kwargs)
+                    value, state = prog.forward(args, kwargs)
                 except GuardError:
                     continue
                 if k:
                     progs.insert(0, progs.pop(k))
-                return value, saved, prog
+                prog.hits += 1
+                if prog.hits == COMPILE_AFTER:
+                    prog.compile()  # this path is being reused: generate its code
+                return value, state, prog
         value, tape, literals = trace(self.f, args, kwargs)
         self.traces += 1
         prog = build(tape, _input_ops(tape, self.positions), vjp_positions, literals)
@@ -123,7 +129,7 @@ class _Paths:
             progs = self.cache.setdefault(key, [])
             progs.insert(0, prog)
             del progs[MAX_PATHS:]
-        return value, prog.saved_from_tape(), prog
+        return value, prog.state_from_tape(), prog
 
 
 def _positions(argnums, nargs):
@@ -226,9 +232,9 @@ def vjp_positions(f, args, positions, kwargs=None):
         # there is nothing inside to differentiate.
         raise NoRuleError(f)
     prog = build(tape, _input_ops(tape, positions), vjp_positions, literals)
-    saved = prog.saved_from_tape()
+    state = prog.state_from_tape()
 
     def pullback(g):
-        return prog.backward(saved, g)
+        return prog.backward(state, g)
 
     return value, pullback

@@ -1,9 +1,11 @@
-"""A gradient program: a tape's forward ops and reverse sweep, generated as Python.
+"""A gradient program: which ops of a tape the reverse sweep visits, and its code.
 
 From a tape (tracer.tape) and the Input ops to differentiate, `build` finds the
 ops on the path from those inputs to the result (forward reachability from the
 inputs, then backward need from the result, in two passes over the tape's op ids),
-checks that each has a rule, and generates two functions:
+checks that each has a rule, and records where each argument's adjoint goes.  The
+sweep is then interpreted (tracer.ad.sweep) or, for a path that is reused,
+generated as two Python functions:
 
 - `forward(args, kwargs) -> (result, saved)`: the tape's ops on new arguments, with
   its guards (a GuardError when the new arguments take another path), returning the
@@ -13,7 +15,7 @@ checks that each has a rule, and generates two functions:
   assignment and later ones additions (known while generating, so the code never
   tests for a missing adjoint); float arguments use the rules' inline templates.
 
-`saved_from_tape()` gives the saved values the trace itself recorded, so the first
+`state_from_tape()` gives the values the trace itself recorded, so the first
 gradient of a call runs the function once (a stochastic function is not re-run).
 """
 
@@ -30,7 +32,7 @@ from ..tape.guards import GuardError, guard_failure
 from ..tape.helpers import STOP, make_binder
 from ..tape.ops import Call, Constant, Guard, Input
 from ..tape.play import evaluate
-from . import adjoints
+from . import adjoints, sweep
 from .errors import NoRuleError
 from .rules import lookup
 
@@ -51,31 +53,51 @@ def _log_(x):
 
 
 class GradientProgram:
-    """The generated forward and backward functions of one tape (one path)."""
+    """The gradient of one tape (one path): its analysis, swept by an interpreter
+    (tracer.ad.sweep) until the path has been used `COMPILE_AFTER` times more, then
+    by generated Python code (`compile()`: CPython compiles a long function at
+    about 25-40 µs per line, which pays off only for a path that is reused)."""
 
-    def __init__(self, tape, inputs, forward, backward, saved_ops, nested, source, vjp):
-        self.tape = tape
-        self.vjp = vjp
-        self.inputs = inputs          # the Input ops differentiated, in the caller's order
-        self.forward = forward
-        self.backward = backward
-        self.saved_ops = saved_ops    # the ops whose values `backward` reads, in order
-        self.nested = nested          # op -> (callable, active positions): nested vjps
-        self.source = source
+    def __init__(self, analysis):
+        self.analysis = analysis
+        self.tape = analysis.tape
+        self.inputs = analysis.inputs  # the Input ops differentiated, in the caller's order
+        self.hits = 0                  # calls that took this path after it was traced
+        self._forward = None
+        self._backward = None
+        self._source = None
 
-    def saved_from_tape(self):
-        """The saved values as the trace recorded them (and nested pullbacks)."""
-        out = []
-        for op in self.saved_ops:
-            if isinstance(op, tuple):  # ("pb", call op): a nested call's pullback
-                call = op[1]
-                fn, positions = self.nested[call]
-                args = tuple(a.value if isinstance(a, (Call, Input, Constant)) else a
-                             for a in call.args)
-                out.append(_nested_vjp(self.vjp, fn(call), args, positions)[1])
-            else:
-                out.append(op.value)
-        return tuple(out)
+    @property
+    def compiled(self) -> bool:
+        return self._forward is not None
+
+    @property
+    def source(self) -> str:
+        """The generated forward and backward functions (generated on first use)."""
+        if self._source is None:
+            self._source = self.analysis.source()
+        return self._source
+
+    def compile(self) -> None:
+        """Generate and compile the forward and backward functions."""
+        if self._forward is None:
+            self._forward, self._backward = self.analysis.compile(self.source)
+
+    def forward(self, args, kwargs):
+        """`(result, state)` for new arguments, checking the guards (GuardError)."""
+        if self._forward is not None:
+            return self._forward(args, kwargs)
+        return sweep.play(self.analysis, args, kwargs)
+
+    def backward(self, state, seed):
+        """The raw adjoints of the inputs, from a forward `state` and the seed."""
+        if type(state) is sweep.Values:
+            return sweep.backward(self.analysis, state, seed)
+        return self._backward(state, seed)
+
+    def state_from_tape(self):
+        """The forward state as the trace recorded it (the function is not re-run)."""
+        return sweep.recorded(self.analysis)
 
 
 def _nested_vjp(vjp_positions, fn, args, positions):
@@ -144,14 +166,20 @@ class _Builder:
         self._forward_mask()
         self._backward_mask()
         self._check_rules()
+        return GradientProgram(self)
+
+    def nested_vjp(self, fn, args, positions):
+        return _nested_vjp(self.vjp, fn, args, positions)
+
+    def source(self) -> str:
         fwd_src, saved = self._forward_source()
-        bwd_src = self._backward_source(saved)
-        source = fwd_src + "\n\n" + bwd_src
+        return fwd_src + "\n\n" + self._backward_source(saved)
+
+    def compile(self, source):
+        """(forward, backward): the generated functions of `source`."""
         glb = dict(self.globals)
         exec(compile(source, f"<gradient of {self._name()}>", "exec"), glb)
-        saved_ops = [("pb", self.ops[k - 1]) if pb else self.ops[k - 1] for k, pb in saved]
-        return GradientProgram(self.tape, self.inputs, glb["forward_"], glb["backward_"],
-                               saved_ops, self.nested, source, self.vjp)
+        return glb["forward_"], glb["backward_"]
 
     def _name(self) -> str:
         return getattr(self.tape.func, "__qualname__", "f")
