@@ -8,7 +8,9 @@ float arithmetic and `sin`, about 1,000 ops) and a numpy MLP (`mlp`: 2 layers,
 64 x 32 x 16, a batch of 128, squared loss).  For each: the time of one gradient
 call, best of N rounds of K calls, for
 
-- tracer.grad (math / numpy as written; after its first call, which traces),
+- tracer.grad (math / numpy as written): its steady state (the path's generated
+  code), its first call (trace, analysis, interpreted sweep) and the interpreted
+  sweep of a traced path (re-running the tape's ops, before it is compiled),
 - autograd.grad (autograd.numpy),
 - jax.grad with jit off (`jax.disable_jit()`), and jax.jit(jax.grad(...)) (jax.numpy),
 
@@ -26,6 +28,7 @@ import types
 import numpy as np
 
 import tracer
+from tracer.ad import api as tracer_api
 
 LOOP_N = 200
 
@@ -110,6 +113,13 @@ def run(repeat: int, number: int) -> None:
         first = time.perf_counter() - t0
         rows.append(("tracer.grad", best(lambda: g_tracer(*args), repeat, k), "-"))
         rows.append(("tracer.grad, first call", first, "-"))
+        tracer_api.COMPILE_AFTER = 10 ** 9  # a path not compiled: the interpreted sweep
+        try:
+            g_interp = tracer.grad(f, argnums)
+            rows.append(("tracer.grad, interpreted", best(lambda: g_interp(*args), repeat,
+                                                          max(1, k // 4)), "-"))
+        finally:
+            tracer_api.COMPILE_AFTER = 2
         if "autograd" in ns:
             autograd, M = ns["autograd"]
             g_ag = autograd.grad(make(M), argnums)

@@ -95,8 +95,10 @@ def main() -> None:
               + "  ".join(f"{x:+.4f}" for x in theta))
         theta = tuple(t + step * gi for t, gi in zip(theta, g))
     (runner,) = value_and_grad.paths.values()
-    print(f"{runner.traces} path(s) traced for {it + 2} gradient calls; "
-          f"the other calls reused a compiled gradient")
+    progs = [p for ps in runner.cache.values() for p in ps]
+    print(f"{runner.traces} path(s) traced for {it + 2} gradient calls; the other calls "
+          f"reused a traced path ({sum(p.compiled for p in progs)} compiled after "
+          f"{tracer.ad.api.COMPILE_AFTER} reuses)")
 
 
 def _count_adjoints(node) -> int:

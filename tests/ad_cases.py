@@ -714,3 +714,32 @@ def numpy_square_reciprocal(M):
 def matmul_matrices(M):
     np_ = M.np
     return lambda A, B: np_.sum(np_.tanh(np_.matmul(A, B)) ** 2)
+
+
+@case(np.array([[0.5, -1.0, 2.0]]), np.array([0.3, 0.7, -0.2]), argnums=(0, 1))
+def stacking_variants(M):
+    np_ = M.np
+
+    def f(a, b):
+        v = np_.vstack([a, a * 2, b[None, :]])
+        w = np_.vstack([b, b * b])
+        u = np_.hstack([b, a.ravel()])
+        k = np_.hstack([a, a])
+        return np_.sum(v ** 2) + np_.sum(w * 3) + u @ u + np_.sum(k * np_.squeeze(a)[0])
+    return f
+
+
+@case(np.array([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]]))
+def clip_max_min_axis(M):
+    np_ = M.np
+
+    def f(a):
+        return (np_.sum(np_.clip(a, -0.5, 1.0) * a) + np_.sum(np_.max(a, axis=0))
+                + np_.min(a) + np_.sum(a.max(axis=1)))
+    return f
+
+
+@case(0.7)
+def array_from_floats(M):
+    np_ = M.np
+    return lambda x: np_.sum(np_.array([x, x * x, 2.0]) ** 2)

@@ -275,8 +275,10 @@ defrule(np.clip, _clip_pb)
 
 
 def _array_pb(g, ans, x, *args, **kw):
+    """`np.array(items)`: a list or tuple of numbers (or of arrays) gets item k's
+    adjoint from row k."""
     if isinstance(x, (list, tuple)):
-        return Seq({k: from_seq(v, x[k]) if False else v for k, v in enumerate(g)}, owned=True)
+        return Seq({k: g[k] for k in range(len(x))}, owned=True)
     return g
 
 
@@ -284,11 +286,3 @@ for _fn in (np.array, np.asarray):
     defrule(_fn, _array_pb)
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
-defrule(np.ndarray.item, lambda g, ans, x, *a: np.full(np.shape(x), g) if np.size(x) == 1
-        else _item_at(g, x, a))
-
-
-def _item_at(g, x, index):
-    out = np.zeros(np.shape(x))
-    out.flat[np.ravel_multi_index(index, np.shape(x)) if len(index) > 1 else index[0]] = g
-    return out
