@@ -743,3 +743,9 @@ def clip_max_min_axis(M):
 def array_from_floats(M):
     np_ = M.np
     return lambda x: np_.sum(np_.array([x, x * x, 2.0]) ** 2)
+
+
+@case(np.array([0.5, -1.2, 2.0]))
+def vector_norm(M):
+    np_ = M.np
+    return lambda v: np_.linalg.norm(v) * 2 + np_.linalg.norm(v * v)

@@ -350,3 +350,16 @@ def test_example_gradients_agree_and_ascent_climbs(capsys):
               and "log_joint" in line]
     assert len(values) == 8 and values == sorted(values)
     assert out[-1].startswith("1 path(s) traced for 9 gradient calls")
+
+
+@pytest.mark.parametrize("argv", [["readme"], []], ids=["readme", "model"])
+def test_readme_shows_the_examples_real_output(argv):
+    import subprocess
+    import sys
+
+    from helpers import EXAMPLES
+
+    out = subprocess.run([sys.executable, str(EXAMPLES / "ad.py"), *argv], check=True,
+                         capture_output=True, text=True).stdout
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    assert "```\n" + out + "```" in readme

@@ -286,3 +286,13 @@ for _fn in (np.array, np.asarray):
     defrule(_fn, _array_pb)
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
+
+
+def _norm_pb(g, ans, x, ord=None, axis=None, keepdims=False):
+    if ord not in (None, 2, "fro") or axis is not None:
+        raise NoRuleError(np.linalg.norm, note="The built-in rule covers the 2-norm of a "
+                          "whole array (no `ord`, no `axis`).")
+    return g * np.asarray(x) / ans if ans else np.zeros(np.shape(x))
+
+
+defrule(np.linalg.norm, _norm_pb)

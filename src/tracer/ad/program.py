@@ -140,6 +140,8 @@ def build(tape, inputs, vjp_positions, literals=frozenset()) -> GradientProgram:
 
 
 class _Builder:
+    """One tape's analysis (masks, adjoint targets, item indexes) and its code."""
+
     def __init__(self, tape, inputs, vjp_positions, literals=frozenset()):
         self.tape = tape
         self.vjp = vjp_positions
@@ -157,8 +159,7 @@ class _Builder:
                               "log_": _log_, **_INLINE_GLOBALS}
         self.globals["nested_"] = lambda fn, args, positions: _nested_vjp(
             vjp_positions, fn, args, positions)
-        self.names: dict[int, str] = {}
-        self.nested: dict = {}
+        self.nested: dict = {}  # Call op -> (its callable from the op, positions)
         self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
 
     # -- analysis ------------------------------------------------------------------------
@@ -398,7 +399,6 @@ class _Builder:
         if tape.raises:
             emit(f"    raise {result}")
         emit(f"    return {result}, ({''.join(n + ', ' for n in names)})")
-        self.saved = saved
         return "\n".join(lines), saved
 
     def _call_line(self, op: Call) -> str:
