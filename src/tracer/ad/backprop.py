@@ -15,9 +15,13 @@ and returns), holding values that can carry an adjoint.
 
 from __future__ import annotations
 
+import types
+from typing import cast
+
 import numpy as np
 
-from ..views.nodes import node_at
+from .. import _core
+from ..views.nodes import CallNode, node_at
 from . import adjoints
 from .errors import NoRuleError
 from .rules import lookup
@@ -139,15 +143,13 @@ class _Sweep:
         p = self.parent[row]
         if p <= 0 or self.flags[p] & _F_FRAME:
             return None
-        node = node_at(self.t, p)
+        node = _call_node(self.t, p)
         if node.keywords or node.is_star_call:
             return None
         refs = self.refs(p)
         pos = self.aux[row]
         callee = node.function
         shift = 0
-        import types
-
         if isinstance(getattr(callee, "value", None), types.MethodType):
             shift = 1  # a bound method: parameter 1 is self, not passed by the caller
             if pos == 1:
@@ -160,7 +162,7 @@ class _Sweep:
     def _unpacked(self, row: int):
         """The sequence an unpacking node (`a, b = seq`) took its item from: result k
         > 0 of the statement refers to result 0's node, which refers to the sequence."""
-        fn = getattr(node_at(self.t, row).function, "value", None)
+        fn = getattr(_call_node(self.t, row).function, "value", None)
         if not (isinstance(fn, str) and fn.startswith("$unpack")):
             return None
         refs = [r for r in self.refs(row) if r >= 0]
@@ -171,7 +173,7 @@ class _Sweep:
         return refs[0] if refs else None
 
     def _is_next(self, row: int) -> bool:
-        f = node_at(self.t, row).function
+        f = _call_node(self.t, row).function
         return getattr(f, "value", None) is next
 
     # -- the sweep -----------------------------------------------------------------------------
@@ -181,7 +183,7 @@ class _Sweep:
         if res is None or not active[res]:
             return
         adj[0] = seed
-        last_return = {}
+        last_return: dict[int, int] = {}
         for row in range(self.n - 1, 0, -1):
             k = kind[row]
             if k == K_RETURN:
@@ -219,7 +221,7 @@ class _Sweep:
 
     def _pull(self, row: int, g) -> None:
         t = self.t
-        node = node_at(t, row)
+        node = _call_node(t, row)
         fn = getattr(node.function, "value", None)
         if isinstance(fn, str) and fn.startswith("$unpack"):
             src = self._unpacked(row)
@@ -252,10 +254,9 @@ class _Sweep:
                 self._add(r, c)
 
 
-_F_FRAME = 0
-try:
-    from .. import _core
+def _call_node(trace, row: int) -> CallNode:
+    """The node view of a call row (primitive, nested or special)."""
+    return cast(CallNode, node_at(trace, row))
 
-    _F_FRAME = _core.FLAGS["frame"]
-except (ImportError, KeyError):  # pragma: no cover
-    pass
+
+_F_FRAME = _core.FLAGS["frame"]  # a frame that C code entered: its own arguments

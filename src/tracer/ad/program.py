@@ -493,6 +493,7 @@ class _Builder:
             emit(f"    t_{k} = pb_{k}({g})")
             return [(targets[i], f"t_{k}[{j}]") for j, i in enumerate(positions)]
         rule = lookup(fn)
+        assert rule is not None  # _check_rules made sure of it
         args = [self.ref(a) for a in op.args]
         kw = "".join(f", {name}={self.ref(v)}" for name, v in op.kwargs.items())
         out = []

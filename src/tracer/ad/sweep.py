@@ -117,6 +117,7 @@ def _contributions(a, op, g, values, pullbacks):
         adj = pullbacks[k](g)
         return [(targets[i], adj[j]) for j, i in enumerate(positions)]
     rule = lookup(fn)
+    assert rule is not None  # the analysis made sure of it
     kw = {name: values[x.id] if isinstance(x, Op) else x for name, x in op.kwargs.items()}
     ans = values[k]
     out = []
