@@ -749,3 +749,23 @@ def array_from_floats(M):
 def vector_norm(M):
     np_ = M.np
     return lambda v: np_.linalg.norm(v) * 2 + np_.linalg.norm(v * v)
+
+
+@case({"a": 0.5, "b": -1.5, "c": 2.0})
+def dict_methods(M):
+    def f(params):
+        s = 0.0
+        for name, v in params.items():
+            s = s + v * v * len(name)
+        for v in params.values():
+            s = s + M.sin(v)
+        return s + params.get("a") * params.get("c")
+    return f
+
+
+@case([0.3, -1.2, 0.8])
+def sorted_values(M):
+    def f(xs):
+        ys = sorted([x * x for x in xs])
+        return ys[0] + 2 * ys[1] + 3 * ys[2]
+    return f

@@ -363,3 +363,11 @@ def test_readme_shows_the_examples_real_output(argv):
                          capture_output=True, text=True).stdout
     readme = (EXAMPLES.parent / "README.md").read_text()
     assert "```\n" + out + "```" in readme
+
+
+def test_dict_get_default():
+    def k(d, fallback):
+        return d.get("w", fallback) * 2 + d.get("missing", fallback) * 3
+
+    gd, gf = tracer.grad(k, (0, 1))({"w": 1.5}, 0.5)
+    assert gd == {"w": 2.0} and gf == 3.0

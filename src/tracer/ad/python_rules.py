@@ -257,3 +257,49 @@ defrule(builtins.enumerate, _enumerate_pb)
 defrule(builtins.zip, varargs=_zip_arg)
 defrule(builtins.reversed, lambda g, ans, seq: Seq({len(seq) - 1 - k: v for k, v in g.items.items()}, owned=True)
         if type(g) is Seq else g)
+
+
+# -- dict and list methods --------------------------------------------------------------------
+def _dict_items_pb(g, ans, d):
+    """`d.items()` yields (key, value) pairs in key order: pair k's part 1 is the
+    adjoint of `d[key k]`."""
+    if type(g) is not Seq:
+        return g
+    keys = list(d)
+    out = {}
+    for k, pair in g.items.items():
+        v = pair.items.get(1) if type(pair) is Seq else pair[1]
+        if v is not None:
+            out[keys[k]] = v
+    return Seq(out, owned=True)
+
+
+def _dict_values_pb(g, ans, d):
+    if type(g) is not Seq:
+        return g
+    keys = list(d)
+    return Seq({keys[k]: v for k, v in g.items.items()}, owned=True)
+
+
+def _sorted_pb(g, ans, items, *args, **kwargs):
+    """`sorted(items)` is a permutation: item j of the result is some item of `items`
+    (found by identity, ties by equal position)."""
+    items = list(items)
+    if type(g) is not Seq:
+        g = Seq(dict(enumerate(g)))
+    where: dict[int, list[int]] = {}
+    for k, x in enumerate(items):
+        where.setdefault(id(x), []).append(k)
+    out = {}
+    for j, v in g.items.items():
+        k = where[id(ans[j])].pop(0)
+        out[k] = v
+    return Seq(out, owned=True)
+
+
+defrule(dict.items, _dict_items_pb)
+defrule(dict.values, _dict_values_pb)
+defrule(dict.get, lambda g, ans, d, key, default=None: seq_item(g, key) if key in d else Seq({}),
+        None, lambda g, ans, d, key, default=None: zeros_like(default) if key in d else g)
+defrule(dict.__getitem__, lambda g, ans, d, key: seq_item(g, key))
+defrule(builtins.sorted, _sorted_pb)
