@@ -15,15 +15,18 @@ and returns), holding values that can carry an adjoint.
 
 from __future__ import annotations
 
+import bisect
 import types
 from typing import cast
 
 import numpy as np
 
 from .. import _core
+from ..tape.bind import Pack, map_parameters
 from ..views.nodes import CallNode, node_at
 from . import adjoints
 from .errors import NoRuleError
+from .program import is_mutator
 from .rules import lookup
 
 __all__ = ["backprop"]
@@ -88,6 +91,14 @@ class _Sweep:
         self.root_args = [r for r, p in zip(rows.tolist(), self.parent)
                           if p == 0 and self.kind[r] == K_ARG and self.aux[r] > 0
                           and r in self._root_arg_rows()]
+        self.code_ix = cols["code"].tolist()
+        # Values read as constants (a closure's cell) that are the very object an
+        # active row produced are that row's value: id(value) -> row.  Literals of the
+        # traced code are never linked (CPython shares equal float constants).
+        self.produced: dict[int, list[int]] = {}  # id(value) -> active rows, in order
+        self.literals = frozenset(id(c) for code in trace.codes for c in code.co_consts
+                                  if type(c) is float)
+        self._bindings: dict[int, list] = {}
         self.active = [False] * n
         self.adj: dict[int, object] = {}
         self.next_index: dict[int, int] = {}
@@ -123,13 +134,22 @@ class _Sweep:
                 if k == K_SPECIAL:
                     src = self._unpacked(row)
                     refs = [src] if src is not None else refs
+                elif self.produced and any(r < 0 for r in refs):
+                    refs = refs + [self._link(x[1], row) for x in t.refs(row)
+                                   if not isinstance(x, int)]
+                    refs = [r if r is not None else -1 for r in refs]
                 if any(r >= 0 and active[r] for r in refs):
+                    self._refuse_mutation(row)
                     if self._is_next(row):
                         it = refs[-1]
                         self.next_index[row] = count.get(it, 0)
                         count[it] = self.next_index[row] + 1
                     active[row] = adjoints.is_differentiable(t.value(row))
-            elif k == K_RETURN:
+            if active[row]:
+                v = t.value(row)
+                if isinstance(v, (float, np.ndarray)):
+                    self.produced.setdefault(id(v), []).append(row)
+            if k == K_RETURN:
                 refs = self.refs(row)
                 if refs and refs[0] >= 0 and active[refs[0]]:
                     active[row] = True
@@ -138,26 +158,40 @@ class _Sweep:
                         active[p] = True
 
     def _bound_source(self, row: int):
-        """The caller's row an ArgumentNode of a nested call was bound to (positional
-        arguments; None for a default, a keyword, or a frame entered from C)."""
+        """The caller's row an ArgumentNode of a nested call was bound to (by
+        position or keyword, as Python binds them); None for a default, a constant,
+        or a frame entered from C (whose arguments are its own)."""
         p = self.parent[row]
-        if p <= 0 or self.flags[p] & _F_FRAME:
+        if p <= 0 or self.flags[p] & _F_FRAME or self.aux[row] <= 0:
             return None
+        binding = self._bindings.get(p)
+        if binding is None:
+            binding = self._bindings[p] = self._bind(p, row)
+        k = self.aux[row] - 1
+        b = binding[k] if k < len(binding) else None
+        if isinstance(b, Pack):
+            if any(isinstance(r, int) and self.active[r] for r in b.items):
+                raise NoRuleError(_call_node(self.t, p).function.value, message=(
+                    "backprop does not follow differentiated values into *args or "
+                    "**kwargs parameters (tracer.grad does)."))
+            return None
+        return b if isinstance(b, int) else None
+
+    def _bind(self, p: int, arg_row: int) -> list:
+        """The caller's rows for each parameter of nested call `p`, in co_varnames order."""
         node = _call_node(self.t, p)
-        if node.keywords or node.is_star_call:
-            return None
-        refs = self.refs(p)
-        pos = self.aux[row]
-        callee = node.function
-        shift = 0
-        if isinstance(getattr(callee, "value", None), types.MethodType):
-            shift = 1  # a bound method: parameter 1 is self, not passed by the caller
-            if pos == 1:
-                return None
-        k = pos - shift
-        if not 0 < k < len(refs) or refs[k] < 0:
-            return None
-        return refs[k]
+        args = [self._input_row(a, p) for a in node.arguments]
+        kwargs = {name: self._input_row(v, p) for name, v in node.keywords.items()}
+        if node.is_star_call:
+            if any(isinstance(r, int) and self.active[r] for r in args):
+                raise NoRuleError(node.function.value, message=(
+                    "backprop does not follow differentiated values through f(*args) "
+                    "(tracer.grad does)."))
+            return []
+        if isinstance(getattr(node.function, "value", None), types.MethodType):
+            args = [None] + args  # a bound method's self: not a row of the caller
+        code = self.t.codes[self.code_ix[arg_row]]
+        return map_parameters(code, args, kwargs) or []
 
     def _unpacked(self, row: int):
         """The sequence an unpacking node (`a, b = seq`) took its item from: result k
@@ -171,6 +205,33 @@ class _Sweep:
         if self.aux[row] > 0:
             refs = [r for r in self.refs(refs[0]) if r >= 0]
         return refs[0] if refs else None
+
+    def _input_row(self, inp, reader: int):
+        """The row of an input of row `reader`: a Node's own, or the row a constant
+        is linked to."""
+        r = getattr(inp, "row", None)
+        return r if r is not None else self._link(getattr(inp, "value", None), reader)
+
+    def _link(self, value, reader: int):
+        """The latest active row before `reader` whose value a constant is (see
+        `produced`), or None."""
+        if not isinstance(value, (float, np.ndarray)) or id(value) in self.literals:
+            return None
+        rows = self.produced.get(id(value))
+        if not rows:
+            return None
+        k = bisect.bisect_left(rows, reader) - 1
+        return rows[k] if k >= 0 and self.t.value(rows[k]) is value else None
+
+    def _refuse_mutation(self, row: int) -> None:
+        """A differentiated value stored into a container in place: later reads of
+        the container refer to the row that built it, so the value's adjoint would
+        be lost.  (tracer.grad follows `append` on a list the function built.)"""
+        fn = getattr(_call_node(self.t, row).function, "value", None)
+        if is_mutator(fn):
+            raise NoRuleError(fn, message="backprop does not follow a differentiated "
+                              "value stored into a container in place (tracer.grad "
+                              "follows appends to a list the function built).")
 
     def _is_next(self, row: int) -> bool:
         f = _call_node(self.t, row).function
@@ -242,7 +303,7 @@ class _Sweep:
         value = t.value(row)
         full = rule.full(g, value, *args, **kwargs) if rule.full is not None else None
         for i, inp in enumerate(inputs):
-            r = getattr(inp, "row", None)
+            r = self._input_row(inp, row)
             if r is None or not self.active[r]:
                 continue
             if full is not None:

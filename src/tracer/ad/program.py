@@ -547,6 +547,11 @@ def _is_mutator(fn) -> bool:
         return False
 
 
+def is_mutator(fn) -> bool:
+    """Whether `fn` stores a value into a container in place (`append` included)."""
+    return _is_append(fn) or _is_mutator(fn)
+
+
 def _is_op(a) -> bool:
     return isinstance(a, (Call, Input, Constant))
 
