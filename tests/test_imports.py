@@ -68,3 +68,5 @@ def test_layers_import_downwards_only():
                                                          "tracer.api"))}, m
         if m.startswith("tracer.views"):
             assert not {d for d in deps if d.startswith(("tracer.tape", "tracer.api"))}, m
+        if not m.startswith("tracer.ad") and m != "tracer":
+            assert not {d for d in deps if d.startswith("tracer.ad")}, m  # ad is the top layer

@@ -31,6 +31,7 @@ from .persist import (  # noqa: E402
 )
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
+from .ad import NoRuleError, backprop, grad, rule, value_and_grad, vjp  # noqa: E402
 
 try:
     from ._version import version as __version__
@@ -47,4 +48,5 @@ __all__ = [
     "spare_columns_limit", "spare_columns_bytes",
     "save", "load", "track_many", "Runs", "LoadedCode", "Opaque", "OpaqueException", "PickleRefused",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
+    "grad", "value_and_grad", "vjp", "backprop", "rule", "NoRuleError",
 ]

@@ -1,0 +1,240 @@
+"""`grad`, `value_and_grad`, `vjp`: reverse-mode derivatives of unmodified Python.
+
+The first call traces the function into a tape (callables with rules kept
+primitive), analyses it (tracer.ad.program) and sweeps it with the values the
+trace recorded (tracer.ad.sweep: the function is not run again).  Later calls with
+arguments of the same types and shapes re-run the cached path's ops, checking its
+guards; a path taken `COMPILE_AFTER` times is then compiled into generated Python
+code for its forward ops and reverse sweep.  When a guard fails (the new arguments
+take another branch, loop count or random choice), the function is traced again
+and the new path cached too (up to `MAX_PATHS` per signature, the most recently
+used tried first).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+
+from ..api import track
+from ..context import Context
+from ..tape import Tape
+from ..tape.guards import GuardError
+from ..tape.ops import Input
+from . import adjoints
+from .errors import NoRuleError
+from .program import build
+from .rules import python_primitives, rules_version
+
+__all__ = ["grad", "value_and_grad", "vjp", "vjp_positions", "MAX_PATHS", "COMPILE_AFTER"]
+
+MAX_PATHS = 8
+COMPILE_AFTER = 2  # a path is compiled when it is taken this many times after its trace
+
+
+def ad_context() -> Context | None:
+    """The tracing context: every Python callable with a rule is primitive."""
+    prims = python_primitives()
+    return Context(primitives=prims) if prims else None
+
+
+def trace(f, args, kwargs):
+    """`(value, tape, literals)`: `f(*args, **kwargs)` traced with the rules' context,
+    its tape, and the ids of the float constants of the code that ran."""
+    root = track(f, *args, ctx=ad_context(), **kwargs)
+    tape = Tape.from_trace(root, None)
+    literals = frozenset(id(c) for code in root.trace.codes for c in code.co_consts
+                         if type(c) is float)
+    return root.value, tape, literals
+
+
+def _signature(v):
+    """What a cached program assumes of an argument: its type, an array's shape."""
+    t = type(v)
+    if t is float or t is int:
+        return t
+    if t is np.ndarray:
+        return (t, v.shape, v.dtype.str)
+    if t is tuple or t is list:
+        return (t, tuple(_signature(x) for x in v))
+    if t is dict:
+        return (t, tuple((k, _signature(x)) for k, x in v.items()))
+    return t
+
+
+def _input_ops(tape, positions):
+    """The Input ops of the tape for the caller's positional arguments `positions`."""
+    func = tape.signature_of
+    shift = 1
+    if isinstance(func, types.MethodType):
+        shift = 2  # parameter 1 is self
+    by_pos = {op.position: op for op in tape.ops if type(op) is Input}
+    out = []
+    for p in positions:
+        code = getattr(getattr(func, "__func__", func), "__code__", None)
+        if code is not None and p + shift - 1 >= code.co_argcount:
+            raise TypeError(f"argnums {p}: {tape.func.__qualname__} has only "
+                            f"{code.co_argcount - shift + 1} positional parameters to "
+                            "differentiate with respect to")
+        op = by_pos.get(p + shift)
+        if op is None:
+            raise TypeError(f"argnums {p}: no such positional argument")
+        out.append(op)
+    return out
+
+
+def _check_argument(v, p):
+    if isinstance(v, (bool, int, np.integer, np.bool_)) or (
+            isinstance(v, np.ndarray) and v.dtype.kind not in "fc"):
+        raise TypeError(f"cannot differentiate with respect to argument {p}: it is "
+                        f"{type(v).__name__ if not isinstance(v, np.ndarray) else 'an array of ' + str(v.dtype)}"
+                        "; integers and booleans are not differentiated (pass a float)")
+
+
+class _Paths:
+    """The gradient programs of one function, by argument signature, one per path."""
+
+    def __init__(self, f, positions):
+        self.f = f
+        self.positions = positions
+        self.cache: dict = {}
+        self.traces = 0
+
+    def run(self, args, kwargs):
+        """(value, saved values, program) for a call with `args`, `kwargs`."""
+        try:
+            key = (tuple(_signature(a) for a in args), tuple(kwargs), rules_version())
+            hash(key)
+        except TypeError:
+            key = None
+        progs = self.cache.get(key) if key is not None else None
+        if progs:
+            for k, prog in enumerate(progs):
+                try:
+                    value, state = prog.forward(args, kwargs)
+                except GuardError:
+                    continue
+                if k:
+                    progs.insert(0, progs.pop(k))
+                prog.hits += 1
+                if prog.hits == COMPILE_AFTER:
+                    prog.compile()  # this path is being reused: generate its code
+                return value, state, prog
+        value, tape, literals = trace(self.f, args, kwargs)
+        self.traces += 1
+        prog = build(tape, _input_ops(tape, self.positions), vjp_positions, literals)
+        if key is not None:
+            progs = self.cache.setdefault(key, [])
+            progs.insert(0, prog)
+            del progs[MAX_PATHS:]
+        return value, prog.state_from_tape(), prog
+
+
+def _positions(argnums, nargs):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for p in nums:
+        if not isinstance(p, int):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -nargs <= p < nargs:
+            raise TypeError(f"argnums {p} is out of range: the call passed {nargs} "
+                            "positional arguments")
+    return single, tuple(p % nargs for p in nums)
+
+
+def _scalar_seed(value, f):
+    if isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value, bool):
+        return 1.0
+    if isinstance(value, np.ndarray) and value.size == 1:
+        return np.ones_like(value, dtype=float)
+    raise TypeError(f"grad needs {getattr(f, '__qualname__', f)} to return a float "
+                    f"(a scalar); it returned {type(value).__name__}"
+                    f"{' of shape ' + str(value.shape) if isinstance(value, np.ndarray) else ''}"
+                    "; use tracer.vjp for other outputs")
+
+
+def value_and_grad(f, argnums=0):
+    """A function returning `(f(*args), gradient)`; the gradient is with respect to
+    argument `argnums` (an int), or a tuple of gradients for a tuple of argnums.
+
+    Arguments may be floats, numpy float arrays, and tuples, lists and dicts of
+    them; each gradient has its argument's structure.  `f` must return a scalar.
+    """
+    if not callable(f):
+        raise TypeError(f"value_and_grad needs a callable, got {f!r}")
+    paths: dict = {}
+
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        single, positions = _positions(argnums, len(args))
+        for p in positions:
+            _check_argument(args[p], p)
+        runner = paths.get(positions)
+        if runner is None:
+            runner = paths[positions] = _Paths(f, positions)
+        value, saved, prog = runner.run(args, kwargs)
+        raw = prog.backward(saved, _scalar_seed(value, f))
+        grads = tuple(adjoints.to_gradient(g, args[p]) for g, p in zip(raw, positions))
+        return value, (grads[0] if single else grads)
+
+    value_and_grad_f.paths = paths  # type: ignore[attr-defined]
+    return value_and_grad_f
+
+
+def grad(f, argnums=0):
+    """A function returning the gradient of scalar-valued `f` with respect to argument
+    `argnums` (see value_and_grad).  The gradient follows the path this call takes
+    (branches, loops, recursion, random choices as constants)."""
+    vg = value_and_grad(f, argnums)
+
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        return vg(*args, **kwargs)[1]
+
+    grad_f.paths = vg.paths  # type: ignore[attr-defined]
+    return grad_f
+
+
+def vjp(f, *args, **kwargs):
+    """`(f(*args, **kwargs), pullback)`: `pullback(g)` returns the adjoint of every
+    positional argument for the output adjoint `g` (None for an argument that is not
+    differentiable: an int, a bool, a string)."""
+    positions = tuple(p for p, a in enumerate(args) if _differentiable_argument(a))
+    value, pb = vjp_positions(f, args, positions, kwargs)
+
+    def pullback(g):
+        adj = pb(g)
+        out: list = [None] * len(args)
+        for p, a in zip(positions, adj):
+            out[p] = adjoints.to_gradient(a, args[p])
+        return tuple(out)
+
+    return value, pullback
+
+
+def _differentiable_argument(a) -> bool:
+    try:
+        _check_argument(a, 0)
+    except TypeError:
+        return False
+    return adjoints.is_differentiable(a)
+
+
+def vjp_positions(f, args, positions, kwargs=None):
+    """`(value, pullback)` with `pullback(g)` the raw adjoints of `args[p]` for p in
+    `positions` (the nested calls of a gradient program use this)."""
+    value, tape, literals = trace(f, args, kwargs or {})
+    if tape.signature_of is None and len(tape.ops) and tape.result is not None \
+            and type(tape.result) is not Input and tape.result.fn is tape.ops[0]:
+        # The call itself is one op (a C function, or Python code entered from C):
+        # there is nothing inside to differentiate.
+        raise NoRuleError(f)
+    prog = build(tape, _input_ops(tape, positions), vjp_positions, literals)
+    state = prog.state_from_tape()
+
+    def pullback(g):
+        return prog.backward(state, g)
+
+    return value, pullback

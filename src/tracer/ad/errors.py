@@ -1,0 +1,40 @@
+"""The errors of differentiation."""
+
+from __future__ import annotations
+
+__all__ = ["NoRuleError", "describe_callable"]
+
+
+def describe_callable(fn) -> str:
+    """A readable name for a callable: `math.sin`, `numpy.sum`, `ndarray.reshape`."""
+    qual = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if qual is None:
+        return repr(fn)
+    mod = getattr(fn, "__module__", None)
+    if isinstance(fn, type(str.upper)) or isinstance(fn, type(dict.__dict__["fromkeys"])):
+        return qual  # a method descriptor: `ndarray.sum`, `list.append`
+    if mod and mod not in ("builtins", "__main__"):
+        return f"{mod}.{qual}"
+    return qual
+
+
+class NoRuleError(TypeError):
+    """A call on the differentiated path has no differentiation rule and no Python body
+    to differentiate through.  `function` is the callable, `where` where it was called.
+    """
+
+    def __init__(self, fn, where=None, note: str = "", message: str = ""):
+        self.function = fn
+        self.where = where
+        name = describe_callable(fn)
+        at = f" (called at {where})" if where is not None else ""
+        extra = f" {note}" if note else ""
+        if message:  # a path the sweep cannot follow, where a rule would not help
+            super().__init__(f"cannot differentiate through {name}{at}: {message}")
+            return
+        super().__init__(
+            f"no differentiation rule for {name}{at}, which lies on the differentiated "
+            f"path.{extra} Add one:\n"
+            f"    @tracer.rule({name})\n"
+            f"    def pullback(g, ans, *args, **kwargs):\n"
+            f"        return (adjoint of args[0], adjoint of args[1], ...)  # None: no adjoint")

@@ -1,0 +1,561 @@
+"""A gradient program: which ops of a tape the reverse sweep visits, and its code.
+
+From a tape (tracer.tape) and the Input ops to differentiate, `build` finds the
+ops on the path from those inputs to the result (forward reachability from the
+inputs, then backward need from the result, in two passes over the tape's op ids),
+checks that each has a rule, and records where each argument's adjoint goes.  The
+sweep is then interpreted (tracer.ad.sweep) or, for a path that is reused,
+generated as two Python functions:
+
+- `forward(args, kwargs) -> (result, saved)`: the tape's ops on new arguments, with
+  its guards (a GuardError when the new arguments take another path), returning the
+  values the sweep reads;
+- `backward(saved, seed) -> adjoints`: the reverse sweep, one statement per adjoint
+  contribution, in reverse tape order.  An adjoint's first contribution is an
+  assignment and later ones additions (known while generating, so the code never
+  tests for a missing adjoint); float arguments use the rules' inline templates.
+
+`state_from_tape()` gives the values the trace itself recorded, so the first
+gradient of a call runs the function once (a stochastic function is not re-run).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import types
+
+import numpy as np
+
+from .. import callables as tops
+from ..tape.guards import GuardError, guard_failure
+from ..tape.helpers import STOP, make_binder
+from ..tape.ops import Call, Constant, Guard, Input
+from ..tape.play import evaluate
+from . import adjoints, sweep
+from .errors import NoRuleError
+from .rules import lookup
+
+__all__ = ["GradientProgram", "build", "GuardError"]
+
+# Calls that change a container in place: on the path they would be silently wrong.
+_MUTATORS = frozenset((operator.setitem, operator.delitem, tops.list_extend, list.extend, list.insert, tops.setslice,
+                       tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
+                       dict.__setitem__, list.__setitem__, setattr))
+_SCALAR_TYPES = (float, int)
+_INSTRUCTION_MODULES = (tops.__name__, "tracer.tape.helpers")
+_INLINE_GLOBALS = {"cos_": math.cos, "sin_": math.sin, "cosh_": math.cosh,
+                   "sinh_": math.sinh, "sqrt_": math.sqrt, "exp_": math.exp}
+
+
+def _log_(x):
+    return math.log(x) if x > 0 else 0.0  # only reached for a float exponent's adjoint
+
+
+class GradientProgram:
+    """The gradient of one tape (one path): its analysis, swept by an interpreter
+    (tracer.ad.sweep) until the path has been used `COMPILE_AFTER` times more, then
+    by generated Python code (`compile()`: CPython compiles a long function at
+    about 25-40 µs per line, which pays off only for a path that is reused)."""
+
+    def __init__(self, analysis):
+        self.analysis = analysis
+        self.tape = analysis.tape
+        self.inputs = analysis.inputs  # the Input ops differentiated, in the caller's order
+        self.hits = 0                  # calls that took this path after it was traced
+        self._forward = None
+        self._backward = None
+        self._source = None
+
+    @property
+    def compiled(self) -> bool:
+        return self._forward is not None
+
+    @property
+    def source(self) -> str:
+        """The generated forward and backward functions (generated on first use)."""
+        if self._source is None:
+            self._source = self.analysis.source()
+        return self._source
+
+    def compile(self) -> None:
+        """Generate and compile the forward and backward functions."""
+        if self._forward is None:
+            self._forward, self._backward = self.analysis.compile(self.source)
+
+    def forward(self, args, kwargs):
+        """`(result, state)` for new arguments, checking the guards (GuardError)."""
+        if self._forward is not None:
+            return self._forward(args, kwargs)
+        return sweep.play(self.analysis, args, kwargs)
+
+    def backward(self, state, seed):
+        """The raw adjoints of the inputs, from a forward `state` and the seed."""
+        if type(state) is sweep.Values:
+            return sweep.backward(self.analysis, state, seed)
+        return self._backward(state, seed)
+
+    def state_from_tape(self):
+        """The forward state as the trace recorded it (the function is not re-run)."""
+        return sweep.recorded(self.analysis)
+
+
+def _nested_vjp(vjp_positions, fn, args, positions):
+    """`vjp_positions(fn, args, positions)` (tracer.ad.api's, passed in: a nested
+    call is differentiated as a call of its own)."""
+    if not isinstance(fn, (types.FunctionType, types.MethodType)):
+        # An instance with a Python __call__: trace the method (a call of the instance
+        # itself enters its frame from C, which the tape keeps as one op).
+        fn = types.MethodType(type(fn).__call__, fn)
+    return vjp_positions(fn, args, positions)
+
+
+def _is_scalar(v) -> bool:
+    return isinstance(v, _SCALAR_TYPES) and not isinstance(v, bool) or (
+        isinstance(v, np.floating))
+
+
+def _is_python_callable(fn) -> bool:
+    """Whether calling `fn` runs Python code we can trace (no rule needed)."""
+    if isinstance(fn, (types.FunctionType, types.MethodType)):
+        # The tape's own instruction callables are primitives: they need rules.
+        return getattr(fn, "__module__", "") not in _INSTRUCTION_MODULES
+    if isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType, np.ufunc,
+                       types.MethodDescriptorType, types.WrapperDescriptorType,
+                       types.MethodWrapperType, types.ClassMethodDescriptorType, type)):
+        return False
+    call = getattr(type(fn), "__call__", None)
+    return isinstance(call, types.FunctionType)
+
+
+def build(tape, inputs, vjp_positions, literals=frozenset()) -> GradientProgram:
+    """The gradient program of `tape` with respect to Input ops `inputs`.
+
+    `literals`: ids of the code constants of the traced code: a constant argument
+    that is one of them is a literal, never a differentiated value read as a
+    constant (CPython shares equal float constants between code objects, so a
+    literal `1.0` may be the very object passed as an argument).  `vjp_positions`
+    differentiates a call of Python code the tape kept as one op (tracer.ad.api's)."""
+    return _Builder(tape, inputs, vjp_positions, literals).run()
+
+
+class _Builder:
+    """One tape's analysis (masks, adjoint targets, item indexes) and its code."""
+
+    def __init__(self, tape, inputs, vjp_positions, literals=frozenset()):
+        self.tape = tape
+        self.vjp = vjp_positions
+        self.literals = literals
+        self.inputs = list(inputs)
+        self.ops = tape.ops
+        n = len(self.ops)
+        self.active = [False] * (n + 1)   # forward-reachable from the inputs, by op id
+        self.needed = [False] * (n + 1)   # the result depends on it (among active ops)
+        self.target: dict[int, dict[int, int]] = {}  # op id -> {arg position: adjoint op id}
+        self.index: dict[int, int] = {}   # next()/append op id -> the item index it reads
+        self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
+                              "add_": adjoints.add, "seq_item_": adjoints.seq_item,
+                              "seq_get_": adjoints.seq_get, "nz_": _nonzero,
+                              "log_": _log_, **_INLINE_GLOBALS}
+        self.globals["nested_"] = lambda fn, args, positions: _nested_vjp(
+            vjp_positions, fn, args, positions)
+        self.nested: dict = {}  # Call op -> (its callable from the op, positions)
+        self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
+
+    # -- analysis ------------------------------------------------------------------------
+    def run(self) -> GradientProgram:
+        self._forward_mask()
+        self._backward_mask()
+        self._check_rules()
+        return GradientProgram(self)
+
+    def nested_vjp(self, fn, args, positions):
+        return _nested_vjp(self.vjp, fn, args, positions)
+
+    def source(self) -> str:
+        fwd_src, saved = self._forward_source()
+        return fwd_src + "\n\n" + self._backward_source(saved)
+
+    def compile(self, source):
+        """(forward, backward): the generated functions of `source`."""
+        glb = dict(self.globals)
+        exec(compile(source, f"<gradient of {self._name()}>", "exec"), glb)
+        return glb["forward_"], glb["backward_"]
+
+    def _name(self) -> str:
+        return getattr(self.tape.func, "__qualname__", "f")
+
+    def _forward_mask(self) -> None:
+        active = self.active
+        # `touched`: reached from the inputs through any value, differentiable or not
+        # (a closure, a generator, an object made from them).  A float or array that
+        # is touched but not active would silently get no adjoint: that is an error.
+        touched = [False] * (len(self.ops) + 1)
+        # Values read as constants (closure cells, frozen values) that are the very
+        # object an active op produced are that op's result: id(value) -> op id.
+        produced: dict[int, int] = {}
+        for op in self.inputs:
+            active[op.id] = touched[op.id] = adjoints.is_differentiable(op.value)
+            if active[op.id]:
+                produced[id(op.value)] = op.id
+        version: dict[int, int] = {}   # a list op -> the op of its latest append
+        count: dict[int, int] = {}     # a list or iterator op -> items appended / read
+        for op in self.ops:
+            cls = type(op)
+            k = op.id
+            if cls is Constant and op.frozen and produced:
+                src = produced.get(id(op.value))
+                if src is not None and self.ops[src - 1].value is op.value:
+                    self.alias[k] = src
+                    active[k] = touched[k] = True
+                    self.target[k] = {0: src}
+                continue
+            if cls is not Call:
+                continue
+            if produced:
+                self._link_constants(op, produced)
+            fn = op.fn
+            if _is_append(fn) and len(op.args) == 2 and _is_op(op.args[0]):
+                self._append(op, version, count)
+                touched[k] = active[k]
+                continue
+            targets = {}
+            hit = False
+            for i, a in enumerate(op.args):
+                if _is_op(a):
+                    t = version.get(a.id, a.id)
+                    targets[i] = t
+                    hit = hit or active[t]
+            for name, a in op.kwargs.items():
+                if _is_op(a) and active[version.get(a.id, a.id)]:
+                    raise NoRuleError(fn, op.where, note=f"Its keyword argument {name}= is "
+                                      "differentiated; pass it positionally.")
+            reached = hit or any(touched[r.id] for r in op.refs())
+            if not reached:
+                continue
+            if _is_op(fn) and touched[fn.id]:
+                raise NoRuleError(fn.value, op.where, message="the function called is "
+                                  "made from a differentiated value (a closure or bound "
+                                  "method of it, called from C code); call it directly.")
+            if not hit:
+                if adjoints.is_differentiable(op.value):
+                    raise NoRuleError(fn, op.where, message=(
+                        "its result depends on a differentiated value through a "
+                        "generator, closure or object made from it, which is not "
+                        "differentiated (use a list comprehension instead of a generator "
+                        "expression, or pass the value as an argument)."))
+                touched[k] = _carries(op.value)
+                continue
+            if _is_mutator(fn):
+                raise NoRuleError(fn, op.where, note="It changes a container in place with "
+                                  "a differentiated value, which is not supported.")
+            if op.star:
+                raise NoRuleError(fn, op.where, note="It is called as f(*args) with a "
+                                  "differentiated value, which is not supported.")
+            if fn is next and op.args and _is_op(op.args[0]):
+                it = op.args[0].id
+                self.index[k] = count.get(it, 0)
+                count[it] = self.index[k] + 1
+            if adjoints.is_differentiable(op.value):
+                active[k] = touched[k] = True
+                self.target[k] = targets
+                v = op.value
+                if isinstance(v, (float, np.ndarray)):
+                    produced[id(v)] = k
+            else:
+                touched[k] = _carries(op.value)
+
+    def _link_constants(self, op, produced) -> None:
+        """Replace constant arguments that are an active op's very value by that op."""
+        args = op.args
+        for i, a in enumerate(args):
+            if isinstance(a, (float, np.ndarray)) and id(a) not in self.literals:
+                src = produced.get(id(a))
+                if src is not None and self.ops[src - 1].value is a:
+                    args = args[:i] + (self.ops[src - 1],) + args[i + 1:]
+        op.args = args
+
+    def _append(self, op, version, count) -> None:
+        """`lst.append(item)` makes a new version of the list: later reads of the list
+        send their adjoint to this op, which passes item `index`'s adjoint to `item`."""
+        k = op.id
+        lst, item = op.args
+        prev = version.get(lst.id, lst.id)
+        if lst.id not in count:
+            built = type(lst) is Call and lst.fn is tops.build_list and not lst.star
+            count[lst.id] = len(lst.args) if built else None
+        index = count[lst.id]
+        if index is not None:
+            count[lst.id] = index + 1
+        version[lst.id] = k
+        if not (self.active[prev] or _is_op(item) and self.active[item.id]):
+            return
+        if index is None:
+            raise NoRuleError(op.fn, op.where, note="Appending a differentiated value to a "
+                              "list the function did not build itself is not supported.")
+        self.index[k] = index
+        self.active[k] = True
+        self.target[k] = {0: prev, 1: item.id if _is_op(item) else 0}
+
+    def _backward_mask(self) -> None:
+        res = self.tape.result
+        if res is None or not self.active[res.id]:
+            return
+        needed, active = self.needed, self.active
+        needed[res.id] = True
+        for op in reversed(self.ops):
+            k = op.id
+            if not needed[k] or type(op) not in (Call, Constant):
+                continue
+            r = lookup(op.fn) if type(op) is Call and not _is_op(op.fn) else None
+            for i, t in self.target.get(k, {}).items():
+                if t and active[t] and (r is None or r.differentiable(i)):
+                    needed[t] = True
+
+    def on_path(self, k: int) -> bool:
+        return self.active[k] and self.needed[k]
+
+    def _check_rules(self) -> None:
+        for op in self.ops:
+            if type(op) is not Call or not self.on_path(op.id):
+                continue
+            fn = op.fn
+            if _is_append(fn) or fn is next:
+                continue
+            if _is_op(fn):
+                if not _is_python_callable(fn.value):
+                    raise NoRuleError(fn.value, op.where)
+                self._nest(op, lambda call: call.fn.value)
+                continue
+            if lookup(fn) is not None:
+                continue
+            if _is_python_callable(fn):
+                self._nest(op, lambda call: call.fn)
+                continue
+            raise NoRuleError(fn, op.where)
+
+    def _nest(self, op, get_fn) -> None:
+        positions = tuple(i for i, t in self.target[op.id].items() if t and self.active[t])
+        self.nested[op] = (get_fn, positions)
+
+    # -- code ----------------------------------------------------------------------------
+    def const(self, value) -> str:
+        t = type(value)
+        if t in (int, bool, str, type(None)) or t is float and math.isfinite(value):
+            text = repr(value)
+            return f"({text})" if text.startswith("-") else text
+        if value is STOP:
+            return "STOP"
+        label = getattr(value, "__name__", None)
+        label = label if isinstance(label, str) and label.isidentifier() else "k"
+        name = f"{label.strip('_')}_{len(self.globals)}"
+        self.globals[name] = value
+        return name
+
+    def ref(self, a) -> str:
+        return f"v_{a.id}" if _is_op(a) else self.const(a)
+
+    def _forward_source(self):
+        tape = self.tape
+        lines = ["def forward_(args_, kwargs_):"]
+        emit = lines.append
+        func = tape.signature_of
+        inputs = [op for op in tape.ops if type(op) is Input]
+        if func is None:
+            emit("    p_ = (*args_, *kwargs_.values())")
+        else:
+            prefix = ""
+            target = func
+            if isinstance(func, types.MethodType):
+                self.globals["self_"] = func.__self__
+                prefix, target = "self_, ", func.__func__
+            self.globals["binder_"] = make_binder(target)
+            emit(f"    p_ = binder_({prefix}*args_, **kwargs_)")
+        for op in inputs:
+            if op.position == 0:
+                emit(f"    v_{op.id} = {self.const(op.value)}")
+            else:
+                emit(f"    v_{op.id} = p_[{op.position - 1}]")
+        for op in tape.ops:
+            cls = type(op)
+            if cls is Constant:
+                src = self.alias.get(op.id)
+                emit(f"    v_{op.id} = " + (f"v_{src}" if src else self.const(op.value)))
+            elif cls is Guard:
+                c = self.ref(op.condition)
+                if op.test == "truth":
+                    test = f"not {c}" if op.expected else c
+                elif op.test == "none":
+                    test = f"{c} is not None" if op.expected else f"{c} is None"
+                else:
+                    test = f"{c} is not STOP" if op.expected else f"{c} is STOP"
+                emit(f"    if {test}:")
+                emit(f"        raise fail_({self.const(op)}, {c})")
+            elif cls is Call:
+                emit("    " + self._call_line(op))
+        saved = self._saved()
+        names = [f"pb_{k}" if pb else f"v_{k}" for k, pb in saved]
+        result = self.ref(tape.result) if tape.result is not None else "None"
+        if tape.raises:
+            emit(f"    raise {result}")
+        emit(f"    return {result}, ({''.join(n + ', ' for n in names)})")
+        return "\n".join(lines), saved
+
+    def _call_line(self, op: Call) -> str:
+        k = op.id
+        if op in self.nested:
+            get_fn, positions = self.nested[op]
+            fn = self.ref(op.fn)
+            args = "".join(self.ref(a) + ", " for a in op.args)
+            return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r})"
+        if op.raises or op.handled:
+            env = ", ".join(f"{self.const(r)}: v_{r.id}" for r in op.refs())
+            return f"v_{k} = evaluate_({self.const(op)}, {{{env}}}.__getitem__)"
+        fn = self.ref(op.fn)
+        if op.star:
+            parts = [f"*{self.ref(op.args[0])}"]
+            if len(op.args) > 1:
+                parts.append(f"**{self.ref(op.args[1])}")
+        else:
+            parts = [self.ref(a) for a in op.args]
+            parts += [f"{name}={self.ref(v)}" for name, v in op.kwargs.items()]
+        return f"v_{k} = {fn}({', '.join(parts)})"
+
+    def _saved(self):
+        """(op id, is a nested pullback) for every value the sweep reads, in order."""
+        want: dict[tuple[int, bool], None] = {}
+        for op in self.ops:
+            if type(op) is not Call or not self.on_path(op.id):
+                continue
+            if op in self.nested:
+                want[(op.id, True)] = None
+                continue
+            want[(op.id, False)] = None
+            for a in list(op.args) + list(op.kwargs.values()):
+                if _is_op(a):
+                    want[(a.id, False)] = None
+        for op in self.inputs:
+            want[(op.id, False)] = None
+        return sorted(want)
+
+    def _backward_source(self, saved) -> str:
+        lines = ["def backward_(saved_, seed_):"]
+        emit = lines.append
+        names = [f"pb_{k}" if pb else f"v_{k}" for k, pb in saved]
+        if names:
+            emit(f"    ({''.join(n + ', ' for n in names)}) = saved_")
+        has: set[int] = set()
+        res = self.tape.result
+        if res is not None and self.on_path(res.id):
+            emit(f"    g_{res.id} = seed_")
+            has.add(res.id)
+        for op in reversed(self.ops):
+            k = op.id
+            if k not in has or not self.on_path(k):
+                continue
+            if type(op) is Constant and k in self.alias:
+                pairs = [(self.alias[k], f"g_{k}")]
+            elif type(op) is Call:
+                pairs = self._contributions(op, emit)
+            else:
+                continue
+            for target, expr in pairs:
+                if not self.on_path(target):
+                    continue
+                if target in has:
+                    tv = self.ops[target - 1].value
+                    if isinstance(tv, (float, np.ndarray)) or _is_scalar(tv):
+                        emit(f"    g_{target} = g_{target} + {expr}")
+                    else:
+                        emit(f"    g_{target} = add_(g_{target}, {expr})")
+                else:
+                    emit(f"    g_{target} = {expr}")
+                    has.add(target)
+        outs = [f"g_{op.id}" if op.id in has else "None" for op in self.inputs]
+        emit(f"    return ({''.join(o + ', ' for o in outs)})")
+        return "\n".join(lines)
+
+    def _contributions(self, op: Call, emit):
+        """(adjoint op id, expression) for each argument of `op` on the path."""
+        k = op.id
+        g = f"g_{k}"
+        targets = self.target.get(k, {})
+        fn = op.fn
+        if _is_append(fn):
+            out = [(targets[0], g)]
+            if targets.get(1):
+                out.append((targets[1], f"seq_get_({g}, {self.index[k]}, {self.ref(op.args[1])})"))
+            return out
+        if fn is next:
+            return [(targets[0], f"seq_item_({g}, {self.index[k]})")]
+        if op in self.nested:
+            _, positions = self.nested[op]
+            emit(f"    t_{k} = pb_{k}({g})")
+            return [(targets[i], f"t_{k}[{j}]") for j, i in enumerate(positions)]
+        rule = lookup(fn)
+        assert rule is not None  # _check_rules made sure of it
+        args = [self.ref(a) for a in op.args]
+        kw = "".join(f", {name}={self.ref(v)}" for name, v in op.kwargs.items())
+        out = []
+        if rule.full is not None:
+            name = self.const(rule.full)
+            emit(f"    t_{k} = {name}({g}, v_{k}, {', '.join(args)}{kw})")
+            for i, t in targets.items():
+                if t and self.active[t]:
+                    out.append((t, f"nz_(t_{k}[{i}], {args[i]})"))
+            return out
+        scalar = (not op.kwargs and _is_scalar(op.value)
+                  and rule.template_arity in (None, len(op.args))
+                  and all(not _is_op(a) or _is_scalar(a.value) for a in op.args))
+        for i, t in targets.items():
+            if not t or not self.active[t]:
+                continue
+            tpl = rule.templates.get(i) if scalar else None
+            if tpl:
+                out.append((t, "(" + tpl.format(*args, g=g, ans=f"v_{k}") + ")"))
+                continue
+            pb = rule.pullback(i)
+            if pb is None:
+                continue
+            name = self.const(pb)
+            out.append((t, f"{name}({g}, v_{k}, {', '.join(args)}{kw})"))
+        return out
+
+
+_DATA_TYPES = (bool, int, str, bytes, type(None), range, type(STOP))
+
+
+def _carries(v) -> bool:
+    """Whether a non-differentiable value can still carry a differentiated one
+    (a closure, a generator, an object), rather than being plain data (an int, a
+    bool, a str: what comparisons, len() and the like give)."""
+    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_)):
+        return False
+    if isinstance(v, np.ndarray):
+        return False
+    return True
+
+
+def _is_append(fn) -> bool:
+    return fn is tops.list_append or fn is list.append
+
+
+def _is_mutator(fn) -> bool:
+    try:
+        return fn in _MUTATORS
+    except TypeError:  # unhashable
+        return False
+
+
+def is_mutator(fn) -> bool:
+    """Whether `fn` stores a value into a container in place (`append` included)."""
+    return _is_append(fn) or _is_mutator(fn)
+
+
+def _is_op(a) -> bool:
+    return isinstance(a, (Call, Input, Constant))
+
+
+def _nonzero(g, like):
+    return adjoints.zeros_like(like) if g is None else g
+

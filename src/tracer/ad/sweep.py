@@ -1,0 +1,138 @@
+"""The reverse sweep over a tape, interpreted: the same steps the generated code of
+tracer.ad.program takes, for paths not (yet) worth compiling.
+
+A gradient program's analysis (which ops are on the path, where each argument's
+adjoint goes, the item index of each `next()` and `append`) decides both; here
+each step calls the rule's per-argument pullback (never the inline templates,
+which are the generated code's shortcut for the same arithmetic on floats).
+"""
+
+from __future__ import annotations
+
+from .. import callables
+from ..tape.guards import guard_failure
+from ..tape.ops import Call, Constant, Guard, Op
+from ..tape.play import bind_inputs, evaluate
+from . import adjoints
+from .rules import lookup
+
+__all__ = ["Values", "play", "recorded", "backward"]
+
+
+class Values:
+    """A forward pass's state: each op's value by op id, nested calls' pullbacks."""
+
+    __slots__ = ("values", "pullbacks")
+
+    def __init__(self, values: list, pullbacks: dict):
+        self.values = values
+        self.pullbacks = pullbacks
+
+
+def recorded(a) -> Values:
+    """The state the trace recorded: each op's value as seen while tracing."""
+    values = [None] + [op.value for op in a.ops]
+    pullbacks = {}
+    for op, (get_fn, positions) in a.nested.items():
+        args = tuple(x.value if isinstance(x, Op) else x for x in op.args)
+        pullbacks[op.id] = a.nested_vjp(get_fn(op), args, positions)[1]
+    return Values(values, pullbacks)
+
+
+def play(a, args, kwargs):
+    """`(result, Values)`: the tape's ops run on new arguments, guards checked."""
+    tape = a.tape
+    values: list = [None] * (len(a.ops) + 1)
+    for op, v in bind_inputs(tape, args, kwargs).items():
+        values[op.id] = v
+
+    def get(r):
+        return values[r.id]
+
+    pullbacks = {}
+    alias, nested = a.alias, a.nested
+    for op in a.ops:
+        cls = type(op)
+        k = op.id
+        if cls is Call:
+            if op in nested:
+                fn = values[op.fn.id] if isinstance(op.fn, Op) else op.fn
+                argv = tuple(values[x.id] if isinstance(x, Op) else x for x in op.args)
+                values[k], pullbacks[k] = a.nested_vjp(fn, argv, nested[op][1])
+            else:
+                values[k] = evaluate(op, get)
+        elif cls is Guard:
+            c = op.condition
+            v = values[c.id] if isinstance(c, Op) else c
+            if op.outcome(v) != op.expected:
+                raise guard_failure(op, v)
+        elif cls is Constant:
+            values[k] = values[alias[k]] if k in alias else op.value
+    result = values[tape.result.id]
+    if tape.raises:
+        raise result
+    return result, Values(values, pullbacks)
+
+
+def backward(a, state: Values, seed):
+    """The adjoints of the program's inputs (None for one that got none)."""
+    res = a.tape.result
+    if res is None or not a.on_path(res.id):
+        return tuple(None for _ in a.inputs)
+    adj = {res.id: seed}
+    values = state.values
+    on_path = a.on_path
+    add = adjoints.add
+    for op in reversed(a.ops):
+        k = op.id
+        g = adj.get(k)
+        if g is None or not on_path(k):
+            continue
+        for t, c in _contributions(a, op, g, values, state.pullbacks):
+            if on_path(t):
+                old = adj.get(t)
+                adj[t] = c if old is None else add(old, c)
+    return tuple(adj.get(op.id) for op in a.inputs)
+
+
+def _contributions(a, op, g, values, pullbacks):
+    k = op.id
+    if type(op) is Constant:
+        src = a.alias.get(k)
+        return [(src, g)] if src else []
+    if type(op) is not Call:
+        return []
+    targets = a.target.get(k, {})
+    fn = op.fn
+    argv = [values[x.id] if isinstance(x, Op) else x for x in op.args]
+    if fn is list.append or fn is callables.list_append:
+        out = [(targets[0], g)]
+        if targets.get(1):
+            out.append((targets[1], adjoints.seq_get(g, a.index[k], argv[1])))
+        return out
+    if fn is next:
+        return [(targets[0], adjoints.seq_item(g, a.index[k]))]
+    if op in a.nested:
+        positions = a.nested[op][1]
+        adj = pullbacks[k](g)
+        return [(targets[i], adj[j]) for j, i in enumerate(positions)]
+    rule = lookup(fn)
+    assert rule is not None  # the analysis made sure of it
+    kw = {name: values[x.id] if isinstance(x, Op) else x for name, x in op.kwargs.items()}
+    ans = values[k]
+    out = []
+    if rule.full is not None:
+        adj = rule.full(g, ans, *argv, **kw)
+        for i, t in targets.items():
+            if t and a.active[t]:
+                c = adj[i]
+                out.append((t, adjoints.zeros_like(argv[i]) if c is None else c))
+        return out
+    for i, t in targets.items():
+        if not t or not a.active[t]:
+            continue
+        pb = rule.pullback(i)
+        if pb is not None:
+            out.append((t, pb(g, ans, *argv, **kw)))
+    return out
+
