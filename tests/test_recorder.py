@@ -513,3 +513,44 @@ def test_init_of_each_instance_is_recorded_after_specialization(traced):
     products = [n.value for n in walk(root) if isinstance(n, tracer.PrimitiveCallNode)
                 and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
     assert products == [2, 12, 30, 56]
+
+
+# -- a finalizer that runs as a returning frame is torn down ---------------------------------
+
+_finalized, _weakrefs = [], []
+
+
+class _Dies:
+    pass
+
+
+def _on_death(ref):
+    _finalized.append("finalized")
+
+
+def _makes_garbage():
+    o = _Dies()
+    _weakrefs.append(__import__("weakref").ref(o, _on_death))
+    return 1
+
+
+def _calls_it():
+    x = _makes_garbage()
+    return x + 1
+
+
+def test_a_finalizer_run_after_a_return_is_recorded_beside_the_call():
+    # With a snapshot policy that keeps no objects, `o` dies when _makes_garbage's
+    # frame is cleared, after its return event: the weakref callback is a frame the
+    # interpreter enters while the caller's call instruction is still in flight.
+    # It used to be recorded under the call that had already returned (the fuzzer's
+    # rare "return that is not the last node of its call", in WeakSet's guards).
+    _finalized.clear()
+    root = tracer.track(_calls_it, ctx=tracer.Context(snapshot=repr))
+    assert _finalized == ["finalized"]
+    tracer.validate(root)
+    call, finalizer = root[1], root[2]
+    assert call.function.value is _makes_garbage
+    assert isinstance(call[-1], tracer.ReturnNode)
+    assert finalizer.from_c and finalizer[0].value is _on_death
+    assert root.value == 2

@@ -45,6 +45,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     cdef object new_ctx
     cdef uint32_t hooks
     cdef int32_t row
+    cdef bint under_op
     self.events += 1
     # Which node the new activation records into: the op of the instruction the
     # caller is executing, if that instruction is a recorded one.
@@ -99,8 +100,12 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         # A frame entered from C (a key function, a dunder method, a generator
         # resumed by SEND), or any frame after the first: a nested call node of
         # its own, at the instruction that entered it.
-        call_row = t.add_row(K_NESTED, F_OPEN | F_FRAME, parent.open_row if parent.open_row >= 0
-                             else parent.call_row,
+        # Under the caller's open instruction while it runs; once that call has
+        # returned (a finalizer run as its frame is torn down, after its return),
+        # beside it, under the caller's own call.
+        under_op = parent.open_row >= 0 and (t.flags_[parent.open_row] & F_OPEN) != 0
+        call_row = t.add_row(K_NESTED, F_OPEN | F_FRAME,
+                             parent.open_row if under_op else parent.call_row,
                              t.offset_[parent.open_row]
                              if parent.open_row >= 0 else here, 0, NULL)
         t.add_ref(_pool_ref(self, func) if func != NULL else -1)

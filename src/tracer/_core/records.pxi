@@ -97,7 +97,10 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
     if fr.open_row >= 0:
         row = fr.open_row
         fr.open_row = -1
-        if t.kind_[row] == K_NESTED:
+        # A call still open (C code that entered Python frames) ends here; one whose
+        # body returned ended at its return (what ran since, a finalizer of its
+        # frame, is recorded beside it).
+        if t.kind_[row] == K_NESTED and t.flags_[row] & F_OPEN:
             t.aux_[row] = t.n
     elif raised == NULL and nout == 1:
         return _record_primitive(self, fr, r, known)
