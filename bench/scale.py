@@ -4,7 +4,7 @@ Usage::
 
     python bench/scale.py [--sizes 1e5,1e6,1e7] [--json PATH]
 
-For each size it records `h(1.0001, n)` (the op-dense loop of bench/workloads.py,
+For each size it records `h(1.0000001, n)` (the op-dense loop of bench/workloads.py,
 6 nodes per iteration) and measures, each as wall time and as extra peak memory
 (the process's peak resident set, reset before each step through
 /proc/self/clear_refs):
@@ -72,7 +72,7 @@ def run(size: int) -> dict:
     n = max(size // 6, 1)
     gc.collect()
     base = rss()
-    rec_s, _, root = measure(lambda: tracer.track(h, 1.0001, n))
+    rec_s, _, root = measure(lambda: tracer.track(h, 1.0000001, n))  # no overflow at 10^8
     trace = root.trace
     nodes = len(trace)
     row: dict = {"nodes": nodes, "record_s": rec_s,
