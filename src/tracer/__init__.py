@@ -24,6 +24,10 @@ from .views.nodes import (  # noqa: E402
     PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
 )
 from .views.show import format_node, printlevels  # noqa: E402
+from .export.dot import GraphvizNotFound, render, to_dot  # noqa: E402
+from .export.networkx import to_networkx  # noqa: E402
+from .export.summary import Summary, summary  # noqa: E402
+from .compare.diff import TraceDiff, diff  # noqa: E402
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 
@@ -41,4 +45,6 @@ __all__ = [
     "TrackingError", "ToolIdError", "GraphError",
     "spare_columns_limit", "spare_columns_bytes",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
+    "to_dot", "render", "GraphvizNotFound", "to_networkx", "summary", "Summary",
+    "diff", "TraceDiff",
 ]
