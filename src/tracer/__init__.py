@@ -24,6 +24,9 @@ from .views.nodes import (  # noqa: E402
     PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
 )
 from .views.show import format_node, printlevels  # noqa: E402
+from .persist import (  # noqa: E402
+    LoadedCode, Opaque, OpaqueException, PickleRefused, Runs, load, save, track_many,
+)
 from .export.dot import GraphvizNotFound, render, to_dot  # noqa: E402
 from .export.networkx import to_networkx  # noqa: E402
 from .export.summary import Summary, summary  # noqa: E402
@@ -44,6 +47,7 @@ __all__ = [
     "referenced", "backward", "dependents", "forward",
     "TrackingError", "ToolIdError", "GraphError",
     "spare_columns_limit", "spare_columns_bytes",
+    "save", "load", "track_many", "Runs", "LoadedCode", "Opaque", "OpaqueException", "PickleRefused",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
     "to_dot", "render", "GraphvizNotFound", "to_networkx", "summary", "Summary",
     "diff", "TraceDiff",

@@ -247,6 +247,14 @@ cdef class Trace:
         """The values column as a list (a copy of the references)."""
         return [self.value(i) for i in range(self.n)]
 
+    # Saving and pickling are tracer.persist's (set_persist_hooks, in load.pxi).
+    def save(self, path, **options):
+        """Save the trace to `path` as one Parquet file: `tracer.save(trace, path)`."""
+        return _persist_hook("save")(self, path, **options)
+
+    def __reduce__(self):
+        return _persist_hook("reduce")(self)
+
     cdef int _finish(self, object exception) except -1:
         self.exception = exception
         _fit_borrowed(self)

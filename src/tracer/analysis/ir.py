@@ -373,6 +373,9 @@ class IR:
 def ir(f_or_code) -> IR:
     """The IR of a function or code object (built once and cached)."""
     code = getattr(f_or_code, "__code__", f_or_code)
+    saved = getattr(code, "__tracer_ir__", None)  # a loaded trace's code stand-in (persist)
+    if saved is not None:
+        return saved
     if not isinstance(code, CodeType):
         raise TypeError(f"tracer.ir needs a Python function or code object, got {type(f_or_code).__name__}")
     plan = plan_for(code)

@@ -51,6 +51,10 @@ class Node:
     def __hash__(self):
         return hash((id(self._trace), self._row))
 
+    def __reduce__(self):
+        # A view pickles as (trace, row); the Trace pickles itself (tracer.persist).
+        return node_at, (self._trace, self._row)
+
     @property
     def trace(self):
         """The Trace (arena) this node belongs to."""

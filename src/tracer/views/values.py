@@ -6,9 +6,26 @@ from __future__ import annotations
 import reprlib
 import types
 
-__all__ = ["Const", "short_value"]
+__all__ = ["Const", "SavedText", "short_value"]
 
-_repr = reprlib.Repr()
+class SavedText:
+    """Base of the values a loaded trace holds only as their display text (the
+    stand-ins of tracer.persist): they show as that text, unshortened again."""
+
+    __slots__ = ()
+    text: str
+
+
+class _Repr(reprlib.Repr):
+    def repr1(self, x, level):
+        # A saved value's stand-in inside a container: reprlib would pick its method
+        # by the stand-in's type name (`deque`), which the stand-in only borrows.
+        if isinstance(x, SavedText) and hasattr(self, "repr_" + type(x).__name__):
+            return x.text
+        return super().repr1(x, level)
+
+
+_repr = _Repr()
 _repr.maxstring = 40
 _repr.maxother = 60
 _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
@@ -20,6 +37,8 @@ _CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodDe
 def short_value(value) -> str:
     """A bounded repr; functions and classes by their qualified name, bound methods
     with their receiver."""
+    if isinstance(value, SavedText):
+        return value.text
     receiver = _receiver(value)
     if receiver is not None:
         return f"{_name(value)} of {short_value(receiver)}"

@@ -1,0 +1,218 @@
+"""The code table of a saved trace, and the stand-ins for code objects a loaded trace
+holds.
+
+A saved code object is described by data only: qualified name, file, first line, a
+hash of its bytecode, its IR as text, and (as JSON) the analysis the node views read:
+each instruction's name, line, block and stack depth, the IR's statements, and for
+each recorded instruction its kind of record, static function and keyword names.
+`LoadedCode` answers what the views ask of a code object from that; its
+`__tracer_ir__` is a `LoadedIR`, which `tracer.ir` returns for it.  Nothing is
+compiled or run: a static function (operator.add, a tracer.callables helper) is
+looked up by name only among modules already imported, else shown by its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from typing import NamedTuple
+
+from .. import callables as _callables
+from .._core import RecordSem
+from ..analysis.bytecode import nlocalsplus
+from ..analysis.instructions import Rec
+from ..analysis.ir import IR, Statement, ir
+from ..views.values import short_value
+
+__all__ = ["describe_code", "LoadedCode", "LoadedIR"]
+
+ANALYSIS_VERSION = 1
+# Where static functions of records live; a saved name is looked up only here.
+_STATIC_MODULES = ("builtins", "operator", "_operator", _callables.__name__)
+
+
+def describe_code(code) -> dict:
+    """A code object (or a LoadedCode) as a row of the code table (JSON-able values)."""
+    if isinstance(code, LoadedCode):
+        return code.describe()
+    the_ir = ir(code)
+    lay = the_ir.layout
+    analysis = {
+        "version": ANALYSIS_VERSION,
+        "varnames": list(code.co_varnames), "cellvars": list(code.co_cellvars),
+        "freevars": list(code.co_freevars),
+        "locals": [the_ir.local_name(i) for i in range(nlocalsplus(code))],
+        "nparams": the_ir.nparams,
+        "instrs": [[i.offset, i.opname, i.line, lay.block_of.get(i.offset, 1),
+                    lay.depth.get(i.offset)] for i in lay.instrs],
+        "arguments": [_statement(s) for s in the_ir.arguments],
+        "blocks": [[_statement(s) for s in block] for block in the_ir.blocks],
+        "feeds": [[off, s.offset, s.id] for off, s in the_ir.feeds.items()],
+        "recs": [[off, int(r.sem), _static(r), list(r.kwnames), list(r.outputs), r.display]
+                 for off, r in the_ir.recs.items()],
+    }
+    return {
+        "qualname": code.co_qualname, "name": code.co_name, "filename": code.co_filename,
+        "firstlineno": code.co_firstlineno, "flags": code.co_flags,
+        "bytecode_sha256": hashlib.sha256(code.co_code).hexdigest(),
+        "ir_text": str(the_ir), "analysis": json.dumps(analysis, separators=(",", ":")),
+    }
+
+
+def _statement(s: Statement) -> list:
+    return [s.offset, s.block, s.id, s.text, s.line, s.operand]
+
+
+def _static(rec) -> list | str:
+    if rec.sem == RecordSem.R_SPECIAL:
+        return rec.fn  # a special's name
+    fn = rec.fn
+    return [getattr(fn, "__module__", None) or "", getattr(fn, "__qualname__", "") or "",
+            short_value(fn)]
+
+
+class StaticName:
+    """A record's static function a loaded trace knows by name only."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _resolve(ref) -> object:
+    if isinstance(ref, str):
+        return ref
+    module, qualname, text = ref
+    if module in _STATIC_MODULES and module in sys.modules:
+        obj: object = sys.modules[module]
+        for part in qualname.split("."):
+            obj = getattr(obj, part, None)
+        if obj is not None and short_value(obj) == text:
+            return obj
+    return StaticName(text)
+
+
+class SavedInstr(NamedTuple):
+    """What the views read of an instruction of a loaded code object."""
+
+    offset: int
+    opname: str
+    line: int | None
+
+
+class _SavedLayout:
+    """The part of a CodeLayout the views and IR lookups read."""
+
+    def __init__(self, instrs: list):
+        self.instrs = [SavedInstr(off, name, line) for off, name, line, _, _ in instrs]
+        self.by_offset = {i.offset: i for i in self.instrs}
+        self.block_of = {off: block for off, _, _, block, _ in instrs}
+        self.depth = {off: d for off, _, _, _, d in instrs if d is not None}
+
+
+class LoadedIR(IR):
+    """The IR of a loaded code object, rebuilt from its saved statements."""
+
+    def __init__(self, code: "LoadedCode", analysis: dict):  # noqa: D107 - no IR.__init__
+        self._code_obj = code
+        self._locals = analysis["locals"]
+        self.layout = _SavedLayout(analysis["instrs"])
+        self.nparams = analysis["nparams"]
+        self.recs = {off: Rec(sem, _resolve(fn), [], list(outs), tuple(kw), display)
+                     for off, sem, fn, kw, outs, display in analysis["recs"]}
+        self._prev = {}
+        self.blocks = []
+        self._by_key = {}
+        self.value_id = {}
+        self.branch_id = {}
+        self.arguments = [Statement(*s) for s in analysis["arguments"]]
+        for a in self.arguments:
+            self._by_key[(-1, a.id)] = a
+        for block in analysis["blocks"]:
+            stmts: list[Statement] = []
+            self.blocks.append(stmts)
+            for s in block:
+                self._add(stmts, *s)
+        self.feeds = {off: self._by_key[(soff, sid)] for off, soff, sid in analysis["feeds"]}
+
+    @property
+    def code(self):
+        return self._code_obj
+
+    def local_name(self, index: int) -> str:
+        n = len(self._locals)
+        return self._locals[index] if index < n else f"stack[{index - n}]"
+
+
+class LoadedCode:
+    """Stands in for a code object in a loaded trace: its names, lines and IR.
+
+    It has the code object's descriptive attributes (`co_qualname`, `co_name`,
+    `co_filename`, `co_firstlineno`, `co_flags`, `co_varnames`, `co_cellvars`,
+    `co_freevars`), the hash of the original bytecode, and the IR (`tracer.ir(c)`,
+    `ir_text`); it cannot be run.
+    """
+
+    __slots__ = ("co_qualname", "co_name", "co_filename", "co_firstlineno", "co_flags",
+                 "bytecode_sha256", "ir_text", "_analysis", "_ir", "__weakref__")
+
+    def __init__(self, row: dict):
+        self.co_qualname = str(row["qualname"])
+        self.co_name = str(row["name"])
+        self.co_filename = str(row["filename"])
+        self.co_firstlineno = int(row["firstlineno"])
+        self.co_flags = int(row["flags"])
+        self.bytecode_sha256 = str(row["bytecode_sha256"])
+        self.ir_text = str(row["ir_text"])
+        self._analysis = str(row["analysis"])
+        self._ir: LoadedIR | None = None
+
+    def describe(self) -> dict:
+        """This code's row of the code table (saving a loaded trace again)."""
+        return {"qualname": self.co_qualname, "name": self.co_name,
+                "filename": self.co_filename, "firstlineno": self.co_firstlineno,
+                "flags": self.co_flags, "bytecode_sha256": self.bytecode_sha256,
+                "ir_text": self.ir_text, "analysis": self._analysis}
+
+    def _data(self) -> dict:
+        data = json.loads(self._analysis)
+        if not isinstance(data, dict) or data.get("version") != ANALYSIS_VERSION:
+            raise ValueError(f"the saved analysis of {self.co_qualname} is not of version "
+                             f"{ANALYSIS_VERSION}; save the trace again with this tracer")
+        return data
+
+    @property
+    def __tracer_ir__(self) -> LoadedIR:
+        if self._ir is None:
+            try:
+                self._ir = LoadedIR(self, self._data())
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(f"the saved analysis of {self.co_qualname} is damaged "
+                                 f"({type(exc).__name__}: {exc})") from None
+        return self._ir
+
+    @property
+    def co_varnames(self) -> tuple:
+        return tuple(self._data()["varnames"])
+
+    @property
+    def co_cellvars(self) -> tuple:
+        return tuple(self._data()["cellvars"])
+
+    @property
+    def co_freevars(self) -> tuple:
+        return tuple(self._data()["freevars"])
+
+    def line_of(self, offset: int) -> int | None:
+        """The source line of the instruction at `offset` (None if unknown)."""
+        ins = self.__tracer_ir__.layout.by_offset.get(offset)
+        return None if ins is None else ins.line
+
+    def __repr__(self) -> str:
+        return (f"<saved code {self.co_qualname}, file {self.co_filename!r}, "
+                f"line {self.co_firstlineno}>")

@@ -1,0 +1,360 @@
+"""Values as data: a table of encoded objects that loads without running any code.
+
+Every distinct object (by identity) a trace holds is one entry, so two nodes that
+held the same object hold the same decoded object again (`return %k`'s value *is*
+%k's, as validate checks).  Encoded losslessly: None, bool, int, float, complex,
+str, bytes, numpy scalars and arrays (no object dtype), and tuples, lists, dicts,
+sets and frozensets of those (their items are entries too, so identity inside
+containers survives).  Anything else is its bounded display text plus its type's
+name, decoded as an `Opaque` stand-in that prints as the original did.  With
+``values="pickle"`` each value is pickled instead (an explicit opt-in: unpickling
+runs code from the file, so decoding it needs ``allow_pickle=True``).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..views.values import SavedText, short_value
+
+__all__ = ["ValueTable", "encode_values", "decode_values", "Opaque", "OpaqueException",
+           "PickleRefused"]
+
+# Entry tags (a column of the value table).
+T_NONE, T_FALSE, T_TRUE, T_INT, T_BIGINT, T_FLOAT, T_COMPLEX, T_STR, T_BYTES = range(9)
+T_NP_SCALAR, T_NP_ARRAY, T_TUPLE, T_LIST, T_DICT, T_SET, T_FROZENSET, T_OPAQUE = range(9, 17)
+T_OPAQUE_EXCEPTION, T_PICKLE = 17, 18
+TAG_NAMES = ("none", "false", "true", "int", "bigint", "float", "complex", "str", "bytes",
+             "np_scalar", "np_array", "tuple", "list", "dict", "set", "frozenset", "opaque",
+             "opaque_exception", "pickle")
+
+# Containers longer than this are stored as their display text: a trace's values
+# are mostly small, and a huge list repeated at many nodes would swamp the file.
+MAX_ITEMS = 10_000
+# An opaque value's repr keeps this many characters at each end.
+REPR_END = 1000
+# Containers nested deeper than this are stored as text (encoding recurses).
+MAX_DEPTH = 64
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_CONTAINERS = {tuple: T_TUPLE, list: T_LIST, dict: T_DICT, set: T_SET, frozenset: T_FROZENSET}
+
+
+class PickleRefused(ValueError):
+    """A file or payload holds pickled values and `allow_pickle` was not given."""
+
+
+@dataclass
+class ValueTable:
+    """The encoded values, one entry per distinct object, as parallel columns.
+
+    `items[i]` lists the entries a container's items are (a dict: keys and values
+    alternating; a complex number: its real and imaginary parts as floats)."""
+
+    tag: list[int] = field(default_factory=list)
+    integer: list[int] = field(default_factory=list)
+    real: list[float] = field(default_factory=list)
+    text: list[str | None] = field(default_factory=list)      # str, big int, display text
+    blob: list[bytes | None] = field(default_factory=list)    # bytes, numpy data, pickles
+    type_name: list[str | None] = field(default_factory=list)  # module.qualname / numpy dtype
+    repr_text: list[str | None] = field(default_factory=list)  # an opaque value's repr, bounded
+    items: list[list[int] | None] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.tag)
+
+    @property
+    def pickled(self) -> bool:
+        return T_PICKLE in self.tag
+
+
+_SPARSE = ("text", "blob", "type_name", "repr_text", "items")
+
+
+class _Encoder:
+    # tag, integer and real get an item per entry; the other columns are mostly
+    # empty, so they are dicts (entry -> item) until `table()` lays them out.
+    def __init__(self, use_pickle: bool):
+        self.tag: list[int] = []
+        self.integer: list[int] = []
+        self.real: list[float] = []
+        self.text: dict = {}
+        self.blob: dict = {}
+        self.type_name: dict = {}
+        self.repr_text: dict = {}
+        self.items: dict = {}
+        self.index: dict[int, int] = {}
+        self.keep: list = []  # the objects encoded, alive until done (ids stay unique)
+        self.use_pickle = use_pickle
+        self.depth = 0
+
+    def table(self) -> ValueTable:
+        n = len(self.tag)
+        columns = {}
+        for name in _SPARSE:
+            col: list = [None] * n
+            for i, v in getattr(self, name).items():
+                col[i] = v
+            columns[name] = col
+        return ValueTable(tag=self.tag, integer=self.integer, real=self.real, **columns)
+
+    def add(self, obj) -> int:
+        i = self.index.get(id(obj))
+        if i is not None:
+            return i
+        i = len(self.tag)
+        self.index[id(obj)] = i
+        self.keep.append(obj)
+        self.tag.append(T_NONE)
+        self.integer.append(0)
+        self.real.append(0.0)
+        if self.use_pickle and obj is not None:
+            try:
+                self.blob[i] = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+                self.tag[i] = T_PICKLE
+                return i
+            except Exception:  # unpicklable: encoded as below
+                pass
+        self._fill(i, obj)
+        return i
+
+    def _fill(self, i: int, obj) -> None:
+        t = self
+        cls = type(obj)
+        if obj is None:
+            return
+        if cls is bool:
+            t.tag[i] = T_TRUE if obj else T_FALSE
+        elif cls is int:
+            if _INT64[0] <= obj <= _INT64[1]:
+                t.tag[i], t.integer[i] = T_INT, obj
+            else:
+                t.tag[i], t.text[i] = T_BIGINT, str(obj) if obj.bit_length() < 30_000 else None
+                if t.text[i] is None:
+                    self._opaque(i, obj)
+        elif cls is float:
+            t.tag[i], t.real[i] = T_FLOAT, obj
+        elif cls is complex:
+            t.tag[i] = T_COMPLEX
+            t.items[i] = [self.add(obj.real), self.add(obj.imag)]
+        elif cls is str:
+            t.tag[i], t.text[i] = T_STR, obj
+        elif cls is bytes:
+            t.tag[i], t.blob[i] = T_BYTES, obj
+        elif isinstance(obj, np.generic) and obj.dtype.kind not in "OV":
+            t.tag[i], t.type_name[i], t.blob[i] = T_NP_SCALAR, obj.dtype.str, obj.tobytes()
+        elif cls is np.ndarray and not obj.dtype.hasobject:
+            buf = io.BytesIO()
+            np.save(buf, obj, allow_pickle=False)
+            t.tag[i], t.blob[i] = T_NP_ARRAY, buf.getvalue()
+        elif (cls in _CONTAINERS and len(obj) <= MAX_ITEMS and self.depth < MAX_DEPTH
+              and (cls not in (set, frozenset, dict) or all(_plain(x) for x in obj))):
+            t.tag[i] = _CONTAINERS[cls]
+            self.depth += 1
+            try:
+                if cls is dict:
+                    t.items[i] = [j for k, v in obj.items() for j in (self.add(k), self.add(v))]
+                else:
+                    t.items[i] = [self.add(x) for x in obj]
+            finally:
+                self.depth -= 1
+        else:
+            self._opaque(i, obj)
+
+    def _opaque(self, i: int, obj) -> None:
+        t = self
+        cls = type(obj)
+        t.tag[i] = T_OPAQUE_EXCEPTION if isinstance(obj, BaseException) else T_OPAQUE
+        t.type_name[i] = f"{cls.__module__}.{cls.__qualname__}"
+        try:
+            t.text[i] = short_value(obj)
+            t.repr_text[i] = _bounded(repr(obj))
+        except Exception as exc:  # a repr that raises: say so instead
+            t.text[i] = t.repr_text[i] = (f"<{cls.__qualname__} object (repr raised "
+                                          f"{type(exc).__name__})>")
+
+
+def _bounded(text: str) -> str:
+    # Both ends kept: a dump shortens a repr to its start and end (reprlib), so a
+    # container holding this value prints as the live one did.
+    if len(text) <= 2 * REPR_END:
+        return text
+    return text[:REPR_END] + "..." + text[-REPR_END:]
+
+
+_PLAIN = (type(None), bool, int, float, complex, str, bytes)
+
+
+def _plain(obj, depth: int = 0) -> bool:
+    """Whether `obj` decodes as an equal object of the same type.  Sets and dict keys
+    must be such items: items kept as text hash (so iterate) differently, and do not
+    sort as a dump sorts keys and set items; such sets and dicts are kept as text."""
+    cls = type(obj)
+    if cls in _PLAIN or (isinstance(obj, np.generic) and obj.dtype.kind not in "OV"):
+        return True
+    if cls in (tuple, frozenset) and depth < 8 and len(obj) <= MAX_ITEMS:
+        return all(_plain(x, depth + 1) for x in obj)
+    return False
+
+
+def encode_values(objects, use_pickle: bool = False) -> tuple[ValueTable, list[int]]:
+    """Encode `objects` (a list); return the table and each object's entry."""
+    enc = _Encoder(use_pickle)
+    index, tag, integer, real, add = enc.index, enc.tag, enc.integer, enc.real, enc.add
+    out = []
+    append = out.append
+    for obj in objects:
+        i = index.get(id(obj))
+        if i is None:
+            if type(obj) is float and not use_pickle:  # the commonest value: inline
+                i = len(tag)
+                index[id(obj)] = i  # `objects` keeps obj alive, so its id stays its own
+                tag.append(T_FLOAT)
+                integer.append(0)
+                real.append(obj)
+            else:
+                i = add(obj)
+        append(i)
+    return enc.table(), out
+
+
+class Opaque(SavedText):
+    """A value a saved trace kept only as text: its type's name, its display text
+    (`text`, as a dump shows it) and its repr (`repr_text`, both ends kept if long).
+
+    Each original type gets a subclass of its own name, so a dump of the loaded
+    trace reads `text::TypeName` as the live one did."""
+
+    __slots__ = ("type_name", "text", "repr_text")
+
+    def __init__(self, type_name: str, text: str, repr_text: str):
+        self.type_name = type_name
+        self.text = text
+        self.repr_text = repr_text
+
+    def __repr__(self) -> str:
+        return self.repr_text
+
+
+class OpaqueException(SavedText, Exception):
+    """An exception a saved trace kept only as text (a raising node's value)."""
+
+    def __init__(self, type_name: str, text: str, repr_text: str):
+        super().__init__(text)
+        self.type_name = type_name
+        self.text = text
+        self.repr_text = repr_text
+
+    def __repr__(self) -> str:
+        return self.repr_text
+
+
+_stand_in_types: dict[tuple[str, bool], type] = {}
+
+
+def _stand_in(type_name: str, exception: bool) -> type:
+    key = (type_name, exception)
+    cls = _stand_in_types.get(key)
+    if cls is None:
+        module, _, qualname = type_name.rpartition(".")
+        base = OpaqueException if exception else Opaque
+        name = qualname.rpartition(".")[2] or base.__name__
+        cls = type(name, (base,),
+                   {"__module__": module, "__qualname__": qualname or base.__name__})
+        _stand_in_types[key] = cls
+    return cls
+
+
+def decode_values(table: ValueTable, allow_pickle: bool = False) -> list:
+    """The objects of `table`, in entry order.  Never runs code from the table
+    unless `allow_pickle` (then pickled entries are unpickled, with a warning)."""
+    tags = table.tag
+    if T_PICKLE in tags:
+        if not allow_pickle:
+            raise PickleRefused(
+                "these values were saved with values='pickle': loading them unpickles data "
+                "from the file, which can run any code; pass allow_pickle=True only for a "
+                "file you trust")
+        warnings.warn("unpickling the values of a trace saved with values='pickle'",
+                      stacklevel=3)
+    out: list = [None] * len(tags)
+    done = [False] * len(tags)
+    active: set[int] = set()
+
+    def get(i: int):
+        if not 0 <= i < len(tags):
+            raise ValueError(f"value entry {i} does not exist (the table has {len(tags)})")
+        if done[i]:
+            return out[i]
+        if i in active:  # a cycle through an immutable container: no value yet
+            raise ValueError(f"value entry {i} contains itself through a tuple")
+        active.add(i)
+        out[i] = _decode_one(i)
+        done[i] = True
+        active.discard(i)
+        return out[i]
+
+    def _decode_one(i: int):
+        tag = tags[i]
+        if tag == T_NONE:
+            return None
+        if tag in (T_FALSE, T_TRUE):
+            return tag == T_TRUE
+        if tag == T_INT:
+            return int(table.integer[i])
+        if tag == T_BIGINT:
+            return int(table.text[i])
+        if tag == T_FLOAT:
+            return float(table.real[i])
+        if tag == T_COMPLEX:
+            re, im = table.items[i]
+            return complex(get(re), get(im))
+        if tag == T_STR:
+            return table.text[i]
+        if tag == T_BYTES:
+            return bytes(table.blob[i])
+        if tag == T_NP_SCALAR:
+            return np.frombuffer(table.blob[i], dtype=np.dtype(table.type_name[i]))[0]
+        if tag == T_NP_ARRAY:
+            return np.load(io.BytesIO(table.blob[i]), allow_pickle=False)
+        if tag in (T_LIST, T_DICT, T_SET):
+            # Mutable: made empty first, so a container that holds itself decodes.
+            made = {T_LIST: list, T_DICT: dict, T_SET: set}[tag]()
+            out[i], done[i] = made, True
+            items = [get(j) for j in table.items[i]]
+            if tag == T_LIST:
+                made.extend(items)
+            elif tag == T_DICT:
+                made.update(zip(items[0::2], items[1::2]))
+            else:
+                made.update(items)
+            return made
+        if tag == T_TUPLE:
+            return tuple(get(j) for j in table.items[i])
+        if tag == T_FROZENSET:
+            return frozenset(get(j) for j in table.items[i])
+        if tag in (T_OPAQUE, T_OPAQUE_EXCEPTION):
+            cls = _stand_in(table.type_name[i] or "builtins.object", tag == T_OPAQUE_EXCEPTION)
+            return cls(table.type_name[i], table.text[i] or "",
+                       table.repr_text[i] or table.text[i] or "")
+        if tag == T_PICKLE:
+            return pickle.loads(table.blob[i])  # allow_pickle was checked above
+        raise ValueError(f"value entry {i}: unknown tag {tag}")
+
+    # Scalars straight from their columns; the rest (containers, text) one by one.
+    tag_array = np.asarray(tags, dtype=np.uint8)
+    for t, source in ((T_FLOAT, table.real), (T_INT, table.integer), (T_STR, table.text)):
+        for i in np.flatnonzero(tag_array == t).tolist():
+            out[i] = source[i]
+            done[i] = True
+    for t, value in ((T_TRUE, True), (T_FALSE, False), (T_NONE, None)):
+        for i in np.flatnonzero(tag_array == t).tolist():
+            out[i] = value
+            done[i] = True
+    for i in np.flatnonzero(~np.asarray(done, dtype=bool)).tolist():
+        get(i)
+    return out

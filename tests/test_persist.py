@@ -1,0 +1,291 @@
+"""Saving and loading traces (one Parquet file) and pickling them: every corpus trace
+comes back with the same dump and validates; loading never runs code from a file."""
+
+import io
+import math
+import multiprocessing as mp
+import pickle
+import random
+import re
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+import tracer
+from corpus import CASES
+
+pa = pytest.importorskip("pyarrow", reason="saving traces needs pyarrow (tracer[arrow])")
+import pyarrow.parquet as pq  # noqa: E402
+
+
+def dump(root, levels=1000) -> str:
+    out = io.StringIO()
+    tracer.printlevels(root, levels, file=out)
+    return out.getvalue()
+
+
+def traced_case(case):
+    args, kwargs = case.arguments()
+    if case.raises is not None:
+        with pytest.raises(case.raises):
+            tracer.track(case.func, *args, **kwargs)
+        return tracer.last_trace()
+    return tracer.track(case.func, *args, **kwargs)
+
+
+def same_columns(a, b):
+    ca, cb = a.trace.columns(), b.trace.columns()
+    for name in ca:
+        np.testing.assert_array_equal(ca[name], cb[name], err_msg=name)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_corpus_trace_round_trips_through_a_file(case, tmp_path):
+    root = traced_case(case)
+    path = tmp_path / "trace.parquet"
+    tracer.save(root, path)
+    back = tracer.load(path)
+    same_columns(root, back)
+    assert dump(back) == dump(root)
+    tracer.validate(back)
+    # A loaded trace saves again to the same content.
+    again = tmp_path / "again.parquet"
+    back.trace.save(again)
+    assert dump(tracer.load(again)) == dump(root)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_corpus_trace_round_trips_through_pickle(case):
+    root = traced_case(case)
+    back = pickle.loads(pickle.dumps(root))
+    assert isinstance(back, tracer.NestedCallNode) and back.row == 0
+    same_columns(root, back)
+    assert dump(back) == dump(root)
+    tracer.validate(back)
+
+
+def f(x):
+    return math.sin(x) + x
+
+
+def h(x, n):
+    for i in range(n):
+        x = x * 1.01 + i
+    return x
+
+
+def geom(p):
+    return 1 if random.random() < p else 1 + geom(p)
+
+
+def keeps(x):
+    data = {"a": [1, 2.5, None], "b": (True, b"xy", "s")}
+    arr = np.arange(6, dtype=np.float32).reshape(2, 3)
+    big = 10 ** 30
+    return data, arr, np.int16(7), complex(1, 2), big, {1, 2}, frozenset({3}), x
+
+
+def test_an_arrow_ipc_file_holds_the_same_trace(tmp_path):
+    random.seed(2)
+    root = tracer.track(geom, 0.2)
+    tracer.save(root, tmp_path / "t.arrow")
+    with open(tmp_path / "t.arrow", "rb") as f:
+        assert f.read(6) == b"ARROW1"
+    tracer.save(root, tmp_path / "t.bin", format="arrow", compression="zstd")
+    for name in ("t.arrow", "t.bin"):
+        back = tracer.load(tmp_path / name)
+        same_columns(root, back)
+        assert dump(back) == dump(root)
+    with pytest.raises(ValueError, match="format must be one of"):
+        tracer.save(root, tmp_path / "t.x", format="csv")
+
+
+def test_values_of_the_encodable_types_come_back_equal(tmp_path):
+    root = tracer.track(keeps, 3)
+    tracer.save(root, tmp_path / "t.parquet")
+    back = tracer.load(tmp_path / "t.parquet")
+    data, arr, i16, z, big, s, fs, x = back.value
+    assert data == {"a": [1, 2.5, None], "b": (True, b"xy", "s")}
+    assert arr.dtype == np.float32 and arr.shape == (2, 3)
+    np.testing.assert_array_equal(arr, np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert type(i16) is np.int16 and i16 == 7
+    assert z == complex(1, 2) and big == 10 ** 30 and s == {1, 2} and fs == frozenset({3})
+    # One object, one decoded object: the result tuple's items are the nodes' values.
+    ret = back.children[-1]
+    assert ret.value is back.value
+
+
+def test_other_values_come_back_as_text_with_their_type_name(tmp_path):
+    root = tracer.track(f, 0.5)
+    tracer.save(root, tmp_path / "t.parquet")
+    back = tracer.load(tmp_path / "t.parquet")
+    callee = back.children[0].value  # the function f, as an ArgumentNode's value
+    assert isinstance(callee, tracer.Opaque)
+    assert type(callee).__name__ == "function" and callee.type_name == "builtins.function"
+    assert callee.text == "f" and repr(callee).startswith("<function f at")
+
+
+def test_an_exception_value_loads_as_an_exception(tmp_path):
+    def fails(x):
+        return 1 / x
+
+    with pytest.raises(ZeroDivisionError):
+        tracer.track(fails, 0)
+    root = tracer.last_trace()
+    tracer.save(root, tmp_path / "t.parquet")
+    back = tracer.load(tmp_path / "t.parquet")
+    assert back.raised and isinstance(back.value, tracer.OpaqueException)
+    assert isinstance(back.value, Exception)
+    assert type(back.value).__name__ == "ZeroDivisionError"
+    assert back.trace.exception is back.value
+    tracer.validate(back)
+
+
+def test_a_loaded_trace_answers_the_queries_and_the_ir(tmp_path):
+    root = tracer.track(h, 1.0, 4)
+    tracer.save(root, tmp_path / "t.parquet")
+    back = tracer.load(tmp_path / "t.parquet")
+    ret = back.children[-1]
+    assert [n.row for n in ret.backward()] == [n.row for n in root.children[-1].backward()]
+    x = back.children[1]
+    assert [n.row for n in x.forward()] == [n.row for n in root.children[1].forward()]
+    code = back.children[2].code
+    assert isinstance(code, tracer.LoadedCode)
+    assert code.co_qualname == "h" and code.co_firstlineno == h.__code__.co_firstlineno
+    assert str(tracer.ir(code)) == str(tracer.ir(h))
+    assert code.ir_text == str(tracer.ir(h))
+    loc = back.children[2].location
+    assert loc.line == root.children[2].location.line
+    assert back.children[2].ir[loc].text == root.children[2].ir[root.children[2].location].text
+
+
+def test_the_file_is_one_parquet_table_readable_with_pyarrow(tmp_path):
+    random.seed(5)
+    root = tracer.track(geom, 0.3)
+    tracer.save(root, tmp_path / "t.parquet")
+    table = pq.read_table(tmp_path / "t.parquet")
+    assert table.num_rows == len(root.trace)
+    assert pq.ParquetFile(tmp_path / "t.parquet").metadata.num_row_groups == 1
+    jumps = table.filter(pa.compute.equal(table["kind"], 5))
+    assert set(jumps["function"].to_pylist()) == {"geom"}
+    assert set(jumps["value_kind"].to_pylist()) <= {"true", "false", "none"}
+    assert jumps["line"].to_pylist()[0] == geom.__code__.co_firstlineno + 1
+
+
+class Marker:
+    """Unpickling this touches a file: the side effect a loader must never cause."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_values_saved_as_pickles_need_allow_pickle(tmp_path):
+    root = tracer.track(keeps, 3)
+    tracer.save(root, tmp_path / "t.parquet", values="pickle")
+    with pytest.raises(tracer.PickleRefused, match="allow_pickle=True"):
+        tracer.load(tmp_path / "t.parquet")
+    with pytest.warns(UserWarning, match="unpickling"):
+        back = tracer.load(tmp_path / "t.parquet", allow_pickle=True)
+    assert back.value[0] == root.value[0]
+    assert back.children[0].value is keeps  # pickled by reference: the function itself
+
+
+def test_a_crafted_file_never_runs_its_payload(tmp_path):
+    marker = tmp_path / "marker"
+    payload = pickle.dumps(Marker(marker))
+    root = tracer.track(f, 0.5)
+    tracer.save(root, tmp_path / "t.parquet")
+    table = pq.read_table(tmp_path / "t.parquet")
+    values = table["values"].chunk(0)[0].values.to_pylist()
+    # The payload as the value of every kind of entry, and as the code table's analysis.
+    for entry in values:
+        entry["blob"] = payload
+        entry["text"] = payload.decode("latin-1")
+    crafted = values[:]
+    values[0]["tag"] = 18  # claims to be a pickle, in a file that says it holds none
+    n = table.num_rows
+    types = table.schema.field("values").type
+
+    def row0(items, item_type):
+        offsets = np.full(n + 1, len(items), dtype=np.int32)
+        offsets[0] = 0
+        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(items, item_type))
+
+    t2 = table.set_column(table.column_names.index("values"), "values",
+                          row0(crafted, types.value_type))
+    codes = t2["codes"].chunk(0)[0].values.to_pylist()
+    for c in codes:
+        c["analysis"] = payload.decode("latin-1")
+    t2 = t2.set_column(t2.column_names.index("codes"), "codes",
+                       row0(codes, table.schema.field("codes").type.value_type))
+    pq.write_table(t2, tmp_path / "crafted.parquet")
+    with pytest.raises(tracer.PickleRefused):
+        tracer.load(tmp_path / "crafted.parquet")
+    values[0]["tag"] = 8  # bytes: the payload is data
+    t3 = t2.set_column(t2.column_names.index("values"), "values",
+                       row0(values, types.value_type))
+    pq.write_table(t3, tmp_path / "crafted2.parquet")
+    back = tracer.load(tmp_path / "crafted2.parquet")
+    dump(back, 1)
+    with pytest.raises(ValueError, match="damaged"):
+        back.children[2].location  # the analysis is the payload: an error, not a run
+    assert not marker.exists()
+
+
+def test_columns_that_are_no_trace_are_refused(tmp_path):
+    root = tracer.track(h, 1.0, 3)
+    tracer.save(root, tmp_path / "t.parquet")
+    table = pq.read_table(tmp_path / "t.parquet")
+    aux = table["aux"].to_numpy().copy()
+    aux[0] = 0  # the root's subtree would end before it starts: a reader would loop
+    bad = table.set_column(table.column_names.index("aux"), "aux", pa.array(aux))
+    pq.write_table(bad, tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match="subtree ends"):
+        tracer.load(tmp_path / "bad.parquet")
+    refs = table["refs"].chunk(0)
+    vals = refs.values.to_numpy().copy()
+    vals[0] = 10 ** 6
+    bad = table.set_column(table.column_names.index("refs"), "refs",
+                           pa.ListArray.from_arrays(refs.offsets, pa.array(vals)))
+    pq.write_table(bad, tmp_path / "bad2.parquet")
+    with pytest.raises(ValueError, match="neither a row nor a constant"):
+        tracer.load(tmp_path / "bad2.parquet")
+
+
+def test_load_says_what_is_wrong_with_a_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no trace file"):
+        tracer.load(tmp_path / "missing.parquet")
+    (tmp_path / "text.parquet").write_text("hello")
+    with pytest.raises(ValueError, match="not a Parquet or Arrow file"):
+        tracer.load(tmp_path / "text.parquet")
+    pq.write_table(pa.table({"a": [1, 2]}), tmp_path / "other.parquet")
+    with pytest.raises(ValueError, match="not a tracer trace file"):
+        tracer.load(tmp_path / "other.parquet")
+    with pytest.raises(TypeError, match="node of a trace"):
+        tracer.save(42, tmp_path / "x.parquet")
+    with pytest.raises(ValueError, match="values must be"):
+        tracer.save(tracer.track(f, 1.0), tmp_path / "x.parquet", values="json")
+
+
+def run_in_worker(seed):
+    random.seed(seed)
+    return tracer.track(geom, 0.3)
+
+
+def test_traces_cross_process_boundaries():
+    # spawn: a fresh interpreter, nothing inherited (pyarrow's threads make fork unsafe)
+    with ProcessPoolExecutor(max_workers=2, mp_context=mp.get_context("spawn")) as pool:
+        roots = list(pool.map(run_in_worker, [1, 2, 3]))
+    for seed, root in zip([1, 2, 3], roots):
+        assert isinstance(root.trace, tracer.Trace)
+        tracer.validate(root)
+        # As if traced here, but for the address of the Random instance.
+        assert no_addresses(dump(root)) == no_addresses(dump(run_in_worker(seed)))
+
+
+def no_addresses(text):
+    return re.sub(r" at 0x[0-9a-f]+", " at 0x…", text)
