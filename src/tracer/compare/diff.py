@@ -19,7 +19,7 @@ import numpy as np
 from ..views.nodes import Node, node_at
 from ..views.show import format_node
 from ..views.values import short_value
-from ..export.rows import ARGUMENT, JUMP, NESTED, callee_codes, code_key, code_name
+from ..export.rows import ARGUMENT, JUMP, NESTED, call_name, callee_codes, code_key
 from .values import same_value
 
 __all__ = ["diff", "TraceDiff", "Divergence", "ValueChange", "CallChange"]
@@ -183,12 +183,10 @@ class _Walk:
             inner = self.pair_children(ra, rb, path)
             stack.extend((ca, cb, path) for ca, cb in reversed(inner))
 
-    def _step(self, row: int) -> tuple[int, str]:
+    def _step(self, row: int) -> tuple[int | None, str]:
         trace = self.a.trace
-        kids = trace.children(row)
-        code = trace.code(kids[0]) if kids else None
-        name = code_name(code) if code is not None else short_value(node_at(trace, row).value)
-        return (node_at(trace, row).index if trace.parent(row) >= 0 else None), name
+        index = node_at(trace, row).index if trace.parent(row) >= 0 else None
+        return index, call_name(trace, row)
 
     def pair_children(self, ra: int, rb: int, path: tuple) -> list[tuple[int, int]]:
         a, b = self.a, self.b
@@ -252,10 +250,7 @@ class _Walk:
 
     def _call_change(self, side: _Side, row: int, path: tuple) -> CallChange:
         trace = side.trace
-        kids = trace.children(row)
-        code = trace.code(kids[0]) if kids else None
-        name = code_name(code) if code is not None else short_value(trace.value(row))
-        return CallChange(_path_text(path), name, side.node(row).index,
+        return CallChange(_path_text(path), call_name(trace, row), side.node(row).index,
                           trace.end(row) - row - 1, row)
 
 

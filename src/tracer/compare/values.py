@@ -1,6 +1,7 @@
 """When two recorded values count as the same across two runs: numbers within a
 tolerance, arrays elementwise, containers item by item, and objects without an
-equality of their own by their repr (their identity differs between runs by nature)."""
+equality of their own by their repr (their identity differs between runs by nature),
+as are values a saved trace kept only as text."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import numbers
 import re
 
 import numpy as np
+
+from ..persist.encode import SavedText
 
 __all__ = ["same_value"]
 
@@ -25,6 +28,9 @@ def same_value(a, b, rel_tol: float = 1e-9, abs_tol: float = 0.0, _depth: int = 
         return _same_number(a, b, rel_tol, abs_tol)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return _same_array(a, b, rel_tol, abs_tol)
+    if isinstance(a, SavedText) or isinstance(b, SavedText):
+        # A value a saved trace kept as text: its repr is all there is to compare.
+        return _address_free_repr(a) == _address_free_repr(b)
     if type(a) is not type(b):
         return False
     if isinstance(a, BaseException):

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 
 from ..views.nodes import Const, Node, node_at
-from .rows import ARGUMENT, JUMP, NESTED, callable_name
+from .rows import ARGUMENT, JUMP, NESTED, call_name, callable_name
 
 __all__ = ["to_dot", "render", "GraphvizNotFound"]
 
@@ -243,8 +243,7 @@ def _header_label(node: Node) -> str:
 
 
 def _cluster_title(node: Node) -> str:
-    code = node.trace.code(node.trace.children(node.row)[0]) if len(node) else None
-    return getattr(code, "co_qualname", None) or callable_name(node.function.value)
+    return call_name(node.trace, node.row)
 
 
 def _arg_name(node) -> str:

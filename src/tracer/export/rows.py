@@ -14,10 +14,11 @@ import types
 import numpy as np
 
 from .._core import NodeKind
+from ..views.nodes import Const, node_at
 from ..views.values import short_value
 
 __all__ = ["subtree_end", "subtree_columns", "depths", "callee_codes", "code_name",
-           "code_key", "code_place", "callable_name", "NESTED", "JUMP", "ARGUMENT"]
+           "code_key", "code_place", "callable_name", "call_name", "NESTED", "JUMP", "ARGUMENT"]
 
 # Callables short_value already names well (module-qualified, no address).
 _NAMED_BY_SHORT_VALUE = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
@@ -67,8 +68,23 @@ def callee_codes(cols: dict[str, np.ndarray], lo: int, hi: int) -> np.ndarray:
     first_child = rows + 1
     has_child = first_child < cols["aux"][rows]  # aux of a recorded call: its end
     rows, first_child = rows[has_child], first_child[has_child]
+    # A call's body starts with its ArgumentNodes; a C callable that ran Python code
+    # (a class call running __init__, sorted with a Python key) starts with the frame
+    # it entered instead, which is a call of its own.
+    ran_code = cols["kind"][first_child] == ARGUMENT
+    rows, first_child = rows[ran_code], first_child[ran_code]
     out[rows - lo] = code[first_child]
     return out
+
+
+def call_name(trace, row: int) -> str:
+    """The name of what a call node called: the function whose body it recorded, or
+    the callable itself (a C callable that ran Python code, a primitive)."""
+    kids = trace.children(row) if trace.kind(row) == NESTED else []
+    if kids and trace.kind(kids[0]) == ARGUMENT and trace.code(kids[0]) is not None:
+        return code_name(trace.code(kids[0]))
+    fn = node_at(trace, row).function
+    return callable_name(fn.value) if isinstance(fn, Const) else short_value(fn.value)
 
 
 def code_name(code) -> str:
