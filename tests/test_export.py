@@ -236,3 +236,16 @@ def test_summary_of_a_loaded_trace_equals_the_live_one(traced, tmp_path):
     live, loaded = tracer.summary(root), tracer.summary(tracer.load(path))
     assert str(live).replace(f"{root.trace.nbytes:,} bytes", "") == \
         str(loaded).replace(f"{tracer.load(path).trace.nbytes:,} bytes", "")
+
+
+def test_readme_shows_what_the_looking_example_prints():
+    import subprocess
+    import sys
+
+    from helpers import EXAMPLES
+
+    out = subprocess.run([sys.executable, str(EXAMPLES / "looking.py")], check=True,
+                         capture_output=True, text=True, encoding="utf-8").stdout
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("`python examples/looking.py` prints (real output):\n\n```\n")[1]
+    assert shown.split("```\n")[0] == out

@@ -199,7 +199,9 @@ def _short(value) -> str:
 
 
 def _ref(inp) -> str:
-    return f"⟨{_short(inp.value)}⟩" if isinstance(inp, Const) else f"@{inp.index}"
+    # A constant input as its plain value: in a box, `@k` already marks the references
+    # (and not every font has the dump's ⟨ ⟩).
+    return _short(inp.value) if isinstance(inp, Const) else f"@{inp.index}"
 
 
 def _call(node) -> str:
@@ -223,12 +225,14 @@ def _label(node: Node) -> str:
     if kind == "argument":
         return f"{k} {_arg_name(node)}= {_short(node.value)}"
     if kind == "constant":
-        return f"{k} ⟨{_short(node.value)}⟩"
+        return f"{k} constant {_short(node.value)}"
     if kind == "jump":
         return f"{k} {_jump_text(node)}"
     if kind == "return":
         word = "yield" if node.is_yield else "return"
-        return f"{k} {word}\n{_short(node.value)}"
+        refs = node.referenced()
+        what = f" @{refs[0].index}" if refs else ""
+        return f"{k} {word}{what}\n→ {_short(node.value)}"
     arrow = "↯" if node.raised else "→"
     inside = ""
     if kind == "nested":

@@ -84,8 +84,8 @@ def summary(node: Node, top: int = 15) -> Summary:
     root_md = trace.metadata.get(lo, {})
     seconds = (root_md["end"] - root_md["start"]) / 1e9 if timed and "end" in root_md else None
     notes = [] if timed else [
-        "no timing: this trace's calls carry no times (a context such as "
-        "examples/profiler.py's TimingContext records them)"]
+        "no timing: no context stamped the calls' times "
+        "(examples/profiler.py's TimingContext does)"]
     return Summary(
         root=_call_name(node), nodes=hi - lo, by_kind=by_kind, depth=max_depth,
         refs=int((refs >= 0).sum()), nbytes=trace.nbytes, calls=calls,
