@@ -27,7 +27,7 @@ def main(pictures=None):
     print()
     print("first divergence as data:", d.divergence.reason, d.divergence.path, d.divergence.line)
     if pictures:
-        for name, traced, levels in (("geom", a, 3), ("h", tracer.track(h, 2.0, 3), 2)):
+        for name, traced, levels in (("geom", a, 4), ("h", tracer.track(h, 2.0, 3), 2)):
             path = tracer.render(traced, os.path.join(pictures, f"{name}.svg"), levels=levels)
             print("drew", path)
 

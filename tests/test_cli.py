@@ -282,7 +282,7 @@ def test_dot_text_needs_no_graphviz(tmp_path):
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
 def test_dot_svg_through_graphviz(tmp_path):
     write(tmp_path, "geom.py", GEOM)
-    status, _, err = tracer_cli("run", "--dot", "geom.svg", "--levels", "3", "geom.py", "2",
+    status, _, err = tracer_cli("run", "--dot", "geom.svg", "--levels", "4", "geom.py", "2",
                                 cwd=tmp_path)
     assert status == 0, err
     assert "<svg" in (tmp_path / "geom.svg").read_text(encoding="utf-8")

@@ -30,12 +30,12 @@ def _nodes_and_edges(text):
 
 def test_dot_draws_calls_as_clusters_with_data_and_control_edges(traced):
     root = traced(geom, 1, 0.5, random.Random(2))  # three levels: 3 draws
-    text = tracer.to_dot(root, levels=2)
+    text = tracer.to_dot(root, levels=3)
     assert text.startswith("digraph trace {") and text.rstrip().endswith("}")
     nodes, edges = _nodes_and_edges(text)
     call = root[8]
-    # Two levels: the root's and the first recursive call's bodies are clusters; the
-    # call at the second level is one box.
+    # Three levels: the root's and the first recursive call's bodies are clusters; the
+    # call in that body is one box.
     assert f"subgraph cluster_{root.row} {{" in text
     assert f"subgraph cluster_{call.row} {{" in text
     assert f"subgraph cluster_{call[8].row} " not in text
@@ -94,7 +94,7 @@ def test_render_without_graphviz_says_how_to_install_it(traced, tmp_path, monkey
 @needs_dot
 def test_render_svg_and_png_through_graphviz(traced, tmp_path):
     root = traced(geom, 1, 0.5, random.Random(2))
-    svg = tracer.render(root, tmp_path / "geom.svg", levels=3)
+    svg = tracer.render(root, tmp_path / "geom.svg", levels=4)
     text = open(svg, encoding="utf-8").read()
     assert "<svg" in text and "Random.random(@3)" in text
     png = tracer.render(traced(h, 2.0, 3), tmp_path / "h.png")
@@ -156,8 +156,9 @@ def test_networkx_backward_matches_the_trace_query(traced):
 def test_networkx_levels_limit_the_depth(traced):
     _networkx()
     root = traced(geom, 1, 0.5, random.Random(5))
-    g = tracer.to_networkx(root, levels=1)
+    g = tracer.to_networkx(root, levels=2)
     assert sorted(g.nodes) == [root.row] + [c.row for c in root]
+    assert list(tracer.to_networkx(root, levels=1).nodes) == [root.row]
 
 
 # -- summary -------------------------------------------------------------------------------
@@ -249,3 +250,46 @@ def test_readme_shows_what_the_looking_example_prints():
     readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
     shown = readme.split("`python examples/looking.py` prints (real output):\n\n```\n")[1]
     assert shown.split("```\n")[0] == out
+
+
+# -- every corpus trace ----------------------------------------------------------------------
+
+def _corpus_trace(case):
+    args, kwargs = case.arguments()
+    if case.raises is not None:
+        with pytest.raises(case.raises):
+            tracer.track(case.func, *args, **kwargs)
+        return tracer.last_trace()
+    return tracer.track(case.func, *args, **kwargs)
+
+
+def test_every_corpus_trace_can_be_drawn_summarised_and_compared_with_itself():
+    from corpus import CASES
+
+    nx = _networkx()
+    texts = []
+    for case in CASES:
+        root = _corpus_trace(case)
+        text = tracer.to_dot(root, levels=3, max_nodes=10**6)
+        assert text.startswith("digraph trace {\n") and text.endswith("}\n"), case.name
+        texts.append(text)
+        s = tracer.summary(root)
+        assert s.nodes == len(root.trace) and sum(s.by_kind.values()) == s.nodes, case.name
+        g = tracer.to_networkx(root)
+        assert g.number_of_nodes() == len(root.trace), case.name
+        assert sum(1 for *_, d in g.edges(data=True) if d["kind"] == "data") == s.refs, case.name
+        assert isinstance(g, nx.MultiDiGraph)
+        assert tracer.diff(root, root).same, case.name
+        # A second run may differ for real (a cache filled by the first: re.compile's),
+        # so only where the two recorded the same nodes must no divergence be found.
+        again = _corpus_trace(case)
+        d = tracer.diff(root, again)
+        assert str(d)
+        ca, cb = root.trace.columns(), again.trace.columns()
+        if all(np.array_equal(ca[k], cb[k]) for k in ("kind", "parent", "offset", "aux")):
+            assert d.divergence is None and not d.added and not d.removed, (case.name, str(d))
+    if shutil.which("dot") is not None:
+        # One Graphviz run for all of them: each picture as a graph of its own.
+        done = subprocess.run(["dot", "-Tsvg", "-o", os.devnull], capture_output=True,
+                              input="".join(texts).encode())
+        assert done.returncode == 0, done.stderr.decode()[:2000]

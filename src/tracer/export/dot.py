@@ -1,7 +1,7 @@
 """Graphviz pictures of a trace: `to_dot(node, levels)` writes DOT text, `render(node,
 path)` runs Graphviz's `dot` program on it.
 
-A recorded call drawn inside `levels` is a cluster: on top a header box for the call
+A recorded call whose body is drawn is a cluster: on top a header box for the call
 (its inputs point to it; dotted lines bind it to its parameters), below it the body,
 whose return hands the result on to the nodes that read the call, so data flows down.
 Data references are solid edges; control edges (a jump to the node that ran next) are
@@ -39,9 +39,10 @@ class GraphvizNotFound(RuntimeError):
 
 
 def to_dot(node: Node, levels: int = 2, *, max_nodes: int = 1000) -> str:
-    """Graphviz DOT text of `node` and its body down to `levels` levels of calls.
+    """Graphviz DOT text of `node` and its descendants down to `levels` levels, as
+    `printlevels` counts them (1: `node` alone; 2: `node` and its children; ...).
 
-    Calls within `levels` are clusters; deeper ones are single boxes.  The callee's
+    A call whose children are drawn is a cluster; a deeper one is a single box.  The callee's
     own ArgumentNode (`@0`) is left out unless something reads it.  Raises ValueError
     when more than `max_nodes` boxes would be drawn (pass fewer `levels`, or a node
     deeper in the trace).
@@ -101,7 +102,7 @@ def _drawn_rows(node: Node, levels: int) -> set[int]:
     trace = node.trace
     rows = {node.row}
     frontier = [node.row]
-    for _ in range(levels):
+    for _ in range(levels - 1):
         nxt = []
         for r in frontier:
             if trace.kind(r) == NESTED:
@@ -135,7 +136,7 @@ class _DotWriter:
         """A call as a cluster (its header and body), or a single box."""
         trace = self.trace
         pad = "  " * (depth + 1)
-        if trace.kind(node.row) != NESTED or levels < 1:
+        if trace.kind(node.row) != NESTED or levels < 2:
             self.box(node, pad)
             return
         self.expanded.add(node.row)

@@ -15,8 +15,9 @@ __all__ = ["to_networkx"]
 
 
 def to_networkx(node: Node, levels: int | None = None):
-    """The nodes under `node` (all of them, or down to `levels` levels of calls) as a
-    `networkx.MultiDiGraph` keyed by row (the node's number in its trace).
+    """The nodes under `node` (all of them, or `levels` levels as `printlevels`
+    counts them: 1 is `node` alone) as a `networkx.MultiDiGraph` keyed by row (the
+    node's number in its trace).
 
     Node attributes: `kind`, `index` (its @k), `parent` (row, None for `node`),
     `depth` (0 for `node`), `function` (a call's function name, else None), `value`
@@ -39,7 +40,9 @@ def to_networkx(node: Node, levels: int | None = None):
     depth = depths(cols["parent"], lo, hi)
     rows = np.arange(lo, hi)
     if levels is not None:
-        rows = rows[depth <= levels]
+        if levels < 1:
+            raise ValueError(f"levels must be at least 1, got {levels}")
+        rows = rows[depth < levels]
     graph = nx.MultiDiGraph()
     for row in rows.tolist():
         graph.add_node(row, **_attributes(node_at(trace, row), int(depth[row - lo]), lo))

@@ -1,5 +1,6 @@
-"""Facts about a subtree of a trace computed on its columns with numpy: where it ends,
-each row's depth, which function each recorded call ran, and names of code objects.
+"""Facts about a subtree of a trace computed on its columns with numpy (each row's
+depth, which function each recorded call ran), and how calls and code objects are
+named.
 
 Shared by the summary, the pictures, the networkx export and the diff; nothing here
 makes a Python object per node.
@@ -8,7 +9,6 @@ makes a Python object per node.
 from __future__ import annotations
 
 import os
-
 import types
 
 import numpy as np
@@ -17,8 +17,8 @@ from .._core import NodeKind
 from ..views.nodes import Const, node_at
 from ..views.values import short_value
 
-__all__ = ["subtree_end", "subtree_columns", "depths", "callee_codes", "code_name",
-           "code_key", "code_place", "callable_name", "call_name", "NESTED", "JUMP", "ARGUMENT"]
+__all__ = ["depths", "callee_codes", "call_name", "callable_name", "code_name", "code_place",
+           "code_key", "ARGUMENT", "NESTED", "JUMP"]
 
 # Callables short_value already names well (module-qualified, no address).
 _NAMED_BY_SHORT_VALUE = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
@@ -27,16 +27,6 @@ _NAMED_BY_SHORT_VALUE = (types.FunctionType, types.BuiltinFunctionType, types.Me
 ARGUMENT = int(NodeKind.K_ARGUMENT)
 NESTED = int(NodeKind.K_NESTED)
 JUMP = int(NodeKind.K_JUMP)
-
-
-def subtree_end(trace, row: int) -> int:
-    """One past the last row of `row`'s subtree (rows are in preorder)."""
-    return trace.end(row)
-
-
-def subtree_columns(trace, row: int) -> tuple[dict[str, np.ndarray], int, int]:
-    """The trace's columns and the row range [lo, hi) of `row`'s subtree."""
-    return trace.columns(), row, subtree_end(trace, row)
 
 
 def depths(parent: np.ndarray, lo: int, hi: int) -> np.ndarray:

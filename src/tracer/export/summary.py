@@ -13,8 +13,7 @@ import numpy as np
 
 from .._core import KINDS
 from ..views.nodes import Node, node_at
-from ..views.values import short_value
-from .rows import NESTED, callable_name, callee_codes, code_name, code_place, depths
+from .rows import NESTED, call_name, callable_name, callee_codes, code_name, code_place, depths
 
 __all__ = ["Summary", "FunctionCalls", "summary"]
 
@@ -94,10 +93,9 @@ def summary(node: Node, top: int = 15) -> Summary:
 
 
 def _call_name(node: Node) -> str:
-    fn = getattr(node, "function", None)
-    if fn is None:
-        return node.kind
-    return f"{short_value(fn.value)}(...)"
+    if node.kind in ("primitive", "nested", "special"):
+        return f"{call_name(node.trace, node.row)}(...)"
+    return f"{node.kind} node"
 
 
 def _calls_by_function(trace, cols, lo: int, hi: int) -> list[FunctionCalls]:
