@@ -29,6 +29,10 @@ from .views.table import table  # noqa: E402
 from .persist import (  # noqa: E402
     LoadedCode, Opaque, OpaqueException, PickleRefused, Runs, load, save, track_many,
 )
+from .export.dot import GraphvizNotFound, render, to_dot  # noqa: E402
+from .export.networkx import to_networkx  # noqa: E402
+from .export.summary import Summary, summary  # noqa: E402
+from .compare.diff import TraceDiff, diff  # noqa: E402
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 from .ad import NoRuleError, backprop, grad, rule, value_and_grad, vjp  # noqa: E402
@@ -49,4 +53,6 @@ __all__ = [
     "save", "load", "track_many", "Runs", "LoadedCode", "Opaque", "OpaqueException", "PickleRefused",
     "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
     "grad", "value_and_grad", "vjp", "backprop", "rule", "NoRuleError",
+    "to_dot", "render", "GraphvizNotFound", "to_networkx", "summary", "Summary",
+    "diff", "TraceDiff",
 ]

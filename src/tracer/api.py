@@ -11,7 +11,7 @@ from .views.nodes import _CLASSES, NestedCallNode, node_at
 from .views.table import table
 from .analysis.plan import build_plan
 
-__all__ = ["track", "last_trace", "TrackingError", "ToolIdError"]
+__all__ = ["track", "last_trace", "recording", "TrackingError", "ToolIdError"]
 
 MON = sys.monitoring
 EV = MON.events
@@ -60,6 +60,17 @@ def last_trace() -> NestedCallNode | None:
     """The root of the most recent `track` call in this thread, also when the traced
     call raised (then `root.value` is the exception and `root.raised` is True)."""
     return getattr(_state, "last", None)
+
+
+def recording():
+    """The Trace the outermost `track` running now is filling, or None.
+
+    For progress displays in another thread: `len()` of it is safe to read while it
+    grows (nothing else of a trace being recorded is); it costs the recorder nothing,
+    unlike a per-node hook.
+    """
+    recorders = _recorders
+    return recorders[0].trace if recorders else None
 
 
 def _claim_tool_id() -> int:

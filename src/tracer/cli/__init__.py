@@ -1,0 +1,2 @@
+"""The command line, `python -m tracer` (run, call, show, diff); imports everything
+else and nothing imports it."""

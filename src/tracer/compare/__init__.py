@@ -1,0 +1,1 @@
+"""Comparing two traces: `diff` and the value equality it uses."""
