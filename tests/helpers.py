@@ -3,6 +3,10 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
+
+import tracer
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
@@ -19,3 +23,14 @@ def walk(node):
     yield node
     for child in node.children:
         yield from walk(child)
+
+
+def trace_corpus_case(case):
+    """The root of `case`'s trace; for a case that raises, the partial trace the
+    raising call left (after checking it raised what the case says)."""
+    args, kwargs = case.arguments()
+    if case.raises is not None:
+        with pytest.raises(case.raises):
+            tracer.track(case.func, *args, **kwargs)
+        return tracer.last_trace()
+    return tracer.track(case.func, *args, **kwargs)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tracer
-from helpers import load_example, walk
+from helpers import load_example, trace_corpus_case, walk
 
 _examples = load_example("irtracker_examples")
 f, geom, h = _examples.f, _examples.geom, _examples.h
@@ -254,22 +254,13 @@ def test_readme_shows_what_the_looking_example_prints():
 
 # -- every corpus trace ----------------------------------------------------------------------
 
-def _corpus_trace(case):
-    args, kwargs = case.arguments()
-    if case.raises is not None:
-        with pytest.raises(case.raises):
-            tracer.track(case.func, *args, **kwargs)
-        return tracer.last_trace()
-    return tracer.track(case.func, *args, **kwargs)
-
-
 def test_every_corpus_trace_can_be_drawn_summarised_and_compared_with_itself():
     from corpus import CASES
 
     nx = _networkx()
     texts = []
     for case in CASES:
-        root = _corpus_trace(case)
+        root = trace_corpus_case(case)
         text = tracer.to_dot(root, levels=3, max_nodes=10**6)
         assert text.startswith("digraph trace {\n") and text.endswith("}\n"), case.name
         if text.count(" [label=") <= 150:  # Graphviz lays out large graphs slowly
@@ -283,7 +274,7 @@ def test_every_corpus_trace_can_be_drawn_summarised_and_compared_with_itself():
         assert tracer.diff(root, root).same, case.name
         # A second run may differ for real (a cache filled by the first: re.compile's),
         # so only where the two recorded the same nodes must no divergence be found.
-        again = _corpus_trace(case)
+        again = trace_corpus_case(case)
         d = tracer.diff(root, again)
         assert str(d)
         ca, cb = root.trace.columns(), again.trace.columns()

@@ -14,6 +14,7 @@ import pytest
 
 import tracer
 from corpus import CASES
+from helpers import trace_corpus_case
 
 pa = pytest.importorskip("pyarrow", reason="saving traces needs pyarrow (tracer[arrow])")
 import pyarrow.parquet as pq  # noqa: E402
@@ -25,15 +26,6 @@ def dump(root, levels=1000) -> str:
     return out.getvalue()
 
 
-def traced_case(case):
-    args, kwargs = case.arguments()
-    if case.raises is not None:
-        with pytest.raises(case.raises):
-            tracer.track(case.func, *args, **kwargs)
-        return tracer.last_trace()
-    return tracer.track(case.func, *args, **kwargs)
-
-
 def same_columns(a, b):
     ca, cb = a.trace.columns(), b.trace.columns()
     for name in ca:
@@ -42,7 +34,7 @@ def same_columns(a, b):
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_trace_round_trips_through_a_file(case, tmp_path):
-    root = traced_case(case)
+    root = trace_corpus_case(case)
     path = tmp_path / "trace.parquet"
     tracer.save(root, path)
     back = tracer.load(path)
@@ -57,7 +49,7 @@ def test_corpus_trace_round_trips_through_a_file(case, tmp_path):
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_corpus_trace_round_trips_through_pickle(case):
-    root = traced_case(case)
+    root = trace_corpus_case(case)
     back = pickle.loads(pickle.dumps(root))
     assert isinstance(back, tracer.NestedCallNode) and back.row == 0
     same_columns(root, back)

@@ -10,16 +10,8 @@ import pytest
 
 import tracer
 from corpus import CASES
+from helpers import trace_corpus_case
 from tracer.views.table import KIND_NAMES
-
-
-def _trace_of(case):
-    args, kwargs = case.arguments()
-    if case.raises is not None:
-        with pytest.raises(case.raises):
-            tracer.track(case.func, *args, **kwargs)
-        return tracer.last_trace()
-    return tracer.track(case.func, *args, **kwargs)
 
 
 def _all_nodes(root):
@@ -142,7 +134,7 @@ def _ref_backward_across(node):
 
 @pytest.fixture(scope="module")
 def traces():
-    return [(c.name, _trace_of(c)) for c in CASES]
+    return [(c.name, trace_corpus_case(c)) for c in CASES]
 
 
 def test_axes_agree_with_plain_references_on_the_corpus(traces):
