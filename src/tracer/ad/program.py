@@ -28,7 +28,7 @@ import types
 import numpy as np
 
 from .. import callables as tops
-from ..tape.guards import GuardError, guard_failure
+from ..tape.guards import GuardError, failing_test, guard_failure
 from ..tape.helpers import STOP, make_binder
 from ..tape.ops import Call, Constant, Guard, Input
 from ..tape.play import evaluate
@@ -383,13 +383,7 @@ class _Builder:
                 emit(f"    v_{op.id} = " + (f"v_{src}" if src else self.const(op.value)))
             elif cls is Guard:
                 c = self.ref(op.condition)
-                if op.test == "truth":
-                    test = f"not {c}" if op.expected else c
-                elif op.test == "none":
-                    test = f"{c} is not None" if op.expected else f"{c} is None"
-                else:
-                    test = f"{c} is not STOP" if op.expected else f"{c} is STOP"
-                emit(f"    if {test}:")
+                emit(f"    if {failing_test(op, c)}:")
                 emit(f"        raise fail_({self.const(op)}, {c})")
             elif cls is Call:
                 emit("    " + self._call_line(op))

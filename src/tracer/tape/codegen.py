@@ -15,7 +15,7 @@ import types
 from dataclasses import dataclass
 
 from .. import callables as tops
-from .guards import NOT_KEPT, guard_failure, raise_expected_failure, unexpected_exception
+from .guards import NOT_KEPT, failing_test, guard_failure, raise_expected_failure, unexpected_exception
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op
 from .errors import TapeError
@@ -173,12 +173,7 @@ class _Gen:
 
     def guard(self, g: Guard) -> None:
         c = self.ref(g.condition)
-        if g.test == "truth":
-            test = f"not {c}" if g.expected else c
-        elif g.test == "none":
-            test = f"{c} is not None" if g.expected else f"{c} is None"
-        else:
-            test = f"{c} is not STOP" if g.expected else f"{c} is STOP"
+        test = failing_test(g, c)
         fail = self.named(guard_failure, "fail_")
         me = self.named(g, f"guard_{g.id}")
         if not c.isidentifier():  # an inlined test: its value is the test's outcome

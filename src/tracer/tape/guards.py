@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["GuardError", "Retracing", "guard_failure", "raise_expected_failure",
+__all__ = ["GuardError", "Retracing", "failing_test", "guard_failure", "raise_expected_failure",
            "unexpected_exception", "NOT_KEPT"]
 
 
@@ -34,6 +34,17 @@ class GuardError(Exception):
         self.where = where
         self.line = where.line if where is not None else None
         self.source = getattr(op, "source", "")
+
+
+def failing_test(guard, c: str) -> str:
+    """The Python expression, over `c` (the code of the guarded value), that is true
+    when `guard` fails: what generated code tests before raising `guard_failure`.
+    A "stop" guard's code must have `STOP` (tape.helpers) in its namespace."""
+    if guard.test == "truth":
+        return f"not {c}" if guard.expected else c
+    if guard.test == "none":
+        return f"{c} is not None" if guard.expected else f"{c} is None"
+    return f"{c} is not STOP" if guard.expected else f"{c} is STOP"
 
 
 def guard_failure(guard, value) -> GuardError:
