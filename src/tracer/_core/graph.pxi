@@ -303,18 +303,22 @@ cdef inline bint _is_argument_of(Trace t, int32_t call, int32_t row) noexcept no
     return False
 
 
-def child_rows(Trace t, int32_t row):
-    """The rows whose parent is `row`, in order, as an int32 array."""
-    np = _np()
-    t._check(row)
+cdef int32_t _count_children(Trace t, int32_t row) noexcept:
+    # Children are found by jumping over each one's subtree.
     cdef int32_t c = row + 1, stop = t._end(row), k = 0
     while c < stop:
         k += 1
         c = t._end(c)
-    out = np.empty(k, dtype=np.int32)
+    return k
+
+
+def child_rows(Trace t, int32_t row):
+    """The rows whose parent is `row`, in order, as an int32 array."""
+    np = _np()
+    t._check(row)
+    out = np.empty(_count_children(t, row), dtype=np.int32)
     cdef int32_t[::1] dst = out
-    c = row + 1
-    k = 0
+    cdef int32_t c = row + 1, stop = t._end(row), k = 0
     while c < stop:
         dst[k] = c
         k += 1
@@ -334,16 +338,22 @@ def ancestor_rows(Trace t, int32_t row):
     return np.array(up, dtype=np.int32)
 
 
-def depths(Trace t):
-    """How deep each row is nested (the root 0, its children 1, ...), as int32."""
+def depths(Trace t, int32_t lo=0, int32_t hi=-1):
+    """How deep each row of [lo, hi) is nested below row `lo` (`lo` itself 0), as
+    int32; by default the whole trace below the root.  One pass: a parent comes
+    before its children."""
     np = _np()
-    cdef int32_t n = t.n, row, p
-    out = np.zeros(n, dtype=np.int32)
+    if hi < 0:
+        hi = t.n
+    if not 0 <= lo <= hi <= t.n:
+        raise IndexError(f"rows [{lo}, {hi}) out of range for a trace of {t.n} nodes")
+    cdef int32_t row, p
+    out = np.zeros(hi - lo, dtype=np.int32)
     cdef int32_t[::1] d = out
     with nogil:
-        for row in range(n):
+        for row in range(lo, hi):
             p = t.parent_[row]
-            d[row] = d[p] + 1 if p >= 0 else 0
+            d[row - lo] = d[p - lo] + 1 if lo <= p < row else 0
     return out
 
 

@@ -49,12 +49,7 @@ cdef class NodeView:
         return _child_views(self._trace, self._row)
 
     def __len__(self):
-        cdef Trace t = self._trace
-        cdef int32_t c = self._row + 1, stop = t._end(self._row), k = 0
-        while c < stop:
-            k += 1
-            c = t._end(c)
-        return k
+        return _count_children(self._trace, self._row)
 
     def __iter__(self):
         return iter(_child_views(self._trace, self._row))

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..views.nodes import Const, Node, node_at
 from ..views.values import short_value
-from .rows import JUMP, callable_name, depths
+from .. import _core
+from .rows import JUMP, callable_name
 
 __all__ = ["to_networkx"]
 
@@ -37,7 +38,7 @@ def to_networkx(node: Node, levels: int | None = None):
     trace = node.trace
     cols = trace.columns()
     lo, hi = node.row, trace.end(node.row)
-    depth = depths(cols["parent"], lo, hi)
+    depth = _core.depths(trace, lo, hi)
     rows = np.arange(lo, hi)
     if levels is not None:
         if levels < 1:

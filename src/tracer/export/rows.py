@@ -1,6 +1,6 @@
-"""Facts about a subtree of a trace computed on its columns with numpy (each row's
-depth, which function each recorded call ran), and how calls and code objects are
-named.
+"""Facts about a subtree of a trace computed on its columns with numpy (which
+function each recorded call ran; depths are the core's `_core.depths`), and how
+calls and code objects are named.
 
 Shared by the summary, the pictures, the networkx export and the diff; nothing here
 makes a Python object per node.
@@ -17,7 +17,7 @@ from .._core import NodeKind
 from ..views.nodes import Const, node_at
 from ..views.values import short_value
 
-__all__ = ["depths", "callee_codes", "call_name", "callable_name", "code_name", "code_place",
+__all__ = ["callee_codes", "call_name", "callable_name", "code_name", "code_place",
            "code_key", "ARGUMENT", "NESTED", "JUMP"]
 
 # Callables short_value already names well (module-qualified, no address).
@@ -27,24 +27,6 @@ _NAMED_BY_SHORT_VALUE = (types.FunctionType, types.BuiltinFunctionType, types.Me
 ARGUMENT = int(NodeKind.K_ARGUMENT)
 NESTED = int(NodeKind.K_NESTED)
 JUMP = int(NodeKind.K_JUMP)
-
-
-def depths(parent: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """Depth of each row of [lo, hi) below row `lo` (0 for `lo` itself).
-
-    Pointer jumping: each round adds the distance to the current ancestor and jumps
-    to that ancestor's ancestor, so a chain of depth D takes log2(D) rounds.
-    """
-    up = parent[lo:hi].astype(np.int64) - lo
-    up[0] = -1  # rows outside the subtree are not counted
-    dist = (up >= 0).astype(np.int64)
-    while True:
-        live = np.flatnonzero(up >= 0)
-        if live.size == 0:
-            return dist
-        ancestors = up[live]
-        dist[live] += dist[ancestors]
-        up[live] = up[ancestors]
 
 
 def callee_codes(cols: dict[str, np.ndarray], lo: int, hi: int) -> np.ndarray:

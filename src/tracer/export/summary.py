@@ -11,9 +11,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .. import _core
 from .._core import KINDS
 from ..views.nodes import Node, node_at
-from .rows import NESTED, call_name, callable_name, callee_codes, code_name, code_place, depths
+from .rows import NESTED, call_name, callable_name, callee_codes, code_name, code_place
 
 __all__ = ["Summary", "FunctionCalls", "summary"]
 
@@ -72,7 +73,7 @@ def summary(node: Node, top: int = 15) -> Summary:
     lo, hi = row, trace.end(row)
     kind = cols["kind"][lo:hi]
     by_kind = dict(zip(KINDS, np.bincount(kind, minlength=len(KINDS)).tolist()))
-    depth = depths(cols["parent"], lo, hi)
+    depth = _core.depths(trace, lo, hi)
     nested = kind == NESTED
     max_depth = int(depth[nested].max()) + 1 if nested.any() else 0
     ref_start = cols["ref_start"]
