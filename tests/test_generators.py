@@ -284,3 +284,136 @@ def test_await_of_an_awaitable_that_returns_by_stop_iteration(traced):
     # an unknown: CPython's RAISE event for that StopIteration is not an exception.
     assert isinstance(value, tracer.CallNode) and value.function.value is ops.send
     assert value.value == 0 and not value.raised
+
+
+def _catching(n):
+    try:
+        yield n
+    except ValueError as e:
+        got = e.args[0] * n
+        yield got + 1
+    return n * 100
+
+
+def _middle(n):
+    r = yield from _catching(n)
+    yield r + 7
+
+
+def _delegating(n):
+    r = yield from _middle(n)
+    yield r
+
+
+def _handler_adds(root):
+    """The `got + 1` of _catching's handler, wherever it was recorded."""
+    return [a for a in _nodes(root, fn=__import__("operator").add)
+            if a.code is not None and a.code.co_name == "_catching"]
+
+
+def test_throw_into_a_generator_suspended_in_yield_from_records_the_delegate(traced):
+    # throw() does not run the delegating frames: it passes the exception straight
+    # to the innermost generator, whose handler runs under the throw() call.
+    def drive(n):
+        g = _delegating(n)
+        first = next(g)
+        caught = g.throw(ValueError(3))
+        after = next(g)    # _catching returns 300, _middle yields 307
+        return first, caught, after
+
+    root = traced(drive, 100)
+    assert root.value == (100, 301, 10007)
+    _check_readable(root)
+    (add,) = _handler_adds(root)
+    assert add.value == 301
+    (throw,) = [n for n in walk(root) if isinstance(n, tracer.CallNode)
+                and n.parent == root and n.value == 301]
+    assert add.parent.parent == throw, "the handler runs inside the throw() call"
+    got = add.arguments[0]
+    assert got.value == 300 and isinstance(got.function, tracer.Const)
+    # The thrown exception is the value the handler caught.
+    caught = [n for n in walk(add.parent) if isinstance(n.value, ValueError)]
+    assert caught and all(n.value.args == (3,) for n in caught)
+
+
+def test_throw_through_yield_from_when_the_delegate_returns_or_reraises(traced):
+    def returns(n):
+        g = _middle(n)
+        next(g)
+        g.throw(ValueError(2))          # _catching yields 2n + 1
+        return next(g)                  # _catching returns 100n: _middle yields it + 7
+
+    def reraises(n):
+        g = _middle(n)
+        next(g)
+        try:
+            g.throw(KeyError(n))       # not caught by _catching: out through _middle
+        except KeyError as e:
+            return e.args[0] + 1
+
+    root = traced(returns, 5)
+    assert root.value == 507
+    _check_readable(root)
+    assert [a.value for a in _handler_adds(root)] == [11]
+    root = traced(reraises, 5)
+    assert root.value == 6
+    text = _check_readable(root)
+    assert "KeyError" in text
+
+
+def test_close_of_a_delegating_generator_is_recorded(traced):
+    closed = []
+
+    def tidy():
+        try:
+            yield 1
+        finally:
+            closed.append(len(closed) + 1)
+
+    def outer():
+        yield from tidy()
+
+    def drive():
+        g = outer()
+        next(g)
+        g.close()
+        return closed[-1]
+
+    root = traced(drive)
+    assert root.value == 1
+    text = _check_readable(root)
+    appends = [n for n in walk(root) if isinstance(n, tracer.CallNode)
+               and isinstance(n.function, tracer.Const) and n.function.value is list.append]
+    assert len(appends) == 1 and appends[0].arguments[-1].value == 1, text
+
+
+def test_cancelling_a_task_records_the_awaiting_coroutines_handler(traced):
+    async def sleeper(log):
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            log.append("cancelled")
+            raise
+
+    async def worker(log):
+        await sleeper(log)     # cancel() throws through this await into sleeper
+
+    async def main():
+        log = []
+        task = asyncio.create_task(worker(log))
+        await asyncio.sleep(0)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        return log
+
+    root = traced(lambda: asyncio.run(main()))
+    assert root.value == ["cancelled"]
+    _check_readable(root)
+    appends = [n for n in walk(root) if isinstance(n, tracer.CallNode)
+               and isinstance(n.function, tracer.Const)
+               and getattr(n.function.value, "__name__", "") == "append"
+               and n.arguments and n.arguments[-1].value == "cancelled"]
+    assert appends, "the handler of the cancelled coroutine is recorded"

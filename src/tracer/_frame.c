@@ -119,6 +119,22 @@ void *tracer_frame_caller(void *frame)
     return f;
 }
 
+int tracer_frame_thrown_from(void *frame, void *target)
+{
+    /* gen.throw() on a generator suspended in `yield from` / `await` does not run
+       its frame: it pushes it (so tracebacks show it) and throws straight into the
+       generator it delegates to, recursively (genobject.c, _gen_throw).  The
+       innermost frame, the only one that runs, then has these pushed generator
+       frames between it and `target`, the frame that called throw(). */
+    _PyInterpreterFrame *f = tracer_frame_caller(frame);
+    int hops = 0;
+    while (f != NULL && f != (_PyInterpreterFrame *)target
+           && f->owner == FRAME_OWNED_BY_GENERATOR && hops++ < 1024) {
+        f = tracer_frame_caller(f);
+    }
+    return hops > 0 && f == (_PyInterpreterFrame *)target;
+}
+
 int tracer_code_nlocalsplus(PyObject *code)
 {
     return ((PyCodeObject *)code)->co_nlocalsplus;

@@ -43,6 +43,11 @@ int tracer_frame_lasti(void *frame);
  * the C stack when C code calls Python; NULL if none. */
 void *tracer_frame_caller(void *frame);
 
+/* 1 if `frame` was entered by a throw() that `target` made into a generator
+ * suspended in `yield from` / `await`: between the two there are only the
+ * delegating generator frames that throw() pushed without running them. */
+int tracer_frame_thrown_from(void *frame, void *target);
+
 /* co_nlocalsplus of a code object: fast locals, cells and free variables. */
 int tracer_code_nlocalsplus(PyObject *code);
 

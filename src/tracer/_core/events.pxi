@@ -24,7 +24,8 @@ cdef int _frame_entered(Recorder self, object code, int offset, int how) except 
         return EV_CONTINUE
     frame = tracer_thread_frame(self.tstate)
     parent = &self.frames[self.nframes - 1]
-    if tracer_frame_caller(frame) != parent.frame:
+    if tracer_frame_caller(frame) != parent.frame and not (
+            how == THROWN and tracer_frame_thrown_from(frame, parent.frame)):
         return EV_CONTINUE
     _enter(self, parent, frame, code, offset, how)
     return EV_CONTINUE
