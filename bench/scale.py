@@ -15,7 +15,10 @@ For each size it records `h(1.0000001, n)` (the op-dense loop of bench/workloads
 - dependents / forward: of the first argument `x` (`tracer.query`, rows only; the
   reverse edges are built by the first of them and reused);
 - slice: the backward slice of the returned value across calls;
-- table: `trace.table()` (names decoded);
+- table: two whole-trace questions on `trace.table()`: calls by callee and nodes by
+  line (`np.bincount` of the `callee_id` and `line` columns);
+- names: `trace.table()["callee"]`, the callee's name decoded for every row (an object
+  array: 8 bytes per node);
 - and, for comparison in the same run, a plain Python loop over as many ints.
 
 The machine is shared: compare the ratios in one run, not absolute times across runs.
@@ -31,6 +34,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+import numpy as np  # noqa: E402
 
 import tracer  # noqa: E402
 from workloads import h  # noqa: E402
@@ -91,6 +96,12 @@ def run(size: int) -> dict:
             k += r
         return k
 
+    def questions():
+        t = trace.table()
+        by_callee = np.bincount(t["callee_id"], minlength=len(t.callee_names))
+        by_line = np.bincount(t["line"] + 1)
+        return int(by_callee[1:].sum()), int(by_line.argmax()) - 1
+
     x = root[1]
     ret = root[-1]
     steps = {
@@ -99,7 +110,8 @@ def run(size: int) -> dict:
         "dependents": lambda: len(tracer.query(x, "dependents").rows),
         "forward": lambda: len(tracer.query(x, "forward").rows),
         "slice": lambda: len(tracer.query(ret, "backward", across_calls=True).rows),
-        "table": lambda: len(trace.table()["callee"]),
+        "table": questions,
+        "names": lambda: len(trace.table()["callee"]),
     }
     for name, fn in steps.items():
         seconds, extra, result = measure(fn)
@@ -120,17 +132,18 @@ def main() -> int:
     rows = []
     mib = 1 << 20
     print(f"{'nodes':>11} {'record':>7} {'col B/n':>7} {'rss B/n':>7} {'plain':>6} "
-          f"{'iterate':>7} {'deps':>6} {'forward':>7} {'slice':>6} {'table':>6}   "
-          "extra MiB: iterate deps forward slice table")
+          f"{'iterate':>7} {'deps':>6} {'forward':>7} {'slice':>6} {'table':>6} {'names':>6}   "
+          "extra MiB: iterate deps forward slice table names")
     for size in (int(float(s)) for s in args.sizes.split(",")):
         r = run(size)
         rows.append(r)
         print(f"{r['nodes']:>11,} {r['record_s']:7.2f} {r['column_bytes_per_node']:7.1f} "
               f"{r['rss_bytes_per_node']:7.1f} {r['plain_loop_s']:6.2f} {r['iterate_s']:7.2f} "
               f"{r['dependents_s']:6.2f} {r['forward_s']:7.2f} {r['slice_s']:6.2f} "
-              f"{r['table_s']:6.2f}   "
+              f"{r['table_s']:6.2f} {r['names_s']:6.2f}   "
               + " ".join(f"{r[k + '_extra_bytes'] / mib:.0f}"
-                         for k in ("iterate", "dependents", "forward", "slice", "table")),
+                         for k in ("iterate", "dependents", "forward", "slice", "table",
+                                   "names")),
               flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -24,7 +24,15 @@ def configure(*, build_plan, node_at, ask_enter, ask_substitute, call_from_param
     CALL_FROM_PARAMETERS = call_from_parameters
     KEEP_VALUE = keep
     TABLE = table
-    NODE_CLASSES = tuple(node_classes)
+    classes = tuple(node_classes)
+    if classes and len(classes) != len(KINDS):
+        raise TypeError(f"node_classes must have one class per node kind ({len(KINDS)})")
+    for c in classes:
+        # The views are made by NodeView's tp_new, called directly (_view).
+        if not (isinstance(c, type) and issubclass(c, NodeView)) or \
+                (<PyTypeObject *>c).tp_new != (<PyTypeObject *>NodeView).tp_new:
+            raise TypeError(f"node class {c!r} must subclass NodeView without a __new__")
+    NODE_CLASSES = classes
 
 
 cdef object _handed(object fn, str name):

@@ -45,18 +45,28 @@ cdef class NodeView:
 
     @property
     def children(self):
-        """The node's children, in order (a list of views)."""
-        return _child_views(self._trace, self._row)
+        """The node's children, in order: a sequence of views, made as they are read
+        (iterating a call of 10^7 children holds one view at a time)."""
+        return Children.__new__(Children, self._trace, self._row)
 
     def __len__(self):
         return _count_children(self._trace, self._row)
 
     def __iter__(self):
-        return iter(_child_views(self._trace, self._row))
+        if not NODE_CLASSES:
+            _handed(None, "node classes")
+        return _ChildIterator.__new__(_ChildIterator, self._trace, self._row)
+
+
+cdef tuple _NO_ARGS = ()
 
 
 cdef inline object _view(Trace t, int32_t row):
-    cdef NodeView v = NodeView.__new__(<type>NODE_CLASSES[t.kind_[row]])
+    # The node class's tp_new (NodeView's, inherited: configure checks) called
+    # directly: `NodeView.__new__(cls)` looks the method up and checks its argument
+    # for every view, which tripled the cost of iterating views.
+    cdef PyObject *cls = PyTuple_GET_ITEM(NODE_CLASSES, t.kind_[row])
+    cdef NodeView v = <NodeView>(<PyTypeObject *>cls).tp_new(<type>cls, <PyObject *>_NO_ARGS, NULL)
     v._trace = t
     v._row = row
     return v
@@ -70,16 +80,107 @@ def node_view(Trace t, int32_t row):
     return _view(t, row)
 
 
-cdef list _child_views(Trace t, int32_t row):
-    if not NODE_CLASSES:
-        _handed(None, "node classes")
-    cdef list out = []
-    cdef int32_t c = row + 1
-    cdef int32_t stop = t._end(row)
-    while c < stop:
-        out.append(_view(t, c))
-        c = t._end(c)
-    return out
+@cython.final
+cdef class _ChildIterator:
+    """Views of a row's children, one at a time, in order."""
+    cdef Trace _trace
+    cdef int32_t _next, _stop
+
+    def __cinit__(self, Trace trace, int32_t row):
+        self._trace = trace
+        self._next = row + 1
+        self._stop = trace._end(row)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        cdef int32_t c = self._next
+        if c >= self._stop:
+            raise StopIteration
+        self._next = self._trace._end(c)
+        return _view(self._trace, c)
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class Children:
+    """The children of a node, in order: a read-only sequence of node views made when
+    read.  Indexing finds the child rows once (an int32 array) and then indexes them;
+    iterating walks the rows and needs nothing else.  Equal to a list or tuple of the
+    same views."""
+    cdef readonly Trace trace
+    cdef readonly int32_t row
+    cdef object _rows                  # the child rows, once an index asked for them
+
+    def __cinit__(self, Trace trace, int32_t row):
+        if not NODE_CLASSES:
+            _handed(None, "node classes")
+        trace._check(row)
+        self.trace = trace
+        self.row = row
+
+    def __len__(self):
+        return _count_children(self.trace, self.row)
+
+    def __iter__(self):
+        return _ChildIterator.__new__(_ChildIterator, self.trace, self.row)
+
+    def __reversed__(self):
+        rows = self.rows
+        return (_view(self.trace, r) for r in rows[::-1].tolist())
+
+    @property
+    def rows(self):
+        """The child rows, in order (an int32 array, read-only)."""
+        if self._rows is None:
+            rows = child_rows(self.trace, self.row)
+            rows.flags.writeable = False
+            self._rows = rows
+        return self._rows
+
+    def __getitem__(self, index):
+        rows = self.rows
+        if isinstance(index, slice):
+            return [_view(self.trace, r) for r in rows[index].tolist()]
+        return _view(self.trace, rows[index])
+
+    def __contains__(self, node):
+        return isinstance(node, NodeView) and (<NodeView>node)._trace is self.trace \
+            and self.trace.parent_[(<NodeView>node)._row] == self.row \
+            and (<NodeView>node)._row != self.row
+
+    def index(self, node, start=0, stop=None):
+        """The position of `node` among the children, within [start, stop) as for a
+        list (ValueError if it is not one there)."""
+        if node in self:
+            k = int(_np().searchsorted(self.rows, (<NodeView>node)._row))
+            if k in range(len(self.rows))[start:stop]:
+                return k
+        raise ValueError(f"{node!r} is not a child of row {self.row}")
+
+    def count(self, node):
+        return 1 if node in self else 0
+
+    def __eq__(self, other):
+        if isinstance(other, Children):
+            return (<Children>other).trace is self.trace and (<Children>other).row == self.row
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    def __repr__(self):
+        # Like the list it stands for, unless printing it would be a flood.
+        n = len(self)
+        if n <= 12:
+            return repr(list(self))
+        return f"<{n} children of row {self.row}: {self[0]!r}, {self[1]!r}, ...>"
 
 
 def node_views(Trace t, rows):
@@ -95,3 +196,7 @@ def node_views(Trace t, rows):
         t._check(r[i])
         out.append(_view(t, r[i]))
     return out
+
+
+import collections.abc
+collections.abc.Sequence.register(Children)

@@ -28,51 +28,102 @@ KIND_NAMES = np.array(["argument", "constant", "primitive", "nested", "special",
                        "return"], dtype=object)
 
 
+#: Rows per step of the column builders: their temporaries (masks, int64 indexes)
+#: stay a few MiB whatever the trace's size, and each step works in the CPU caches.
+_CHUNK = 1 << 20
+
+
+def _chunks(n: int):
+    for lo in range(0, n, _CHUNK):
+        yield lo, min(n, lo + _CHUNK)
+
+
 class Table(Mapping):
     """The columns of `table()`: a read-only mapping of names to numpy arrays.
 
-    The name columns (``function``, ``file``, ``callee``) are decoded when first read:
-    each is an object array of one pointer per node, so a question that needs none
-    of them does not pay for them.  Their codes are columns too (``code`` indexes
-    `function_names` and `file_names`, ``callee_id`` indexes `callee_names`), for
-    grouping without strings.
+    Every column is built when first read and then kept, so a question pays only for
+    the columns it reads: the stored ones (``kind``, ``parent``, ``offset`` ...) share
+    the trace's memory, a derived int32 column costs 4 bytes per node, and a name
+    column (``function``, ``file``, ``callee``) is an object array of one pointer per
+    node.  Their codes are columns too (``code`` indexes `function_names` and
+    `file_names`, ``callee_id`` indexes `callee_names`), for grouping without strings.
     """
 
-    def __init__(self, columns: dict, function_names, file_names, callee_names):
-        self._columns = columns
-        #: Per code id (and a last "" for the root's -1): the qualified name, the file.
-        self.function_names = function_names
-        self.file_names = file_names
-        #: Per callee id: the name of what was called ("" for nodes that are not calls).
-        self.callee_names = callee_names
-
+    _STORED = ("kind", "flags", "parent", "aux", "code", "offset")
     _DECODED = {"function": ("function_names", "code"), "file": ("file_names", "code"),
                 "callee": ("callee_names", "callee_id")}
+
+    def __init__(self, trace, values: bool = False):
+        self._trace = trace
+        self._stored = trace.columns()
+        self._columns: dict[str, np.ndarray] = {}
+        self._callee_names: np.ndarray | None = None
+        codes = trace.codes
+        #: Per code id (and a last "" for the root's -1): the qualified name, the file.
+        self.function_names = np.array([c.co_qualname for c in codes] + [""], dtype=object)
+        self.file_names = np.array([c.co_filename for c in codes] + [""], dtype=object)
+        self._names = ("row", "kind", "flags", "parent", "depth", "size", "aux", "code",
+                       "offset", "line", "callee_id", "target") + \
+            (("value",) if values else ()) + tuple(self._DECODED)
+
+    @property
+    def callee_names(self) -> np.ndarray:
+        """Per callee id: the name of what was called ("" for nodes that are not calls)."""
+        if self._callee_names is None:
+            self["callee_id"]
+        return self._callee_names
 
     def __getitem__(self, name: str) -> np.ndarray:
         col = self._columns.get(name)
         if col is None:
-            if name not in self._DECODED:
+            if name not in self._names:
                 raise KeyError(name)
-            names, codes = self._DECODED[name]
-            col = self._columns[name] = getattr(self, names)[self._columns[codes]]
+            col = self._columns[name] = self._build(name)
         return col
 
+    def _build(self, name: str) -> np.ndarray:
+        trace, stored = self._trace, self._stored
+        if name in self._STORED:
+            return stored[name]
+        if name in self._DECODED:
+            names, codes = self._DECODED[name]
+            return getattr(self, names)[self[codes]]
+        if name == "row":
+            return np.arange(len(trace), dtype=np.int32)
+        if name == "depth":
+            return _core.depths(trace)
+        if name == "size":
+            return _sizes(stored["kind"], stored["aux"])
+        if name == "line":
+            return _lines(trace, stored["code"])
+        if name == "target":
+            return _targets(stored["kind"], stored["aux"])
+        if name == "callee_id":
+            ids, self._callee_names = _callees(trace, stored, self.function_names)
+            return ids
+        vals = np.empty(len(trace), dtype=object)          # "value"
+        vals[:] = trace.values()
+        return vals
+
+    def ids_and_names(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The int32 codes and the names of a name column, without decoding it:
+        `names[ids]` is the column (an id of -1 is the last name, "")."""
+        names, codes = self._DECODED[name]
+        return self[codes], getattr(self, names)
+
     def __iter__(self):
-        yield from self._columns
-        yield from (k for k in self._DECODED if k not in self._columns)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(set(self._columns) | set(self._DECODED))
+        return len(self._names)
 
     def __repr__(self) -> str:
-        n = len(self._columns["row"])
-        return f"<tracer table of {n} rows: {', '.join(self)}>"
+        return f"<tracer table of {len(self._trace)} rows: {', '.join(self)}>"
 
 
 def table(trace, values: bool = False) -> Table:
     """The trace as a mapping of equal-length numpy columns, one entry per node in row
-    (document) order.
+    (document) order, each built when first read (see `Table`).
 
     - ``row``, ``kind`` (int, names in `KIND_NAMES`), ``flags``, ``parent``, ``depth``
       (the root is 0), ``size`` (nodes in the subtree, the node included), ``aux``;
@@ -82,65 +133,51 @@ def table(trace, values: bool = False) -> Table:
       ``$build_list`` for a special); ``""`` for other nodes; ``callee_id`` its code;
     - ``target``: for jumps, the bytecode offset control went to; -1 otherwise;
     - with ``values=True``, ``value``: the values as an object array.
-
-    The name columns are decoded when first read (see `Table`).
     """
-    cols = trace.columns()
-    n = len(trace)
-    kind = cols["kind"]
-    code = cols["code"]
-    offset = cols["offset"]
-    aux = cols["aux"]
-    rows = np.arange(n, dtype=np.int32)
+    return Table(trace, values=values)
+
+
+def _sizes(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:
+    """Nodes in each row's subtree: 1, or for a nested call its end (aux) minus it."""
+    n = len(kind)
     size = np.ones(n, dtype=np.int32)
-    nested = kind == _K.K_NESTED
-    size[nested] = aux[nested] - rows[nested]
+    for lo, hi in _chunks(n):
+        nested = np.flatnonzero(kind[lo:hi] == _K.K_NESTED).astype(np.int32)
+        size[lo + nested] = aux[lo + nested] - nested - lo
     if n and size[0] <= 0:                  # a trace still open: the root spans it all
         size[0] = n
-    codes = trace.codes
-    # One entry per code plus a last "" that the root's code -1 indexes.
-    qualnames = np.array([c.co_qualname for c in codes] + [""], dtype=object)
-    files = np.array([c.co_filename for c in codes] + [""], dtype=object)
-    callee_id, callee_names = _callees(trace, cols, qualnames)
-    out: dict[str, Any] = {
-        "row": rows,
-        "kind": kind,
-        "flags": cols["flags"],
-        "parent": cols["parent"],
-        "depth": _core.depths(trace),
-        "size": size,
-        "aux": aux,
-        "code": code,
-        "offset": offset,
-        "line": _lines(trace, code, offset),
-        "callee_id": callee_id,
-        "target": np.where(kind == _K.K_JUMP, aux, -1).astype(np.int32),
-    }
-    if values:
-        vals = np.empty(n, dtype=object)
-        vals[:] = trace.values()
-        out["value"] = vals
-    return Table(out, qualnames, files, callee_names)
+    return size
 
 
-def _lines(trace, code: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    """The source line of each row, from each code object's line table: the tables of
-    the codes present, end to end, indexed once for all rows."""
-    lines = np.full(len(code), -1, dtype=np.int32)
-    known = np.flatnonzero((code >= 0) & (offset >= 0))
-    if not len(known):
-        return lines
-    present = np.flatnonzero(np.bincount(code[known], minlength=len(trace.codes)))
-    tables = [_line_table(trace.codes[cid]) for cid in present.tolist()]
-    start = np.zeros(len(trace.codes), dtype=np.int64)
-    length = np.ones(len(trace.codes), dtype=np.int64)
-    sizes = np.array([len(t) for t in tables], dtype=np.int64)
-    start[present] = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+def _targets(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:
+    """Where each jump went (its aux), -1 for the other rows."""
+    target = np.full(len(kind), -1, dtype=np.int32)
+    for lo, hi in _chunks(len(kind)):
+        jumps = kind[lo:hi] == _K.K_JUMP
+        target[lo:hi][jumps] = aux[lo:hi][jumps]
+    return target
+
+
+def _lines(trace, code: np.ndarray) -> np.ndarray:
+    """The source line of each row, from each code object's line table."""
+    return _core.unit_lookup(trace, code, *_unit_tables(trace, _line_table), fill=-1)
+
+
+def _unit_tables(trace, per_code) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`(table, start, length)`: `per_code(code)`'s int32 array (an entry per code
+    unit) for every code object some row was recorded in, end to end; the other
+    codes get no entries."""
+    ncodes = len(trace.codes)
+    start = np.zeros(ncodes, dtype=np.int32)
+    length = np.zeros(ncodes, dtype=np.int32)
+    present = np.unique(trace.frames()[1])             # every row's code is a frame's
+    if not len(present):
+        return np.zeros(0, dtype=np.int32), start, length
+    tables = [per_code(trace.codes[cid]) for cid in present.tolist()]
+    sizes = np.array([len(t) for t in tables], dtype=np.int32)
+    start[present] = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int32)
     length[present] = sizes
-    cids = code[known]
-    units = np.minimum(offset[known] // 2, length[cids] - 1)
-    lines[known] = np.concatenate(tables)[start[cids] + units]
-    return lines
+    return np.concatenate(tables).astype(np.int32, copy=False), start, length
 
 
 def _line_table(co) -> np.ndarray:
@@ -186,10 +223,11 @@ def group_keys(keys: np.ndarray, size: int):
 
 def _callees(trace, cols, qualnames: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What each call called: `(ids, names)`, an int32 id per row into an array of
-    names; id 0 is "" (the nodes that are not calls)."""
-    kind, parent, code, offset = cols["kind"], cols["parent"], cols["code"], cols["offset"]
-    ref_start, refs = cols["ref_start"], cols["refs"]
-    n = len(kind)
+    names; id 0 is "" (the nodes that are not calls).
+
+    One pass in the core names the calls whose body was recorded (by the body's code)
+    and the operators and specials (by their call site); the calls named by their
+    callee object are then named once per pooled constant or per object."""
     names: list[str] = [""]
     ids: dict[str, int] = {"": 0}
 
@@ -200,77 +238,82 @@ def _callees(trace, cols, qualnames: np.ndarray) -> tuple[np.ndarray, np.ndarray
             names.append(name)
         return found
 
-    out = np.zeros(n, dtype=np.int32)
-    is_call = (kind == _K.K_PRIMITIVE) | (kind == _K.K_NESTED) | (kind == _K.K_SPECIAL)
-    calls = np.flatnonzero(is_call)
-    if not len(calls):
-        return out, np.array(names, dtype=object)
-    # A call whose body was recorded: its callee is the code of its first child.
-    first = calls + 1
-    entered = first < n
-    entered[entered] &= parent[first[entered]] == calls[entered]
-    entered &= kind[calls] == _K.K_NESTED
-    by_code = np.array([name_id(q) for q in qualnames.tolist()], dtype=np.int32)
-    out[calls[entered]] = by_code[code[first[entered]]]
-    rest = calls[~entered]
-    # Operators and specials: the function of their call site, from the plan.
-    by_value = np.zeros(len(rest), dtype=bool)
-    if len(rest):
-        site_codes, site_offsets, which = group_sites(code[rest], offset[rest])
-        site_name = np.full(len(site_codes), -1, dtype=np.int32)
-        for s, (cid, off) in enumerate(zip(site_codes.tolist(), site_offsets.tolist())):
-            rec = ir(trace.codes[cid]).recs.get(off) if cid >= 0 and off >= 0 else None
-            if rec is None or rec.sem in (R_CALL, R_CALL_EX):
-                continue                       # call-shaped: named by the callee value
-            site_name[s] = name_id(f"${rec.fn}" if rec.sem == R_SPECIAL else _name(rec.fn))
-        per_row = site_name[which]
-        by_value = per_row < 0
-        out[rest[~by_value]] = per_row[~by_value]
-    # Calls named by their callee (input 0): equal callee objects grouped first.
-    named = rest[by_value]
-    named = named[ref_start[named + 1] > ref_start[named]]
-    callee_refs = refs[ref_start[named]]
-    from_pool = callee_refs < 0
-    pool = trace.pool
-    pooled = -callee_refs[from_pool] - 1
-    if len(pooled):
-        distinct, which = group_keys(pooled, len(pool))
-        pool_name = np.array([name_id(_name(pool[k])) for k in distinct.tolist()], dtype=np.int32)
-        out[named[from_pool]] = pool_name[which]
-    rows = callee_refs[~from_pool]
-    if len(rows):
-        addresses = _core.value_addresses(trace, rows)
-        _, first_at, which = np.unique(addresses, return_index=True, return_inverse=True)
-        value_name = np.array([name_id(_name(trace.value(int(rows[i]))))
-                               for i in first_at.tolist()], dtype=np.int32)
-        out[named[~from_pool]] = value_name[which.reshape(-1)]
+    by_code = np.array([name_id(q) for q in qualnames[:-1].tolist()], dtype=np.int32)
+
+    def site_names(co) -> np.ndarray:
+        # Per code unit: the name of an operator or special recorded there, -1 for
+        # call-shaped sites (named by their callee) and units without a record.
+        recs = ir(co).recs
+        out = np.full(max(recs, default=0) // 2 + 1, -1, dtype=np.int32)
+        for off, rec in recs.items():
+            if rec.sem not in (R_CALL, R_CALL_EX):
+                out[off // 2] = name_id(f"${rec.fn}" if rec.sem == R_SPECIAL else _name(rec.fn))
+        return out
+
+    out = _core.callee_ids(trace, cols["code"], *_unit_tables(trace, site_names), by_code)
+    by_value = np.flatnonzero(out < 0)
+    if len(by_value):
+        _name_by_value(trace, cols, by_value, out, name_id)
     return out, np.array(names, dtype=object)
 
 
+def _name_by_value(trace, cols, rows: np.ndarray, out: np.ndarray, name_id) -> None:
+    """Name the calls `rows` by their callee object: -2 - k in `out` is entry k of the
+    constant pool, -1 another row's value.  Equal objects are named once."""
+    marks = out[rows]
+    pooled = rows[marks <= -2]
+    if len(pooled):
+        distinct, which = group_keys(-2 - out[pooled].astype(np.int64), len(trace.pool))
+        pool = trace.pool
+        pool_name = np.array([name_id(_name(pool[k])) for k in distinct.tolist()],
+                             dtype=np.int32)
+        out[pooled] = pool_name[which]
+    valued = rows[marks == -1]
+    if len(valued):
+        refs = cols["refs"][cols["ref_start"][valued]]
+        addresses = _core.value_addresses(trace, refs)
+        _, first_at, which = np.unique(addresses, return_index=True, return_inverse=True)
+        value_name = np.array([name_id(_name(trace.value(int(refs[i]))))
+                               for i in first_at.tolist()], dtype=np.int32)
+        out[valued] = value_name[which.reshape(-1)]
+
+
 def to_pandas(trace, values: bool = False):
-    """`table(trace)` as a pandas DataFrame, `kind` as a categorical of its names
-    (pandas is not a dependency of tracer: install it to use this)."""
+    """`table(trace)` as a pandas DataFrame, `kind` and the name columns as
+    categoricals (pandas is not a dependency of tracer: install it to use this)."""
     import pandas as pd
     cols = table(trace, values=values)
-    frame = pd.DataFrame(dict(cols))
+    frame = pd.DataFrame({name: cols[name] for name in cols if name not in Table._DECODED})
     frame["kind"] = pd.Categorical.from_codes(cols["kind"], categories=list(KIND_NAMES))
+    for name in Table._DECODED:
+        codes, categories = _distinct_codes(*cols.ids_and_names(name))
+        frame[name] = pd.Categorical.from_codes(codes, categories=categories.tolist())
     return frame
+
+
+def _distinct_codes(ids: np.ndarray, names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, an index into the distinct names (two codes may share a qualified
+    name or a file; a categorical's categories must be distinct)."""
+    categories, of_name = np.unique(names.astype(str), return_inverse=True)
+    return of_name.reshape(-1).astype(np.int32)[ids], categories
 
 
 def to_arrow(trace, values: bool = False):
     """`table(trace)` as a pyarrow Table (install pyarrow, the `arrow` extra);
-    `kind` dictionary-encoded by name."""
+    `kind` and the name columns dictionary-encoded, so no string per row is made."""
     import pyarrow as pa
     cols = table(trace, values=values)
     arrays = {}
-    for name, col in cols.items():
+    for name in cols:
         if name == "kind":
             arrays[name] = pa.DictionaryArray.from_arrays(
-                pa.array(col.astype(np.int8)), pa.array(list(KIND_NAMES)))
+                pa.array(cols[name].astype(np.int8)), pa.array(list(KIND_NAMES)))
+        elif name in Table._DECODED:
+            codes, categories = _distinct_codes(*cols.ids_and_names(name))
+            arrays[name] = pa.DictionaryArray.from_arrays(
+                pa.array(codes), pa.array(categories.tolist(), type=pa.string()))
         elif name == "value":
-            arrays[name] = pa.array([repr(v) for v in col])
-        elif col.dtype == object:
-            arrays[name] = pa.array(col.tolist(), type=pa.string())
+            arrays[name] = pa.array([repr(v) for v in cols[name]])
         else:
-            arrays[name] = pa.array(col)
+            arrays[name] = pa.array(cols[name])
     return pa.table(arrays)
