@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pytest
 
 import tracer
 from tracer import _core
@@ -98,3 +99,32 @@ def test_same_structure_on_every_version(traced):
     assert root.value == g(1, 2)
     call = next(n for n in root if n.kind == "primitive" and n.function.value is dict)
     assert set(call.keywords) == {"key", "other"}
+
+
+def test_children_is_a_lazy_sequence_of_views():
+    import collections.abc
+
+    def f(x):
+        a = x + 1
+        b = a * 2
+        return b - x
+
+    root = tracer.track(f, 3)
+    kids = root.children
+    as_list = list(kids)
+    assert isinstance(kids, collections.abc.Sequence)
+    assert len(kids) == len(as_list) == len(root) == 6
+    assert kids == as_list and kids == tuple(as_list) and kids == root.children
+    assert kids[0] == as_list[0] and kids[-1] == as_list[-1]
+    assert kids[1:3] == as_list[1:3] and list(reversed(kids)) == as_list[::-1]
+    assert kids.rows.tolist() == [n.row for n in as_list]
+    assert [kids.index(n) for n in as_list] == list(range(6))
+    assert as_list[2] in kids and root not in kids and kids.count(as_list[2]) == 1
+    with pytest.raises(ValueError, match="not a child"):
+        kids.index(root)
+    with pytest.raises(ValueError):
+        kids.index(as_list[0], 1)
+    with pytest.raises(IndexError):
+        kids[6]
+    assert [type(n) for n in root] == [type(n) for n in as_list]
+    assert repr(kids) == repr(as_list)

@@ -353,3 +353,27 @@ def test_table_converts_to_arrow_and_pandas_when_installed():
     assert isinstance(tab, pa.Table) and tab.num_rows == len(root.trace)
     assert tab.column("kind")[0].as_py() == "nested"
     assert tab.column("callee").to_pylist()[root[3].row] == "h"
+
+
+def test_table_builds_each_column_when_first_read_and_names_c_callables_by_themselves():
+    def key(v):
+        return -v
+
+    def f(xs):
+        return sorted(xs, key=key)[0] + len(xs)
+
+    root = tracer.track(f, [3, 1, 2])
+    t = root.trace.table()
+    assert list(t) == ["row", "kind", "flags", "parent", "depth", "size", "aux", "code",
+                       "offset", "line", "callee_id", "target", "function", "file", "callee"]
+    assert not t._columns, "nothing is built before it is read"
+    callee = t["callee"]
+    assert set(t._columns) == {"callee_id", "callee"}
+    # sorted ran Python code (the key) but is named by itself, like a primitive;
+    # each key call is named by the key's code.
+    named = dict(zip(t["row"].tolist(), callee.tolist()))
+    (sorted_row,) = [r for r, name in named.items() if name == "sorted"]
+    key_calls = root.trace.children(sorted_row)
+    assert [named[r] for r in key_calls] == [key.__qualname__] * 3
+    assert t.callee_names[t["callee_id"][sorted_row]] == "sorted"
+    assert "value" not in t and len(root.trace.table(values=True)["value"]) == len(root.trace)
