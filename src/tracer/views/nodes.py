@@ -65,10 +65,10 @@ class Node(_core.NodeView):
         p = self._trace.parent(self._row)
         if p < 0:
             return 0
-        return _child_index(self._trace, p)[self._row]
+        return int(_child_rows(self._trace, p).searchsorted(self._row))
 
     def __getitem__(self, k: int) -> "Node":
-        return node_at(self._trace, self._trace.children(self._row)[k])
+        return node_at(self._trace, int(_child_rows(self._trace, self._row)[k]))
 
     @property
     def metadata(self) -> dict:
@@ -397,11 +397,21 @@ def forward(node: Node) -> list[Node]:
 node_at = _core.node_view   # node_at(trace, row): the view of `row`, of its kind's class
 
 
-def _child_index(trace, parent: int) -> dict[int, int]:
+#: A node with at least this many children keeps their rows cached on its trace, so
+#: `node[k]` and `child.index` on it cost a lookup, not a walk of its children.
+_CACHE_CHILDREN_FROM = 1024
+
+
+def _child_rows(trace, parent: int):
+    """The rows of `parent`'s children, ascending (an int32 array from the core)."""
     cache = trace._cache
     if cache is None:
         cache = trace._cache = {}
-    index = cache.get(("index", parent))
-    if index is None:
-        index = cache[("index", parent)] = {r: k for k, r in enumerate(trace.children(parent))}
-    return index
+    found = cache.get(("children", parent))
+    n = len(trace)
+    if found is not None and found[0] == n:    # a trace still recording grows
+        return found[1]
+    rows = _core.child_rows(trace, parent)
+    if len(rows) >= _CACHE_CHILDREN_FROM:
+        cache[("children", parent)] = (n, rows)
+    return rows

@@ -141,7 +141,7 @@ class Query:
                 raise ValueError(f"unknown node kind {unknown[0]!r}: one of {list(KIND_NAMES)}")
             rows = rows[np.isin(cols["kind"][rows], [_KIND_IDS[k] for k in names])]
         if raised is not None:
-            hit = (cols["flags"][rows] & _core.NodeFlag.F_RAISED) != 0
+            hit = (cols["flags"][rows] & int(_core.NodeFlag.F_RAISED)) != 0
             rows = rows[hit if raised else ~hit]
         if code is not None or function is not None or file is not None:
             rows = rows[_code_mask(t, cols["code"][rows], code, function, file)]
@@ -188,7 +188,7 @@ def _callee_mask(trace, rows: np.ndarray, callee) -> np.ndarray:
         cols = trace.columns()
         first = np.minimum(rows + 1, len(trace) - 1)
         entered = (cols["parent"][first] == rows) & np.isin(cols["code"][first], ids)
-        return entered & (cols["kind"][rows] == _core.NodeKind.K_NESTED)
+        return entered & (cols["kind"][rows] == int(_core.NodeKind.K_NESTED))
     from .values import _name
     return names == _name(callee)
 

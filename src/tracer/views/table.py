@@ -22,7 +22,9 @@ from .values import _name
 
 __all__ = ["table", "Table", "to_pandas", "to_arrow", "KIND_NAMES"]
 
-_K = _core.NodeKind
+# Plain ints, not the IntEnum members: numpy takes a slow, int64 path for those.
+_NESTED = int(_core.NodeKind.K_NESTED)
+_JUMP = int(_core.NodeKind.K_JUMP)
 #: The names of the node kinds, indexed by the `kind` column.
 KIND_NAMES = np.array(["argument", "constant", "primitive", "nested", "special", "jump",
                        "return"], dtype=object)
@@ -142,7 +144,7 @@ def _sizes(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:
     n = len(kind)
     size = np.ones(n, dtype=np.int32)
     for lo, hi in _chunks(n):
-        nested = np.flatnonzero(kind[lo:hi] == _K.K_NESTED).astype(np.int32)
+        nested = np.flatnonzero(kind[lo:hi] == _NESTED).astype(np.int32)
         size[lo + nested] = aux[lo + nested] - nested - lo
     if n and size[0] <= 0:                  # a trace still open: the root spans it all
         size[0] = n
@@ -153,7 +155,7 @@ def _targets(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:
     """Where each jump went (its aux), -1 for the other rows."""
     target = np.full(len(kind), -1, dtype=np.int32)
     for lo, hi in _chunks(len(kind)):
-        jumps = kind[lo:hi] == _K.K_JUMP
+        jumps = kind[lo:hi] == _JUMP
         target[lo:hi][jumps] = aux[lo:hi][jumps]
     return target
 
