@@ -62,8 +62,7 @@ _DYN_PUSH = {"LOAD_NAME", "LOAD_CLOSURE", "LOAD_ASSERTION_ERROR", "LOAD_BUILD_CL
              "LOAD_LOCALS", "IMPORT_FROM", "LOAD_SPECIAL_METHOD"}
 # Exact (pops, pushes) for generic instructions whose net stack effect hides them.
 _GENERIC_COUNTS = {
-    "MATCH_CLASS": (3, 1), "MATCH_MAPPING": (0, 1), "MATCH_SEQUENCE": (0, 1),
-    "MATCH_KEYS": (0, 1), "CHECK_EG_MATCH": (2, 2), "WITH_EXCEPT_START": (0, 1),
+    "MATCH_CLASS": (3, 1), "CHECK_EG_MATCH": (2, 2), "WITH_EXCEPT_START": (0, 1),
     "CLEANUP_THROW": (3, 2), "GET_AWAITABLE": (1, 1), "GET_AITER": (1, 1),
     "GET_ANEXT": (0, 1), "BEFORE_ASYNC_WITH": (1, 2), "END_ASYNC_FOR": (2, 0),
     "CALL_INTRINSIC_2": (2, 1), "SET_FUNCTION_ATTRIBUTE": (2, 1),
@@ -388,6 +387,14 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         # frame's next event tells the side (plan.py: the target gets an event).
         rec = _op(ops.send, [-2, -1], [-1])
         return Effect(1, 1, [("send", rec)], control="send", rec=rec)
+
+    if name in ("MATCH_SEQUENCE", "MATCH_MAPPING"):
+        # [subject] -> [subject, bool]: the test reads the subject without popping it
+        # (live below the result), so the node refers to it and can be re-run.
+        return _record(0, 1, _special(name.lower(), [-1], [0]))
+    if name == "MATCH_KEYS":
+        # [subject, keys] -> [subject, keys, values or None], both inputs kept.
+        return _record(0, 1, _special("match_keys", [-2, -1], [0]))
 
     # Anything else: a special node over what it pops, producing what it pushes.
     if name in _GENERIC_COUNTS:

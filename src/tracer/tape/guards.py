@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["GuardError", "Retracing", "failing_test", "guard_failure", "raise_expected_failure",
+__all__ = ["GuardError", "Retracing", "failing_test", "not_retraced", "guard_failure", "raise_expected_failure",
            "unexpected_exception", "NOT_KEPT"]
 
 
@@ -26,10 +26,13 @@ class GuardError(Exception):
     line; `value` the condition's new value.
     """
 
-    def __init__(self, message: str, op=None, value=None):
+    def __init__(self, message: str, op=None, value=None, effect=None):
         super().__init__(message)
         self.op = op
         self.value = value
+        # With retrace=True: the op that may have had an effect before the guard
+        # failed, which is why the function was not traced again (None otherwise).
+        self.effect = effect
         where = getattr(op, "where", None)
         self.where = where
         self.line = where.line if where is not None else None
@@ -81,14 +84,25 @@ def unexpected_exception(call, exc) -> GuardError:
                       call, exc)
 
 
+def not_retraced(err: GuardError, effect) -> GuardError:
+    """The GuardError for a guard failure that cannot be re-traced: `effect`, an op
+    that ran before the guard failed, may have changed something, and running the
+    function again would do it twice."""
+    return GuardError(
+        f"{err}; not re-traced: `{effect.format()}` ran before it and may have "
+        "had an effect, which running the function again would repeat",
+        err.op, err.value, effect)
+
+
 class Retracing:
     """A compiled tape that re-traces its function when new inputs take another path.
 
     Each path's tape is traced once, compiled and cached (`tapes`).  A call tries
     the cached paths, the last successful first; when every one fails a guard, the
     original function is traced on the new arguments, its result returned and its
-    tape added.  Ops before a failing guard have run: if they mutate the arguments,
-    those mutations happen again in the next attempt (pure functions are unaffected).
+    tape added.  A path is only abandoned for another when nothing that ran before
+    its failing guard may have had an effect (tape.effects): otherwise the call
+    raises GuardError saying which op prevented it, and the effect happened once.
     """
 
     def __init__(self, tape):
@@ -98,6 +112,7 @@ class Retracing:
         self.ctx = tape.ctx
         self.tapes = [tape]
         self._fns = [tape.compile()]
+        self._tape_of = {self._fns[0]: tape}
         self.retraces = 0
         self.__wrapped__ = self.func
         self.__name__ = getattr(self.func, "__name__", "tape")
@@ -107,7 +122,8 @@ class Retracing:
         for k, fn in enumerate(fns):
             try:
                 result = fn(*args, **kwargs)
-            except GuardError:
+            except GuardError as err:
+                self._check_no_effect(self._tape_of[fn], err, args, kwargs)
                 continue
             if k:
                 fns.insert(0, fns.pop(k))
@@ -115,5 +131,19 @@ class Retracing:
         value, tape = type(self.tapes[0]).trace(self.func, *args, ctx=self.ctx, **kwargs)
         self.retraces += 1
         self.tapes.append(tape)
-        fns.insert(0, tape.compile())
+        fn = tape.compile()
+        self._tape_of[fn] = tape
+        fns.insert(0, fn)
         return value
+
+    @staticmethod
+    def _check_no_effect(tape, err: GuardError, args, kwargs) -> None:
+        from .effects import first_effect
+        from .play import bind_inputs
+
+        op = err.op
+        if op is None or op not in tape:
+            raise err
+        effect = first_effect(tape, op.id, bind_inputs(tape, args, kwargs))
+        if effect is not None:
+            raise not_retraced(err, effect) from err
