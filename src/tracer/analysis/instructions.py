@@ -67,7 +67,7 @@ _GENERIC_COUNTS = {
     "GET_ANEXT": (0, 1), "BEFORE_ASYNC_WITH": (1, 2), "END_ASYNC_FOR": (2, 0),
     "CALL_INTRINSIC_2": (2, 1), "SET_FUNCTION_ATTRIBUTE": (2, 1),
     "IMPORT_NAME": (2, 1), "LOAD_FROM_DICT_OR_GLOBALS": (1, 1),
-    "LOAD_FROM_DICT_OR_DEREF": (1, 1), "STORE_DEREF": (1, 0),
+    "LOAD_FROM_DICT_OR_DEREF": (1, 1),
 }
 
 
@@ -192,13 +192,16 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
             if own_cell and ins.argval not in cells_written_inside(code):
                 return Effect(0, 1, [("load_cell", 0, arg)])
             # A free variable, or a cell a nested function assigns (`nonlocal`): its
-            # value may come from code this frame's shadow does not follow, so it is
-            # read off the stack as a constant instead of taken from the shadow.
-            return Effect(0, 1, [("set", 0, CAPTURED)])
+            # value may come from code this frame's shadow does not follow.  A node
+            # of its own (no input: the cell is the frame's) says where the value
+            # came from, so that a tape can read the cell again.
+            return _record(0, 1, _special("load_deref", [], [0]))
         if name == "STORE_DEREF":
-            if own_cell:
-                return Effect(1, 0, [("store_cell", -1, arg)])
-            return Effect(1, 0)
+            # A node that refers to the value stored (a tape keeps the cells that
+            # closures share up to date with it).
+            rec = _special("store_deref", [-1], [])
+            steps = [("store_cell", -1, arg)] if own_cell else []
+            return Effect(1, 0, [("record", rec)] + steps, rec=rec)
         return Effect(0, 0, [("delete_local", arg)] if own_cell else [])
     if name == "LOAD_CONST":
         return Effect(0, 1, [("load_const", 0, arg)])

@@ -33,6 +33,45 @@ class Closures:
         op = self.functions[id(f)] = self.push(Call(helpers.make_closure, (f, cells), value=f))
         return op
 
+    # -- cell variables: assignments and reads the trace records ($store_deref,
+    # $load_deref), kept on this run's cells -------------------------------------------
+    def _cell_of(self, row, ins):
+        """(this run's cell op or None, the traced cell or None) of the cell
+        variable that instruction `ins` (of `row`, in the current frame) names."""
+        fr = self.frame
+        name = ins.argval
+        code = self.code_[row]
+        if fr.kids and name in code.co_freevars and name not in code.co_cellvars:
+            func = self.t.value(fr.kids[0])
+            func = getattr(func, "__func__", func)
+            closure = getattr(func, "__closure__", None) or ()
+            k = code.co_freevars.index(name)
+            cell = closure[k] if k < len(closure) else None
+            return (self.cells.get(id(cell)) if cell is not None else None), cell
+        return fr.cell_ops.get(name), None
+
+    def _store_deref(self, row, refs, ins):
+        """`name = value` for a variable that closures share: this run's cell gets it."""
+        content = self.resolve(refs[0]) if refs else Lit(None)
+        self.frame.cell_values[ins.argval] = content
+        op, cell = self._cell_of(row, ins)
+        target = op if op is not None else cell  # a cell from outside: the program's own
+        if target is not None:
+            self.push(Call(helpers.cell_set, (target, self._plain_of(content)), value=None))
+        return Lit(None)
+
+    def _load_deref(self, row, ins, value):
+        """A read of a variable that closures share: from this run's cell when the
+        tape made it; a cell of a function defined outside the call is a constant."""
+        op, _cell = self._cell_of(row, ins)
+        if op is None:
+            return self.link(value)
+        return self.push(Call(helpers.cell_get, (op,), value=value))
+
+    @staticmethod
+    def _plain_of(x):
+        return x.value if isinstance(x, Lit) else x
+
     def _cells(self, row, refs, value) -> Op:
         """A closure's tuple of cells (LOAD_CLOSURE reads the variables' values):
         one cell op per variable, shared by the closures made from it, and set to
@@ -44,9 +83,28 @@ class Closures:
                 items.append(x)
                 continue
             if x.value is cell:
-                param = self._parameter_cell(row, j, len(value))
-                if param is not None:
-                    x = param  # the cell of a parameter never reassigned: its value
+                name = self._closure_name(row, j, len(value))
+                known = self.cells.get(id(cell))
+                if known is not None:
+                    items.append(known)  # assignments since it was made were set on it
+                    continue
+                content = self.frame.cell_values.get(name) if name is not None else None
+                if content is None:
+                    content = self._parameter_cell(row, j, len(value))
+                if content is not None:
+                    # The variable's value now ($store_deref), or the parameter's.
+                    op = self.cells[id(cell)] = self.push(
+                        Call(helpers.new_cell, (self._plain_of(content),), value=cell))
+                    self.frame.cell_ops[name] = op
+                    items.append(op)
+                    continue
+                if name is not None and name not in self.frame.cell_values:
+                    # Not assigned yet (a recursive closure): empty until its
+                    # $store_deref sets it.
+                    op = self.cells[id(cell)] = self.push(Call(helpers.new_cell, (), value=cell))
+                    self.frame.cell_ops[name] = op
+                    items.append(op)
+                    continue
             if x.value is cell:
                 # A variable not assigned yet (a recursive closure, a memoized one):
                 # its cell starts with what it held at the end, and takes the op
@@ -86,6 +144,18 @@ class Closures:
         self.closures[id(value)] = op
         return op
 
+    def _closure_name(self, row, j, n):
+        """The name of the variable whose cell is item `j` of the `n` cells that a
+        BUILD_TUPLE at `row` packs (LOAD_CLOSURE, or LOAD_FAST of a cell on 3.13)."""
+        instrs = _instructions(self.code_[row])
+        k = instrs.index_of.get(self.offset_[row])
+        if k is None or k < n:
+            return None
+        ins = instrs.list[k - n + j]
+        if ins.opname not in ("LOAD_CLOSURE", "LOAD_FAST", "LOAD_FAST_BORROW"):
+            return None
+        return ins.argval
+
     def _parameter_cell(self, row, j, n):
         """The op or constant of the parameter whose cell is item `j` of the `n` cells
         that a BUILD_TUPLE at `row` packs, when the function never reassigns it.
@@ -98,13 +168,13 @@ class Closures:
         if k is None or k < n:
             return None
         ins = instrs.list[k - n + j]
-        if ins.opname != "LOAD_CLOSURE":
+        if ins.opname not in ("LOAD_CLOSURE", "LOAD_FAST", "LOAD_FAST_BORROW"):
             return None
         name = ins.argval
         nparams = (code.co_argcount + code.co_kwonlyargcount
                    + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
         names = code.co_varnames[:nparams]
-        if name not in names or name in instrs.stored_cells:
+        if name not in names or name in self.frame.cell_values:
             return None
         p = names.index(name) + 1
         kids = self.frame.kids

@@ -45,9 +45,12 @@ FIXED_TYPE = frozenset((tops.build_tuple, tops.build_list, tops.build_set, tops.
 class _Frame:
     """An inlined call being flattened."""
 
-    __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs", "handled")
+    __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs", "handled",
+                 "cell_values", "cell_ops")
 
     def __init__(self, node_row, kids, i, handled=False):
+        self.cell_values: dict = {}  # name of a cell variable -> what it was last assigned
+        self.cell_ops: dict = {}  # name of a cell variable -> the op of this run's cell
         self.node_row = node_row
         self.kids = kids
         self.i = i

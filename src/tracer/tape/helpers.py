@@ -234,6 +234,15 @@ def cell_set(cell, content):
     cell.cell_contents = content
 
 
+def cell_get(cell):
+    """The value in `cell` (a read of a variable that closures share)."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        raise NameError("cannot access free variable: it is not associated with a value "
+                        "in enclosing scope") from None
+
+
 def make_closure(func, cells):
     """`func` again, with the closure `cells`: the function the traced code made, for
     this run's variables."""

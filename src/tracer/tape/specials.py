@@ -61,6 +61,10 @@ class SpecialInstructions:
             raise TapeError(f"row {row}: a special node without a special instruction")
         name = rec.fn
         ins = ir_of(self.code_[row]).layout.by_offset[self.offset_[row]]
+        if name == "store_deref":
+            return self._store_deref(row, refs, ins)
+        if name == "load_deref":
+            return self._load_deref(row, ins, value)
         if name in ("unpack", "unpack_ex"):
             return self._unpack(row, name, refs, ins, value)
         if name == "set_function_attribute":
