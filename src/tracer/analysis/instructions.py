@@ -191,6 +191,10 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         if name == "LOAD_DEREF":
             if own_cell and ins.argval not in cells_written_inside(code):
                 return Effect(0, 1, [("load_cell", 0, arg)])
+            if ins.argval == "__class__":
+                # super()'s class: set when the class statement ran (in C), never
+                # assigned by Python code; a constant.
+                return Effect(0, 1, [("set", 0, CAPTURED)])
             # A free variable, or a cell a nested function assigns (`nonlocal`): its
             # value may come from code this frame's shadow does not follow.  A node
             # of its own (no input: the cell is the frame's) says where the value

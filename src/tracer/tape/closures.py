@@ -61,12 +61,31 @@ class Closures:
         return Lit(None)
 
     def _load_deref(self, row, ins, value):
-        """A read of a variable that closures share: from this run's cell when the
-        tape made it; a cell of a function defined outside the call is a constant."""
+        """A read of a variable that closures share: what this run's cell holds (the
+        op last stored in it, when no call since may have stored something else;
+        else a read of the cell); a cell of a function defined outside the call is a
+        constant."""
         op, _cell = self._cell_of(row, ins)
         if op is None:
             return self.link(value)
+        content = self.cell_content.get(id(op), _UNKNOWN)
+        if isinstance(content, Op) and content.value is value:
+            return content
+        if content is not _UNKNOWN and not isinstance(content, Op) and content is value:
+            return Lit(value)
         return self.push(Call(helpers.cell_get, (op,), value=value))
+
+    def track_cells(self, op) -> None:
+        """Keep `cell_content` up to date with Call `op` just pushed."""
+        fn = op.fn
+        if fn is helpers.new_cell:
+            self.cell_content[id(op)] = op.args[0] if op.args else _UNKNOWN
+        elif fn is helpers.cell_set:
+            if isinstance(op.args[0], Op):
+                self.cell_content[id(op.args[0])] = op.args[1]
+        elif self.cell_content and fn not in _NO_CELL_WRITES and _may_run_python(op):
+            # Python code it runs natively may assign a closure variable.
+            self.cell_content.clear()
 
     @staticmethod
     def _plain_of(x):
@@ -87,6 +106,11 @@ class Closures:
                 known = self.cells.get(id(cell))
                 if known is not None:
                     items.append(known)  # assignments since it was made were set on it
+                    continue
+                if name is not None and name in self.code_[row].co_freevars:
+                    # The frame's own free variable passed on, its cell made outside
+                    # the call: the program's cell itself.
+                    items.append(cell)
                     continue
                 content = self.frame.cell_values.get(name) if name is not None else None
                 if content is None:
@@ -181,6 +205,34 @@ class Closures:
         if p >= len(kids) or self.kind_[kids[p]] != K_ARG or self.aux_[kids[p]] != p:
             return None
         return self.ref.get(kids[p])
+
+
+_UNKNOWN = object()
+# Tape helpers that never run code that could assign a closure variable.
+_NO_CELL_WRITES = frozenset((helpers.make_closure, helpers.cell_get, helpers.is_function,
+                             helpers.resolves_to, tops.build_tuple, tops.build_list, type))
+_PLAIN_MODULES = ("builtins", "numpy")
+
+
+def _may_run_python(op) -> bool:
+    """Whether Call `op` may run Python code of the traced program natively: its
+    callee is Python (or computed), or a value it receives is a Python function or
+    an instance of a class with Python methods (a `sorted` key, an operator's
+    dunder)."""
+    fn = op.fn
+    if isinstance(fn, Op) or not isinstance(fn, (types.BuiltinFunctionType,
+                                                 types.MethodDescriptorType,
+                                                 types.WrapperDescriptorType)):
+        if not (type(fn).__name__ == "ufunc" and type(fn).__module__ == "numpy"):
+            return True
+    for a in list(op.args) + list(op.kwargs.values()):
+        v = a.value if isinstance(a, Op) else a
+        if isinstance(v, (types.FunctionType, types.MethodType)):
+            return True
+        module = type(v).__module__
+        if module not in _PLAIN_MODULES and not module.startswith("numpy"):
+            return True
+    return False
 
 
 class _Instructions:

@@ -108,6 +108,7 @@ class _Flattener(Closures, SpecialInstructions):
         self.functions: dict[int, Op] = {}  # id(traced closure) -> the op remaking it
         self.pending_fill: dict[int, Op] = {}  # id(value) -> a cell op to set to its op
         self.typed: set[int] = set()  # id(op) of objects whose type a guard checked
+        self.cell_content: dict[int, object] = {}  # id(cell op) -> what it holds now, if known
         self.ops_ = self.tape.ops
         self.frame: _Frame | None = None
         self.row = 0  # the row being flattened (ops pushed for it may be handled)
@@ -125,6 +126,8 @@ class _Flattener(Closures, SpecialInstructions):
         v = op.value
         if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
             self.produced.setdefault(id(v), op)
+        if type(op) is Call:
+            self.track_cells(op)
         if self.pending_fill and type(op) is Call:
             cell = self.pending_fill.pop(id(v), None)
             if cell is not None:

@@ -9,7 +9,7 @@ from ..context import Context
 from .codegen import compile_tape, generate
 from .errors import TapeError
 from .flatten import flatten
-from .guards import Retracing
+from .retrace import Retracing
 from .ops import Call, Guard, Input, Op
 from .play import play
 from .purity import is_pure
