@@ -1,9 +1,13 @@
 """Closures made inside the traced call, remade for each run of the tape.
 
-A closure's cells are built by BUILD_TUPLE from the variables' values (LOAD_CLOSURE);
-the tape makes one cell op per variable, shared by the closures made from it and set
-to the variable's value each time a closure is made, and remakes each function with
-this run's cells (`helpers.make_closure`).
+A closure's cells are built by BUILD_TUPLE from the cells of the variables
+(LOAD_CLOSURE).  The trace records each assignment of such a variable
+($store_deref, with the value stored) and each read of it that the frame's own
+shadow cannot follow ($load_deref: a free variable, a cell a nested function
+assigns).  The tape makes one cell op per variable, shared by the closures made from
+it and set at each assignment (`helpers.cell_set`); a read is the op last stored
+while nothing since may have run Python code, else `helpers.cell_get`.  Each
+function is remade with this run's cells (`helpers.make_closure`).
 """
 
 from __future__ import annotations
@@ -92,9 +96,11 @@ class Closures:
         return x.value if isinstance(x, Lit) else x
 
     def _cells(self, row, refs, value) -> Op:
-        """A closure's tuple of cells (LOAD_CLOSURE reads the variables' values):
-        one cell op per variable, shared by the closures made from it, and set to
-        the variable's value each time a closure is made."""
+        """A closure's tuple of cells: one cell op per variable, shared by the
+        closures made from it.  (LOAD_CLOSURE, 3.13's LOAD_FAST of a cell, loads the
+        cell itself, a constant of the trace: the variable is named by the
+        instruction, its value is what its last $store_deref stored, or the
+        parameter's, and later assignments are set on the cell op.)"""
         items = []
         for j, (r, cell) in enumerate(zip(refs, value)):
             x = self.resolve(r)
@@ -122,7 +128,10 @@ class Closures:
                     self.frame.cell_ops[name] = op
                     items.append(op)
                     continue
-                if name is not None and name not in self.frame.cell_values:
+                code = self.code_[row]
+                nparams = (code.co_argcount + code.co_kwonlyargcount
+                           + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
+                if name is not None and name not in code.co_varnames[:nparams]:
                     # Not assigned yet (a recursive closure): empty until its
                     # $store_deref sets it.
                     op = self.cells[id(cell)] = self.push(Call(helpers.new_cell, (), value=cell))
@@ -130,6 +139,7 @@ class Closures:
                     items.append(op)
                     continue
             if x.value is cell:
+                # (Not found from the instructions: kept from before $store_deref.)
                 # A variable not assigned yet (a recursive closure, a memoized one):
                 # its cell starts with what it held at the end, and takes the op
                 # that produced that value as soon as the tape has it.

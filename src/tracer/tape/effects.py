@@ -33,6 +33,9 @@ _FRESH = frozenset((tops.build_tuple, tops.build_list, tops.build_set, tops.buil
                     tops.build_const_key_map, list, tuple, dict, set, frozenset, sorted, range))
 # Iterators over their arguments' iterations: iterating them iterates those.
 _OVER_ARGS = frozenset((enumerate, zip, iter, reversed))
+# Calls that make a new object from their arguments (or read a cell).
+_MAKING = frozenset((types.MethodType, helpers.new_cell, helpers.make_closure,
+                     helpers.cell_get))
 # Calls that iterate their first argument (and change nothing else).
 _ITERATING = frozenset((next, helpers.unpack_sequence, helpers.unpack_ex))
 # Methods whose result is a new container (or a view) of a builtin type.
@@ -123,8 +126,10 @@ def _hazard(op: Op):
     fn = op.fn
     if isinstance(fn, Op) or op.star or op.kwargs:
         return IMPURE
-    if fn is types.MethodType:
-        return None  # binding a method
+    if fn in _MAKING:
+        return None  # a new bound method, cell or closure; a read of a cell
+    if fn is helpers.cell_set and op.args and _made_cell(op.args[0]):
+        return None  # a cell this run made (a program's own cell is an effect)
     if fn in _INPLACE:
         # `a += b` mutates `a` unless it is immutable (then it makes a new object);
         # a list the run made itself may change (`+=` iterates `b`).
@@ -141,6 +146,10 @@ def _hazard(op: Op):
             fn in _READ_ONLY or getattr(fn, "__objclass__", None) in _IMMUTABLE_OWNERS):
         return None
     return IMPURE
+
+
+def _made_cell(x) -> bool:
+    return isinstance(x, Call) and x.fn is helpers.new_cell
 
 
 def _fresh(x) -> bool:
