@@ -452,7 +452,8 @@ def test_trace_is_freed_without_the_cycle_collector():
 def test_cell_assigned_by_a_nested_function_is_read_as_it_is(traced):
     # A `nonlocal` assignment in a nested function changes the outer frame's cell
     # where the outer frame's shadow cannot see it: the outer read must show the
-    # value the program used (a constant), never the node the cell held before.
+    # value the program used (a $load_deref node: a read of the cell), never the
+    # node the cell held before.
     def outer(x):
         total = x
 
@@ -470,7 +471,7 @@ def test_cell_assigned_by_a_nested_function_is_read_as_it_is(traced):
            and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
     assert len(mul) == 1
     (total, two) = mul[0].arguments
-    assert isinstance(total, tracer.Const) and total.value == 8
+    assert total.value == 8 and tracer.format_node(total).split(" → ")[0].endswith("$load_deref()")
     assert two.value == 2
 
 

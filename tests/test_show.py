@@ -233,7 +233,7 @@ def test_class_in_a_function_is_alike_on_both_versions(traced):
         f"@5: [§1:%6 {line(f, 5)}] ⟨class_in_function.<locals>.A.g⟩(@4) → 5::int",
         "@0: [Arg:§1:%0] class_in_function.<locals>.A.g::function",
         "@1: [Arg:§1:%1] <test_show.class_in_function...>.A object>::A",
-        f"@2: {g} ⟨5⟩ → 5::int",
+        f"@2: [§1:%2 {line(f, 3)}] $load_deref() → 5::int",  # x, read from its cell
         f"@3: {g} return @2 → 5::int",
         f"@6: [§1:&1 {line(f, 5)}] return @5 → 5::int",
     ]

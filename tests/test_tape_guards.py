@@ -96,7 +96,8 @@ def test_for_loop_guards_check_the_iteration_count():
 
 def test_none_guards():
     val, tape = tape_validated(nones, {"a": 2}, "a")
-    (guard,) = tape.guards
+    typed, guard = tape.guards  # d's type (d.get is dict.get), then `if v is None`
+    assert typed.test == "truth" and typed.expected is True
     assert guard.test == "none" and guard.expected is False
     fn = tape.compile()
     assert fn({"a": 5}, "a") == 10

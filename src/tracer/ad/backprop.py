@@ -102,6 +102,7 @@ class _Sweep:
         self.active = [False] * n
         self.adj: dict[int, object] = {}
         self.next_index: dict[int, int] = {}
+        self.cell_source: dict[int, int | None] = {}  # $load_deref row -> the row stored
 
     def _root_arg_rows(self):
         kids = self.t.children(0)
@@ -133,6 +134,11 @@ class _Sweep:
                 refs = self.refs(row)
                 if k == K_SPECIAL:
                     src = self._unpacked(row)
+                    if src is None and self._is_cell_read(row):
+                        # A closure variable read from its cell: the row whose value
+                        # was stored there (the same object), as for a constant.
+                        src = self._link(t.value(row), row)
+                        self.cell_source[row] = src
                     refs = [src] if src is not None else refs
                 elif self.produced and any(r < 0 for r in refs):
                     refs = refs + [self._link(x[1], row) for x in t.refs(row)
@@ -192,6 +198,9 @@ class _Sweep:
             args = [None] + args  # a bound method's self: not a row of the caller
         code = self.t.codes[self.code_ix[arg_row]]
         return map_parameters(code, args, kwargs) or []
+
+    def _is_cell_read(self, row: int) -> bool:
+        return getattr(_call_node(self.t, row).function, "value", None) == "$load_deref"
 
     def _unpacked(self, row: int):
         """The sequence an unpacking node (`a, b = seq`) took its item from: result k
@@ -288,6 +297,11 @@ class _Sweep:
             src = self._unpacked(row)
             if src is not None:
                 self._add(src, adjoints.seq_item(g, node.output))
+            return
+        if fn == "$load_deref":
+            src = self.cell_source.get(row)
+            if src is not None:
+                self._add(src, g)
             return
         if fn is next:
             it = self.refs(row)[-1]

@@ -62,13 +62,12 @@ _DYN_PUSH = {"LOAD_NAME", "LOAD_CLOSURE", "LOAD_ASSERTION_ERROR", "LOAD_BUILD_CL
              "LOAD_LOCALS", "IMPORT_FROM", "LOAD_SPECIAL_METHOD"}
 # Exact (pops, pushes) for generic instructions whose net stack effect hides them.
 _GENERIC_COUNTS = {
-    "MATCH_CLASS": (3, 1), "MATCH_MAPPING": (0, 1), "MATCH_SEQUENCE": (0, 1),
-    "MATCH_KEYS": (0, 1), "CHECK_EG_MATCH": (2, 2), "WITH_EXCEPT_START": (0, 1),
+    "MATCH_CLASS": (3, 1), "CHECK_EG_MATCH": (2, 2), "WITH_EXCEPT_START": (0, 1),
     "CLEANUP_THROW": (3, 2), "GET_AWAITABLE": (1, 1), "GET_AITER": (1, 1),
     "GET_ANEXT": (0, 1), "BEFORE_ASYNC_WITH": (1, 2), "END_ASYNC_FOR": (2, 0),
     "CALL_INTRINSIC_2": (2, 1), "SET_FUNCTION_ATTRIBUTE": (2, 1),
     "IMPORT_NAME": (2, 1), "LOAD_FROM_DICT_OR_GLOBALS": (1, 1),
-    "LOAD_FROM_DICT_OR_DEREF": (1, 1), "STORE_DEREF": (1, 0),
+    "LOAD_FROM_DICT_OR_DEREF": (1, 1),
 }
 
 
@@ -192,14 +191,21 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         if name == "LOAD_DEREF":
             if own_cell and ins.argval not in cells_written_inside(code):
                 return Effect(0, 1, [("load_cell", 0, arg)])
+            if ins.argval == "__class__":
+                # super()'s class: set when the class statement ran (in C), never
+                # assigned by Python code; a constant.
+                return Effect(0, 1, [("set", 0, CAPTURED)])
             # A free variable, or a cell a nested function assigns (`nonlocal`): its
-            # value may come from code this frame's shadow does not follow, so it is
-            # read off the stack as a constant instead of taken from the shadow.
-            return Effect(0, 1, [("set", 0, CAPTURED)])
+            # value may come from code this frame's shadow does not follow.  A node
+            # of its own (no input: the cell is the frame's) says where the value
+            # came from, so that a tape can read the cell again.
+            return _record(0, 1, _special("load_deref", [], [0]))
         if name == "STORE_DEREF":
-            if own_cell:
-                return Effect(1, 0, [("store_cell", -1, arg)])
-            return Effect(1, 0)
+            # A node that refers to the value stored (a tape keeps the cells that
+            # closures share up to date with it).
+            rec = _special("store_deref", [-1], [])
+            steps = [("store_cell", -1, arg)] if own_cell else []
+            return Effect(1, 0, [("record", rec)] + steps, rec=rec)
         return Effect(0, 0, [("delete_local", arg)] if own_cell else [])
     if name == "LOAD_CONST":
         return Effect(0, 1, [("load_const", 0, arg)])
@@ -388,6 +394,14 @@ def effect_of(ins: Instr, code, prev: Instr | None = None) -> Effect:
         # frame's next event tells the side (plan.py: the target gets an event).
         rec = _op(ops.send, [-2, -1], [-1])
         return Effect(1, 1, [("send", rec)], control="send", rec=rec)
+
+    if name in ("MATCH_SEQUENCE", "MATCH_MAPPING"):
+        # [subject] -> [subject, bool]: the test reads the subject without popping it
+        # (live below the result), so the node refers to it and can be re-run.
+        return _record(0, 1, _special(name.lower(), [-1], [0]))
+    if name == "MATCH_KEYS":
+        # [subject, keys] -> [subject, keys, values or None], both inputs kept.
+        return _record(0, 1, _special("match_keys", [-2, -1], [0]))
 
     # Anything else: a special node over what it pops, producing what it pushes.
     if name in _GENERIC_COUNTS:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys as _sys
 import types as _types
 
-from .guards import GuardError, Retracing
+from .guards import GuardError
+from .retrace import Retracing
 from .helpers import STOP
 from .ops import Call, Constant, Guard, Input, Op, Where, mkcall
 from .errors import TapeError

@@ -7,7 +7,7 @@ import types
 
 from .. import _core
 
-__all__ = ["Lit", "ATOMIC", "ATOMIC_FAST", "BRANCH_TESTS", "FROZEN_SPECIALS", "GENERATOR_FLAGS",
+__all__ = ["Lit", "ATOMIC", "ATOMIC_FAST", "BRANCH_TESTS", "GENERATOR_FLAGS",
            "NO_KWARGS", "FLAGS"]
 
 FLAGS = _core.FLAGS
@@ -27,11 +27,6 @@ BRANCH_TESTS = {
     "POP_JUMP_IF_TRUE": "truth", "POP_JUMP_IF_FALSE": "truth",
     "POP_JUMP_IF_NONE": "none", "POP_JUMP_IF_NOT_NONE": "none",
 }
-# Special instructions that read their subject without popping it, so the trace has
-# no reference to re-run them from: their traced value is kept (a frozen constant).
-FROZEN_SPECIALS = ("match_sequence", "match_mapping", "match_keys")
-
-
 NO_KWARGS: dict = {}  # shared by Call ops without keywords (never mutated)
 
 

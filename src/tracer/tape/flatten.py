@@ -32,15 +32,25 @@ from .record import Recorded
 from .specials import SpecialInstructions
 from .errors import TapeError
 
-__all__ = ["flatten"]
+__all__ = ["flatten", "FIXED_TYPE"]
+
+# Methods of builtin types, called through an object (`obj.m(...)` is recorded as
+# `type(obj).m(obj, ...)`): which body runs depends on the object's type.
+_DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
+# Calls whose result has the same type whatever their inputs (no type guard needed).
+FIXED_TYPE = frozenset((tops.build_tuple, tops.build_list, tops.build_set, tops.build_dict,
+                        tops.build_const_key_map, tops.build_string, tops.build_slice))
 
 
 class _Frame:
     """An inlined call being flattened."""
 
-    __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs", "handled")
+    __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs", "handled",
+                 "cell_values", "cell_ops")
 
     def __init__(self, node_row, kids, i, handled=False):
+        self.cell_values: dict = {}  # name of a cell variable -> what it was last assigned
+        self.cell_ops: dict = {}  # name of a cell variable -> the op of this run's cell
         self.node_row = node_row
         self.kids = kids
         self.i = i
@@ -97,6 +107,8 @@ class _Flattener(Closures, SpecialInstructions):
         self.closures: dict[int, Op] = {}  # id(traced tuple of cells) -> its op
         self.functions: dict[int, Op] = {}  # id(traced closure) -> the op remaking it
         self.pending_fill: dict[int, Op] = {}  # id(value) -> a cell op to set to its op
+        self.typed: set[int] = set()  # id(op) of objects whose type a guard checked
+        self.cell_content: dict[int, object] = {}  # id(cell op) -> what it holds now, if known
         self.ops_ = self.tape.ops
         self.frame: _Frame | None = None
         self.row = 0  # the row being flattened (ops pushed for it may be handled)
@@ -114,6 +126,8 @@ class _Flattener(Closures, SpecialInstructions):
         v = op.value
         if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
             self.produced.setdefault(id(v), op)
+        if type(op) is Call:
+            self.track_cells(op)
         if self.pending_fill and type(op) is Call:
             cell = self.pending_fill.pop(id(v), None)
             if cell is not None:
@@ -365,6 +379,8 @@ class _Flattener(Closures, SpecialInstructions):
             self._track_with(fn, args, value)
         if type(fn) is Recorded:
             return self._splice(fn, args, kwargs, value)
+        if type(fn) in _DESCRIPTORS and args and type(args[0]) is not Lit and isinstance(args[0], Op):
+            self._type_guard(row, args[0])
         op = Call.trusted(fn, tuple(args), kwargs, value, sem == R_CALL_EX, raised,
                           self.where(row) if raised else None)
         self.push(op)
@@ -434,6 +450,22 @@ class _Flattener(Closures, SpecialInstructions):
                     or not helpers.resolves_to(obj.value, name, func)):
                 return  # not a method call on the object (or `super()`'s)
             test = self.push(Call(helpers.resolves_to, (obj, name, func), value=True))
+        self.push(Guard(test, True, "truth", where=where, source=source))
+
+    def _type_guard(self, row, obj: Op) -> None:
+        """A guard that `obj` has the type it had while tracing, before a call of a
+        builtin method found on that type (`d.get(k)` is recorded as `dict.get(d, k)`:
+        on a subclass that overrides `get`, the program would run the override).
+        One per op: an object keeps its type; objects the tape itself builds
+        (`[...]`, `{...}`) have theirs by construction."""
+        if id(obj) in self.typed or (type(obj) is Call and obj.fn in FIXED_TYPE):
+            return
+        self.typed.add(id(obj))
+        traced = type(obj.value)
+        where = self.where(row)
+        source = linecache.getline(where.code.co_filename, where.line or 0).strip()
+        kind = self.push(Call(type, (obj,), value=traced))
+        test = self.push(Call(operator.is_, (kind, traced), value=True))
         self.push(Guard(test, True, "truth", where=where, source=source))
 
     def _bind(self, row, kids, nparams) -> None:

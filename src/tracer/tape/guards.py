@@ -1,8 +1,8 @@
-"""GuardError, and `compile(retrace=True)`: re-trace on a guard failure, one tape per path."""
+"""GuardError: what a guard failure says (retrace.py re-traces on one)."""
 
 from __future__ import annotations
 
-__all__ = ["GuardError", "Retracing", "failing_test", "guard_failure", "raise_expected_failure",
+__all__ = ["GuardError", "failing_test", "not_retraced", "guard_failure", "raise_expected_failure",
            "unexpected_exception", "NOT_KEPT"]
 
 
@@ -26,10 +26,13 @@ class GuardError(Exception):
     line; `value` the condition's new value.
     """
 
-    def __init__(self, message: str, op=None, value=None):
+    def __init__(self, message: str, op=None, value=None, effect=None):
         super().__init__(message)
         self.op = op
         self.value = value
+        # With retrace=True: the op that may have had an effect before the guard
+        # failed, which is why the function was not traced again (None otherwise).
+        self.effect = effect
         where = getattr(op, "where", None)
         self.where = where
         self.line = where.line if where is not None else None
@@ -81,39 +84,11 @@ def unexpected_exception(call, exc) -> GuardError:
                       call, exc)
 
 
-class Retracing:
-    """A compiled tape that re-traces its function when new inputs take another path.
-
-    Each path's tape is traced once, compiled and cached (`tapes`).  A call tries
-    the cached paths, the last successful first; when every one fails a guard, the
-    original function is traced on the new arguments, its result returned and its
-    tape added.  Ops before a failing guard have run: if they mutate the arguments,
-    those mutations happen again in the next attempt (pure functions are unaffected).
-    """
-
-    def __init__(self, tape):
-        if tape.func is None or not callable(tape.func):
-            raise TypeError("retrace needs a tape traced from a function (tape.func)")
-        self.func = tape.func
-        self.ctx = tape.ctx
-        self.tapes = [tape]
-        self._fns = [tape.compile()]
-        self.retraces = 0
-        self.__wrapped__ = self.func
-        self.__name__ = getattr(self.func, "__name__", "tape")
-
-    def __call__(self, *args, **kwargs):
-        fns = self._fns
-        for k, fn in enumerate(fns):
-            try:
-                result = fn(*args, **kwargs)
-            except GuardError:
-                continue
-            if k:
-                fns.insert(0, fns.pop(k))
-            return result
-        value, tape = type(self.tapes[0]).trace(self.func, *args, ctx=self.ctx, **kwargs)
-        self.retraces += 1
-        self.tapes.append(tape)
-        fns.insert(0, tape.compile())
-        return value
+def not_retraced(err: GuardError, effect) -> GuardError:
+    """The GuardError for a guard failure that cannot be re-traced: `effect`, an op
+    that ran before the guard failed, may have changed something, and running the
+    function again would do it twice."""
+    return GuardError(
+        f"{err}; not re-traced: `{effect.format()}` ran before it and may have "
+        "had an effect, which running the function again would repeat",
+        err.op, err.value, effect)

@@ -10,6 +10,7 @@ import keyword
 import types
 
 __all__ = ["STOP", "unpack_sequence", "unpack_ex", "yield_from_iter", "match_class",
+           "match_sequence", "match_mapping", "match_keys",
            "make_binder", "bind_call"]
 
 
@@ -64,6 +65,44 @@ def yield_from_iter(value):
     if isinstance(value, (types.GeneratorType, types.CoroutineType)):
         return value
     return iter(value)
+
+
+# CPython's type flags behind MATCH_SEQUENCE and MATCH_MAPPING (Include/object.h):
+# a class is a sequence or a mapping for `match` by these bits, which
+# collections.abc's register() and subclassing set, not by isinstance.
+_TPFLAGS_SEQUENCE = 1 << 5
+_TPFLAGS_MAPPING = 1 << 6
+
+
+def match_sequence(subject):
+    """MATCH_SEQUENCE: whether a sequence pattern may match `subject` (its type has
+    Py_TPFLAGS_SEQUENCE: list, tuple, range, deque... but not str, bytes)."""
+    return bool(type(subject).__flags__ & _TPFLAGS_SEQUENCE)
+
+
+def match_mapping(subject):
+    """MATCH_MAPPING: whether a mapping pattern may match `subject` (Py_TPFLAGS_MAPPING)."""
+    return bool(type(subject).__flags__ & _TPFLAGS_MAPPING)
+
+
+def match_keys(subject, keys):
+    """MATCH_KEYS: the values of `keys` in the mapping `subject` as a tuple, or None
+    when one is missing; read as CPython does, with `subject.get(key, dummy)`."""
+    if not keys:
+        return ()
+    get = subject.get
+    seen = set()
+    dummy = object()
+    values = []
+    for key in keys:
+        if key in seen:
+            raise ValueError(f"mapping pattern checks duplicate key ({key!r})")
+        seen.add(key)
+        value = get(key, dummy)
+        if value is dummy:
+            return None
+        values.append(value)
+    return tuple(values)
 
 
 _SELF_MATCHING = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
@@ -193,6 +232,15 @@ def new_cell(*content):
 def cell_set(cell, content):
     """Store `content` in `cell` (a variable that closures share was assigned)."""
     cell.cell_contents = content
+
+
+def cell_get(cell):
+    """The value in `cell` (a read of a variable that closures share)."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        raise NameError("cannot access free variable: it is not associated with a value "
+                        "in enclosing scope") from None
 
 
 def make_closure(func, cells):

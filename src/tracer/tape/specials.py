@@ -8,11 +8,19 @@ import operator
 from ..analysis.instructions import R_SPECIAL
 from ..analysis.ir import ir as ir_of
 from . import helpers
-from .common import Lit, F_EXCEPTION, F_RAISED, FROZEN_SPECIALS, K_NESTED
+from .common import Lit, F_EXCEPTION, F_RAISED, K_NESTED
 from .ops import Call, Constant
 from .errors import TapeError
 
 __all__ = ["SpecialInstructions"]
+
+# `match` tests the trace refers to their subject (and keys) for: re-run from them.
+# (name -> the helper that reproduces the instruction, the number of its inputs.)
+_MATCH_TESTS = {
+    "match_sequence": (helpers.match_sequence, 1),
+    "match_mapping": (helpers.match_mapping, 1),
+    "match_keys": (helpers.match_keys, 2),
+}
 
 
 class SpecialInstructions:
@@ -53,6 +61,10 @@ class SpecialInstructions:
             raise TapeError(f"row {row}: a special node without a special instruction")
         name = rec.fn
         ins = ir_of(self.code_[row]).layout.by_offset[self.offset_[row]]
+        if name == "store_deref":
+            return self._store_deref(row, refs, ins)
+        if name == "load_deref":
+            return self._load_deref(row, ins, value)
         if name in ("unpack", "unpack_ex"):
             return self._unpack(row, name, refs, ins, value)
         if name == "set_function_attribute":
@@ -68,8 +80,10 @@ class SpecialInstructions:
             subject, cls, names = (self.arg(r) for r in refs)
             return self.push(Call(helpers.match_class, (subject, cls, names, ins.arg),
                                   value=value))
-        reason = (f"${name} reads a value the trace does not reference"
-                  if name in FROZEN_SPECIALS else f"${name} has no re-executable equivalent")
+        rerun = _MATCH_TESTS.get(name)
+        if rerun is not None and len(refs) == rerun[1]:
+            return self.push(Call(rerun[0], tuple(self.arg(r) for r in refs), value=value))
+        reason = f"${name} has no re-executable equivalent"
         return self.push(Constant(value, frozen=reason, where=self.where(row)))
 
     def _unpack(self, row, name, refs, ins, value):

@@ -9,7 +9,7 @@ from ..context import Context
 from .codegen import compile_tape, generate
 from .errors import TapeError
 from .flatten import flatten
-from .guards import Retracing
+from .retrace import Retracing
 from .ops import Call, Guard, Input, Op
 from .play import play
 from .purity import is_pure
@@ -39,6 +39,7 @@ class Tape:
         self._users: dict[Op, list[Op]] | None = None
         self._compiled = None
         self._play_plan = None
+        self._hazards = None  # effects.hazards_of, until the tape changes
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
@@ -280,6 +281,7 @@ class Tape:
         self._users = None
         self._compiled = None
         self._play_plan = None
+        self._hazards = None
 
     # -- running ---------------------------------------------------------------------------
     def play(self, *args, **kwargs):

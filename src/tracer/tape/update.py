@@ -12,7 +12,8 @@ call that mutates one (say `list.append` on an input list) repeats its effect.
 from __future__ import annotations
 
 from .common import ATOMIC
-from .guards import GuardError, guard_failure
+from .effects import first_effect
+from .guards import GuardError, guard_failure, not_retraced
 from .ops import Call, Constant, Guard, Input, Op
 from .play import evaluate
 from .purity import is_pure
@@ -75,8 +76,9 @@ def update(tape, changes: dict, retrace: bool = False):
         v = new.get(id(r), _UNSET)
         return r.value if v is _UNSET else v
 
+    ran = 0
     try:
-        for op in todo:
+        for ran, op in enumerate(todo, 1):
             if type(op) is Guard:
                 c = op.condition
                 v = get(c) if isinstance(c, Op) else c
@@ -84,8 +86,13 @@ def update(tape, changes: dict, retrace: bool = False):
                     raise guard_failure(op, v)
             elif type(op) is Call or type(op) is Constant:
                 new[id(op)] = evaluate(op, get)
-    except GuardError:
+    except GuardError as err:
         if retrace and all(isinstance(op, Input) for op in resolved):
+            # Re-tracing runs the function again: only when what was re-run before
+            # the failure changed nothing (see effects.py).
+            effect = first_effect(tape, 0, resolved, ops=todo[:ran])
+            if effect is not None:
+                raise not_retraced(err, effect) from err
             return _retrace(tape, resolved)
         raise
     for op in list(resolved) + todo:
