@@ -16,7 +16,7 @@ For each size it records `h(1.0000001, n)` (the op-dense loop of bench/workloads
   reverse edges are built by the first of them and reused);
 - slice: the backward slice of the returned value across calls;
 - table: two whole-trace questions on `trace.table()`: calls by callee and nodes by
-  line (`np.bincount` of the `callee_id` and `line` columns);
+  line (`t.counts("callee")`, `t.counts("line")`);
 - names: `trace.table()["callee"]`, the callee's name decoded for every row (an object
   array: 8 bytes per node);
 - and, for comparison in the same run, a plain Python loop over as many ints.
@@ -34,8 +34,6 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-
-import numpy as np  # noqa: E402
 
 import tracer  # noqa: E402
 from workloads import h  # noqa: E402
@@ -98,9 +96,9 @@ def run(size: int) -> dict:
 
     def questions():
         t = trace.table()
-        by_callee = np.bincount(t["callee_id"], minlength=len(t.callee_names))
-        by_line = np.bincount(t["line"] + 1)
-        return int(by_callee[1:].sum()), int(by_line.argmax()) - 1
+        names, calls = t.counts("callee")
+        lines, runs = t.counts("line")
+        return int(calls[1:].sum()), int(lines[runs.argmax()])
 
     x = root[1]
     ret = root[-1]

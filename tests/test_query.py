@@ -377,3 +377,26 @@ def test_table_builds_each_column_when_first_read_and_names_c_callables_by_thems
     assert [named[r] for r in key_calls] == [key.__qualname__] * 3
     assert t.callee_names[t["callee_id"][sorted_row]] == "sorted"
     assert "value" not in t and len(root.trace.table(values=True)["value"]) == len(root.trace)
+
+
+def test_table_counts_agree_with_numpy(traces):
+    for name, root in traces:
+        t = root.trace.table()
+        for column in ("line", "kind", "code", "depth", "callee_id"):
+            values, counts = t.counts(column)
+            expect_values, expect_counts = np.unique(t[column], return_counts=True)
+            assert values.tolist() == expect_values.tolist(), (name, column)
+            assert counts.tolist() == expect_counts.tolist(), (name, column)
+        for column in ("callee", "function", "file"):
+            values, counts = t.counts(column)
+            expect_values, expect_counts = np.unique(t[column].astype(str), return_counts=True)
+            assert values.tolist() == expect_values.tolist(), (name, column)
+            assert counts.tolist() == expect_counts.tolist(), (name, column)
+        jumps = t["kind"] == 5
+        values, counts = t.counts("line", where=jumps)
+        assert counts.sum() == jumps.sum()
+        assert values.tolist() == np.unique(t["line"][jumps]).tolist()
+    with pytest.raises(TypeError, match="objects"):
+        root.trace.table(values=True).counts("value")
+    with pytest.raises(ValueError, match="entries"):
+        t.counts("line", where=jumps[:-1])

@@ -203,14 +203,36 @@ def reach(Trace t, seeds, bint forward, bint across_calls=False, arg_sources=Non
             else:
                 _walk_backward(t, &todo, &found, seen, across_calls, sources, pool)
         out = np.empty(found.n, dtype=np.int32)
-        if found.n:
+        if found.n * 16 >= n:
+            # Many rows: mark them and read the marks in order, linear where a sort
+            # of 4·10^7 rows takes seconds.
+            _sorted_by_marks(out, found.items, found.n, seen, n)
+        elif found.n:
             _copy_rows(out, found.items, found.n)
-        out.sort()
+            out.sort()
         return out
     finally:
         free(seen)
         free(todo.items)
         free(found.items)
+
+
+cdef int _sorted_by_marks(object out, int32_t *rows, Py_ssize_t count, uint8_t *marks,
+                          int32_t n) except -1:
+    # `out` gets the `count` distinct rows of `rows` in ascending order; `marks` (n
+    # bytes, overwritten) is scratch.
+    cdef int32_t[::1] dst = out
+    cdef Py_ssize_t i, k = 0
+    cdef int32_t r
+    with nogil:
+        memset(marks, 0, n)
+        for i in range(count):
+            marks[rows[i]] = 1
+        for r in range(n):
+            if marks[r]:
+                dst[k] = r
+                k += 1
+    return 0
 
 
 cdef int _copy_rows(object out, int32_t *rows, Py_ssize_t n) except -1:

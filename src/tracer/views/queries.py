@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import _core
 
-__all__ = ["input_rows", "backward_rows", "dependent_rows", "forward_rows", "reverse_edges",
-           "reach"]
+__all__ = ["input_rows", "backward_rows", "dependent_rows", "dependents_of", "forward_rows",
+           "reverse_edges", "reach"]
 
 
 def _cache(trace) -> dict:
@@ -57,10 +57,20 @@ def backward_rows(trace, row: int) -> list[int]:
 
 def dependent_rows(trace, row: int) -> list[int]:
     """The rows that read `row` directly, in order."""
+    return dependents_of(trace, row).tolist()
+
+
+def dependents_of(trace, row: int) -> np.ndarray:
+    """The rows that read `row` directly, in order, as an int32 array."""
     starts, readers = reverse_edges(trace)
     found = readers[starts[row]:starts[row + 1]]
+    if len(found) < 2:
+        return found.copy()
     # A row that reads `row` twice is listed twice in the index; once here.
-    return found[np.concatenate(([True], found[1:] != found[:-1]))].tolist() if len(found) else []
+    keep = np.empty(len(found), dtype=bool)
+    keep[0] = True
+    np.not_equal(found[1:], found[:-1], out=keep[1:])
+    return found[keep]
 
 
 def forward_rows(trace, row: int) -> list[int]:

@@ -233,4 +233,4 @@ def _one_start(trace, row: int, axis: str) -> np.ndarray:
         return np.setdiff1d(before, _core.ancestor_rows(trace, row), assume_unique=True)
     if axis == "referenced":
         return np.unique(np.array(queries.input_rows(trace, row), dtype=i32))
-    return np.array(queries.dependent_rows(trace, row), dtype=i32)  # dependents
+    return queries.dependents_of(trace, row)  # dependents

@@ -107,6 +107,29 @@ class Table(Mapping):
         vals[:] = trace.values()
         return vals
 
+    def counts(self, name: str, where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """How many rows have each value of column `name`: `(values, counts)`, the
+        values that occur, ascending, and their counts (int64).  `where`, a boolean
+        array of one entry per row, counts only the rows where it is true.
+
+        Counted a chunk of rows at a time: "how many times did each line run" over
+        6·10^7 rows holds no temporary per row.  A name column (``function``,
+        ``file``, ``callee``) is counted on its int32 codes and answered with names.
+        """
+        if where is not None and len(where) != len(self._trace):
+            raise ValueError(f"where has {len(where)} entries for a table of "
+                             f"{len(self._trace)} rows")
+        if name in self._DECODED:
+            ids, names = self.ids_and_names(name)
+            codes, per_code = _count_ints(ids, where)
+            merged, of_code = np.unique(names[codes].astype(str), return_inverse=True)
+            return merged.astype(object), np.bincount(of_code.reshape(-1), weights=per_code,
+                                                      minlength=len(merged)).astype(np.int64)
+        col = self[name]
+        if col.dtype == object:
+            raise TypeError(f"column {name!r} holds objects: count a column of ints or names")
+        return _count_ints(col, where)
+
     def ids_and_names(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """The int32 codes and the names of a name column, without decoding it:
         `names[ids]` is the column (an id of -1 is the last name, "")."""
@@ -121,6 +144,25 @@ class Table(Mapping):
 
     def __repr__(self) -> str:
         return f"<tracer table of {len(self._trace)} rows: {', '.join(self)}>"
+
+
+def _count_ints(col: np.ndarray, where: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """`(values, counts)` of an int column, by chunks: one bincount over the values'
+    range when it is small, else a sort per chunk."""
+    if not len(col):
+        return col[:0], np.zeros(0, dtype=np.int64)
+    low, high = int(col.min()), int(col.max())
+    span = high - low + 1
+    if span > 4 * len(col) + (1 << 20):                # sparse values: sort instead
+        picked = col if where is None else col[where]
+        values, counts = np.unique(picked, return_counts=True)
+        return values, counts.astype(np.int64)
+    counts = np.zeros(span, dtype=np.int64)
+    for lo, hi in _chunks(len(col)):
+        part = col[lo:hi] if where is None else col[lo:hi][where[lo:hi]]
+        counts += np.bincount((part - low).astype(np.intp, copy=False), minlength=span)
+    present = np.flatnonzero(counts)
+    return (present + low).astype(col.dtype), counts[present]
 
 
 def table(trace, values: bool = False) -> Table:
