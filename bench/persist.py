@@ -5,8 +5,8 @@ Usage::
     python bench/persist.py [--nodes N] [--repeat R] [--runs K] [--skip-many]
 
 1. The node columns of an `h`-loop trace and of a `fib` trace of about N nodes each
-   (default 10^6): kind, flags, parent, code, offset, aux, refs (a list column
-   whose offsets are ref_start) and the value-index column, written as a Parquet
+   (default 10^6): kind, flags, parent, code, offset, aux, the value-index column,
+   and ref_start and refs (in the `tables` column's IPC blob), written as a Parquet
    or Arrow IPC file with each codec (`persist.parquet.node_table` and
    `write_table`, the code `tracer.save` runs for them) and loaded back into an
    arena (`read_table`, `node_columns`, `_core.trace_from_columns`: what
@@ -85,7 +85,7 @@ def load_columns(path, trace):
     """What tracer.load does for the node columns: read, check, build the arena."""
     c = {name: arena_column(col, np.int32 if name not in NODE_COLUMNS else NODE_COLUMNS[name],
                             name)
-         for name, col in node_columns(read_table(path)).items()}
+         for name, col in node_columns(read_table(path))[0].items()}
     return _core.trace_from_columns(
         c["kind"], c["flags"], c["parent"], c["code"], c["offset"], c["aux"],
         c["ref_start"], c["refs"], c["value"], [], [None] * len(trace.pool),

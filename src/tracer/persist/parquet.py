@@ -56,6 +56,7 @@ __all__ = ["save", "load", "to_table", "from_table", "node_arrays", "node_column
 META_KEY = b"tracer"
 SIDE_TABLES = ("values", "pool", "codes", "metadata", "substituted")
 TABLES_COLUMN = "tables"
+CSR_COLUMNS = ("ref_start", "refs")   # the inputs of each node, in the side tables
 
 
 def require_pyarrow():
@@ -93,7 +94,6 @@ def _schema():
     fields = [pa.field(name, pa.from_numpy_dtype(dtype), nullable=False)
               for name, dtype in NODE_COLUMNS.items()]
     fields += [
-        pa.field("refs", _refs_type(), nullable=False),
         pa.field("value", pa.int32(), nullable=False),
         pa.field("value_kind", pa.dictionary(pa.int8(), pa.string()), nullable=False),
         pa.field("number", pa.float64()),
@@ -106,36 +106,38 @@ def _schema():
 
 @cache
 def _side_schema():
-    """The schema of the side tables: one row, a list column per table."""
+    """The schema of the side tables: one row, a list column per table (the inputs'
+    CSR columns first)."""
     pa = require_pyarrow()
-    types = _types()
+    types = {**_types(), "ref_start": pa.int32(), "refs": pa.int32()}
     return pa.schema([pa.field(name, pa.list_(types[name]), nullable=False)
-                      for name in SIDE_TABLES])
-
-
-@cache
-def _refs_type():
-    pa = require_pyarrow()
-    return pa.list_(pa.field("item", pa.int32(), nullable=False))
-
-
-def node_table(columns: dict):
-    """A table of the node columns alone (the first columns of a trace file)."""
-    pa = require_pyarrow()
-    arrays = node_arrays(columns)
-    return pa.Table.from_arrays(arrays, schema=pa.schema(list(_schema())[:len(arrays)]))
+                      for name in (*CSR_COLUMNS, *SIDE_TABLES)])
 
 
 def node_arrays(columns: dict) -> list:
-    """The node columns (kind .. aux, then refs and value) as Arrow arrays over the
-    same memory as `columns` (numpy arrays: an arena's `columns()` plus `value`)."""
+    """The flat node columns (kind .. aux, value) as Arrow arrays over the same
+    memory as `columns` (numpy arrays: an arena's `columns()` plus `value`)."""
     pa = require_pyarrow()
-    arrays = [pa.array(np.asarray(columns[name])) for name in NODE_COLUMNS]
-    arrays.append(pa.ListArray.from_arrays(pa.array(np.asarray(columns["ref_start"])),
-                                           pa.array(np.asarray(columns["refs"])),
-                                           type=_refs_type()))
-    arrays.append(pa.array(np.asarray(columns["value"])))
-    return arrays
+    return [pa.array(np.asarray(columns[name])) for name in (*NODE_COLUMNS, "value")]
+
+
+def _csr_lists(columns: dict) -> list:
+    """`ref_start` and `refs` as one-row list columns over the same memory."""
+    pa = require_pyarrow()
+    return [_one_list(pa, pa.array(np.asarray(columns[name])), pa.int32())
+            for name in CSR_COLUMNS]
+
+
+def node_table(columns: dict):
+    """A trace table of the node columns alone (the flat ones, and `ref_start` and
+    `refs` in the `tables` column): what the columns of a trace cost to save."""
+    pa = require_pyarrow()
+    arrays = node_arrays(columns)
+    n = len(arrays[0])
+    csr = pa.schema(list(_side_schema())[:len(CSR_COLUMNS)])
+    arrays.append(side_tables_column(pa.Table.from_arrays(_csr_lists(columns), schema=csr), n))
+    fields = list(_schema())
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields[:len(arrays) - 1] + fields[-1:]))
 
 
 def _one_list(pa, items, item_type):
@@ -163,9 +165,25 @@ def side_tables_column(side, n: int):
                                  null_count=n - 1)
 
 
-def side_tables(table):
-    """The side tables of a trace table (a one-row pyarrow Table: values, pool,
-    codes, metadata, substituted), checked against their schema."""
+def _first_value(column):
+    """Row 0 of a binary column as a slice of its data buffer: its bytes where they
+    are (a scalar's `as_buffer` copies them), so the node columns in the side tables
+    stay views of what pyarrow read (of a memory-mapped file's pages)."""
+    pa = require_pyarrow()
+    if column.type not in (pa.binary(), pa.large_binary()):
+        raise ValueError(f"the trace file's {TABLES_COLUMN} column is {column.type}, not binary")
+    _, offsets, data = column.buffers()
+    width = 8 if column.type == pa.large_binary() else 4
+    start, end = np.frombuffer(offsets, dtype=np.int64 if width == 8 else np.int32, count=2,
+                               offset=column.offset * width).tolist()
+    if not 0 <= start <= end <= data.size:
+        raise ValueError(f"the trace file's {TABLES_COLUMN} column is damaged")
+    return data.slice(start, end - start)
+
+
+def side_tables(table, required=SIDE_TABLES):
+    """The side tables of a trace table (a one-row pyarrow Table: ref_start, refs,
+    values, pool, codes, metadata, substituted), checked against their schema."""
     pa = require_pyarrow()
     if TABLES_COLUMN not in table.column_names:
         # Files of the first layout held each side table as a list column.
@@ -178,13 +196,16 @@ def side_tables(table):
         if len(column) == 0 or not column[0].is_valid:
             raise ValueError("the trace file's side tables are missing")
         try:
-            with pa.ipc.open_stream(column[0].as_buffer()) as reader:
+            with pa.ipc.open_stream(_first_value(column)) as reader:
                 side = reader.read_all()
             side.validate(full=True)  # offsets in bounds, text UTF-8: then safe to read
         except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
             raise ValueError(f"the trace file's side tables are damaged ({exc})") from None
     for field in _side_schema():
-        if field.name not in side.column_names or side.schema.field(field.name).type != field.type:
+        if field.name not in side.column_names:
+            if field.name in required:
+                raise ValueError(f"the trace file has no {field.name} table")
+        elif side.schema.field(field.name).type != field.type:
             raise ValueError(f"the trace file's {field.name} table is not a "
                              f"{field.type} column")
     if side.num_rows < 1:
@@ -241,7 +262,7 @@ def to_table(enc: EncodedTrace):
          pa.array(v.blob, pa.large_binary()), pa.array(v.type_name, pa.string()),
          pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32()))],
         fields=list(types["values"]))
-    side = [_one_list(pa, values_struct, types["values"]),
+    side = _csr_lists(cols) + [_one_list(pa, values_struct, types["values"]),
             _one_list(pa, pa.array(enc.pool, pa.int32()), pa.int32()),
             _one_list(pa, pa.array(enc.codes, types["codes"]), types["codes"])]
     for name in ("metadata", "substituted"):
@@ -274,25 +295,35 @@ def _numbers(arr, name: str) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False)
 
 
-def node_columns(table) -> dict:
+def node_columns(table, side=None) -> tuple[dict, dict]:
     """The node columns of a trace table (kind .. aux, ref_start, refs, value) as
-    numpy views of its Arrow buffers: a loaded arena points into them."""
-    missing = [c for c in (*NODE_COLUMNS, "refs", "value") if c not in table.column_names]
+    numpy views of its Arrow buffers (a loaded arena points into them), and the
+    Arrow arrays they view.  `side`: the table's side tables, if already read."""
+    missing = [c for c in (*NODE_COLUMNS, "value") if c not in table.column_names]
     if missing:
         raise ValueError(f"not a tracer trace file: no column {', '.join(missing)}")
-    columns = {name: _numbers(_one_chunk(table, name), name) for name in NODE_COLUMNS}
-    refs = _one_chunk(table, "refs")
-    if not hasattr(refs, "offsets") or not hasattr(refs, "values"):
-        raise ValueError(f"the trace file's refs column is {refs.type}, not a list of int32")
-    offsets = _numbers(refs.offsets, "refs")
-    if len(offsets) and offsets[0] != 0:  # a sliced list array: rebase its offsets
-        columns["ref_start"] = offsets - offsets[0]
-        columns["refs"] = _numbers(refs.values, "refs")[offsets[0]:offsets[-1]]
+    arrays = {name: _one_chunk(table, name) for name in (*NODE_COLUMNS, "value")}
+    if "refs" in table.column_names:  # the first layout: refs as a list column
+        refs = _one_chunk(table, "refs")
+        if not hasattr(refs, "offsets"):
+            raise ValueError(f"the trace file's refs column is {refs.type}, not a list")
+        arrays["ref_start"], arrays["refs"] = refs.offsets, refs.values
     else:
-        columns["ref_start"] = offsets
-        columns["refs"] = _numbers(refs.values, "refs")[:offsets[-1] if len(offsets) else 0]
-    columns["value"] = _numbers(_one_chunk(table, "value"), "value")
-    return columns
+        side = side_tables(table, required=CSR_COLUMNS) if side is None else side
+        for name in CSR_COLUMNS:
+            if name not in side.column_names:
+                raise ValueError(f"the trace file has no {name} table")
+            row = _one_chunk(side, name)[0]
+            if not row.is_valid:
+                raise ValueError(f"the trace file's {name} table is null")
+            arrays[name] = row.values
+    columns = {name: _numbers(arr, name) for name, arr in arrays.items()}
+    offsets = columns["ref_start"]
+    if len(offsets):  # a sliced list array's offsets are rebased (a copy)
+        if offsets[0] != 0:
+            columns["ref_start"] = offsets - offsets[0]
+        columns["refs"] = columns["refs"][offsets[0]:offsets[-1]]
+    return columns, arrays
 
 
 def from_table(table) -> EncodedTrace:
@@ -306,8 +337,8 @@ def from_table(table) -> EncodedTrace:
         raise ValueError("the trace file's 'tracer' metadata is not JSON") from None
     if not isinstance(info, dict):
         raise ValueError("the trace file's 'tracer' metadata is not a JSON object")
-    columns = node_columns(table)
     tables = side_tables(table)
+    columns, arrays = node_columns(table, tables)
 
     def side(name):
         arr = _one_chunk(tables, name)
@@ -327,7 +358,7 @@ def from_table(table) -> EncodedTrace:
         codes=side("codes").to_pylist(),
         metadata=[(p["row"], p["value"]) for p in side("metadata").to_pylist()],
         substituted=[(p["row"], p["value"]) for p in side("substituted").to_pylist()],
-        info=info, source=table.select([*NODE_COLUMNS, "refs"]))
+        info=info, source=arrays)
 
 
 # Files whose name ends so are written as Arrow IPC files; others as Parquet.
