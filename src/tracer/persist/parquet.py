@@ -5,28 +5,31 @@ Layout: one table, one row per node (in Parquet, in one row group).
 
 - ``kind flags parent code offset aux``: the arena's columns as they are (declared
   non-null: Parquet then stores no definition levels for them).
-- ``refs``: ``list<int32>`` whose offsets *are* the ``ref_start`` column and whose
-  values are the ``refs`` column, so both go in and out without a copy on the Arrow
-  side (a separate table is impossible: a Parquet file has one schema).
 - ``value``: each node's entry in the value table (-1: none); for queries over many
   files without decoding, ``value_kind`` (the entry's kind: "int", "true", "str",
   "opaque", ...) and ``number`` (bool, int and float values as float64, else null).
 - ``function``: the qualified name of the node's code (dictionary-encoded over the
   code column), and ``line``: the source line of its instruction.
-- The side tables, each as a list column whose row 0 holds the whole table (the
-  other rows hold empty lists, which cost a few bits each): ``values`` (the value
-  table, see encode.py), ``pool`` (entries of the constants), ``codes`` (the code
-  table: qualname, file, first line, bytecode hash, IR text, analysis as JSON),
-  ``metadata`` and ``substituted`` ((row, entry) pairs).  They would not fit in
-  Parquet's key-value metadata for large traces (readers cap it, and it is parsed
-  whole); as list columns they are ordinary, compressed Parquet data.
+- ``tables``: row 0 holds an Arrow IPC stream of one row (``side_tables`` reads it
+  with plain pyarrow), the other rows are null.  Its columns are lists: the inputs
+  of the nodes as CSR, ``ref_start`` (n + 1 offsets into ``refs``) and ``refs`` (row
+  numbers; negative: a constant of ``pool``), and the side tables ``values`` (the
+  value table, see encode.py), ``pool``, ``codes`` (qualname, file, first line,
+  bytecode hash, IR text, analysis as JSON), ``metadata`` and ``substituted``
+  ((row, entry) pairs).  Why one blob: as list columns of n rows, Parquet writes
+  repetition and definition levels per row and per item, which cost more than all
+  the other columns (refs as a list column alone was 60 % of saving the node
+  columns, the side tables 5x the node columns); a blob costs one value.
 - Key-value metadata ``tracer``: a small JSON object with the trace's attributes
   (format version, stopped, snapshots, exception entry, events, root keywords,
   whether values were pickled).
 
+Files of the first layout (``refs`` a list column, each side table a list column)
+still load.
+
 Writing: the node columns go to pyarrow as arrays over the arena's own memory (no
 copy), Parquet-encoded PLAIN (no dictionary, no statistics: both cost a pass per
-value for nothing on these columns) and compressed with LZ4 (see `save` for why).
+value for nothing on these columns) and compressed with LZ4 (see PARQUET_COMPRESSION).
 A file is written beside its target and renamed over it: a trace loaded from the
 old file may still point into its memory-mapped pages.
 
@@ -364,10 +367,11 @@ def from_table(table) -> EncodedTrace:
 # Files whose name ends so are written as Arrow IPC files; others as Parquet.
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 FORMATS = ("parquet", "arrow")
-# Default codecs, chosen by measurement (bench/persist.py, bench/RESULTS.md): LZ4
-# writes Parquet's node columns several times faster than zstd (whose per-column
-# set-up alone is most of a small trace's save) for files about twice as large;
-# "none" is not faster on disk (more bytes to write).  Parquet's LZ4 is LZ4_RAW,
+# Default codecs, chosen by measurement (bench/persist.py, bench/RESULTS.md): with
+# LZ4 the node columns save at 12 M nodes/s and load at 22 M nodes/s as Parquet;
+# zstd makes files about half as large (4-5 bytes per node for the node columns,
+# against 8-9) but saves below 10 M nodes/s; snappy loads at half LZ4's rate; no
+# codec loads fastest but writes 37-40 bytes per node.  Parquet's LZ4 is LZ4_RAW,
 # which pyarrow, pandas, DuckDB and Polars read.
 PARQUET_COMPRESSION = "lz4"
 ARROW_COMPRESSION = "lz4"
