@@ -6,7 +6,7 @@ Usage::
 
 1. The node columns of an `h`-loop trace and of a `fib` trace of about N nodes each
    (default 10^6): kind, flags, parent, code, offset, aux, the value-index column,
-   and ref_start and refs (in the `tables` column's IPC blob), written as a Parquet
+   and ref_start and refs (in the `inputs` column's IPC blob), written as a Parquet
    or Arrow IPC file with each codec (`persist.parquet.node_table` and
    `write_table`, the code `tracer.save` runs for them) and loaded back into an
    arena (`read_table`, `node_columns`, `_core.trace_from_columns`: what

@@ -21,7 +21,7 @@ from helpers import trace_corpus_case
 pa = pytest.importorskip("pyarrow", reason="saving traces needs pyarrow (tracer[arrow])")
 import pyarrow.parquet as pq  # noqa: E402
 
-from tracer.persist.parquet import side_tables, side_tables_column  # noqa: E402
+from tracer.persist.parquet import blob_column, read_blob, side_tables  # noqa: E402
 
 
 def dump(root, levels=1000) -> str:
@@ -192,16 +192,16 @@ def test_values_saved_as_pickles_need_allow_pickle(tmp_path):
     tracer.validate(back)
 
 
-def with_side_tables(table, **replaced):
-    """`table` with some of its side tables (the one-row table in its `tables`
-    column) replaced by lists of entries."""
-    side = side_tables(table)
+def with_blob(table, column, **replaced):
+    """`table` with some tables of its blob column `column` ("inputs": ref_start and
+    refs; "tables": the side tables) replaced by lists of entries."""
+    one_row = read_blob(table, column)
     for name, items in replaced.items():
-        item_type = side.schema.field(name).type.value_type
-        side = side.set_column(side.column_names.index(name), name,
-                               pa.array([items], pa.list_(item_type)))
-    return table.set_column(table.column_names.index("tables"), "tables",
-                            side_tables_column(side, table.num_rows))
+        item_type = one_row.schema.field(name).type.value_type
+        one_row = one_row.set_column(one_row.column_names.index(name), name,
+                                     pa.array([items], pa.list_(item_type)))
+    return table.set_column(table.column_names.index(column), column,
+                            blob_column(one_row, table.num_rows))
 
 
 def test_a_crafted_file_never_runs_its_payload(tmp_path):
@@ -219,12 +219,12 @@ def test_a_crafted_file_never_runs_its_payload(tmp_path):
     codes = side_tables(table)["codes"][0].values.to_pylist()
     for c in codes:
         c["analysis"] = payload.decode("latin-1")
-    pq.write_table(with_side_tables(table, values=values, codes=codes),
+    pq.write_table(with_blob(table, "tables", values=values, codes=codes),
                    tmp_path / "crafted.parquet")
     with pytest.raises(tracer.PickleRefused):
         tracer.load(tmp_path / "crafted.parquet")
     values[0]["tag"] = 8  # bytes: the payload is data
-    pq.write_table(with_side_tables(table, values=values, codes=codes),
+    pq.write_table(with_blob(table, "tables", values=values, codes=codes),
                    tmp_path / "crafted2.parquet")
     back = tracer.load(tmp_path / "crafted2.parquet")
     dump(back, 1)
@@ -233,26 +233,27 @@ def test_a_crafted_file_never_runs_its_payload(tmp_path):
     assert not marker.exists()
 
 
-def test_damaged_side_tables_are_refused(tmp_path):
+@pytest.mark.parametrize("column", ["inputs", "tables"])
+def test_damaged_blob_columns_are_refused(column, tmp_path):
     root = tracer.track(f, 0.5)
     tracer.save(root, tmp_path / "t.parquet")
     table = pq.read_table(tmp_path / "t.parquet")
-    blob = table["tables"][0].as_py()
+    blob = table[column][0].as_py()
     n = table.num_rows
-    for damaged in (blob[:len(blob) // 2], blob[:40] + bytes(64) + blob[104:], b"PAR1"):
-        column = pa.array([damaged] + [None] * (n - 1), pa.large_binary())
-        bad = table.set_column(table.column_names.index("tables"), "tables", column)
+    for damaged in (blob[:len(blob) // 2], blob[:40] + bytes(64) + blob[104:], b"PAR1", None):
+        new = pa.array([damaged] + [None] * (n - 1), pa.large_binary())
+        bad = table.set_column(table.column_names.index(column), column, new)
         pq.write_table(bad, tmp_path / "bad.parquet")
-        with pytest.raises(ValueError, match="side tables"):
+        with pytest.raises(ValueError, match=f"{column} column"):
             tracer.load(tmp_path / "bad.parquet")
-    # A side table of another type is refused before it is read.
-    side = side_tables(table)
-    side = side.set_column(side.column_names.index("pool"), "pool",
-                           pa.array([["x"]], pa.list_(pa.string())))
-    bad = table.set_column(table.column_names.index("tables"), "tables",
-                           side_tables_column(side, n))
+    # A table of another type is refused before it is read.
+    one_row = read_blob(table, column)
+    name = one_row.column_names[-1]
+    one_row = one_row.set_column(one_row.num_columns - 1, name,
+                                 pa.array([["x"]], pa.list_(pa.string())))
+    bad = table.set_column(table.column_names.index(column), column, blob_column(one_row, n))
     pq.write_table(bad, tmp_path / "bad.parquet")
-    with pytest.raises(ValueError, match="pool table"):
+    with pytest.raises(ValueError, match=f"{name} table"):
         tracer.load(tmp_path / "bad.parquet")
 
 
@@ -266,9 +267,9 @@ def test_columns_that_are_no_trace_are_refused(tmp_path):
     pq.write_table(bad, tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match="subtree ends"):
         tracer.load(tmp_path / "bad.parquet")
-    refs = side_tables(table)["refs"][0].values.to_pylist()
+    refs = read_blob(table, "inputs")["refs"][0].values.to_pylist()
     refs[0] = 10 ** 6
-    bad = with_side_tables(table, refs=refs)
+    bad = with_blob(table, "inputs", refs=refs)
     pq.write_table(bad, tmp_path / "bad2.parquet")
     with pytest.raises(ValueError, match="neither a row nor a constant"):
         tracer.load(tmp_path / "bad2.parquet")
@@ -321,9 +322,9 @@ def test_randomly_damaged_columns_are_refused_or_load_safely(column, tmp_path):
     rng = np.random.default_rng(len(column))
     for attempt in range(20):
         if column in ("refs", "ref_start"):
-            vals = side_tables(table)[column][0].values.to_pylist()
+            vals = read_blob(table, "inputs")[column][0].values.to_pylist()
             vals[rng.integers(len(vals))] = int(rng.integers(-5, len(root.trace) + 5))
-            bad = with_side_tables(table, **{column: vals})
+            bad = with_blob(table, "inputs", **{column: vals})
         else:
             col = table[column].to_numpy().copy()
             col[rng.integers(len(col))] = rng.integers(-3, len(root.trace) + 3) % (
@@ -440,3 +441,27 @@ def test_columns_of_another_integer_type_are_converted_or_refused(tmp_path):
                    tmp_path / "float.parquet")
     with pytest.raises(ValueError, match="not integers"):
         tracer.load(tmp_path / "float.parquet")
+
+
+def test_a_file_of_the_first_layout_still_loads(tmp_path):
+    # The first layout: refs a list column whose offsets are ref_start, and each side
+    # table a list column whose row 0 holds it.
+    root = tracer.track(h, 1.0, 3)
+    tracer.save(root, tmp_path / "t.parquet")
+    table = pq.read_table(tmp_path / "t.parquet")
+    n = table.num_rows
+    inputs = read_blob(table, "inputs")
+    first = table.drop_columns(["inputs", "tables"]).append_column(
+        "refs", pa.ListArray.from_arrays(inputs["ref_start"][0].values,
+                                         inputs["refs"][0].values))
+    side = side_tables(table)
+    for name in side.column_names:
+        items = side[name][0].values
+        offsets = np.full(n + 1, len(items), dtype=np.int32)
+        offsets[0] = 0
+        first = first.append_column(name, pa.ListArray.from_arrays(pa.array(offsets), items))
+    pq.write_table(first.replace_schema_metadata(table.schema.metadata),
+                   tmp_path / "first.parquet")
+    back = tracer.load(tmp_path / "first.parquet")
+    same_columns(root, back)
+    assert dump(back) == dump(root)

@@ -10,16 +10,19 @@ Layout: one table, one row per node (in Parquet, in one row group).
   "opaque", ...) and ``number`` (bool, int and float values as float64, else null).
 - ``function``: the qualified name of the node's code (dictionary-encoded over the
   code column), and ``line``: the source line of its instruction.
-- ``tables``: row 0 holds an Arrow IPC stream of one row (``side_tables`` reads it
-  with plain pyarrow), the other rows are null.  Its columns are lists: the inputs
-  of the nodes as CSR, ``ref_start`` (n + 1 offsets into ``refs``) and ``refs`` (row
-  numbers; negative: a constant of ``pool``), and the side tables ``values`` (the
-  value table, see encode.py), ``pool``, ``codes`` (qualname, file, first line,
-  bytecode hash, IR text, analysis as JSON), ``metadata`` and ``substituted``
-  ((row, entry) pairs).  Why one blob: as list columns of n rows, Parquet writes
-  repetition and definition levels per row and per item, which cost more than all
-  the other columns (refs as a list column alone was 60 % of saving the node
-  columns, the side tables 5x the node columns); a blob costs one value.
+- Two blob columns, ``inputs`` and ``tables``: row 0 of each holds an Arrow IPC
+  stream of a one-row table of list columns (``read_blob`` reads it with plain
+  pyarrow), the other rows are null.  ``inputs``: the inputs of the nodes as CSR,
+  ``ref_start`` (n + 1 offsets into ``refs``) and ``refs`` (row numbers; negative:
+  a constant of ``pool``).  ``tables``: the side tables ``values`` (the value table,
+  see encode.py), ``pool``, ``codes`` (qualname, file, first line, bytecode hash,
+  IR text, analysis as JSON), ``metadata`` and ``substituted`` ((row, entry) pairs).
+  Why blobs: as list columns of n rows, Parquet writes repetition and definition
+  levels per row and per item, which cost more than all the other columns (refs as
+  a list column alone was 60 % of saving the node columns, the side tables 5x the
+  node columns); a blob costs one value.  Two of them, because a loaded trace's
+  ``ref_start`` and ``refs`` are views of the decoded ``inputs`` blob, which it
+  keeps alive; the side tables are decoded into Python objects and let go.
 - Key-value metadata ``tracer``: a small JSON object with the trace's attributes
   (format version, stopped, snapshots, exception entry, events, root keywords,
   whether values were pickled).
@@ -54,12 +57,14 @@ from .encode import TAG_NAMES, T_FALSE, T_FLOAT, T_INT, T_TRUE, ValueTable
 from .encoded import NODE_COLUMNS, EncodedTrace, as_trace, decode_trace, encode_trace
 
 __all__ = ["save", "load", "to_table", "from_table", "node_arrays", "node_columns", "node_table",
-           "side_tables", "side_tables_column", "read_table", "write_table", "require_pyarrow"]
+           "side_tables", "read_blob", "blob_column", "read_table", "write_table",
+           "require_pyarrow"]
 
 META_KEY = b"tracer"
 SIDE_TABLES = ("values", "pool", "codes", "metadata", "substituted")
-TABLES_COLUMN = "tables"
-CSR_COLUMNS = ("ref_start", "refs")   # the inputs of each node, in the side tables
+INPUTS_COLUMN = "inputs"               # blob: the nodes' inputs as CSR (CSR_COLUMNS)
+TABLES_COLUMN = "tables"               # blob: the side tables (SIDE_TABLES)
+CSR_COLUMNS = ("ref_start", "refs")
 
 
 def require_pyarrow():
@@ -103,18 +108,20 @@ def _schema():
         pa.field("function", pa.dictionary(pa.int32(), pa.string())),
         pa.field("line", pa.int32()),
     ]
-    fields.append(pa.field(TABLES_COLUMN, pa.large_binary()))
+    fields += [pa.field(INPUTS_COLUMN, pa.large_binary()),
+               pa.field(TABLES_COLUMN, pa.large_binary())]
     return pa.schema(fields)
 
 
 @cache
-def _side_schema():
-    """The schema of the side tables: one row, a list column per table (the inputs'
-    CSR columns first)."""
+def _blob_schemas():
+    """The schemas of the one-row tables in the blob columns: a list column each."""
     pa = require_pyarrow()
-    types = {**_types(), "ref_start": pa.int32(), "refs": pa.int32()}
-    return pa.schema([pa.field(name, pa.list_(types[name]), nullable=False)
-                      for name in (*CSR_COLUMNS, *SIDE_TABLES)])
+    types = _types()
+    return {INPUTS_COLUMN: pa.schema([pa.field(name, pa.list_(pa.int32()), nullable=False)
+                                      for name in CSR_COLUMNS]),
+            TABLES_COLUMN: pa.schema([pa.field(name, pa.list_(types[name]), nullable=False)
+                                      for name in SIDE_TABLES])}
 
 
 def node_arrays(columns: dict) -> list:
@@ -124,23 +131,24 @@ def node_arrays(columns: dict) -> list:
     return [pa.array(np.asarray(columns[name])) for name in (*NODE_COLUMNS, "value")]
 
 
-def _csr_lists(columns: dict) -> list:
-    """`ref_start` and `refs` as one-row list columns over the same memory."""
+def _inputs_column(columns: dict, n: int):
+    """The `inputs` column: `ref_start` and `refs` (over the same memory, until
+    serialised) in row 0's IPC stream."""
     pa = require_pyarrow()
-    return [_one_list(pa, pa.array(np.asarray(columns[name])), pa.int32())
-            for name in CSR_COLUMNS]
+    lists = [_one_list(pa, pa.array(np.asarray(columns[name])), pa.int32())
+             for name in CSR_COLUMNS]
+    return blob_column(pa.Table.from_arrays(lists, schema=_blob_schemas()[INPUTS_COLUMN]), n)
 
 
 def node_table(columns: dict):
-    """A trace table of the node columns alone (the flat ones, and `ref_start` and
-    `refs` in the `tables` column): what the columns of a trace cost to save."""
+    """A trace table of the node columns alone (the flat ones, and `inputs`): what
+    the columns of a trace cost to save."""
     pa = require_pyarrow()
     arrays = node_arrays(columns)
-    n = len(arrays[0])
-    csr = pa.schema(list(_side_schema())[:len(CSR_COLUMNS)])
-    arrays.append(side_tables_column(pa.Table.from_arrays(_csr_lists(columns), schema=csr), n))
-    fields = list(_schema())
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields[:len(arrays) - 1] + fields[-1:]))
+    arrays.append(_inputs_column(columns, len(arrays[0])))
+    schema = _schema()
+    return pa.Table.from_arrays(arrays, schema=pa.schema(
+        [schema.field(name) for name in (*NODE_COLUMNS, "value", INPUTS_COLUMN)]))
 
 
 def _one_list(pa, items, item_type):
@@ -149,15 +157,15 @@ def _one_list(pa, items, item_type):
                                     items, type=pa.list_(item_type))
 
 
-def side_tables_column(side, n: int):
-    """The `tables` column of a file of n nodes: row 0 holds the side tables `side`
-    (a one-row table of `_side_schema`) as an Arrow IPC stream, the other rows are
-    null.  One flat column costs the Parquet writer and reader little per node (as
-    list columns of n rows, the side tables cost more than the node columns)."""
+def blob_column(one_row, n: int):
+    """A blob column of a file of n nodes: row 0 holds the one-row table `one_row`
+    as an Arrow IPC stream, the other rows are null.  One flat column costs the
+    Parquet writer and reader little per node; the same data as list columns of n
+    rows cost more than all the node columns (see this module's docstring)."""
     pa = require_pyarrow()
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, side.schema) as writer:
-        writer.write_table(side)
+    with pa.ipc.new_stream(sink, one_row.schema) as writer:
+        writer.write_table(one_row)
     blob = sink.getvalue()
     offsets = np.full(n + 1, blob.size, dtype=np.int64)
     offsets[0] = 0
@@ -168,52 +176,60 @@ def side_tables_column(side, n: int):
                                  null_count=n - 1)
 
 
-def _first_value(column):
+def _first_value(column, name: str):
     """Row 0 of a binary column as a slice of its data buffer: its bytes where they
-    are (a scalar's `as_buffer` copies them), so the node columns in the side tables
-    stay views of what pyarrow read (of a memory-mapped file's pages)."""
+    are (a scalar's `as_buffer` copies them), so the node columns in `inputs` stay
+    views of what pyarrow read (of a memory-mapped file's pages)."""
     pa = require_pyarrow()
     if column.type not in (pa.binary(), pa.large_binary()):
-        raise ValueError(f"the trace file's {TABLES_COLUMN} column is {column.type}, not binary")
+        raise ValueError(f"the trace file's {name} column is {column.type}, not binary")
+    if len(column) == 0 or not column[0].is_valid:
+        raise ValueError(f"the trace file's {name} column has no first row")
     _, offsets, data = column.buffers()
     width = 8 if column.type == pa.large_binary() else 4
     start, end = np.frombuffer(offsets, dtype=np.int64 if width == 8 else np.int32, count=2,
                                offset=column.offset * width).tolist()
     if not 0 <= start <= end <= data.size:
-        raise ValueError(f"the trace file's {TABLES_COLUMN} column is damaged")
+        raise ValueError(f"the trace file's {name} column is damaged")
     return data.slice(start, end - start)
 
 
-def side_tables(table, required=SIDE_TABLES):
-    """The side tables of a trace table (a one-row pyarrow Table: ref_start, refs,
-    values, pool, codes, metadata, substituted), checked against their schema."""
+def read_blob(table, name: str):
+    """The one-row table in blob column `name` (INPUTS_COLUMN or TABLES_COLUMN) of a
+    trace table, checked: its IPC stream, its offsets, text and schema."""
     pa = require_pyarrow()
-    if TABLES_COLUMN not in table.column_names:
-        # Files of the first layout held each side table as a list column.
-        missing = [c for c in SIDE_TABLES if c not in table.column_names]
-        if missing:
-            raise ValueError(f"not a tracer trace file: no column {TABLES_COLUMN}")
-        side = table.select(list(SIDE_TABLES)).slice(0, 1)
-    else:
-        column = _one_chunk(table, TABLES_COLUMN)
-        if len(column) == 0 or not column[0].is_valid:
-            raise ValueError("the trace file's side tables are missing")
-        try:
-            with pa.ipc.open_stream(_first_value(column)) as reader:
-                side = reader.read_all()
-            side.validate(full=True)  # offsets in bounds, text UTF-8: then safe to read
-        except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
-            raise ValueError(f"the trace file's side tables are damaged ({exc})") from None
-    for field in _side_schema():
-        if field.name not in side.column_names:
-            if field.name in required:
-                raise ValueError(f"the trace file has no {field.name} table")
-        elif side.schema.field(field.name).type != field.type:
+    if name not in table.column_names:
+        raise ValueError(f"not a tracer trace file: no column {name}")
+    try:
+        with pa.ipc.open_stream(_first_value(_one_chunk(table, name), name)) as reader:
+            one_row = reader.read_all()
+        one_row.validate(full=True)  # offsets in bounds, text UTF-8: then safe to read
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"the trace file's {name} column is damaged ({exc})") from None
+    return _checked(one_row, name)
+
+
+def _checked(one_row, name: str):
+    """`one_row`, if it has the columns of blob `name`'s schema, of their types."""
+    for field in _blob_schemas()[name]:
+        if field.name not in one_row.column_names:
+            raise ValueError(f"the trace file's {name} column has no {field.name} table")
+        if one_row.schema.field(field.name).type != field.type:
             raise ValueError(f"the trace file's {field.name} table is not a "
                              f"{field.type} column")
-    if side.num_rows < 1:
-        raise ValueError("the trace file's side tables are empty")
-    return side
+        if one_row.num_rows < 1 or not one_row[field.name][0].is_valid:
+            raise ValueError(f"the trace file's {field.name} table is missing")
+    return one_row
+
+
+def side_tables(table):
+    """The side tables of a trace table: a one-row pyarrow Table with list columns
+    values, pool, codes, metadata and substituted."""
+    if TABLES_COLUMN not in table.column_names and all(
+            c in table.column_names for c in SIDE_TABLES):
+        # Files of the first layout held each side table as a list column.
+        return _checked(table.select(list(SIDE_TABLES)).slice(0, 1), TABLES_COLUMN)
+    return read_blob(table, TABLES_COLUMN)
 
 
 def _line_column(enc: EncodedTrace, pa):
@@ -265,13 +281,15 @@ def to_table(enc: EncodedTrace):
          pa.array(v.blob, pa.large_binary()), pa.array(v.type_name, pa.string()),
          pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32()))],
         fields=list(types["values"]))
-    side = _csr_lists(cols) + [_one_list(pa, values_struct, types["values"]),
+    arrays.append(_inputs_column(cols, n))
+    side = [_one_list(pa, values_struct, types["values"]),
             _one_list(pa, pa.array(enc.pool, pa.int32()), pa.int32()),
             _one_list(pa, pa.array(enc.codes, types["codes"]), types["codes"])]
     for name in ("metadata", "substituted"):
         pairs = [{"row": r, "value": e} for r, e in getattr(enc, name)]
         side.append(_one_list(pa, pa.array(pairs, types[name]), types[name]))
-    arrays.append(side_tables_column(pa.Table.from_arrays(side, schema=_side_schema()), n))
+    arrays.append(blob_column(pa.Table.from_arrays(side, schema=_blob_schemas()[TABLES_COLUMN]),
+                              n))
     schema = _schema().with_metadata({META_KEY: json.dumps(enc.info).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -298,10 +316,10 @@ def _numbers(arr, name: str) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False)
 
 
-def node_columns(table, side=None) -> tuple[dict, dict]:
+def node_columns(table) -> tuple[dict, dict]:
     """The node columns of a trace table (kind .. aux, ref_start, refs, value) as
     numpy views of its Arrow buffers (a loaded arena points into them), and the
-    Arrow arrays they view.  `side`: the table's side tables, if already read."""
+    Arrow arrays they view."""
     missing = [c for c in (*NODE_COLUMNS, "value") if c not in table.column_names]
     if missing:
         raise ValueError(f"not a tracer trace file: no column {', '.join(missing)}")
@@ -312,14 +330,9 @@ def node_columns(table, side=None) -> tuple[dict, dict]:
             raise ValueError(f"the trace file's refs column is {refs.type}, not a list")
         arrays["ref_start"], arrays["refs"] = refs.offsets, refs.values
     else:
-        side = side_tables(table, required=CSR_COLUMNS) if side is None else side
+        inputs = read_blob(table, INPUTS_COLUMN)
         for name in CSR_COLUMNS:
-            if name not in side.column_names:
-                raise ValueError(f"the trace file has no {name} table")
-            row = _one_chunk(side, name)[0]
-            if not row.is_valid:
-                raise ValueError(f"the trace file's {name} table is null")
-            arrays[name] = row.values
+            arrays[name] = _one_chunk(inputs, name)[0].values
     columns = {name: _numbers(arr, name) for name, arr in arrays.items()}
     offsets = columns["ref_start"]
     if len(offsets):  # a sliced list array's offsets are rebased (a copy)
@@ -341,7 +354,7 @@ def from_table(table) -> EncodedTrace:
     if not isinstance(info, dict):
         raise ValueError("the trace file's 'tracer' metadata is not a JSON object")
     tables = side_tables(table)
-    columns, arrays = node_columns(table, tables)
+    columns, arrays = node_columns(table)
 
     def side(name):
         arr = _one_chunk(tables, name)
