@@ -108,9 +108,17 @@ def _schema():
         pa.field("function", pa.dictionary(pa.int32(), pa.string())),
         pa.field("line", pa.int32()),
     ]
-    fields += [pa.field(INPUTS_COLUMN, pa.large_binary()),
-               pa.field(TABLES_COLUMN, pa.large_binary())]
+    fields += [pa.field(INPUTS_COLUMN, pa.binary()), pa.field(TABLES_COLUMN, pa.binary())]
     return pa.schema(fields)
+
+
+def _with_blob_types(schema, arrays):
+    """`schema` with each blob column typed as its array is (binary, or large_binary
+    for a blob of 2 GiB or more)."""
+    for i, field in enumerate(schema):
+        if field.name in (INPUTS_COLUMN, TABLES_COLUMN) and arrays[i].type != field.type:
+            schema = schema.set(i, field.with_type(arrays[i].type))
+    return schema
 
 
 @cache
@@ -147,8 +155,8 @@ def node_table(columns: dict):
     arrays = node_arrays(columns)
     arrays.append(_inputs_column(columns, len(arrays[0])))
     schema = _schema()
-    return pa.Table.from_arrays(arrays, schema=pa.schema(
-        [schema.field(name) for name in (*NODE_COLUMNS, "value", INPUTS_COLUMN)]))
+    schema = pa.schema([schema.field(name) for name in (*NODE_COLUMNS, "value", INPUTS_COLUMN)])
+    return pa.Table.from_arrays(arrays, schema=_with_blob_types(schema, arrays))
 
 
 def _one_list(pa, items, item_type):
@@ -163,15 +171,21 @@ def blob_column(one_row, n: int):
     Parquet writer and reader little per node; the same data as list columns of n
     rows cost more than all the node columns (see this module's docstring)."""
     pa = require_pyarrow()
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, one_row.schema) as writer:
+    # Measured first, then written into a buffer of its size: a growing buffer would
+    # copy the node columns in it several times over.
+    measure = pa.MockOutputStream()
+    with pa.ipc.new_stream(measure, one_row.schema) as writer:
         writer.write_table(one_row)
-    blob = sink.getvalue()
-    offsets = np.full(n + 1, blob.size, dtype=np.int64)
+    blob = pa.allocate_buffer(measure.size())
+    with pa.ipc.new_stream(pa.FixedSizeBufferWriter(blob), one_row.schema) as writer:
+        writer.write_table(one_row)
+    # 32-bit offsets while they fit: n + 1 of them, half the bytes of 64-bit ones.
+    large = blob.size >= 2 ** 31 - 1
+    offsets = np.full(n + 1, blob.size, dtype=np.int64 if large else np.int32)
     offsets[0] = 0
     valid = np.zeros((n + 7) // 8, dtype=np.uint8)
     valid[0] = 1
-    return pa.Array.from_buffers(pa.large_binary(), n,
+    return pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), n,
                                  [pa.py_buffer(valid), pa.py_buffer(offsets), blob],
                                  null_count=n - 1)
 
@@ -290,7 +304,8 @@ def to_table(enc: EncodedTrace):
         side.append(_one_list(pa, pa.array(pairs, types[name]), types[name]))
     arrays.append(blob_column(pa.Table.from_arrays(side, schema=_blob_schemas()[TABLES_COLUMN]),
                               n))
-    schema = _schema().with_metadata({META_KEY: json.dumps(enc.info).encode()})
+    schema = _with_blob_types(_schema(), arrays).with_metadata(
+        {META_KEY: json.dumps(enc.info).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
