@@ -59,7 +59,7 @@ cdef class Trace:
     cdef bint external
     cdef object borrowed_columns
     cdef object code_column      # the loaded code column, checked against the frames
-    cdef readonly object source  # what the columns were loaded from (a pyarrow Table), or None
+    cdef readonly object source  # what the columns were loaded from (Arrow arrays by name), or None
 
     def __cinit__(self):
         self.n = 0
