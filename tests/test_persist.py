@@ -1,8 +1,10 @@
 """Saving and loading traces (one Parquet file) and pickling them: every corpus trace
 comes back with the same dump and validates; loading never runs code from a file."""
 
+import gc
 import io
 import math
+import os
 import multiprocessing as mp
 import pickle
 import random
@@ -18,6 +20,8 @@ from helpers import trace_corpus_case
 
 pa = pytest.importorskip("pyarrow", reason="saving traces needs pyarrow (tracer[arrow])")
 import pyarrow.parquet as pq  # noqa: E402
+
+from tracer.persist.parquet import blob_column, read_blob, side_tables  # noqa: E402
 
 
 def dump(root, levels=1000) -> str:
@@ -188,46 +192,69 @@ def test_values_saved_as_pickles_need_allow_pickle(tmp_path):
     tracer.validate(back)
 
 
+def with_blob(table, column, **replaced):
+    """`table` with some tables of its blob column `column` ("inputs": ref_start and
+    refs; "tables": the side tables) replaced by lists of entries."""
+    one_row = read_blob(table, column)
+    for name, items in replaced.items():
+        item_type = one_row.schema.field(name).type.value_type
+        one_row = one_row.set_column(one_row.column_names.index(name), name,
+                                     pa.array([items], pa.list_(item_type)))
+    return table.set_column(table.column_names.index(column), column,
+                            blob_column(one_row, table.num_rows))
+
+
 def test_a_crafted_file_never_runs_its_payload(tmp_path):
     marker = tmp_path / "marker"
     payload = pickle.dumps(Marker(marker))
     root = tracer.track(f, 0.5)
     tracer.save(root, tmp_path / "t.parquet")
     table = pq.read_table(tmp_path / "t.parquet")
-    values = table["values"].chunk(0)[0].values.to_pylist()
+    values = side_tables(table)["values"][0].values.to_pylist()
     # The payload as the value of every kind of entry, and as the code table's analysis.
     for entry in values:
         entry["blob"] = payload
         entry["text"] = payload.decode("latin-1")
-    crafted = values[:]
     values[0]["tag"] = 18  # claims to be a pickle, in a file that says it holds none
-    n = table.num_rows
-    types = table.schema.field("values").type
-
-    def row0(items, item_type):
-        offsets = np.full(n + 1, len(items), dtype=np.int32)
-        offsets[0] = 0
-        return pa.ListArray.from_arrays(pa.array(offsets), pa.array(items, item_type))
-
-    t2 = table.set_column(table.column_names.index("values"), "values",
-                          row0(crafted, types.value_type))
-    codes = t2["codes"].chunk(0)[0].values.to_pylist()
+    codes = side_tables(table)["codes"][0].values.to_pylist()
     for c in codes:
         c["analysis"] = payload.decode("latin-1")
-    t2 = t2.set_column(t2.column_names.index("codes"), "codes",
-                       row0(codes, table.schema.field("codes").type.value_type))
-    pq.write_table(t2, tmp_path / "crafted.parquet")
+    pq.write_table(with_blob(table, "tables", values=values, codes=codes),
+                   tmp_path / "crafted.parquet")
     with pytest.raises(tracer.PickleRefused):
         tracer.load(tmp_path / "crafted.parquet")
     values[0]["tag"] = 8  # bytes: the payload is data
-    t3 = t2.set_column(t2.column_names.index("values"), "values",
-                       row0(values, types.value_type))
-    pq.write_table(t3, tmp_path / "crafted2.parquet")
+    pq.write_table(with_blob(table, "tables", values=values, codes=codes),
+                   tmp_path / "crafted2.parquet")
     back = tracer.load(tmp_path / "crafted2.parquet")
     dump(back, 1)
     with pytest.raises(ValueError, match="damaged"):
         back.children[2].location  # the analysis is the payload: an error, not a run
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("column", ["inputs", "tables"])
+def test_damaged_blob_columns_are_refused(column, tmp_path):
+    root = tracer.track(f, 0.5)
+    tracer.save(root, tmp_path / "t.parquet")
+    table = pq.read_table(tmp_path / "t.parquet")
+    blob = table[column][0].as_py()
+    n = table.num_rows
+    for damaged in (blob[:len(blob) // 2], blob[:40] + bytes(64) + blob[104:], b"PAR1", None):
+        new = pa.array([damaged] + [None] * (n - 1), pa.large_binary())
+        bad = table.set_column(table.column_names.index(column), column, new)
+        pq.write_table(bad, tmp_path / "bad.parquet")
+        with pytest.raises(ValueError, match=f"{column} column"):
+            tracer.load(tmp_path / "bad.parquet")
+    # A table of another type is refused before it is read.
+    one_row = read_blob(table, column)
+    name = one_row.column_names[-1]
+    one_row = one_row.set_column(one_row.num_columns - 1, name,
+                                 pa.array([["x"]], pa.list_(pa.string())))
+    bad = table.set_column(table.column_names.index(column), column, blob_column(one_row, n))
+    pq.write_table(bad, tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match=f"{name} table"):
+        tracer.load(tmp_path / "bad.parquet")
 
 
 def test_columns_that_are_no_trace_are_refused(tmp_path):
@@ -240,11 +267,9 @@ def test_columns_that_are_no_trace_are_refused(tmp_path):
     pq.write_table(bad, tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match="subtree ends"):
         tracer.load(tmp_path / "bad.parquet")
-    refs = table["refs"].chunk(0)
-    vals = refs.values.to_numpy().copy()
-    vals[0] = 10 ** 6
-    bad = table.set_column(table.column_names.index("refs"), "refs",
-                           pa.ListArray.from_arrays(refs.offsets, pa.array(vals)))
+    refs = read_blob(table, "inputs")["refs"][0].values.to_pylist()
+    refs[0] = 10 ** 6
+    bad = with_blob(table, "inputs", refs=refs)
     pq.write_table(bad, tmp_path / "bad2.parquet")
     with pytest.raises(ValueError, match="neither a row nor a constant"):
         tracer.load(tmp_path / "bad2.parquet")
@@ -285,7 +310,8 @@ def no_addresses(text):
     return re.sub(r" at 0x[0-9a-f]+", " at 0x…", text)
 
 
-@pytest.mark.parametrize("column", ["kind", "flags", "parent", "code", "aux", "value", "refs"])
+@pytest.mark.parametrize("column", ["kind", "flags", "parent", "code", "aux", "value", "refs",
+                                    "ref_start"])
 def test_randomly_damaged_columns_are_refused_or_load_safely(column, tmp_path):
     # Whatever a column holds, load either refuses it with ValueError or builds a trace
     # whose readers end (no crash, no endless walk): the core checks before it builds.
@@ -295,17 +321,15 @@ def test_randomly_damaged_columns_are_refused_or_load_safely(column, tmp_path):
     table = pq.read_table(tmp_path / "t.parquet")
     rng = np.random.default_rng(len(column))
     for attempt in range(20):
-        if column == "refs":
-            refs = table["refs"].chunk(0)
-            vals = refs.values.to_numpy().copy()
-            vals[rng.integers(len(vals))] = rng.integers(-5, len(root.trace) + 5)
-            new = pa.ListArray.from_arrays(refs.offsets, pa.array(vals))
+        if column in ("refs", "ref_start"):
+            vals = read_blob(table, "inputs")[column][0].values.to_pylist()
+            vals[rng.integers(len(vals))] = int(rng.integers(-5, len(root.trace) + 5))
+            bad = with_blob(table, "inputs", **{column: vals})
         else:
             col = table[column].to_numpy().copy()
             col[rng.integers(len(col))] = rng.integers(-3, len(root.trace) + 3) % (
                 256 if col.dtype == np.uint8 else 1 << 31)
-            new = pa.array(col)
-        bad = table.set_column(table.column_names.index(column), column, new)
+            bad = table.set_column(table.column_names.index(column), column, pa.array(col))
         pq.write_table(bad, tmp_path / "bad.parquet")
         try:
             back = tracer.load(tmp_path / "bad.parquet")
@@ -316,3 +340,128 @@ def test_randomly_damaged_columns_are_refused_or_load_safely(column, tmp_path):
             tracer.validate(back)
         except Exception:  # a wrong trace may print or validate with an error: no hang
             pass
+
+
+# -- a loaded trace's columns are Arrow's buffers ------------------------------------
+
+def first_value_address(array) -> int:
+    """The address of an Arrow array's first value (its data buffer, past its offset)."""
+    return array.buffers()[1].address + array.offset * (array.type.bit_width // 8)
+
+
+@pytest.mark.parametrize("name", ["t.parquet", "t.arrow"])
+def test_a_loaded_traces_columns_are_the_arrow_buffers(name, tmp_path):
+    root = tracer.track(h, 1.0, 50)
+    tracer.save(root, tmp_path / name)
+    back = tracer.load(tmp_path / name)
+    arrays = back.trace.source  # the Arrow arrays pyarrow read, by column
+    cols = back.trace.columns()
+    assert set(cols) <= set(arrays)
+    for column, arr in cols.items():
+        arrow = arrays[column]
+        assert arr.ctypes.data == first_value_address(arrow), column
+        assert np.shares_memory(arr, arrow.to_numpy()), column
+    with pytest.raises(ValueError):
+        cols["parent"][1] = 5  # read-only: the arena does not own them
+    # ... and the trace still prints, validates, answers queries and pickles.
+    assert dump(back) == dump(root)
+    tracer.validate(back)
+    ret = back.children[-1]
+    assert [n.row for n in ret.backward()] == [n.row for n in root.children[-1].backward()]
+    again = pickle.loads(pickle.dumps(back))
+    assert again.trace.source is None and dump(again) == dump(root)
+    tracer.validate(again)
+
+
+def mapped_ranges(path) -> list[tuple[int, int]]:
+    """The address ranges of this process's memory mappings of the file `path`."""
+    name = str(path.resolve())
+    ranges = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if line.rstrip().endswith(name):
+                lo, hi = line.split()[0].split("-")
+                ranges.append((int(lo, 16), int(hi, 16)))
+    return ranges
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"),
+                    reason="checking memory mappings needs Linux's /proc/self/maps")
+def test_an_uncompressed_arrow_file_is_read_in_place(tmp_path):
+    root = tracer.track(h, 1.0, 2000)
+    path = tmp_path / "t.arrow"
+    tracer.save(root, path, compression="none")
+    back = tracer.load(path)
+    ranges = mapped_ranges(path)
+    assert ranges, "the file is memory-mapped"
+    for name, column in back.trace.columns().items():
+        address = column.ctypes.data
+        assert any(lo <= address and address + column.nbytes <= hi for lo, hi in ranges), name
+    # Saving over the file replaces it: the loaded trace keeps the old file's pages.
+    tracer.save(tracer.track(h, 2.0, 3), path, compression="none")
+    assert dump(back) == dump(root)
+    tracer.validate(back)
+    del back, column
+    gc.collect()
+    with open("/proc/self/maps") as maps:  # the old file is unmapped with the trace
+        assert not any(str(path) in line for line in maps)
+
+
+def test_a_column_in_several_chunks_is_combined(tmp_path):
+    root = tracer.track(h, 1.0, 30)
+    tracer.save(root, tmp_path / "t.arrow")
+    with pa.memory_map(str(tmp_path / "t.arrow")) as source:
+        table = pa.ipc.open_file(source).read_all()
+    with pa.OSFile(str(tmp_path / "batches.arrow"), "wb") as sink:
+        with pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table, max_chunksize=7)  # record batches of 7 rows
+    back = tracer.load(tmp_path / "batches.arrow")
+    with pa.memory_map(str(tmp_path / "batches.arrow")) as source:
+        assert pa.ipc.open_file(source).read_all()["parent"].num_chunks > 1
+    same_columns(root, back)
+    assert dump(back) == dump(root)
+    tracer.validate(back)
+
+
+def test_columns_of_another_integer_type_are_converted_or_refused(tmp_path):
+    root = tracer.track(h, 1.0, 3)
+    tracer.save(root, tmp_path / "t.parquet")
+    table = pq.read_table(tmp_path / "t.parquet")
+    parent = table["parent"].to_numpy().astype(np.int64)  # as another tool may write it
+    wide = table.set_column(table.column_names.index("parent"), "parent", pa.array(parent))
+    pq.write_table(wide, tmp_path / "wide.parquet")
+    assert dump(tracer.load(tmp_path / "wide.parquet")) == dump(root)
+    parent[2] += 1 << 32  # would wrap to a valid-looking row
+    pq.write_table(wide.set_column(table.column_names.index("parent"), "parent",
+                                   pa.array(parent)), tmp_path / "huge.parquet")
+    with pytest.raises(ValueError, match="outside int32"):
+        tracer.load(tmp_path / "huge.parquet")
+    kind = table["kind"].to_numpy().astype(np.float64)
+    pq.write_table(table.set_column(table.column_names.index("kind"), "kind", pa.array(kind)),
+                   tmp_path / "float.parquet")
+    with pytest.raises(ValueError, match="not integers"):
+        tracer.load(tmp_path / "float.parquet")
+
+
+def test_a_file_of_the_first_layout_still_loads(tmp_path):
+    # The first layout: refs a list column whose offsets are ref_start, and each side
+    # table a list column whose row 0 holds it.
+    root = tracer.track(h, 1.0, 3)
+    tracer.save(root, tmp_path / "t.parquet")
+    table = pq.read_table(tmp_path / "t.parquet")
+    n = table.num_rows
+    inputs = read_blob(table, "inputs")
+    first = table.drop_columns(["inputs", "tables"]).append_column(
+        "refs", pa.ListArray.from_arrays(inputs["ref_start"][0].values,
+                                         inputs["refs"][0].values))
+    side = side_tables(table)
+    for name in side.column_names:
+        items = side[name][0].values
+        offsets = np.full(n + 1, len(items), dtype=np.int32)
+        offsets[0] = 0
+        first = first.append_column(name, pa.ListArray.from_arrays(pa.array(offsets), items))
+    pq.write_table(first.replace_schema_metadata(table.schema.metadata),
+                   tmp_path / "first.parquet")
+    back = tracer.load(tmp_path / "first.parquet")
+    same_columns(root, back)
+    assert dump(back) == dump(root)

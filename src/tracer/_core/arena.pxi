@@ -51,6 +51,15 @@ cdef class Trace:
     cdef public tuple root_keywords
     cdef public object _cache
     cdef int exports
+    # A loaded trace's node columns are buffers it does not own (the Arrow buffers of
+    # the file it was read from, or arrays a pickle carried): `borrowed_columns` holds
+    # the arrays they belong to, alive as long as the trace.  Such a trace never
+    # frees, reallocates or writes them, and cannot grow (see _grow_rows).  Its
+    # values column is its own (references it took).
+    cdef bint external
+    cdef object borrowed_columns
+    cdef object code_column      # the loaded code column, checked against the frames
+    cdef readonly object source  # what the columns were loaded from (Arrow arrays by name), or None
 
     def __cinit__(self):
         self.n = 0
@@ -74,7 +83,15 @@ cdef class Trace:
             for i in range(self.n):
                 Py_XDECREF(self.value_[i])
         free(self.frames_)
-        _give_spare(self)
+        if self.external:
+            _drop_external(self)
+        else:
+            _give_spare(self)
+
+    cdef int _refuse_growth(self) except -1:
+        raise BufferError("this trace was loaded from a file or a pickle: its columns are "
+                          "the loaded (read-only) buffers, so rows cannot be added to it; "
+                          "record a new trace with tracer.track instead")
 
     cdef int _grow_rows(self, int32_t need) except -1:
         cdef int32_t cap = self.cap if self.cap else FIRST_ROWS
@@ -82,6 +99,8 @@ cdef class Trace:
             cap *= 2
         if cap == self.cap:
             return 0
+        if self.external:
+            self._refuse_growth()
         if self.exports:
             raise BufferError("the trace cannot grow while its columns are exported")
         self.kind_ = <uint8_t *>_realloc(self.kind_, cap * sizeof(uint8_t))
@@ -100,6 +119,8 @@ cdef class Trace:
             cap *= 2
         if cap == self.refcap:
             return 0
+        if self.external:
+            self._refuse_growth()
         if self.exports:
             raise BufferError("the trace cannot grow while its columns are exported")
         self.refs_ = <int32_t *>_realloc(self.refs_, cap * sizeof(int32_t))
@@ -306,6 +327,8 @@ cdef class Trace:
         return (packed >> 32).astype(np.int32), (packed & 0xFFFFFFFF).astype(np.int32)
 
     cdef object _code_column(self):
+        if self.code_column is not None:
+            return self.code_column
         import numpy as np
         cache = self._cache
         key = ("code", self.n)

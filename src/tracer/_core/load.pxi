@@ -1,8 +1,9 @@
-# A Trace rebuilt from saved columns (tracer.persist: a file, a pickle).  The columns
-# are copied into the trace's own buffers (one memcpy each: the trace frees and
-# reuses its buffers by the arena's rules, so it cannot borrow Arrow's).  Everything
-# that would make a reader loop, crash or read out of bounds is checked first: the
-# columns may come from a file someone crafted.
+# A Trace rebuilt from saved columns (tracer.persist: a file, a pickle).  The node
+# columns are not copied: the trace points into the buffers it is given (for a file,
+# the Arrow buffers pyarrow read or memory-mapped) and keeps them alive; it marks
+# itself `external`, so it never frees, reallocates or writes them and cannot grow.
+# Everything that would make a reader loop, crash or read out of bounds is checked
+# first: the columns may come from a file someone crafted.
 
 cdef int _check_loaded(int32_t n, int32_t nrefs, Py_ssize_t npool, Py_ssize_t ncodes,
                        Py_ssize_t nobjects, const uint8_t[::1] kind,
@@ -40,65 +41,119 @@ cdef int _check_loaded(int32_t n, int32_t nrefs, Py_ssize_t npool, Py_ssize_t nc
     return 0
 
 
-def trace_from_columns(const uint8_t[::1] kind, const uint8_t[::1] flags,
-                       const int32_t[::1] parent, const int32_t[::1] code,
-                       const int32_t[::1] offset, const int32_t[::1] aux,
-                       const int32_t[::1] ref_start, const int32_t[::1] refs,
+cdef int32_t _NO_REFS[1]   # what an external trace without refs points at
+
+
+cdef const void *_column_address(object view, str name, Py_ssize_t itemsize) except NULL:
+    """The address of a loaded column's first item (a dummy for an empty column),
+    refusing one that is not aligned for its type (it would be read as if it were)."""
+    cdef const uint8_t[::1] raw = view.cast("B")
+    if raw.shape[0] == 0:
+        return <const void *>_NO_REFS
+    cdef size_t address = <size_t>&raw[0]
+    if address % itemsize:
+        raise ValueError(f"column {name} is not aligned for its type: pass aligned arrays "
+                         "(numpy.require(column, requirements='A'))")
+    return <const void *>&raw[0]
+
+
+def trace_from_columns(kind, flags, parent, code, offset, aux, ref_start, refs,
                        const int32_t[::1] value_index, list objects, list pool,
                        list codes, dict metadata, dict substituted_operators,
                        bint stopped, bint snapshots, object exception, long events,
-                       object root_keywords):
-    """A Trace holding the given columns (copied), for tracer.persist.
+                       object root_keywords, object source=None):
+    """A Trace whose node columns are the given buffers, for tracer.persist.
 
-    `value_index[row]` is the row's value as an index into `objects` (-1: no value);
-    `pool` holds the constants negative refs name; `codes` the code objects (or
-    stand-ins) the code column indexes.  Raises ValueError for columns that do not
-    form a trace.
+    The columns (uint8 `kind` and `flags`, int32 others, C-contiguous and aligned)
+    are not copied: the trace points into them and keeps them alive, so the caller
+    must not change them afterwards (Arrow buffers never change).  `columns()` then
+    returns views of them; the trace cannot grow.  `value_index[row]` is the row's
+    value as an index into `objects` (-1: no value); `pool` holds the constants
+    negative refs name; `codes` the code objects (or stand-ins) the code column
+    indexes; `source` is kept as the trace's `source` (what the columns came from).
+    Raises ValueError for columns that do not form a trace.
     """
-    cdef int32_t n = <int32_t>kind.shape[0]
-    cdef int32_t nrefs = <int32_t>refs.shape[0]
+    # Python memoryviews hold an export of each buffer for the trace's lifetime:
+    # a resizable exporter (a bytearray) then cannot move its memory under the trace.
+    views = {}
+    for name, col, fmt in (("kind", kind, "B"), ("flags", flags, "B"), ("parent", parent, "i"),
+                           ("code", code, "i"), ("offset", offset, "i"), ("aux", aux, "i"),
+                           ("ref_start", ref_start, "i"), ("refs", refs, "i")):
+        try:
+            view = memoryview(col)
+        except TypeError:
+            raise ValueError(f"column {name} is not an array ({type(col).__name__})") from None
+        if (view.ndim != 1 or not view.c_contiguous
+                or view.itemsize != (1 if fmt == "B" else 4)
+                or view.format.lstrip("@=") not in (("B",) if fmt == "B" else ("i", "l"))):
+            raise ValueError(f"column {name} must be a contiguous 1-d array of "
+                             f"{'uint8' if fmt == 'B' else 'int32'}, not format "
+                             f"{view.format!r} with {view.ndim} dimensions")
+        views[name] = view
+    cdef const uint8_t[::1] kind_v = views["kind"]
+    cdef const uint8_t[::1] flags_v = views["flags"]
+    cdef const int32_t[::1] parent_v = views["parent"]
+    cdef const int32_t[::1] code_v = views["code"]
+    cdef const int32_t[::1] offset_v = views["offset"]
+    cdef const int32_t[::1] aux_v = views["aux"]
+    cdef const int32_t[::1] ref_start_v = views["ref_start"]
+    cdef const int32_t[::1] refs_v = views["refs"]
+    cdef int32_t n = <int32_t>kind_v.shape[0]
+    cdef int32_t nrefs = <int32_t>refs_v.shape[0]
     cdef int32_t r, v
     cdef object obj
-    for name, col in (("flags", flags), ("parent", parent), ("code", code),
-                      ("offset", offset), ("aux", aux), ("value_index", value_index)):
-        if len(col) != n:
-            raise ValueError(f"column {name} has {len(col)} rows, kind has {n}")
-    if ref_start.shape[0] != n + 1:
-        raise ValueError(f"ref_start has {ref_start.shape[0]} entries, not rows + 1 = {n + 1}")
-    _check_loaded(n, nrefs, len(pool), len(codes), len(objects), kind, flags, parent, code,
-                  aux, ref_start, refs, value_index)
+    for name, length in (("flags", flags_v.shape[0]), ("parent", parent_v.shape[0]),
+                         ("code", code_v.shape[0]), ("offset", offset_v.shape[0]),
+                         ("aux", aux_v.shape[0]), ("value_index", value_index.shape[0])):
+        if length != n:
+            raise ValueError(f"column {name} has {length} rows, kind has {n}")
+    if ref_start_v.shape[0] != n + 1:
+        raise ValueError(f"ref_start has {ref_start_v.shape[0]} entries, not rows + 1 = {n + 1}")
+    _check_loaded(n, nrefs, len(pool), len(codes), len(objects), kind_v, flags_v, parent_v,
+                  code_v, aux_v, ref_start_v, refs_v, value_index)
+    addresses = {name: <size_t>_column_address(view, name, 1 if name in ("kind", "flags") else 4)
+                 for name, view in views.items()}
     cdef Trace t = Trace()
-    t._grow_rows(n + 1)
-    t._grow_refs(nrefs if nrefs > 0 else 1)
-    memcpy(t.kind_, &kind[0], n * sizeof(uint8_t))
-    memcpy(t.flags_, &flags[0], n * sizeof(uint8_t))
-    memcpy(t.parent_, &parent[0], n * sizeof(int32_t))
-    memcpy(t.offset_, &offset[0], n * sizeof(int32_t))
-    memcpy(t.aux_, &aux[0], n * sizeof(int32_t))
-    memcpy(t.ref_start_, &ref_start[0], (n + 1) * sizeof(int32_t))
-    if nrefs > 0:
-        memcpy(t.refs_, &refs[0], nrefs * sizeof(int32_t))
+    _give_spare(t)         # the fresh trace's own columns: back to the spare slot
+    t.external = True      # from here on, dealloc frees only the values column
+    t.borrowed_columns = tuple(views.values())
+    t.source = source
+    t.value_ = <PyObject **>calloc(n, sizeof(PyObject *))
+    if t.value_ == NULL:
+        raise MemoryError("tracer: out of memory loading a trace")
+    t.kind_ = <uint8_t *><size_t>addresses["kind"]
+    t.flags_ = <uint8_t *><size_t>addresses["flags"]
+    t.parent_ = <int32_t *><size_t>addresses["parent"]
+    t.offset_ = <int32_t *><size_t>addresses["offset"]
+    t.aux_ = <int32_t *><size_t>addresses["aux"]
+    t.ref_start_ = <int32_t *><size_t>addresses["ref_start"]
+    t.refs_ = <int32_t *><size_t>addresses["refs"]
+    t.cap = n
+    t.refcap = nrefs
+    t.n = n                # the values column is all NULL until filled below
+    t.nrefs = nrefs
     for r in range(n):
         v = value_index[r]
         if v >= 0:
             obj = objects[v]
             Py_INCREF(obj)
             t.value_[r] = <PyObject *>obj
-        else:
-            t.value_[r] = NULL
-        t.n = r + 1   # rows past n hold no reference the trace would release
-    t.nrefs = nrefs
     # The code column is kept once per frame: each call row whose first child is
     # in its subtree ran the code of that child.  The column must be what those
     # frames imply, or views would place rows in the wrong code.
     for r in range(n - 1):
-        if kind[r] == K_NESTED and parent[r + 1] == r:
-            t.add_frame(r, code[r + 1])
+        if kind_v[r] == K_NESTED and parent_v[r + 1] == r:
+            t.add_frame(r, code_v[r + 1])
     implied = t._code_column()
+    t._cache = None
     cdef const int32_t[::1] derived = implied
     for r in range(n):
-        if derived[r] != code[r]:
-            raise ValueError(f"row {r}: code {code[r]} differs from its call's ({derived[r]})")
+        if derived[r] != code_v[r]:
+            raise ValueError(f"row {r}: code {code_v[r]} differs from its call's ({derived[r]})")
+    import numpy as np
+    loaded_code = np.asarray(views["code"]).view()
+    loaded_code.flags.writeable = False
+    t.code_column = loaded_code   # the loaded buffer serves columns()["code"] too
     t.pool = pool
     t.codes = codes
     t.code_ids = {id(c): i for i, c in enumerate(codes)}
@@ -110,6 +165,17 @@ def trace_from_columns(const uint8_t[::1] kind, const uint8_t[::1] flags,
     t.events = events
     t.root_keywords = root_keywords
     return t
+
+
+cdef void _drop_external(Trace t) noexcept:
+    # An external trace's node columns belong to the buffers it borrowed (released
+    # with it); only its values column is its own.
+    free(t.value_)
+    t.value_ = NULL
+    t.kind_ = NULL; t.flags_ = NULL; t.parent_ = NULL; t.offset_ = NULL
+    t.aux_ = NULL; t.ref_start_ = NULL; t.refs_ = NULL
+    t.cap = 0
+    t.refcap = 0
 
 
 # tracer.persist's functions behind Trace.save and Trace.__reduce__ (the core

@@ -78,7 +78,7 @@ cdef int _fit_borrowed(Trace t) except -1:
     ones to the spare slot, so a long-lived small trace does not hold them."""
     global SPARE
     cdef Columns big, partial
-    if t.exports or SPARE.cap != 0:
+    if t.external or t.exports or SPARE.cap != 0:
         return 0
     # Columns past their first capacity and under a quarter full regrow smaller.
     if not ((4 * <int64_t>t.n < t.cap and t.cap > FIRST_ROWS)

@@ -16,7 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import weakref
 from typing import NamedTuple
+
+import numpy as np
 
 from .. import callables as _callables
 from .._core import RecordSem
@@ -25,17 +28,35 @@ from ..analysis.instructions import Rec
 from ..analysis.ir import IR, Statement, ir
 from ..views.values import short_value
 
-__all__ = ["describe_code", "LoadedCode", "LoadedIR"]
+__all__ = ["describe_code", "line_table", "LoadedCode", "LoadedIR"]
 
 ANALYSIS_VERSION = 1
 # Where static functions of records live; a saved name is looked up only here.
 _STATIC_MODULES = ("builtins", "operator", "_operator", _callables.__name__)
 
 
+# Described code objects, by identity (equal code objects of different files are
+# different codes), while they live: programs saved many times (track_many, a
+# benchmark loop) run the same few codes, and describing one (its IR as text and
+# JSON) costs more than saving a small trace's columns.
+_DESCRIBED: dict[int, tuple[weakref.ref, dict]] = {}
+
+
 def describe_code(code) -> dict:
     """A code object (or a LoadedCode) as a row of the code table (JSON-able values)."""
     if isinstance(code, LoadedCode):
         return code.describe()
+    key = id(code)
+    hit = _DESCRIBED.get(key)
+    if hit is not None and hit[0]() is code:
+        return dict(hit[1])
+    row = _describe(code)
+    # The callback runs when the code object is freed, before its id can be reused.
+    _DESCRIBED[key] = (weakref.ref(code, lambda _, key=key: _DESCRIBED.pop(key, None)), row)
+    return dict(row)
+
+
+def _describe(code) -> dict:
     the_ir = ir(code)
     lay = the_ir.layout
     analysis = {
@@ -58,6 +79,30 @@ def describe_code(code) -> dict:
         "bytecode_sha256": hashlib.sha256(code.co_code).hexdigest(),
         "ir_text": str(the_ir), "analysis": json.dumps(analysis, separators=(",", ":")),
     }
+
+
+# Line tables by analysis text (the same str object while its code's description is
+# cached), bounded: a long-running process saving traces of ever new code.
+_LINE_TABLES: dict[str, np.ndarray] = {}
+_LINE_TABLES_MAX = 4096
+
+
+def line_table(row: dict) -> np.ndarray:
+    """The source line of each bytecode offset of a code-table row's code (int32,
+    indexed by offset; -1 where no instruction or no line)."""
+    analysis = row["analysis"]
+    table = _LINE_TABLES.get(analysis)
+    if table is None:
+        instrs = json.loads(analysis)["instrs"]
+        table = np.full(max((i[0] for i in instrs), default=-1) + 1, -1, dtype=np.int32)
+        for off, _, line, _, _ in instrs:
+            if line is not None:
+                table[off] = line
+        table.flags.writeable = False
+        if len(_LINE_TABLES) >= _LINE_TABLES_MAX:
+            _LINE_TABLES.clear()
+        _LINE_TABLES[analysis] = table
+    return table
 
 
 def _statement(s: Statement) -> list:

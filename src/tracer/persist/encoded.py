@@ -14,8 +14,8 @@ from .. import _core
 from .codes import LoadedCode, describe_code
 from .encode import PickleRefused, ValueTable, decode_values, encode_values
 
-__all__ = ["EncodedTrace", "encode_trace", "decode_trace", "as_trace", "FORMAT_VERSION",
-           "NODE_COLUMNS"]
+__all__ = ["EncodedTrace", "encode_trace", "decode_trace", "as_trace", "arena_column",
+           "FORMAT_VERSION", "NODE_COLUMNS"]
 
 FORMAT_VERSION = 1
 # The arena's node columns and their dtypes (ref_start/refs: CSR of the inputs).
@@ -36,6 +36,7 @@ class EncodedTrace:
     metadata: list[tuple[int, int]]       # (row, entry of its metadata dict)
     substituted: list[tuple[int, int]]    # (row, entry of the operator substituted)
     info: dict = field(default_factory=dict)  # stopped, snapshots, exception, events, ...
+    source: object = None                 # what the columns were read from (a pyarrow Table)
 
 
 def as_trace(root_or_trace):
@@ -115,10 +116,9 @@ def decode_trace(enc: EncodedTrace, allow_pickle: bool = False):
     if not all(isinstance(d, dict) for d in metadata.values()):
         raise ValueError("the node metadata is damaged: an entry is no dict")
     try:
-        cols = {name: np.ascontiguousarray(enc.columns[name], dtype=dtype)
-                for name, dtype in NODE_COLUMNS.items()}
-        for name in ("ref_start", "refs", "value"):
-            cols[name] = np.ascontiguousarray(enc.columns[name], dtype=np.int32)
+        cols = {name: arena_column(enc.columns[name], dtype, name)
+                for name, dtype in (*NODE_COLUMNS.items(), ("ref_start", np.int32),
+                                    ("refs", np.int32), ("value", np.int32))}
         exception = int(info.get("exception", -1))
         events = int(info.get("events", 0))
         keywords = tuple(str(k) for k in info.get("root_keywords", ()))
@@ -131,4 +131,24 @@ def decode_trace(enc: EncodedTrace, allow_pickle: bool = False):
         cols["kind"], cols["flags"], cols["parent"], cols["code"], cols["offset"], cols["aux"],
         cols["ref_start"], cols["refs"], cols["value"], objects, pool, codes, metadata,
         substituted, bool(info.get("stopped")), bool(info.get("snapshots")),
-        entry(exception) if exception >= 0 else None, events, keywords)
+        entry(exception) if exception >= 0 else None, events, keywords, enc.source)
+
+
+def arena_column(col, dtype, name: str) -> np.ndarray:
+    """`col` as the arena reads a column: a 1-d, C-contiguous, aligned array of
+    `dtype` in native byte order.  The array itself when it already is one (a loaded
+    trace then points into it: no copy); otherwise a converted copy, refusing values
+    the arena's type cannot hold (a cast would wrap them into other, valid-looking
+    rows)."""
+    arr = np.asarray(col)
+    if arr.ndim != 1:
+        raise ValueError(f"column {name} has {arr.ndim} dimensions, not 1")
+    if arr.dtype != dtype:
+        if arr.dtype.kind not in "iub":
+            raise ValueError(f"column {name} holds {arr.dtype}, not integers")
+        if (arr.dtype.kind != "b" and len(arr)
+                and not np.can_cast(arr.dtype, dtype)):
+            info = np.iinfo(dtype)
+            if arr.min() < info.min or arr.max() > info.max:
+                raise ValueError(f"column {name} holds values outside {np.dtype(dtype)}")
+    return np.require(arr, dtype=dtype, requirements=["C", "A"])

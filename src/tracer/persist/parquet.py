@@ -3,47 +3,68 @@ pyarrow).
 
 Layout: one table, one row per node (in Parquet, in one row group).
 
-- ``kind flags parent code offset aux``: the arena's columns as they are.
-- ``refs``: ``list<int32>`` whose offsets *are* the ``ref_start`` column and whose
-  values are the ``refs`` column, so both go in and out without a copy on the Arrow
-  side (a separate table is impossible: a Parquet file has one schema).
+- ``kind flags parent code offset aux``: the arena's columns as they are (declared
+  non-null: Parquet then stores no definition levels for them).
 - ``value``: each node's entry in the value table (-1: none); for queries over many
   files without decoding, ``value_kind`` (the entry's kind: "int", "true", "str",
   "opaque", ...) and ``number`` (bool, int and float values as float64, else null).
 - ``function``: the qualified name of the node's code (dictionary-encoded over the
   code column), and ``line``: the source line of its instruction.
-- The side tables, each as a list column whose row 0 holds the whole table (the
-  other rows hold empty lists, which cost a few bits each): ``values`` (the value
-  table, see encode.py), ``pool`` (entries of the constants), ``codes`` (the code
-  table: qualname, file, first line, bytecode hash, IR text, analysis as JSON),
-  ``metadata`` and ``substituted`` ((row, entry) pairs).  They would not fit in
-  Parquet's key-value metadata for large traces (readers cap it, and it is parsed
-  whole); as list columns they are ordinary, compressed Parquet data.
+- Two blob columns, ``inputs`` and ``tables``: row 0 of each holds an Arrow IPC
+  stream of a one-row table of list columns (``read_blob`` reads it with plain
+  pyarrow), the other rows are null.  ``inputs``: the inputs of the nodes as CSR,
+  ``ref_start`` (n + 1 offsets into ``refs``) and ``refs`` (row numbers; negative:
+  a constant of ``pool``).  ``tables``: the side tables ``values`` (the value table,
+  see encode.py), ``pool``, ``codes`` (qualname, file, first line, bytecode hash,
+  IR text, analysis as JSON), ``metadata`` and ``substituted`` ((row, entry) pairs).
+  Why blobs: as list columns of n rows, Parquet writes repetition and definition
+  levels per row and per item, which cost more than all the other columns (refs as
+  a list column alone was 60 % of saving the node columns, the side tables 5x the
+  node columns); a blob costs one value.  Two of them, because a loaded trace's
+  ``ref_start`` and ``refs`` are views of the decoded ``inputs`` blob, which it
+  keeps alive; the side tables are decoded into Python objects and let go.
 - Key-value metadata ``tracer``: a small JSON object with the trace's attributes
   (format version, stopped, snapshots, exception entry, events, root keywords,
   whether values were pickled).
 
-Loading reads the columns with pyarrow (an Arrow file memory-mapped) and copies them
-into a new arena (one memcpy per column, far below the cost of decoding Parquet):
-the arena owns and reuses its buffers, so it cannot borrow Arrow's; its `columns()`
-are then zero-copy views of the arena, as for a live trace.
+Files of the first layout (``refs`` a list column, each side table a list column)
+still load.
+
+Writing: the node columns go to pyarrow as arrays over the arena's own memory (no
+copy), Parquet-encoded PLAIN (no dictionary, no statistics: both cost a pass per
+value for nothing on these columns) and compressed with LZ4 (see PARQUET_COMPRESSION).
+A file is written beside its target and renamed over it: a trace loaded from the
+old file may still point into its memory-mapped pages.
+
+Loading reads the table with pyarrow (an Arrow file memory-mapped: uncompressed
+buffers are the file's pages; Parquet pages are decoded into fresh buffers), checks
+the columns and builds an arena that points into those Arrow buffers (see
+`_core.trace_from_columns`): `trace.columns()` of a loaded trace are views of them,
+nothing is copied after decoding.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
+from functools import cache
 
 import numpy as np
 
+from .codes import line_table
 from .encode import TAG_NAMES, T_FALSE, T_FLOAT, T_INT, T_TRUE, ValueTable
 from .encoded import NODE_COLUMNS, EncodedTrace, as_trace, decode_trace, encode_trace
 
-__all__ = ["save", "load", "to_table", "from_table", "read_table", "write_table",
+__all__ = ["save", "load", "to_table", "from_table", "node_arrays", "node_columns", "node_table",
+           "side_tables", "read_blob", "blob_column", "read_table", "write_table",
            "require_pyarrow"]
 
 META_KEY = b"tracer"
 SIDE_TABLES = ("values", "pool", "codes", "metadata", "substituted")
+INPUTS_COLUMN = "inputs"               # blob: the nodes' inputs as CSR (CSR_COLUMNS)
+TABLES_COLUMN = "tables"               # blob: the side tables (SIDE_TABLES)
+CSR_COLUMNS = ("ref_start", "refs")
 
 
 def require_pyarrow():
@@ -57,7 +78,9 @@ def require_pyarrow():
     return pyarrow
 
 
-def _types(pa):
+@cache
+def _types():
+    pa = require_pyarrow()
     code_row = pa.struct([("qualname", pa.string()), ("name", pa.string()),
                           ("filename", pa.string()), ("firstlineno", pa.int32()),
                           ("flags", pa.int32()), ("bytecode_sha256", pa.string()),
@@ -71,35 +94,175 @@ def _types(pa):
             "substituted": pair}
 
 
-def _row0(pa, n: int, items, item_type):
-    """A list column of n rows: row 0 holds `items`, the others are empty."""
-    offsets = np.full(n + 1, len(items), dtype=np.int32)
+@cache
+def _schema():
+    """The file's schema (without its metadata), built once."""
+    pa = require_pyarrow()
+    types = _types()
+    fields = [pa.field(name, pa.from_numpy_dtype(dtype), nullable=False)
+              for name, dtype in NODE_COLUMNS.items()]
+    fields += [
+        pa.field("value", pa.int32(), nullable=False),
+        pa.field("value_kind", pa.dictionary(pa.int8(), pa.string()), nullable=False),
+        pa.field("number", pa.float64()),
+        pa.field("function", pa.dictionary(pa.int32(), pa.string())),
+        pa.field("line", pa.int32()),
+    ]
+    fields += [pa.field(INPUTS_COLUMN, pa.binary()), pa.field(TABLES_COLUMN, pa.binary())]
+    return pa.schema(fields)
+
+
+def _with_blob_types(schema, arrays):
+    """`schema` with each blob column typed as its array is (binary, or large_binary
+    for a blob of 2 GiB or more)."""
+    for i, field in enumerate(schema):
+        if field.name in (INPUTS_COLUMN, TABLES_COLUMN) and arrays[i].type != field.type:
+            schema = schema.set(i, field.with_type(arrays[i].type))
+    return schema
+
+
+@cache
+def _blob_schemas():
+    """The schemas of the one-row tables in the blob columns: a list column each."""
+    pa = require_pyarrow()
+    types = _types()
+    return {INPUTS_COLUMN: pa.schema([pa.field(name, pa.list_(pa.int32()), nullable=False)
+                                      for name in CSR_COLUMNS]),
+            TABLES_COLUMN: pa.schema([pa.field(name, pa.list_(types[name]), nullable=False)
+                                      for name in SIDE_TABLES])}
+
+
+def node_arrays(columns: dict) -> list:
+    """The flat node columns (kind .. aux, value) as Arrow arrays over the same
+    memory as `columns` (numpy arrays: an arena's `columns()` plus `value`)."""
+    pa = require_pyarrow()
+    return [pa.array(np.asarray(columns[name])) for name in (*NODE_COLUMNS, "value")]
+
+
+def _inputs_column(columns: dict, n: int):
+    """The `inputs` column: `ref_start` and `refs` (over the same memory, until
+    serialised) in row 0's IPC stream."""
+    pa = require_pyarrow()
+    lists = [_one_list(pa, pa.array(np.asarray(columns[name])), pa.int32())
+             for name in CSR_COLUMNS]
+    return blob_column(pa.Table.from_arrays(lists, schema=_blob_schemas()[INPUTS_COLUMN]), n)
+
+
+def node_table(columns: dict):
+    """A trace table of the node columns alone (the flat ones, and `inputs`): what
+    the columns of a trace cost to save."""
+    pa = require_pyarrow()
+    arrays = node_arrays(columns)
+    arrays.append(_inputs_column(columns, len(arrays[0])))
+    schema = _schema()
+    schema = pa.schema([schema.field(name) for name in (*NODE_COLUMNS, "value", INPUTS_COLUMN)])
+    return pa.Table.from_arrays(arrays, schema=_with_blob_types(schema, arrays))
+
+
+def _one_list(pa, items, item_type):
+    """A list column of one row holding `items`."""
+    return pa.ListArray.from_arrays(pa.array(np.array([0, len(items)], dtype=np.int32)),
+                                    items, type=pa.list_(item_type))
+
+
+def blob_column(one_row, n: int):
+    """A blob column of a file of n nodes: row 0 holds the one-row table `one_row`
+    as an Arrow IPC stream, the other rows are null.  One flat column costs the
+    Parquet writer and reader little per node; the same data as list columns of n
+    rows cost more than all the node columns (see this module's docstring)."""
+    pa = require_pyarrow()
+    # Measured first, then written into a buffer of its size: a growing buffer would
+    # copy the node columns in it several times over.
+    measure = pa.MockOutputStream()
+    with pa.ipc.new_stream(measure, one_row.schema) as writer:
+        writer.write_table(one_row)
+    blob = pa.allocate_buffer(measure.size())
+    with pa.ipc.new_stream(pa.FixedSizeBufferWriter(blob), one_row.schema) as writer:
+        writer.write_table(one_row)
+    # 32-bit offsets while they fit: n + 1 of them, half the bytes of 64-bit ones.
+    large = blob.size >= 2 ** 31 - 1
+    offsets = np.full(n + 1, blob.size, dtype=np.int64 if large else np.int32)
     offsets[0] = 0
-    return pa.ListArray.from_arrays(pa.array(offsets), items, type=pa.list_(item_type))
+    valid = np.zeros((n + 7) // 8, dtype=np.uint8)
+    valid[0] = 1
+    return pa.Array.from_buffers(pa.large_binary() if large else pa.binary(), n,
+                                 [pa.py_buffer(valid), pa.py_buffer(offsets), blob],
+                                 null_count=n - 1)
 
 
-def _line_column(enc: EncodedTrace, codes: list, pa):
-    """Each node's source line (null where none: the root, parameters)."""
-    code = enc.columns["code"]
-    offset = enc.columns["offset"]
-    line = np.zeros(len(code), dtype=np.int32)
-    known = np.zeros(len(code), dtype=bool)
-    for c, loaded in enumerate(codes):
-        rows = np.flatnonzero(code == c)
-        if not len(rows):
-            continue
-        instrs = json.loads(loaded["analysis"])["instrs"]
-        top = max((i[0] for i in instrs), default=0)
-        table = np.full(top + 2, -1, dtype=np.int64)
-        for off, _, ln, _, _ in instrs:
-            table[off] = -1 if ln is None else ln
-        offs = offset[rows]
-        ok = (offs >= 0) & (offs <= top)
-        got = np.full(len(rows), -1, dtype=np.int64)
-        got[ok] = table[offs[ok]]
-        line[rows] = got
-        known[rows] = got >= 0
-    return pa.array(line, mask=~known)
+def _first_value(column, name: str):
+    """Row 0 of a binary column as a slice of its data buffer: its bytes where they
+    are (a scalar's `as_buffer` copies them), so the node columns in `inputs` stay
+    views of what pyarrow read (of a memory-mapped file's pages)."""
+    pa = require_pyarrow()
+    if column.type not in (pa.binary(), pa.large_binary()):
+        raise ValueError(f"the trace file's {name} column is {column.type}, not binary")
+    if len(column) == 0 or not column[0].is_valid:
+        raise ValueError(f"the trace file's {name} column has no first row")
+    _, offsets, data = column.buffers()
+    width = 8 if column.type == pa.large_binary() else 4
+    start, end = np.frombuffer(offsets, dtype=np.int64 if width == 8 else np.int32, count=2,
+                               offset=column.offset * width).tolist()
+    if not 0 <= start <= end <= data.size:
+        raise ValueError(f"the trace file's {name} column is damaged")
+    return data.slice(start, end - start)
+
+
+def read_blob(table, name: str):
+    """The one-row table in blob column `name` (INPUTS_COLUMN or TABLES_COLUMN) of a
+    trace table, checked: its IPC stream, its offsets, text and schema."""
+    pa = require_pyarrow()
+    if name not in table.column_names:
+        raise ValueError(f"not a tracer trace file: no column {name}")
+    try:
+        with pa.ipc.open_stream(_first_value(_one_chunk(table, name), name)) as reader:
+            one_row = reader.read_all()
+        one_row.validate(full=True)  # offsets in bounds, text UTF-8: then safe to read
+    except (pa.ArrowException, OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"the trace file's {name} column is damaged ({exc})") from None
+    return _checked(one_row, name)
+
+
+def _checked(one_row, name: str):
+    """`one_row`, if it has the columns of blob `name`'s schema, of their types."""
+    for field in _blob_schemas()[name]:
+        if field.name not in one_row.column_names:
+            raise ValueError(f"the trace file's {name} column has no {field.name} table")
+        if one_row.schema.field(field.name).type != field.type:
+            raise ValueError(f"the trace file's {field.name} table is not a "
+                             f"{field.type} column")
+        if one_row.num_rows < 1 or not one_row[field.name][0].is_valid:
+            raise ValueError(f"the trace file's {field.name} table is missing")
+    return one_row
+
+
+def side_tables(table):
+    """The side tables of a trace table: a one-row pyarrow Table with list columns
+    values, pool, codes, metadata and substituted."""
+    if TABLES_COLUMN not in table.column_names and all(
+            c in table.column_names for c in SIDE_TABLES):
+        # Files of the first layout held each side table as a list column.
+        return _checked(table.select(list(SIDE_TABLES)).slice(0, 1), TABLES_COLUMN)
+    return read_blob(table, TABLES_COLUMN)
+
+
+def _line_column(enc: EncodedTrace, pa):
+    """Each node's source line (null where none: the root, parameters), looked up
+    in one pass over the nodes in the line tables of all codes laid end to end."""
+    code = np.asarray(enc.columns["code"])
+    offset = np.asarray(enc.columns["offset"])
+    tables = [line_table(row) for row in enc.codes]
+    sizes = np.array([len(t) for t in tables] + [0], dtype=np.int32)
+    starts = np.zeros(len(sizes), dtype=np.int32)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    flat = np.concatenate([*tables, np.array([-1], dtype=np.int32)])
+    # Code -1 (the root) reads the last, empty table; an offset outside its code's
+    # table reads the final -1.
+    which = np.where(code < 0, len(tables), code)
+    at = starts[which] + offset
+    at[(offset < 0) | (offset >= sizes[which])] = len(flat) - 1
+    line = flat[at]
+    return pa.array(line, mask=line < 0)
 
 
 def to_table(enc: EncodedTrace):
@@ -107,47 +270,95 @@ def to_table(enc: EncodedTrace):
     pa = require_pyarrow()
     cols = enc.columns
     n = len(cols["kind"])
-    types = _types(pa)
-    arrays = {name: pa.array(np.asarray(cols[name])) for name in NODE_COLUMNS}
-    arrays["refs"] = pa.ListArray.from_arrays(pa.array(cols["ref_start"]),
-                                              pa.array(cols["refs"]))
-    value = np.asarray(cols["value"])
-    arrays["value"] = pa.array(value)
+    types = _types()
+    arrays = node_arrays(cols)
+    value = arrays[-1]
     v = enc.values
-    tags = np.asarray(v.tag, dtype=np.uint8)
-    node_tag = tags[value] if len(tags) else np.zeros(n, dtype=np.uint8)
-    arrays["value_kind"] = pa.DictionaryArray.from_arrays(
-        pa.array(node_tag.astype(np.int8)), pa.array(TAG_NAMES))
+    tags = np.asarray(v.tag, dtype=np.int8)
+    # Per node, by its value entry: Arrow's take gathers the entry columns (and
+    # their nulls) in one pass each.
+    arrays.append(pa.DictionaryArray.from_arrays(pa.array(tags).take(value), _tag_names()))
+    numeric = np.isin(tags, (T_INT, T_FLOAT, T_TRUE, T_FALSE))
     numbers = np.where(tags == T_FLOAT, np.asarray(v.real, dtype=np.float64),
                        np.asarray(v.integer, dtype=np.float64))
-    numbers = np.where(tags == T_TRUE, 1.0, np.where(tags == T_FALSE, 0.0, numbers))
-    numeric = np.isin(tags, (T_INT, T_FLOAT, T_TRUE, T_FALSE))
-    arrays["number"] = pa.array(numbers[value] if len(tags) else np.zeros(n),
-                                mask=~numeric[value] if len(tags) else np.ones(n, bool))
+    numbers[tags == T_TRUE] = 1.0
+    numbers[tags == T_FALSE] = 0.0
+    arrays.append(pa.array(numbers, mask=~numeric).take(value))
     code = np.asarray(cols["code"])
-    arrays["function"] = pa.DictionaryArray.from_arrays(
-        pa.array(np.maximum(code, 0), mask=code < 0),
-        pa.array([c["qualname"] for c in enc.codes] or [""], type=pa.string()))
-    arrays["line"] = _line_column(enc, enc.codes, pa)
+    arrays.append(pa.DictionaryArray.from_arrays(
+        pa.array(code, mask=code < 0),
+        pa.array([c["qualname"] for c in enc.codes] or [""], type=pa.string())))
+    arrays.append(_line_column(enc, pa))
     values_struct = pa.StructArray.from_arrays(
         [pa.array(v.tag, pa.uint8()), pa.array(v.integer, pa.int64()),
          pa.array(v.real, pa.float64()), pa.array(v.text, pa.large_string()),
          pa.array(v.blob, pa.large_binary()), pa.array(v.type_name, pa.string()),
          pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32()))],
         fields=list(types["values"]))
-    arrays["values"] = _row0(pa, n, values_struct, types["values"])
-    arrays["pool"] = _row0(pa, n, pa.array(enc.pool, pa.int32()), pa.int32())
-    arrays["codes"] = _row0(pa, n, pa.array(enc.codes, types["codes"]), types["codes"])
+    arrays.append(_inputs_column(cols, n))
+    side = [_one_list(pa, values_struct, types["values"]),
+            _one_list(pa, pa.array(enc.pool, pa.int32()), pa.int32()),
+            _one_list(pa, pa.array(enc.codes, types["codes"]), types["codes"])]
     for name in ("metadata", "substituted"):
         pairs = [{"row": r, "value": e} for r, e in getattr(enc, name)]
-        arrays[name] = _row0(pa, n, pa.array(pairs, types[name]), types[name])
-    table = pa.table(arrays)
-    return table.replace_schema_metadata({META_KEY: json.dumps(enc.info).encode()})
+        side.append(_one_list(pa, pa.array(pairs, types[name]), types[name]))
+    arrays.append(blob_column(pa.Table.from_arrays(side, schema=_blob_schemas()[TABLES_COLUMN]),
+                              n))
+    schema = _with_blob_types(_schema(), arrays).with_metadata(
+        {META_KEY: json.dumps(enc.info).encode()})
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+@cache
+def _tag_names():
+    return require_pyarrow().array(TAG_NAMES, type=require_pyarrow().string())
+
+
+def _one_chunk(table, name: str):
+    # A column in several chunks (a file written in record batches) is combined
+    # once; pyarrow reads this module's files as one chunk per column.
+    col = table.column(name)
+    if col.num_chunks == 1:
+        return col.chunk(0)
+    return require_pyarrow().concat_arrays(col.chunks)
+
+
+def _numbers(arr, name: str) -> np.ndarray:
+    # A numpy view of a column's Arrow buffer (a copy only for a type numpy cannot
+    # view, which `arena_column` then converts or refuses).
+    if arr.null_count:
+        raise ValueError(f"the trace file has nulls in column {name}, which has none")
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def node_columns(table) -> tuple[dict, dict]:
+    """The node columns of a trace table (kind .. aux, ref_start, refs, value) as
+    numpy views of its Arrow buffers (a loaded arena points into them), and the
+    Arrow arrays they view."""
+    missing = [c for c in (*NODE_COLUMNS, "value") if c not in table.column_names]
+    if missing:
+        raise ValueError(f"not a tracer trace file: no column {', '.join(missing)}")
+    arrays = {name: _one_chunk(table, name) for name in (*NODE_COLUMNS, "value")}
+    if "refs" in table.column_names:  # the first layout: refs as a list column
+        refs = _one_chunk(table, "refs")
+        if not hasattr(refs, "offsets"):
+            raise ValueError(f"the trace file's refs column is {refs.type}, not a list")
+        arrays["ref_start"], arrays["refs"] = refs.offsets, refs.values
+    else:
+        inputs = read_blob(table, INPUTS_COLUMN)
+        for name in CSR_COLUMNS:
+            arrays[name] = _one_chunk(inputs, name)[0].values
+    columns = {name: _numbers(arr, name) for name, arr in arrays.items()}
+    offsets = columns["ref_start"]
+    if len(offsets):  # a sliced list array's offsets are rebased (a copy)
+        if offsets[0] != 0:
+            columns["ref_start"] = offsets - offsets[0]
+        columns["refs"] = columns["refs"][offsets[0]:offsets[-1]]
+    return columns, arrays
 
 
 def from_table(table) -> EncodedTrace:
     """The encoded trace a table written by `to_table` holds."""
-    pa = require_pyarrow()
     meta = table.schema.metadata or {}
     if META_KEY not in meta:
         raise ValueError("not a tracer trace file (its Parquet metadata has no 'tracer' entry)")
@@ -157,30 +368,12 @@ def from_table(table) -> EncodedTrace:
         raise ValueError("the trace file's 'tracer' metadata is not JSON") from None
     if not isinstance(info, dict):
         raise ValueError("the trace file's 'tracer' metadata is not a JSON object")
-    missing = [c for c in (*NODE_COLUMNS, "refs", "value", *SIDE_TABLES)
-               if c not in table.column_names]
-    if missing:
-        raise ValueError(f"not a tracer trace file: no column {', '.join(missing)}")
-
-    def chunk(name):
-        col = table.column(name)
-        return col.chunk(0) if col.num_chunks == 1 else pa.concat_arrays(col.chunks)
-
-    def numbers(arr):
-        if arr.null_count:
-            raise ValueError(f"the trace file has nulls in a column that has none")
-        return arr.to_numpy(zero_copy_only=False)
-
-    columns = {name: numbers(chunk(name)) for name in NODE_COLUMNS}
-    refs = chunk("refs")
-    offsets = numbers(refs.offsets)
-    columns["ref_start"] = offsets - offsets[0] if len(offsets) else offsets
-    columns["refs"] = numbers(refs.values)[offsets[0]:offsets[-1]] if len(offsets) else offsets
-    columns["value"] = numbers(chunk("value"))
+    tables = side_tables(table)
+    columns, arrays = node_columns(table)
 
     def side(name):
-        arr = chunk(name)
-        if len(arr) == 0 or not arr.is_valid()[0].as_py():
+        arr = _one_chunk(tables, name)
+        if not arr[0].is_valid:
             raise ValueError(f"the trace file's {name} table is missing")
         return arr[0].values
 
@@ -196,16 +389,25 @@ def from_table(table) -> EncodedTrace:
         codes=side("codes").to_pylist(),
         metadata=[(p["row"], p["value"]) for p in side("metadata").to_pylist()],
         substituted=[(p["row"], p["value"]) for p in side("substituted").to_pylist()],
-        info=info)
+        info=info, source=arrays)
 
 
 # Files whose name ends so are written as Arrow IPC files; others as Parquet.
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
 FORMATS = ("parquet", "arrow")
-# Parquet: dictionary encoding only where the alphabet is small (it costs a hash per
-# value elsewhere, for nothing); statistics only for the columns queries filter on.
-_DICTIONARY_COLUMNS = ["kind", "flags", "code", "function", "value_kind", "line"]
-_STATISTICS_COLUMNS = ["kind", "function", "line", "value_kind"]
+# Default codecs, chosen by measurement (bench/persist.py, bench/RESULTS.md): with
+# LZ4 the node columns save at 12 M nodes/s and load at 22 M nodes/s as Parquet;
+# zstd makes files about half as large (4-5 bytes per node for the node columns,
+# against 8-9) but saves below 10 M nodes/s; snappy loads at half LZ4's rate; no
+# codec loads fastest but writes 37-40 bytes per node.  Parquet's LZ4 is LZ4_RAW,
+# which pyarrow, pandas, DuckDB and Polars read.
+PARQUET_COMPRESSION = "lz4"
+ARROW_COMPRESSION = "lz4"
+# Parquet dictionary encoding only for the columns that are Arrow dictionaries (it
+# is their cheap path; elsewhere it costs a hash per value for a file a little
+# smaller); no statistics (min/max per column: a pass per value, and a file is one
+# row group, so no reader could skip anything by them).
+_DICTIONARY_COLUMNS = ["function", "value_kind"]
 
 
 def _format_of(path, format: str | None) -> str:
@@ -221,10 +423,12 @@ def save(root_or_trace, path, *, values: str = "encode", format: str | None = No
          compression: str | None = None) -> None:
     """Save a trace (a node of it, or the Trace) to `path` as one file.
 
-    The format is Apache Parquet (compressed with zstd by default), or an Arrow IPC
-    file (lz4 by default: several times faster to write and read, larger) when
-    `format="arrow"` or the name ends in .arrow, .feather or .ipc; both hold the
-    same table (see this module's docstring) and `load` reads either.
+    The format is Apache Parquet, or an Arrow IPC file when `format="arrow"` or the
+    name ends in .arrow, .feather or .ipc (larger, faster to load, memory-mapped on
+    load); both hold the same table (see this module's docstring) and `load` reads
+    either.  Both are compressed with LZ4 unless `compression` names another codec
+    ("zstd": smaller and slower; "none": an Arrow file whose columns a loaded trace
+    then reads straight from the mapped file).
 
     `values="encode"` (the default) stores values losslessly where their type allows
     (None, bool, int, float, complex, str, bytes, numpy scalars and arrays, and
@@ -240,24 +444,43 @@ def save(root_or_trace, path, *, values: str = "encode", format: str | None = No
 
 
 def write_table(table, path, format: str = "parquet", compression: str | None = None) -> None:
-    """Write a table made by `to_table` as a Parquet or an Arrow IPC file."""
-    pa = require_pyarrow()
-    if format == "arrow":
-        options = pa.ipc.IpcWriteOptions(compression=compression or "lz4")
-        with pa.OSFile(os.fspath(path), "wb") as sink:
-            with pa.ipc.new_file(sink, table.schema, options=options) as writer:
-                writer.write_table(table)
-        return
-    import pyarrow.parquet as pq
+    """Write a table made by `to_table` as a Parquet or an Arrow IPC file.
 
-    pq.write_table(table, os.fspath(path), compression=compression or "zstd",
-                   row_group_size=max(table.num_rows, 1), use_dictionary=_DICTIONARY_COLUMNS,
-                   write_statistics=_STATISTICS_COLUMNS)
+    The file is written under a temporary name beside `path` and renamed over it, so
+    a trace loaded from the old file (whose columns may be its memory-mapped pages)
+    keeps its pages, and no half-written file is left behind."""
+    pa = require_pyarrow()
+    name = os.fspath(path)
+    head, tail = os.path.split(name)
+    temporary = os.path.join(head, f".{tail}.{secrets.token_hex(6)}.tmp")
+    try:
+        if format == "arrow":
+            codec = compression or ARROW_COMPRESSION
+            options = pa.ipc.IpcWriteOptions(compression=None if codec == "none" else codec)
+            with pa.OSFile(temporary, "wb") as sink:
+                with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+                    writer.write_table(table)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, temporary, compression=compression or PARQUET_COMPRESSION,
+                           row_group_size=max(table.num_rows, 1),
+                           use_dictionary=_DICTIONARY_COLUMNS, write_statistics=False)
+        os.replace(temporary, name)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
 
 
 def read_table(path):
-    """The table of a trace file, Parquet or Arrow IPC (told apart by its first bytes);
-    an Arrow file is memory-mapped, so uncompressed columns are not copied."""
+    """The table of a trace file, Parquet or Arrow IPC (told apart by its first bytes).
+
+    An Arrow file is memory-mapped: its uncompressed buffers are the file's pages
+    (the mapping lives as long as they do).  A Parquet file is read in one go
+    (pre-buffered) and its columns decoded on pyarrow's threads."""
     pa = require_pyarrow()
     name = os.fspath(path)
     try:
@@ -268,14 +491,16 @@ def read_table(path):
     try:
         if magic == b"ARROW1":
             with pa.memory_map(name) as source:
-                return pa.ipc.open_file(source).read_all()
+                table = pa.ipc.open_file(source).read_all()
+            table.validate()  # buffers as large as the lengths claim (a crafted file)
+            return table
         import pyarrow.parquet as pq
 
         # ParquetFile, not read_table: read_table sets up a dataset scan, several times
         # the cost of reading a small trace.
-        parquet = pq.ParquetFile(name)
+        parquet = pq.ParquetFile(name, memory_map=True, pre_buffer=True)
         try:
-            return parquet.read()
+            return parquet.read(use_threads=True)
         finally:
             parquet.close()
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
