@@ -30,29 +30,28 @@ def reverse_edges(Trace t):
     """
     np = _np()
     cdef int32_t n = t.n, m = t.nrefs, row, e, r
-    starts_arr = np.zeros(n + 1, dtype=np.int32)
+    # Counted two places ahead, so that after the prefix sum starts[r + 1] is where
+    # r's readers begin, and after the scatter (which advances it) where they end:
+    # starts[0..n] are then the offsets, with no second array of fill positions.
+    starts_arr = np.zeros(n + 2, dtype=np.int32)
     cdef int32_t[::1] starts = starts_arr
-    for e in range(m):
-        r = t.refs_[e]
-        if r >= 0:
-            starts[r + 1] += 1
-    for row in range(n):
-        starts[row + 1] += starts[row]
-    readers_arr = np.empty(starts[n], dtype=np.int32)
+    with nogil:
+        for e in range(m):
+            r = t.refs_[e]
+            if r >= 0:
+                starts[r + 2] += 1
+        for row in range(n):
+            starts[row + 2] += starts[row + 1]
+    readers_arr = np.empty(starts[n + 1], dtype=np.int32)
     cdef int32_t[::1] readers = readers_arr
-    cdef int32_t *fill = <int32_t *>malloc((n + 1) * sizeof(int32_t))
-    if fill == NULL:
-        raise MemoryError()
-    memcpy(fill, &starts[0], (n + 1) * sizeof(int32_t))
     with nogil:
         for row in range(n):
             for e in range(t.ref_start_[row], t.ref_start_[row + 1]):
                 r = t.refs_[e]
                 if r >= 0:
-                    readers[fill[r]] = row
-                    fill[r] += 1
-    free(fill)
-    return starts_arr, readers_arr
+                    readers[starts[r + 1]] = row
+                    starts[r + 1] += 1
+    return starts_arr[:n + 1], readers_arr
 
 
 cdef struct RowStack:
@@ -114,7 +113,29 @@ cdef inline bint _passes(Trace t, PyObject **pool, int32_t call, int32_t i,
     return pool[-ref - 1] == t.value_[arg]
 
 
-cdef inline int32_t _arg_source(Trace t, const int32_t *sources, PyObject **pool,
+cdef struct Bindings:
+    # The binding table of a trace (tracer.views.binding): the parameter rows that
+    # have an entry, ascending, and each one's entry.  Without a table (`given`
+    # false) parameters bind by position.
+    bint given
+    const int32_t *rows
+    const int32_t *sources
+    Py_ssize_t n
+
+
+cdef inline int32_t _bound_source(const Bindings *b, int32_t arg) noexcept nogil:
+    # The table's entry for `arg` (binary search), -2 (no source) if it has none.
+    cdef Py_ssize_t lo = 0, hi = b.n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if b.rows[mid] < arg:
+            lo = mid + 1
+        else:
+            hi = mid
+    return b.sources[lo] if lo < b.n and b.rows[lo] == arg else -2
+
+
+cdef inline int32_t _arg_source(Trace t, const Bindings *sources, PyObject **pool,
                                 int32_t arg) noexcept nogil:
     # Which input of its call an ArgumentNode was bound from: an index into the call's
     # refs, -1 when not known (every input counts), -2 none (a default value), -3
@@ -130,8 +151,8 @@ cdef inline int32_t _arg_source(Trace t, const int32_t *sources, PyObject **pool
     cdef int32_t callee_ref
     if pos == 0:
         return 0
-    if sources != NULL:
-        src = sources[arg]
+    if sources.given:
+        src = _bound_source(sources, arg)
     else:
         src = pos if pos < nin else -2
     if src == -1 or src == -3:
@@ -157,8 +178,9 @@ def reach(Trace t, seeds, bint forward, bint across_calls=False, arg_sources=Non
     activation; with `across_calls` the walk also crosses call boundaries: backward
     from a call's value to its return and from a parameter to the caller's argument
     it was bound from, forward from an argument to the callee's parameter and from a
-    return to its call.  `arg_sources` (int32 per row, see `_arg_source`) says which
-    input each parameter was bound from; without it binding is taken as positional.
+    return to its call.  `arg_sources`, `(rows, sources)` (int32 arrays, rows
+    ascending; see `_arg_source`), says which input each parameter row was bound from
+    (rows not listed: none); without it binding is taken as positional.
     """
     np = _np()
     cdef int32_t n = t.n
@@ -167,8 +189,13 @@ def reach(Trace t, seeds, bint forward, bint across_calls=False, arg_sources=Non
     cdef const int32_t[::1] seed_rows = seeds_arr
     cdef const int32_t[::1] starts
     cdef const int32_t[::1] readers
-    cdef const int32_t[::1] sources_view
-    cdef const int32_t *sources = NULL
+    cdef const int32_t[::1] bound_rows
+    cdef const int32_t[::1] bound_sources
+    cdef Bindings sources
+    sources.given = arg_sources is not None
+    sources.rows = NULL
+    sources.sources = NULL
+    sources.n = 0
     cdef const int32_t *rstart = NULL
     cdef const int32_t *rread = NULL
     if forward:
@@ -176,10 +203,16 @@ def reach(Trace t, seeds, bint forward, bint across_calls=False, arg_sources=Non
         rstart = &starts[0]
         rread = &readers[0] if readers.shape[0] else NULL
     if arg_sources is not None:
-        sources_view = arg_sources
-        if sources_view.shape[0] != n:
-            raise ValueError(f"arg_sources has {sources_view.shape[0]} entries for {n} rows")
-        sources = &sources_view[0] if n else NULL
+        bound_rows, bound_sources = arg_sources
+        if bound_rows.shape[0] != bound_sources.shape[0]:
+            raise ValueError("arg_sources: rows and sources differ in length")
+        for i in range(bound_rows.shape[0]):
+            if not 0 <= bound_rows[i] < n or (i and bound_rows[i] <= bound_rows[i - 1]):
+                raise ValueError("arg_sources: rows must be ascending rows of the trace")
+        if bound_rows.shape[0]:
+            sources.rows = &bound_rows[0]
+            sources.sources = &bound_sources[0]
+            sources.n = bound_rows.shape[0]
     for i in range(seed_rows.shape[0]):
         if seed_rows[i] < 0 or seed_rows[i] >= n:
             raise IndexError(f"row {seed_rows[i]} out of range for a trace of {n} nodes")
@@ -198,10 +231,10 @@ def reach(Trace t, seeds, bint forward, bint across_calls=False, arg_sources=Non
             _stack_push(&todo, seed_rows[i])
         with nogil:
             if forward:
-                _walk_forward(t, &todo, &found, seen, rstart, rread, across_calls, sources,
+                _walk_forward(t, &todo, &found, seen, rstart, rread, across_calls, &sources,
                               pool)
             else:
-                _walk_backward(t, &todo, &found, seen, across_calls, sources, pool)
+                _walk_backward(t, &todo, &found, seen, across_calls, &sources, pool)
         out = np.empty(found.n, dtype=np.int32)
         if found.n * 16 >= n:
             # Many rows: mark them and read the marks in order, linear where a sort
@@ -260,7 +293,7 @@ cdef int _found(RowStack *todo, RowStack *found, uint8_t *seen, int32_t row) exc
 
 
 cdef int _walk_backward(Trace t, RowStack *todo, RowStack *found, uint8_t *seen,
-                        bint across, const int32_t *sources, PyObject **pool) except -1 nogil:
+                        bint across, const Bindings *sources, PyObject **pool) except -1 nogil:
     cdef int32_t row, e, ret, call, src
     while todo.n:
         todo.n -= 1
@@ -288,7 +321,7 @@ cdef int _walk_backward(Trace t, RowStack *todo, RowStack *found, uint8_t *seen,
 
 cdef int _walk_forward(Trace t, RowStack *todo, RowStack *found, uint8_t *seen,
                        const int32_t *rstart, const int32_t *rread, bint across,
-                       const int32_t *sources, PyObject **pool) except -1 nogil:
+                       const Bindings *sources, PyObject **pool) except -1 nogil:
     cdef int32_t row, e, reader, arg, src, e0
     cdef bint entered
     while todo.n:

@@ -32,12 +32,13 @@ _CARRIED = int(_core.NodeFlag.F_CARRIED)
 _FRAME = int(_core.NodeFlag.F_FRAME)
 
 
-def arg_sources(trace) -> np.ndarray:
-    """int32 per row: for a parameter's ArgumentNode of a call whose body was recorded,
-    the index into its call's refs of the input it was bound from (0 for the callee);
-    `GATHERED` when it gathered several arguments (`*args`, `**kwargs`, a star
-    call); `NO_SOURCE` otherwise.  The core checks each binding against the objects
-    (see `_arg_source` in _core/graph.pxi).  Cached on the trace."""
+def arg_sources(trace) -> tuple[np.ndarray, np.ndarray]:
+    """`(rows, sources)`, int32 arrays, `rows` ascending: the parameters' ArgumentNodes
+    of the calls whose body was recorded and, for each, the index into its call's
+    refs of the input it was bound from (0 for the callee); `GATHERED` when it
+    gathered several arguments (`*args`, `**kwargs`, a star call); `NO_SOURCE` for a
+    default value.  Other rows have no source.  The core checks each binding against
+    the objects (see `_arg_source` in _core/graph.pxi).  Cached on the trace."""
     cache = trace._cache
     if cache is None:
         cache = trace._cache = {}
@@ -47,20 +48,34 @@ def arg_sources(trace) -> np.ndarray:
     return found
 
 
-def _bind(trace) -> np.ndarray:
+#: Rows per step when looking for parameters: the masks stay small on any trace.
+_CHUNK = 1 << 20
+
+
+def _parameter_rows(kind: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """The ArgumentNodes that are parameters (not values a resumed frame carried)."""
+    parts = []
+    for lo in range(0, len(kind), _CHUNK):
+        hi = lo + _CHUNK
+        found = np.flatnonzero((kind[lo:hi] == _ARGUMENT) & (flags[lo:hi] & _CARRIED == 0))
+        parts.append(found.astype(np.int32) + np.int32(lo))
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+
+def _bind(trace) -> tuple[np.ndarray, np.ndarray]:
     cols = trace.columns()
     kind, flags, parent = cols["kind"], cols["flags"], cols["parent"]
     code, offset, aux, ref_start = cols["code"], cols["offset"], cols["aux"], cols["ref_start"]
-    out = np.full(len(trace), NO_SOURCE, dtype=np.int32)
-    args = np.flatnonzero((kind == _ARGUMENT) & (flags & _CARRIED == 0))
+    args = _parameter_rows(kind, flags)
     calls = parent[args]
     # Calls the caller's code made (not frames entered from C, not the root).
     keep = calls > 0
     args, calls = args[keep], calls[keep]
     keep = (kind[calls] == _NESTED) & (flags[calls] & _FRAME == 0)
     args, calls = args[keep], calls[keep]
+    out = np.full(len(args), NO_SOURCE, dtype=np.int32)
     if not len(args):
-        return out
+        return args, out
     position = aux[args]
     nin = ref_start[calls + 1] - ref_start[calls]
     # One group per (call site, callee code): the binding is the same within a group.
@@ -73,8 +88,8 @@ def _bind(trace) -> np.ndarray:
         site_code, site_offset = int(site_codes[site]), int(site_offsets[site])
         members = np.flatnonzero(which == g)
         rule = _site_rule(trace.codes[site_code], site_offset, trace.codes[callee_code])
-        out[args[members]] = _apply(rule, position[members], nin[members])
-    return out
+        out[members] = _apply(rule, position[members], nin[members])
+    return args, out
 
 
 def _site_rule(site_code, site_offset: int, callee_code):
