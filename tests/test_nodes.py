@@ -128,3 +128,7 @@ def test_children_is_a_lazy_sequence_of_views():
         kids[6]
     assert [type(n) for n in root] == [type(n) for n in as_list]
     assert repr(kids) == repr(as_list)
+    import pickle
+    back = pickle.loads(pickle.dumps(kids))
+    assert type(back) is list and len(back) == len(as_list)
+    assert [n.value for n in back[1:]] == [n.value for n in as_list[1:]]  # [0]: a local function

@@ -175,6 +175,10 @@ cdef class Children:
 
     __hash__ = None
 
+    def __reduce__(self):
+        # Pickles as the list of views it stands for (each view pickles with its trace).
+        return (list, (list(self),))
+
     def __repr__(self):
         # Like the list it stands for, unless printing it would be a flood.
         n = len(self)
