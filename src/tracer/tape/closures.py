@@ -120,7 +120,7 @@ class Closures:
                     continue
                 content = self.frame.cell_values.get(name) if name is not None else None
                 if content is None:
-                    content = self._parameter_cell(row, j, len(value))
+                    content = self._parameter_cell(row, name)
                 if content is not None:
                     # The variable's value now ($store_deref), or the parameter's.
                     op = self.cells[id(cell)] = self.push(
@@ -128,10 +128,7 @@ class Closures:
                     self.frame.cell_ops[name] = op
                     items.append(op)
                     continue
-                code = self.code_[row]
-                nparams = (code.co_argcount + code.co_kwonlyargcount
-                           + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
-                if name is not None and name not in code.co_varnames[:nparams]:
+                if name is not None and name not in _parameter_names(self.code_[row]):
                     # Not assigned yet (a recursive closure): empty until its
                     # $store_deref sets it.
                     op = self.cells[id(cell)] = self.push(Call(helpers.new_cell, (), value=cell))
@@ -190,24 +187,13 @@ class Closures:
             return None
         return ins.argval
 
-    def _parameter_cell(self, row, j, n):
-        """The op or constant of the parameter whose cell is item `j` of the `n` cells
-        that a BUILD_TUPLE at `row` packs, when the function never reassigns it.
+    def _parameter_cell(self, row, name):
+        """The op or constant of parameter `name` of the code at `row`, whose cell a
+        BUILD_TUPLE there packs, when the function never reassigns it.
 
         (3.12 loads a cell with LOAD_CLOSURE, which the trace reads as a constant,
         the cell itself; the value of a parameter's cell is the parameter's.)"""
-        code = self.code_[row]
-        instrs = _instructions(code)
-        k = instrs.index_of.get(self.offset_[row])
-        if k is None or k < n:
-            return None
-        ins = instrs.list[k - n + j]
-        if ins.opname not in ("LOAD_CLOSURE", "LOAD_FAST", "LOAD_FAST_BORROW"):
-            return None
-        name = ins.argval
-        nparams = (code.co_argcount + code.co_kwonlyargcount
-                   + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
-        names = code.co_varnames[:nparams]
+        names = _parameter_names(self.code_[row])
         if name not in names or name in self.frame.cell_values:
             return None
         p = names.index(name) + 1
@@ -215,6 +201,13 @@ class Closures:
         if p >= len(kids) or self.kind_[kids[p]] != K_ARG or self.aux_[kids[p]] != p:
             return None
         return self.ref.get(kids[p])
+
+
+def _parameter_names(code) -> tuple[str, ...]:
+    """The names of a code object's parameters, `*args` and `**kwargs` included."""
+    nparams = (code.co_argcount + code.co_kwonlyargcount
+               + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
+    return code.co_varnames[:nparams]
 
 
 _UNKNOWN = object()

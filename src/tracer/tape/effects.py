@@ -179,9 +179,14 @@ def _immutable(x, depth: int = 0):
     except TypeError:  # an unhashable callable
         return IMPURE
     # Arithmetic on immutable builtins gives an immutable builtin.
+    return _all_of(_immutable(a, depth + 1) for a in x.args)
+
+
+def _all_of(hazards):
+    """The hazard of several things at once: IMPURE as soon as one is (the rest are
+    not looked at), else the union of their conditions, None for none."""
     cond: dict = {}
-    for a in x.args:
-        hz = _immutable(a, depth + 1)
+    for hz in hazards:
         if hz is IMPURE:
             return IMPURE
         if hz:
@@ -189,16 +194,9 @@ def _immutable(x, depth: int = 0):
     return cond or None
 
 
-def _iterating(args):
+def _iterating(args, depth: int = 0):
     """The hazard of iterating each of `args`."""
-    cond: dict = {}
-    for a in args:
-        hz = _iteration(a)
-        if hz is IMPURE:
-            return IMPURE
-        if hz:
-            cond.update(hz)
-    return cond or None
+    return _all_of(_iteration(a, depth) for a in args)
 
 
 def _iteration(x, depth: int = 0):
@@ -214,15 +212,7 @@ def _iteration(x, depth: int = 0):
         if fn in _FRESH:
             return None
         if fn in _OVER_ARGS:
-            args = x.args if fn is zip else x.args[:1]
-            cond: dict = {}
-            for a in args:
-                hz = _iteration(a, depth + 1)
-                if hz is IMPURE:
-                    return IMPURE
-                if hz:
-                    cond.update(hz)
-            return cond or None
+            return _iterating(x.args if fn is zip else x.args[:1], depth + 1)
     except TypeError:  # an unhashable callable
         return IMPURE
     if fn in _FRESH_METHODS or (isinstance(fn, types.MethodDescriptorType)

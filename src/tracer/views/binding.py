@@ -16,7 +16,7 @@ import numpy as np
 from .. import _core
 from ..analysis.instructions import R_CALL, R_CALL_EX
 from ..analysis.ir import ir
-from .table import group_keys, group_sites
+from .table import group_keys, group_sites, row_chunks
 
 __all__ = ["arg_sources", "UNKNOWN_SOURCE", "NO_SOURCE", "GATHERED"]
 
@@ -48,15 +48,10 @@ def arg_sources(trace) -> tuple[np.ndarray, np.ndarray]:
     return found
 
 
-#: Rows per step when looking for parameters: the masks stay small on any trace.
-_CHUNK = 1 << 20
-
-
 def _parameter_rows(kind: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """The ArgumentNodes that are parameters (not values a resumed frame carried)."""
     parts = []
-    for lo in range(0, len(kind), _CHUNK):
-        hi = lo + _CHUNK
+    for lo, hi in row_chunks(len(kind)):
         found = np.flatnonzero((kind[lo:hi] == _ARGUMENT) & (flags[lo:hi] & _CARRIED == 0))
         parts.append(found.astype(np.int32) + np.int32(lo))
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)

@@ -35,7 +35,8 @@ KIND_NAMES = np.array(["argument", "constant", "primitive", "nested", "special",
 _CHUNK = 1 << 20
 
 
-def _chunks(n: int):
+def row_chunks(n: int):
+    """`(lo, hi)` bounds of the chunks of `_CHUNK` rows that cover n rows."""
     for lo in range(0, n, _CHUNK):
         yield lo, min(n, lo + _CHUNK)
 
@@ -158,7 +159,7 @@ def _count_ints(col: np.ndarray, where: np.ndarray | None) -> tuple[np.ndarray, 
         values, counts = np.unique(picked, return_counts=True)
         return values, counts.astype(np.int64)
     counts = np.zeros(span, dtype=np.int64)
-    for lo, hi in _chunks(len(col)):
+    for lo, hi in row_chunks(len(col)):
         part = col[lo:hi] if where is None else col[lo:hi][where[lo:hi]]
         counts += np.bincount((part - low).astype(np.intp, copy=False), minlength=span)
     present = np.flatnonzero(counts)
@@ -185,7 +186,7 @@ def _sizes(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:
     """Nodes in each row's subtree: 1, or for a nested call its end (aux) minus it."""
     n = len(kind)
     size = np.ones(n, dtype=np.int32)
-    for lo, hi in _chunks(n):
+    for lo, hi in row_chunks(n):
         nested = np.flatnonzero(kind[lo:hi] == _NESTED).astype(np.int32)
         size[lo + nested] = aux[lo + nested] - nested - lo
     if n and size[0] <= 0:                  # a trace still open: the root spans it all
@@ -196,7 +197,7 @@ def _sizes(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:
 def _targets(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:
     """Where each jump went (its aux), -1 for the other rows."""
     target = np.full(len(kind), -1, dtype=np.int32)
-    for lo, hi in _chunks(len(kind)):
+    for lo, hi in row_chunks(len(kind)):
         jumps = kind[lo:hi] == _JUMP
         target[lo:hi][jumps] = aux[lo:hi][jumps]
     return target
