@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tracer  # noqa: E402
 import workloads as W  # noqa: E402
-from tracer.tape import Call, Tape  # noqa: E402
+from tracer.tapes import Call, Tape  # noqa: E402
 
 H_N = 5000  # h's while loop unrolled: ~6 ops per iteration
 

@@ -13,7 +13,7 @@ import math
 import operator
 
 import tracer
-from tracer.tape import Call, mkcall
+from tracer.tapes import Call, mkcall
 
 
 # -- Umlaut's example: baz -> bar -> foo, flattened to *, + and - -------------------------

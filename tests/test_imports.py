@@ -64,12 +64,12 @@ def test_layers_import_downwards_only():
     for m, p in modules.items():
         deps = _imports(m, p, modules)
         if m.startswith("tracer.analysis"):
-            assert not {d for d in deps if d.startswith(("tracer.views", "tracer.tape",
+            assert not {d for d in deps if d.startswith(("tracer.views", "tracer.tapes",
                                                          "tracer.api"))}, m
         if m.startswith("tracer.views"):
-            assert not {d for d in deps if d.startswith(("tracer.tape", "tracer.api", "tracer.export",
+            assert not {d for d in deps if d.startswith(("tracer.tapes", "tracer.api", "tracer.export",
                                                          "tracer.compare", "tracer.cli"))}, m
         if m.startswith(("tracer.export", "tracer.compare")):
-            assert not {d for d in deps if d.startswith(("tracer.cli", "tracer.tape"))}, m
+            assert not {d for d in deps if d.startswith(("tracer.cli", "tracer.tapes"))}, m
         if not m.startswith("tracer.ad") and m != "tracer":
             assert not {d for d in deps if d.startswith("tracer.ad")}, m  # ad is the top layer

@@ -5,7 +5,7 @@ guarded by their object's type, and re-tracing never repeats an effect."""
 import pytest
 
 import tracer
-from tracer.tape import Constant
+from tracer.tapes import Constant
 
 
 def tape_validated(f, *args, **kwargs):

@@ -7,7 +7,7 @@ import pytest
 
 import tracer
 from corpus import CASES
-from tracer.tape import Tape
+from tracer.tapes import Tape
 
 # Cases that cannot be linearized exactly, with the reason (none at present: every
 # case of the corpus round-trips on 3.12 and 3.13; the test below keeps it so).

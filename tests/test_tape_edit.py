@@ -6,7 +6,7 @@ import operator
 import pytest
 
 import tracer
-from tracer.tape import Call, Constant, Guard, Input, TapeError, mkcall
+from tracer.tapes import Call, Constant, Guard, Input, TapeError, mkcall
 
 
 def tape_validated(f, *args, **kwargs):

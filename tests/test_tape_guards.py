@@ -3,7 +3,7 @@
 import pytest
 
 import tracer
-from tracer.tape import Guard
+from tracer.tapes import Guard
 
 
 def tape_validated(f, *args, **kwargs):

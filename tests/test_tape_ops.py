@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import tracer
-from tracer.tape import Call, Constant, STOP, TapeError, helpers
+from tracer.tapes import Call, Constant, STOP, TapeError, helpers
 
 
 def tape_validated(f, *args, **kwargs):
@@ -201,12 +201,12 @@ def test_bound_method_and_keyword_roots():
     assert [i.name for i in tape.inputs] == ["kw", "a", "b", "rest"]
 
 
-def test_the_tape_module_is_callable_and_importable():
-    import tracer.tape as tp
-    from tracer.tape import trace
+def test_tape_is_a_function_and_the_package_is_tracer_tapes():
+    import tracer.tapes as tp
+    from tracer.tapes import trace
 
-    assert tp is tracer.tape and callable(tp)
-    assert tp(operator.neg, 3)[0] == -3 and trace(operator.neg, 3)[0] == -3
+    assert tracer.tape is trace and callable(tracer.tape)
+    assert tracer.tape(operator.neg, 3)[0] == -3 and tp.trace(operator.neg, 3)[0] == -3
     assert tracer.Tape is tp.Tape and tracer.GuardError is tp.GuardError
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import tracer
 from helpers import load_example
-from tracer.tape import Call, Input
+from tracer.tapes import Call, Input
 
 
 def tape_validated(f, *args, **kwargs):

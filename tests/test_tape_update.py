@@ -6,7 +6,7 @@ import operator
 import pytest
 
 import tracer
-from tracer.tape import Call, Guard, TapeError
+from tracer.tapes import Call, Guard, TapeError
 
 
 def tape_validated(f, *args, **kwargs):

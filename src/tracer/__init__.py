@@ -33,8 +33,8 @@ from .export.dot import GraphvizNotFound, render, to_dot  # noqa: E402
 from .export.networkx import to_networkx  # noqa: E402
 from .export.summary import Summary, summary  # noqa: E402
 from .compare.diff import TraceDiff, diff  # noqa: E402
-from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
-from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
+from .tapes.trace import trace as tape  # noqa: E402
+from .tapes import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 from .ad import NoRuleError, backprop, grad, rule, value_and_grad, vjp  # noqa: E402
 
 try:

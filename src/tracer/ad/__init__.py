@@ -1,7 +1,7 @@
 """Reverse-mode automatic differentiation of unmodified Python and numpy code.
 
 `grad`, `value_and_grad` and `vjp` differentiate a function through its tape
-(tracer.tape): one pullback rule per primitive (`tracer.ad.rules`, extended with
+(tracer.tapes): one pullback rule per primitive (`tracer.ad.rules`, extended with
 `@tracer.rule(fn)`), a reverse sweep generated as Python code over the ops on the
 path from the inputs to the result (`tracer.ad.program`), reused while the tape's
 guards hold.  `backprop(root)` runs the sweep on a nested trace from `tracer.track`

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..api import track
 from ..context import Context
-from ..tape import Tape
-from ..tape.guards import GuardError
-from ..tape.ops import Input
+from ..tapes import Tape
+from ..tapes.guards import GuardError
+from ..tapes.ops import Input
 from . import adjoints
 from .errors import NoRuleError
 from .program import build

@@ -22,7 +22,7 @@ from typing import cast
 import numpy as np
 
 from .. import _core
-from ..tape.bind import Pack, map_parameters
+from ..tapes.bind import Pack, map_parameters
 from ..views.nodes import CallNode, node_at
 from . import adjoints
 from .errors import NoRuleError

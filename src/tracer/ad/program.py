@@ -1,6 +1,6 @@
 """A gradient program: which ops of a tape the reverse sweep visits, and its code.
 
-From a tape (tracer.tape) and the Input ops to differentiate, `build` finds the
+From a tape (tracer.tapes) and the Input ops to differentiate, `build` finds the
 ops on the path from those inputs to the result (forward reachability from the
 inputs, then backward need from the result, in two passes over the tape's op ids),
 checks that each has a rule, and records where each argument's adjoint goes.  The
@@ -28,10 +28,10 @@ import types
 import numpy as np
 
 from .. import callables as tops
-from ..tape.guards import GuardError, failing_test, guard_failure
-from ..tape.helpers import STOP, make_binder
-from ..tape.ops import Call, Constant, Guard, Input
-from ..tape.play import evaluate
+from ..tapes.guards import GuardError, failing_test, guard_failure
+from ..tapes.helpers import STOP, make_binder
+from ..tapes.ops import Call, Constant, Guard, Input
+from ..tapes.play import evaluate
 from . import adjoints, sweep
 from .errors import NoRuleError
 from .rules import lookup
@@ -43,7 +43,7 @@ _MUTATORS = frozenset((operator.setitem, operator.delitem, tops.list_extend, lis
                        tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
                        dict.__setitem__, list.__setitem__, setattr))
 _SCALAR_TYPES = (float, int)
-_INSTRUCTION_MODULES = (tops.__name__, "tracer.tape.helpers")
+_INSTRUCTION_MODULES = (tops.__name__, "tracer.tapes.helpers")
 _INLINE_GLOBALS = {"cos_": math.cos, "sin_": math.sin, "cosh_": math.cosh,
                    "sinh_": math.sinh, "sqrt_": math.sqrt, "exp_": math.exp}
 

@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from .. import callables as tops
-from ..tape import helpers as tape_helpers
+from ..tapes import helpers as tape_helpers
 from .adjoints import Seq, from_seq, seq_get, seq_item, unbroadcast, zeros_like
 from .rules import defrule
 

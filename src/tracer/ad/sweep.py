@@ -10,9 +10,9 @@ which are the generated code's shortcut for the same arithmetic on floats).
 from __future__ import annotations
 
 from .. import callables
-from ..tape.guards import guard_failure
-from ..tape.ops import Call, Constant, Guard, Op
-from ..tape.play import bind_inputs, evaluate
+from ..tapes.guards import guard_failure
+from ..tapes.ops import Call, Constant, Guard, Op
+from ..tapes.play import bind_inputs, evaluate
 from . import adjoints
 from .rules import lookup
 

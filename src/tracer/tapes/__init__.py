@@ -1,15 +1,12 @@
 """Tapes: a trace flattened into a linear list of ops (Umlaut's linearized trace).
 
-`val, tape = tracer.tape(f, *args)` (this module is callable: it is `trace`) or
+`val, tape = tracer.tape(f, *args)` (the function `trace` here) or
 `Tape.from_trace(root)`.  A tape can be printed, edited, replayed on new inputs
 (`play`), compiled back into a Python function (`compile`), and updated
 incrementally (`update`); Guard ops check that new inputs take the traced path.
 """
 
 from __future__ import annotations
-
-import sys as _sys
-import types as _types
 
 from .guards import GuardError
 from .retrace import Retracing
@@ -22,12 +19,3 @@ from .trace import trace
 __all__ = ["trace", "Tape", "TapeError", "GuardError", "Retracing", "Op", "Input", "Constant",
            "Call", "Guard", "Where", "mkcall", "STOP"]
 
-
-class _CallableModule(_types.ModuleType):
-    """`tracer.tape(f, *args, ctx=None, **kwargs)` calls `tracer.tape.trace`."""
-
-    def __call__(self, f, /, *args, **kwargs):
-        return trace(f, *args, **kwargs)
-
-
-_sys.modules[__name__].__class__ = _CallableModule

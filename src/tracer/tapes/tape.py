@@ -49,7 +49,7 @@ class Tape:
 
     @classmethod
     def trace(cls, f, /, *args, ctx: Context | None = None, **kwargs):
-        """Run `f(*args, **kwargs)` traced; `(result, tape)` (see tracer.tape.trace)."""
+        """Run `f(*args, **kwargs)` traced; `(result, tape)` (see tracer.tapes.trace)."""
         run_ctx = recording_context(ctx, cls) if wants_record(ctx) else ctx
         root = track(f, *args, ctx=run_ctx, **kwargs)
         return root.value, cls.from_trace(root, ctx)
@@ -294,7 +294,7 @@ class Tape:
         return generate(self).source
 
     def compile(self, retrace: bool = False):
-        """A Python function that runs the tape natively (see tracer.tape.codegen).
+        """A Python function that runs the tape natively (see tracer.tapes.codegen).
 
         With `retrace=True`, a guard failure re-traces the traced function on the
         new arguments, caches the new path's tape, and returns its result.
@@ -307,5 +307,5 @@ class Tape:
 
     def update(self, changes: dict, retrace: bool = False):
         """Set new values for some inputs or ops, re-execute only what depends on
-        them, and return the new result (see tracer.tape.update)."""
+        them, and return the new result (see tracer.tapes.update)."""
         return update(self, changes, retrace=retrace)

@@ -14,7 +14,7 @@ def trace(f, /, *args, ctx: Context | None = None, **kwargs):
     The tape is the call flattened to the primitive boundary of `ctx` (its
     `primitives`, `modules` and `canrecur`; `substitute` applies as for `track`).
     A context with a `record_primitive(tape, fn, *args, **kwargs)` method decides
-    what each primitive call records (see tracer.tape.record).  If `f` raises, the
+    what each primitive call records (see tracer.tapes.record).  If `f` raises, the
     exception propagates; `Tape.from_trace(tracer.last_trace())` has its tape.
     """
     return Tape.trace(f, *args, ctx=ctx, **kwargs)
