@@ -6,7 +6,7 @@ Usage::
 
 For each workload of ``bench/workloads.py`` it traces the workload N times in a row
 (each trace freed when the next one replaces it, as a program tracing in a loop
-does), first with ``tracer.spare_columns_limit(0)`` (every trace in fresh memory)
+does), first with ``tracer.views.spare_columns_limit(0)`` (every trace in fresh memory)
 and then with the default limit (a freed trace's columns reused), and prints the
 median minor page faults and the best milliseconds per traced run of each (the first
 run of each series, which starts cold, is left out; the best time, because the
@@ -53,15 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=9)
     opts = parser.parse_args(argv)
     chosen = [BY_NAME[n] for n in opts.only.split(",") if n] or WORKLOADS
-    default = tracer.spare_columns_limit()
+    default = tracer.views.spare_columns_limit()
     print(f"Python {sys.version.split()[0]} | tracer {tracer.__version__} | "
           f"{opts.runs} traced runs after a first one: median faults, best ms")
     print(f"{'workload':8}  {'faults (fresh)':>14}  {'ms (fresh)':>10}  "
           f"{'faults (spare)':>14}  {'ms (spare)':>10}")
     for w in chosen:
-        tracer.spare_columns_limit(0)
+        tracer.views.spare_columns_limit(0)
         fresh = series(w, opts.runs)
-        tracer.spare_columns_limit(default)
+        tracer.views.spare_columns_limit(default)
         spare = series(w, opts.runs)
         print(f"{w.name:8}  {fresh[0]:14,.0f}  {fresh[1]:10.2f}  {spare[0]:14,.0f}  {spare[1]:10.2f}")
     return 0

@@ -22,7 +22,7 @@ runner exit with status 1.
 A traced run here includes freeing the previous traced run's trace, which
 ``tracer.last_trace()`` kept until ``track`` replaced it (a steady state of
 repeated tracing: about as much freeing as recording).  The freed trace's column
-buffers are kept for the next trace (``tracer.spare_columns_limit``), so the timed
+buffers are kept for the next trace (``tracer.views.spare_columns_limit``), so the timed
 runs, which follow the warm-up, record into memory an earlier run touched: the
 steady state of a program that traces repeatedly.
 
@@ -31,7 +31,7 @@ repeats (``--repeat 25``) is the steadier figure.
 
 With ``--contexts`` it prints instead what tracking contexts cost: the untraced
 time, the traced time under each context of ``CONTEXTS`` as a ratio to it, the
-number of nodes recorded (under ``tracer.DEFAULT``) and the number of nodes the
+number of nodes recorded (under ``tracer.context.DEFAULT``) and the number of nodes the
 metadata hook annotated; the results of every context are checked as above.
 The protocol is the same, all the variants interleaved, except that the previous
 trace is freed before the timer starts, so no variant pays for freeing another
@@ -248,7 +248,7 @@ def format_table(rows: Sequence[Any], columns: list[tuple[str, Any, str]] = COLU
 # --- what tracking contexts cost (--contexts) ----------------------------------------------
 
 class NothingContext(tracer.Context):
-    """A subclass that overrides nothing: as passive as ``tracer.DEFAULT``."""
+    """A subclass that overrides nothing: as passive as ``tracer.context.DEFAULT``."""
 
 
 class CanrecurContext(tracer.Context):
@@ -265,7 +265,7 @@ class MetadataContext(tracer.Context):
         node.metadata["seen"] = True
 
 
-# Label and context (None: tracer.DEFAULT) of each traced variant, in table order.
+# Label and context (None: tracer.context.DEFAULT) of each traced variant, in table order.
 CONTEXTS: list[tuple[str, tracer.Context | None]] = [
     ("DEFAULT", None),
     ("nothing", NothingContext()),

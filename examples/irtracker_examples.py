@@ -28,6 +28,6 @@ if __name__ == "__main__":
     print()
     tracer.printlevels(tracer.track(geom, 1, 0.5, random.Random(2)), 3)
     print()
-    tracer.printlevels(tracer.track(geom, 1, 0.5, random.Random(2), ctx=tracer.DepthLimitContext(2)), 3)
+    tracer.printlevels(tracer.track(geom, 1, 0.5, random.Random(2), ctx=tracer.context.DepthLimitContext(2)), 3)
     print()
     tracer.printlevels(tracer.track(h, 2.0, 2), 2)

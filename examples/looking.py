@@ -25,7 +25,9 @@ def main(pictures=None):
     d = tracer.diff(a, b)
     print(d)
     print()
-    print("first divergence as data:", d.divergence.reason, d.divergence.path, d.divergence.line)
+    div = d.divergence  # None when the traces agree
+    if div is not None:
+        print("first divergence as data:", div.reason, div.path, div.line)
     if pictures:
         for name, traced, levels in (("geom", a, 4), ("h", tracer.track(h, 2.0, 3), 2)):
             path = tracer.render(traced, os.path.join(pictures, f"{name}.svg"), levels=levels)

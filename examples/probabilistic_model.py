@@ -26,6 +26,7 @@ from __future__ import annotations
 import inspect
 import math
 import random
+from typing import Any
 
 import numpy as np
 
@@ -142,7 +143,7 @@ class Draw:
 # The sampling methods this example knows, keyed by the callable the recorder shows
 # for `obj.method(...)`: the function (or method descriptor) of the class, with the
 # random.Random / numpy Generator as argument 1.
-DRAWS = {
+DRAWS: dict[Any, Draw] = {
     random.Random.random: Draw("uniform", (), lambda x: uniform_logpdf(x, 0.0, 1.0)),
     random.Random.uniform: Draw("uniform", (("a", _REQUIRED), ("b", _REQUIRED)), uniform_logpdf),
     random.Random.gauss: Draw("normal", (("mu", 0.0), ("sigma", 1.0)), normal_logpdf),

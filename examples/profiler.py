@@ -26,6 +26,7 @@ Run:  python examples/profiler.py
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import tracer
 
@@ -36,7 +37,7 @@ class TimingContext(tracer.Context):
     def __init__(self, start: int | None = None):
         super().__init__()
         self.start = start
-        self._entered = None   # (callee, start) of the call most recently entered from here
+        self._entered: tuple[Any, int] | None = None   # (callee, start) of the call most recently entered from here
 
     def enter(self, f, *args, **kwargs):
         start = time.perf_counter_ns()

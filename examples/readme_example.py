@@ -34,4 +34,6 @@ def cents(price, sep=None):
 try:
     tracer.track(cents, "12.")
 except ValueError:
-    tracer.printlevels(tracer.last_trace(), 2)
+    partial = tracer.last_trace()  # the call's trace until it raised
+    assert partial is not None
+    tracer.printlevels(partial, 2)

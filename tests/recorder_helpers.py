@@ -18,22 +18,22 @@ ALL_IDS = range(6)
 def calls_to(node, fn):
     """The direct children of `node` that are calls of the callable `fn` (by identity)."""
     return [c for c in node.children
-            if isinstance(c, tracer.CallNode) and isinstance(c.function, tracer.Const)
+            if isinstance(c, tracer.views.CallNode) and isinstance(c.function, tracer.views.Const)
             and c.function.value is fn]
 
 
 def all_calls_to(node, fn):
     return [n for n in walk(node)
-            if isinstance(n, tracer.CallNode) and n is not node
-            and isinstance(n.function, tracer.Const) and n.function.value is fn]
+            if isinstance(n, tracer.views.CallNode) and n is not node
+            and isinstance(n.function, tracer.views.Const) and n.function.value is fn]
 
 
 def shape(node):
     """A comparable summary of the subtree: kinds, values, callees, references."""
     fn = None
-    if isinstance(node, tracer.CallNode):
+    if isinstance(node, tracer.views.CallNode):
         f = node.function
-        fn = ("const", f.value) if isinstance(f, tracer.Const) else ("ref", f.index)
+        fn = ("const", f.value) if isinstance(f, tracer.views.Const) else ("ref", f.index)
     loc = node.location
     return (type(node).__name__, node.raised, node.value, fn,
             tuple(r.index for r in node.referenced()),

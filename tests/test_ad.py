@@ -80,10 +80,10 @@ def test_backprop_recurses_into_nested_calls():
     expected = tracer.grad(geom)(0.3)
     (got,) = tracer.backprop(root)
     assert got == pytest.approx(expected)
-    nested = [n for n in root.children if isinstance(n, tracer.NestedCallNode)]
+    nested = [n for n in root.children if isinstance(n, tracer.views.NestedCallNode)]
     assert nested, "seed 5 recurses"
     inner_x = nested[0].children[1]  # the recursive call's parameter p
-    assert isinstance(inner_x, tracer.ArgumentNode)
+    assert isinstance(inner_x, tracer.views.ArgumentNode)
     assert "adjoint" in inner_x.metadata
 
 

@@ -137,7 +137,7 @@ def test_context_class_from_the_command_line(tmp_path):
         import tracer
         def down(n):
             return 0 if n == 0 else 1 + down(n - 1)
-        class Shallow(tracer.DepthLimitContext):
+        class Shallow(tracer.context.DepthLimitContext):
             def __init__(self):
                 super().__init__(2)
         """)

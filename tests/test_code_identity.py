@@ -28,13 +28,13 @@ def test_equal_code_objects_are_each_recorded(traced):
 
     root = traced(f, 3)
     assert root.value == 7 + 9
-    calls = [n for n in root.children if isinstance(n, tracer.NestedCallNode)]
+    calls = [n for n in root.children if isinstance(n, tracer.views.NestedCallNode)]
     assert [c.value for c in calls] == [7, 9]
     for call, code in zip(calls, (g1.__code__, g2.__code__)):
         assert not call.trace.flags(call.row) & tracer._core.FLAGS["open"]
         body = call.children
         assert body[0].code is code  # each body is recorded against its own code object
-        muls = [n for n in body if isinstance(n, tracer.PrimitiveCallNode) and n.value in (6, 8)]
+        muls = [n for n in body if isinstance(n, tracer.views.PrimitiveCallNode) and n.value in (6, 8)]
         assert len(muls) == 1 and muls[0].arguments[0] == body[1]
 
 
@@ -46,7 +46,7 @@ def test_namedtuples_with_the_same_fields(traced):
 
     root = traced(f)
     assert root.value == ((1, 2), (3, 4))
-    news = [n for n in walk(root) if isinstance(n, tracer.NestedCallNode)
+    news = [n for n in walk(root) if isinstance(n, tracer.views.NestedCallNode)
             and isinstance(n.value, tuple) and n.children
             and getattr(n.children[0].value, "__name__", None) == "__new__"]
     assert [n.value for n in news] == [(1, 2), (3, 4)]

@@ -9,7 +9,7 @@ import pytest
 
 import tracer
 from helpers import load_example
-from tracer import ArgumentNode, NestedCallNode, PrimitiveCallNode, ReturnNode
+from tracer.views import ArgumentNode, NestedCallNode, PrimitiveCallNode, ReturnNode
 
 profiler = load_example("profiler")
 pm = load_example("probabilistic_model")
@@ -299,7 +299,7 @@ def test_draw_recognition_and_parameters():
     assert uni.metadata["params"] == {"a": 1.0, "b": 3.0}
     assert uni.metadata["logpdf"] == pytest.approx(-math.log(2.0))
     bound = ctx.choices[f"normal@L{line_of(draws_model, 'c = sample')}#0"]
-    assert isinstance(bound.function, tracer.Node)  # the bound method value is a node
+    assert isinstance(bound.function, tracer.views.Node)  # the bound method value is a node
     assert bound.metadata["params"] == {"loc": uni.value, "scale": 0.5, "size": None}
     z = (bound.value - uni.value) / 0.5
     assert bound.metadata["logpdf"] == pytest.approx(-0.5 * z * z - math.log(0.5) - 0.5 * math.log(2 * math.pi))
@@ -476,7 +476,7 @@ def _nested_depth(node):
 @pytest.mark.parametrize("maxlevel", [2, 3, 4])
 def test_depth_limit_on_geom(seed, maxlevel):
     expected = irx.geom(1, 0.5, random.Random(seed))
-    root = tracer.track(irx.geom, 1, 0.5, random.Random(seed), ctx=tracer.DepthLimitContext(maxlevel))
+    root = tracer.track(irx.geom, 1, 0.5, random.Random(seed), ctx=tracer.context.DepthLimitContext(maxlevel))
     tracer.validate(root)
     assert root.value == expected
     # The traced body is level 2: nested calls are recorded down to maxlevel.

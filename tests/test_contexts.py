@@ -71,7 +71,7 @@ def test_only_overridden_hooks_are_in_the_mask():
         def canrecur(self, f, *args, **kwargs):
             return True
 
-    assert tracer.DEFAULT.hook_mask() == 0
+    assert tracer.context.DEFAULT.hook_mask() == 0
     assert type("Nothing", (tracer.Context,), {})().hook_mask() == 0
     assert OnlyCanrecur().hook_mask() == HOOK_BITS["canrecur"]
     assert tracer.Context(primitives=[len]).hook_mask() != 0
@@ -82,17 +82,17 @@ def test_only_overridden_hooks_are_in_the_mask():
 def test_primitive_callables_are_not_recorded_inside(traced):
     root = traced(uses_square, 3, ctx=tracer.Context(primitives=[square]))
     assert root.value == uses_square(3)
-    calls = [c for c in root.children if isinstance(c, tracer.CallNode)
+    calls = [c for c in root.children if isinstance(c, tracer.views.CallNode)
              and c.function.value is square]
     assert len(calls) == 2
-    assert all(isinstance(c, tracer.PrimitiveCallNode) and len(c) == 0 for c in calls)
+    assert all(isinstance(c, tracer.views.PrimitiveCallNode) and len(c) == 0 for c in calls)
 
 
 def test_primitive_bound_method_makes_its_function_primitive(traced):
     b = Box(2)
     root = traced(method_and_keywords, b, 3, ctx=tracer.Context(primitives=[b.scaled]))
     assert root.value == method_and_keywords(b, 3)
-    assert not any(isinstance(n, tracer.NestedCallNode) for n in walk(root) if n != root)
+    assert not any(isinstance(n, tracer.views.NestedCallNode) for n in walk(root) if n != root)
 
 
 def test_primitive_modules_include_submodules(traced):
@@ -102,12 +102,12 @@ def test_primitive_modules_include_submodules(traced):
     rng = random.Random(5)
     root = traced(draws, rng, ctx=ctx)
     assert root.value == draws(random.Random(5))
-    assert [type(c) for c in root.children if isinstance(c, tracer.CallNode)][:2] == \
-        [tracer.PrimitiveCallNode, tracer.PrimitiveCallNode]
+    assert [type(c) for c in root.children if isinstance(c, tracer.views.CallNode)][:2] == \
+        [tracer.views.PrimitiveCallNode, tracer.views.PrimitiveCallNode]
     # Without the module set, Random.gauss (Python code) is recorded inside.
     root = traced(draws, random.Random(5))
     gauss = root[2]
-    assert isinstance(gauss, tracer.NestedCallNode) and len(gauss) > 0
+    assert isinstance(gauss, tracer.views.NestedCallNode) and len(gauss) > 0
 
 
 def test_bad_primitives_raise_type_error():
@@ -129,9 +129,9 @@ def test_canrecur_sees_the_call_and_c_callables_stay_primitive(traced):
     assert root.value == nested(3)
     assert (uses_square, (3,)) in seen and (square, (3,)) in seen
     assert all(callable(f) and hasattr(f, "__code__") for f, _ in seen)  # C calls never asked
-    squares = [n for n in walk(root) if isinstance(n, tracer.CallNode)
-               and isinstance(n.function, tracer.Const) and n.function.value is square]
-    assert squares and all(isinstance(n, tracer.PrimitiveCallNode) for n in squares)
+    squares = [n for n in walk(root) if isinstance(n, tracer.views.CallNode)
+               and isinstance(n.function, tracer.views.Const) and n.function.value is square]
+    assert squares and all(isinstance(n, tracer.views.PrimitiveCallNode) for n in squares)
 
 
 # -- per-node hooks and nesting ------------------------------------------------------------------
@@ -183,7 +183,7 @@ def test_metadata_is_sparse_and_kept_with_the_trace(traced):
             node.metadata["taken"] = node.value
 
     root = traced(uses_square, 3, ctx=MarkJumps())
-    jumps = [n for n in walk(root) if isinstance(n, tracer.JumpNode)]
+    jumps = [n for n in walk(root) if isinstance(n, tracer.views.JumpNode)]
     assert jumps and set(root.trace.metadata) == {j.row for j in jumps}
     root[1].metadata["user"] = 1  # writable after tracking
     assert root.trace.metadata[root[1].row] == {"user": 1}
@@ -197,8 +197,8 @@ def test_umlaut_counting_and_replacing_example(traced):
     root = traced(example.loop1, 2.0, 3, ctx=ctx)
     assert root.value == 13.0 and ctx.count == 4
     assert example.loop1(2.0, 3) == 108.0  # untouched outside tracking
-    adds = [n for n in root.children if isinstance(n, tracer.CallNode)
-            and n.function == tracer.Const(operator.add)]
+    adds = [n for n in root.children if isinstance(n, tracer.views.CallNode)
+            and n.function == tracer.views.Const(operator.add)]
     assert [n.value for n in adds] == [4.0, 7.0, 10.0, 13.0]
     assert all(n.metadata["substituted"] is operator.mul for n in adds)
     assert [n.metadata["operator_result"] for n in adds] == [4.0, 12.0, 21.0, 30.0]
@@ -226,11 +226,11 @@ def test_substituted_call_runs_the_replacement_instead(traced):
     root = traced(calls_counted, 2, ctx=ToCube())
     assert Calls.n == 0  # the original never ran: no double evaluation
     assert root.value == 8 + 27
-    calls = [c for c in root.children if isinstance(c, tracer.NestedCallNode)]
+    calls = [c for c in root.children if isinstance(c, tracer.views.NestedCallNode)]
     assert [c.function.value for c in calls] == [cube, cube]
     assert all(c.metadata["substituted"] is counted_square for c in calls)
     assert [c.value for c in calls] == [8, 27]
-    assert isinstance(calls[0][2], tracer.PrimitiveCallNode)  # cube's body is recorded
+    assert isinstance(calls[0][2], tracer.views.PrimitiveCallNode)  # cube's body is recorded
 
 
 def test_substituted_method_and_keyword_calls_get_the_same_arguments(traced):
@@ -276,13 +276,13 @@ def test_substitute_must_return_a_callable():
 def test_override_replaces_the_value_the_program_goes_on_with(traced):
     class Force(tracer.Context):
         def override(self, node):
-            if node.function == tracer.Const(square) and node.value == 9:
+            if node.function == tracer.views.Const(square) and node.value == 9:
                 return 100
             return KEEP
 
     root = traced(uses_square, 3, ctx=Force())
     assert root.value == 100 + 1 - 4
-    (sq,) = [c for c in root.children if isinstance(c, tracer.CallNode)
+    (sq,) = [c for c in root.children if isinstance(c, tracer.views.CallNode)
              and c.function.value is square and c.metadata]
     assert sq.value == 100 and sq.metadata["original"] == 9
     add = root.children[root.children.index(sq) + 1]
@@ -292,13 +292,13 @@ def test_override_replaces_the_value_the_program_goes_on_with(traced):
 def test_override_of_compare_feeding_a_branch_changes_the_branch(traced):
     class Flip(tracer.Context):
         def override(self, node):
-            if node.function == tracer.Const(operator.gt):
+            if node.function == tracer.views.Const(operator.gt):
                 return not node.value
             return KEEP
 
     root = traced(uses_square, 3, ctx=Flip())
     assert root.value == 10  # y > 3 was True, forced False: no subtraction
-    jump = next(n for n in root.children if isinstance(n, tracer.JumpNode))
+    jump = next(n for n in root.children if isinstance(n, tracer.views.JumpNode))
     assert jump.value is False
 
 
@@ -548,7 +548,7 @@ def test_star_call_of_an_iterator_is_not_consumed_by_contexts(traced):
     root = traced(star_generator, 3, ctx=Watch())
     assert root.value == ((0, 1, 4), {"k": 3})
     # Asked when the generator feeding `*` starts: the arguments are not known yet.
-    assert asked[0] == (takes_all, (tracer.UNKNOWN,), {"k": 3})
+    assert asked[0] == (takes_all, (tracer.views.UNKNOWN,), {"k": 3})
 
 
 def test_primitives_are_matched_against_the_operator_not_its_operand(traced):
@@ -563,7 +563,7 @@ def test_primitives_are_matched_against_the_operator_not_its_operand(traced):
     root = traced(lambda v: v + 2, a, ctx=tracer.Context(primitives=[a]))
     assert root.value == 4
     add = root[2]
-    assert isinstance(add, tracer.NestedCallNode) and len(add) > 0
+    assert isinstance(add, tracer.views.NestedCallNode) and len(add) > 0
 
 
 def test_keyboard_interrupt_in_a_hook_interrupts_the_program():
@@ -621,7 +621,7 @@ def test_collector_waits_while_hooks_run(traced):
 def test_depth_limit_subclass_stays_itself_below(traced):
     seen = []
 
-    class Logged(tracer.DepthLimitContext):
+    class Logged(tracer.context.DepthLimitContext):
         def trackedprimitive(self, node):
             seen.append((type(self).__name__, self.level))
 

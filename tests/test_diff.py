@@ -55,7 +55,7 @@ def test_diff_of_geom_under_two_seeds_names_the_first_diverging_branch(traced, s
     for _ in range(level - 1):
         node_a = node_a[8]
     jump = node_a[6]
-    assert v.row_a == jump.row and isinstance(jump, tracer.JumpNode)
+    assert v.row_a == jump.row and isinstance(jump, tracer.views.JumpNode)
     assert v.a == tracer.format_node(jump) and "goto" in v.b
     went_on = _draws(s1)[level - 1] >= 0.5  # a recursed at that level, so b returned
     assert (d.removed if went_on else d.added)[0].path == v.path

@@ -25,7 +25,7 @@ h = load_example("irtracker_examples").h  # IRTracker's `h`, as bench/ times it
 
 def primitives(root, fn):
     return [c for c in root.children
-            if isinstance(c, tracer.PrimitiveCallNode) and isinstance(c.function, tracer.Const)
+            if isinstance(c, tracer.views.PrimitiveCallNode) and isinstance(c.function, tracer.views.Const)
             and c.function.value is fn]
 
 
@@ -55,7 +55,7 @@ def test_h_values_and_references_every_iteration(traced):
         if k:
             assert add.referenced()[0] == r_adds[k - 1]  # ... r from the last one
             assert p.referenced()[1] == i_adds[k - 1]  # x ** i, i from the last +=
-    jumps = [c for c in root.children if isinstance(c, tracer.JumpNode)]
+    jumps = [c for c in root.children if isinstance(c, tracer.views.JumpNode)]
     # each loop test (5: before the loop, then at the end of each iteration, the
     # last one false) and each back edge (3: after the true tests at the end)
     assert len(jumps) == 8
@@ -103,16 +103,16 @@ def two_python_adds(n):
 def test_second_python_operator_is_its_own_nested_call(traced):
     root = traced(two_python_adds, Num(10))
     assert root.value == 23
-    adds = [c for c in root.children if isinstance(c, tracer.NestedCallNode)]
+    adds = [c for c in root.children if isinstance(c, tracer.views.NestedCallNode)]
     assert len(adds) == 2
     first, second = adds
     assert first.value.v == 11 and second.value.v == 12
     # each call holds its own body (the Num(...) it built), not the other call
-    assert not any(isinstance(c, tracer.NestedCallNode) and c == second for c in first.children)
+    assert not any(isinstance(c, tracer.views.NestedCallNode) and c == second for c in first.children)
     for call, k in ((first, 11), (second, 12)):
-        inner = [c for c in call.children if isinstance(c, tracer.NestedCallNode)]
+        inner = [c for c in call.children if isinstance(c, tracer.views.NestedCallNode)]
         assert len(inner) == 1 and inner[0].value.v == k
-    getattrs = [c for c in root.children if isinstance(c, tracer.PrimitiveCallNode)
+    getattrs = [c for c in root.children if isinstance(c, tracer.views.PrimitiveCallNode)
                 and c.value in (11, 12)]
     assert [g.referenced()[0] for g in getattrs] == [first, second]
 
@@ -132,7 +132,7 @@ def test_primitive_first_call_then_recorded_second(traced):
     root = traced(two_python_adds, Num(10), ctx=NotFirst())
     assert root.value == 23
     kinds = [type(c).__name__ for c in root.children
-             if isinstance(c, tracer.CallNode) and getattr(c.value, "v", None) in (11, 12)]
+             if isinstance(c, tracer.views.CallNode) and getattr(c.value, "v", None) in (11, 12)]
     assert kinds == ["PrimitiveCallNode", "NestedCallNode"]
 
 
@@ -155,7 +155,7 @@ def test_frame_entered_at_an_unrecorded_instruction_is_not_taken_for_a_call(trac
     (mul,) = primitives(root, operator.mul)
     assert (add.value, mul.value) == (3, 6)
     assert mul.referenced()[0] == add
-    frames = [c for c in root.children if isinstance(c, tracer.NestedCallNode)]
+    frames = [c for c in root.children if isinstance(c, tracer.views.NestedCallNode)]
     assert len(frames) == 1
     assert frames[0].function.value is Truthy.__bool__ and frames[0].value is True
     assert add.index < frames[0].index < mul.index
@@ -187,7 +187,7 @@ def test_hooks_see_values_read_back_from_locals(traced):
     ctx = Collect()
     root = traced(h, 2.0, 3, ctx=ctx)
     recorded = [(c.index, c.value) for c in root.children
-                if isinstance(c, tracer.PrimitiveCallNode)]
+                if isinstance(c, tracer.views.PrimitiveCallNode)]
     assert ctx.seen == recorded
 
 
@@ -205,9 +205,9 @@ def test_loop_without_any_other_event_keeps_its_jump_event(traced):
     assert len(plan.jump_events) == 1
     root = traced(loop_until_unbound)
     assert root.value == "done"
-    jumps = [c for c in root.children if isinstance(c, tracer.JumpNode)]
+    jumps = [c for c in root.children if isinstance(c, tracer.views.JumpNode)]
     assert len(jumps) >= 1
-    specials = [c for c in root.children if isinstance(c, tracer.SpecialCallNode)
+    specials = [c for c in root.children if isinstance(c, tracer.views.SpecialCallNode)
                 and isinstance(c.value, UnboundLocalError)]
     assert len(specials) == 1
 
@@ -223,10 +223,10 @@ IMMUTABLE = (int, float, str, bool, type(None), bytes)
 
 
 def _recomputable(node):
-    if not isinstance(node, tracer.PrimitiveCallNode) or node.raised:
+    if not isinstance(node, tracer.views.PrimitiveCallNode) or node.raised:
         return False
     fn = node.function
-    if not isinstance(fn, tracer.Const) or fn.value not in PURE or node.keywords:
+    if not isinstance(fn, tracer.views.Const) or fn.value not in PURE or node.keywords:
         return False
     return all(type(a.value) in IMMUTABLE for a in node.arguments)
 
@@ -274,9 +274,9 @@ def test_returned_results_need_no_event_of_their_own(traced):
     (add,) = primitives(root, operator.add)
     assert (mul.value, add.value, root.value) == (12, 13, 13)
     ret = root[len(root) - 1]
-    assert isinstance(ret, tracer.ReturnNode) and ret.referenced() == [add]
+    assert isinstance(ret, tracer.views.ReturnNode) and ret.referenced() == [add]
     root = traced(returns_python_operator, Num(1))
-    (call,) = [c for c in root.children if isinstance(c, tracer.NestedCallNode)]
+    (call,) = [c for c in root.children if isinstance(c, tracer.views.NestedCallNode)]
     assert call.value is root.value and call.value.v == 6
     assert root[len(root) - 1].referenced() == [call]
 
@@ -292,7 +292,7 @@ def test_returned_expression_that_raises():
     tracer.validate(root)
     (div,) = primitives(root, operator.truediv)
     assert div.raised and isinstance(div.value, ZeroDivisionError) and root.value is div.value
-    assert not any(isinstance(c, tracer.ReturnNode) for c in root.children)
+    assert not any(isinstance(c, tracer.views.ReturnNode) for c in root.children)
 
 
 # -- branches without events --------------------------------------------------------
@@ -316,7 +316,7 @@ def test_branch_taken_is_seen_at_the_next_event(traced):
     for x, y, expected in ((5, 3, 4), (3, 5, 4)):
         root = traced(either_way, x, y)
         assert root.value == expected
-        (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode) and j.referenced()]
+        (jump,) = [j for j in root.children if isinstance(j, tracer.views.JumpNode) and j.referenced()]
         (cmp,) = primitives(root, operator.gt)
         assert jump.referenced() == [cmp] and cmp.value is (x > y) and jump.value is (x > y)
         (sub,) = primitives(root, operator.sub)
@@ -335,7 +335,7 @@ def test_branch_resolved_by_a_raise():
         tracer.track(raise_on_one_side, -1)
     root = tracer.last_trace()
     tracer.validate(root)
-    (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode)]
+    (jump,) = [j for j in root.children if isinstance(j, tracer.views.JumpNode)]
     assert jump.value is False
     (div,) = primitives(root, operator.floordiv)
     assert div.raised and div.index > jump.index
@@ -349,11 +349,11 @@ def call_on_one_side(n, x):
 
 def test_branch_resolved_by_a_nested_frame(traced):
     root = traced(call_on_one_side, Num(1), True)
-    (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode)]
-    (call,) = [c for c in root.children if isinstance(c, tracer.NestedCallNode)]
+    (jump,) = [j for j in root.children if isinstance(j, tracer.views.JumpNode)]
+    (call,) = [c for c in root.children if isinstance(c, tracer.views.NestedCallNode)]
     assert jump.value is True and jump.index < call.index and call.value.v == 2
     root = traced(call_on_one_side, Num(1), False)
-    (jump,) = [j for j in root.children if isinstance(j, tracer.JumpNode)]
+    (jump,) = [j for j in root.children if isinstance(j, tracer.views.JumpNode)]
     assert jump.value is False and root.value.v == 1
 
 
@@ -384,7 +384,7 @@ def test_nested_branches_take_the_right_ways(traced):
         for b in (0, 1):
             root = traced(nested_ifs, a, b)
             assert root.value == (1 if a and b else 0)
-            tests = [j.value for j in root.children if isinstance(j, tracer.JumpNode)
+            tests = [j.value for j in root.children if isinstance(j, tracer.views.JumpNode)
                      and j.referenced()]
             assert tests == ([bool(a), bool(b)] if a else [False])
 
@@ -399,7 +399,7 @@ def counts_up(n):
 def test_loop_with_no_other_event_keeps_its_branch_event(traced):
     root = traced(counts_up, 3)
     assert root.value == 3
-    tests = [j.value for j in root.children if isinstance(j, tracer.JumpNode) and j.referenced()]
+    tests = [j.value for j in root.children if isinstance(j, tracer.views.JumpNode) and j.referenced()]
     assert tests == [True, True, True, False]
     adds = primitives(root, operator.iadd)
     assert [a.value for a in adds] == [1, 2, 3]

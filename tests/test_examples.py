@@ -7,7 +7,7 @@ import pytest
 
 import tracer
 from helpers import EXAMPLES, load_example
-from tracer import ArgumentNode, ConstantNode, JumpNode, NestedCallNode, PrimitiveCallNode, ReturnNode
+from tracer.views import ArgumentNode, ConstantNode, JumpNode, NestedCallNode, PrimitiveCallNode, ReturnNode
 
 
 _examples = load_example("irtracker_examples")
@@ -84,12 +84,12 @@ def test_geom_stochastic_recursion(traced, seed):
 
 
 def test_geom_depth_limit_makes_level_two_primitive(traced):
-    root = traced(geom, 1, 0.5, random.Random(5), ctx=tracer.DepthLimitContext(2))
+    root = traced(geom, 1, 0.5, random.Random(5), ctx=tracer.context.DepthLimitContext(2))
     calls = [c for c in root if c.kind in ("nested", "primitive") and c.index > 3]
     assert [type(c) for c in calls][-1] is PrimitiveCallNode
     assert all(len(c) == 0 for c in calls)
     assert root.value == geom(1, 0.5, random.Random(5))
-    deeper = traced(geom, 1, 0.5, random.Random(5), ctx=tracer.DepthLimitContext(3))
+    deeper = traced(geom, 1, 0.5, random.Random(5), ctx=tracer.context.DepthLimitContext(3))
     assert isinstance(deeper[8], NestedCallNode) and isinstance(deeper[8][8], PrimitiveCallNode)
 
 

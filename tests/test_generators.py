@@ -15,10 +15,10 @@ def _nodes(root, kind=None, fn=None, code_name=None):
         if kind is not None and not isinstance(n, kind):
             continue
         if fn is not None:
-            if not isinstance(n, tracer.CallNode):
+            if not isinstance(n, tracer.views.CallNode):
                 continue
             f = n.function
-            if not isinstance(f, tracer.Const) or f.value is not fn:
+            if not isinstance(f, tracer.views.Const) or f.value is not fn:
                 continue
         if code_name is not None and (n.code is None or n.code.co_name != code_name):
             continue
@@ -34,7 +34,7 @@ def _check_readable(root):
         if n.parent is not None:
             loc = n.location
             assert loc is not None and loc.offset >= -1, n.row
-            if not isinstance(n, tracer.ArgumentNode):
+            if not isinstance(n, tracer.views.ArgumentNode):
                 assert loc.offset >= 0, f"row {n.row} has no instruction: {out.getvalue()}"
     return out.getvalue()
 
@@ -67,10 +67,10 @@ def test_yield_from_records_the_statements_after_the_delegation(traced):
     assert len(muls) == 1 and muls[0].value == 45
     r, x = muls[0].arguments
     assert r == sends[1]  # r is the value the delegation returned
-    assert isinstance(x, tracer.ArgumentNode) and x.value == 3
+    assert isinstance(x, tracer.views.ArgumentNode) and x.value == 3
     adds = _nodes(root, fn=__import__("operator").add, code_name="_outer")
     assert len(adds) == 1 and adds[0].arguments[0] == muls[0] and adds[0].value == 46
-    yields = [n for n in _nodes(root, tracer.ReturnNode, code_name="_outer") if n.is_yield]
+    yields = [n for n in _nodes(root, tracer.views.ReturnNode, code_name="_outer") if n.is_yield]
     assert [y.value for y in yields] == [1, 46]
     assert yields[0].referenced() == [sends[0]]
     assert yields[1].referenced() == [adds[0]]
@@ -80,17 +80,17 @@ def test_the_resumed_subgenerator_is_recorded_under_the_send(traced):
     root = traced(_drive, 3)
     sends = _nodes(root, fn=ops.send)
     for s in sends:
-        assert isinstance(s, tracer.NestedCallNode)
-        frames = [c for c in s.children if isinstance(c, tracer.NestedCallNode)]
+        assert isinstance(s, tracer.views.NestedCallNode)
+        frames = [c for c in s.children if isinstance(c, tracer.views.NestedCallNode)]
         assert len(frames) == 1 and frames[0].children[0].code.co_name == "_inner"
         assert frames[0].location.offset == s.location.offset
     # The second resume of _inner adds the sent value to 10: the value sent in is a
     # carried argument of that activation, and the addition reads it.
-    second = [c for c in sends[1].children if isinstance(c, tracer.NestedCallNode)][0]
-    add = [c for c in second.children if isinstance(c, tracer.PrimitiveCallNode)][0]
+    second = [c for c in sends[1].children if isinstance(c, tracer.views.NestedCallNode)][0]
+    add = [c for c in second.children if isinstance(c, tracer.views.PrimitiveCallNode)][0]
     assert add.value == 15
     sent = add.arguments[1]
-    assert isinstance(sent, tracer.ArgumentNode) and sent.value == 5
+    assert isinstance(sent, tracer.views.ArgumentNode) and sent.value == 5
 
 
 def test_resumed_frame_carries_its_stack_values(traced):
@@ -104,13 +104,13 @@ def test_resumed_frame_carries_its_stack_values(traced):
     root = traced(consume, [1, 2, 3])
     assert root.value == [2, 4, 6]
     _check_readable(root)
-    nexts = [n for n in _nodes(root, tracer.PrimitiveCallNode, fn=next, code_name="gen")]
+    nexts = [n for n in _nodes(root, tracer.views.PrimitiveCallNode, fn=next, code_name="gen")]
     assert [n.value for n in nexts] == [1, 2, 3]
     # After the first activation, FOR_ITER reads the iterator the frame kept across
     # the yield: a carried ArgumentNode of the same activation, not an unknown.
     for n in nexts[1:]:
         (it,) = n.arguments
-        assert isinstance(it, tracer.ArgumentNode) and it.parent == n.parent
+        assert isinstance(it, tracer.views.ArgumentNode) and it.parent == n.parent
         assert type(it.value).__name__ == "list_iterator"
 
 
@@ -133,14 +133,14 @@ def test_throw_and_close_are_recorded(traced):
     root = traced(drive)
     assert root.value == (0, -10, 1)
     _check_readable(root)
-    activations = _nodes(root, tracer.NestedCallNode, code_name="drive")
+    activations = _nodes(root, tracer.views.NestedCallNode, code_name="drive")
     thrown = [a for a in activations if a.trace.flags(a.row) & tracer._core.FLAGS["frame"]
               and a.parent.function.value == type(gen()).throw]
     assert len(thrown) == 1
-    caught = [n for n in walk(thrown[0]) if isinstance(n, tracer.SpecialCallNode)
+    caught = [n for n in walk(thrown[0]) if isinstance(n, tracer.views.SpecialCallNode)
               and isinstance(n.value, ValueError)]
     assert caught, "the exception thrown in is caught by the handler and recorded"
-    closed = [a for a in activations if a.parent is not None and isinstance(a.parent, tracer.CallNode)
+    closed = [a for a in activations if a.parent is not None and isinstance(a.parent, tracer.views.CallNode)
               and a.parent.function.value == type(gen()).close]
     assert len(closed) == 1 and closed[0].raised and isinstance(closed[0].value, GeneratorExit)
 
@@ -181,7 +181,7 @@ def test_await_in_coroutines_driven_by_asyncio(traced):
     assert sorted(d.value for d in doubles) == [2, 4, 8]
     for d in doubles:
         v = d.arguments[0]
-        assert isinstance(v, tracer.ArgumentNode) and v.value * 2 == d.value
+        assert isinstance(v, tracer.views.ArgumentNode) and v.value * 2 == d.value
     finals = _nodes(root, fn=__import__("operator").add, code_name="_amain")
     assert len(finals) == 1 and finals[0].value == 14
     a, total = finals[0].arguments
@@ -189,7 +189,7 @@ def test_await_in_coroutines_driven_by_asyncio(traced):
     # `a` was assigned before the coroutine last resumed: it enters that activation
     # as a carried local; where it was assigned, it is what the SEND of
     # `await _leaf(x)` produced (the value the awaited coroutine returned).
-    assert isinstance(a, tracer.ArgumentNode) and a.location.stmt == "a"
+    assert isinstance(a, tracer.views.ArgumentNode) and a.location.stmt == "a"
     stores = [s for s in _nodes(root, fn=ops.send, code_name="_amain") if s.value == 8]
     assert len(stores) == 1
 
@@ -275,14 +275,14 @@ def test_await_of_an_awaitable_that_returns_by_stop_iteration(traced):
     root = traced(lambda: asyncio.run(_first_then_close(log)))
     assert root.value == 1 and log == [0]
     _check_readable(root)
-    appends = [n for n in walk(root) if isinstance(n, tracer.CallNode)
+    appends = [n for n in walk(root) if isinstance(n, tracer.views.CallNode)
                and n.code is not None and n.code.co_name == "_first_then_close"
-               and isinstance(n.function, tracer.Const) and n.function.value is list.append]
+               and isinstance(n.function, tracer.views.Const) and n.function.value is list.append]
     assert len(appends) == 1
     receiver, value = appends[0].arguments
     # The value appended is the SEND's result (what anext's awaitable returned), not
     # an unknown: CPython's RAISE event for that StopIteration is not an exception.
-    assert isinstance(value, tracer.CallNode) and value.function.value is ops.send
+    assert isinstance(value, tracer.views.CallNode) and value.function.value is ops.send
     assert value.value == 0 and not value.raised
 
 
@@ -326,11 +326,11 @@ def test_throw_into_a_generator_suspended_in_yield_from_records_the_delegate(tra
     _check_readable(root)
     (add,) = _handler_adds(root)
     assert add.value == 301
-    (throw,) = [n for n in walk(root) if isinstance(n, tracer.CallNode)
+    (throw,) = [n for n in walk(root) if isinstance(n, tracer.views.CallNode)
                 and n.parent == root and n.value == 301]
     assert add.parent.parent == throw, "the handler runs inside the throw() call"
     got = add.arguments[0]
-    assert got.value == 300 and isinstance(got.function, tracer.Const)
+    assert got.value == 300 and isinstance(got.function, tracer.views.Const)
     # The thrown exception is the value the handler caught.
     caught = [n for n in walk(add.parent) if isinstance(n.value, ValueError)]
     assert caught and all(n.value.args == (3,) for n in caught)
@@ -382,8 +382,8 @@ def test_close_of_a_delegating_generator_is_recorded(traced):
     root = traced(drive)
     assert root.value == 1
     text = _check_readable(root)
-    appends = [n for n in walk(root) if isinstance(n, tracer.CallNode)
-               and isinstance(n.function, tracer.Const) and n.function.value is list.append]
+    appends = [n for n in walk(root) if isinstance(n, tracer.views.CallNode)
+               and isinstance(n.function, tracer.views.Const) and n.function.value is list.append]
     assert len(appends) == 1 and appends[0].arguments[-1].value == 1, text
 
 
@@ -412,8 +412,8 @@ def test_cancelling_a_task_records_the_awaiting_coroutines_handler(traced):
     root = traced(lambda: asyncio.run(main()))
     assert root.value == ["cancelled"]
     _check_readable(root)
-    appends = [n for n in walk(root) if isinstance(n, tracer.CallNode)
-               and isinstance(n.function, tracer.Const)
+    appends = [n for n in walk(root) if isinstance(n, tracer.views.CallNode)
+               and isinstance(n.function, tracer.views.Const)
                and getattr(n.function.value, "__name__", "") == "append"
                and n.arguments and n.arguments[-1].value == "cancelled"]
     assert appends, "the handler of the cancelled coroutine is recorded"

@@ -48,7 +48,7 @@ def statements(f):
 
 def test_every_argument_node_has_its_statement(traced):
     root = traced(method_call, P())
-    args = [n for n in walk(root) if isinstance(n, tracer.ArgumentNode)]
+    args = [n for n in walk(root) if isinstance(n, tracer.views.ArgumentNode)]
     assert len(args) == 5  # meth, p; P.m, self, y
     texts = [n.ir[n.location].text for n in args]
     assert texts == ["%0", "%1 = p", "%0", "%1 = self", "%2 = y"]
@@ -58,7 +58,7 @@ def test_every_argument_node_has_its_statement(traced):
 def test_a_carried_argument_names_its_local(traced):
     root = traced(list, resumed(3))
     later = root[1]  # the generator resumed for its second item
-    (x,) = [n for n in later if isinstance(n, tracer.ArgumentNode)]
+    (x,) = [n for n in later if isinstance(n, tracer.views.ArgumentNode)]
     assert x.value == 6 and x.location.stmt == "x"
     stmt = x.ir[x.location]
     assert stmt.id == "x" and stmt.offset == x.location.offset and stmt.line == x.location.line

@@ -39,7 +39,7 @@ def test_values_locations_and_ir(traced):
     assert loc.code is f.__code__ and loc.line == f.__code__.co_firstlineno + 1
     assert loc.block == 1 and mul.ir[loc].text == "%3 = operator.mul(x, y)"
     store = root[4]
-    assert isinstance(store, tracer.ConstantNode) is False  # z = x * y stores a node
+    assert isinstance(store, tracer.views.ConstantNode) is False  # z = x * y stores a node
     sqrt = next(n for n in root if getattr(n, "function", None) and n.function.value is math.sqrt)
     assert sqrt.referenced() == [mul]
     assert "%" in str(tracer.ir(f)) and "§1" in str(tracer.ir(f))
@@ -70,8 +70,8 @@ def test_columns_are_zero_copy_numpy(traced):
     assert cols["parent"][0] == -1 and (cols["parent"][1:] >= 0).all()
     assert cols["ref_start"].shape == (n + 1,) and cols["refs"].shape == (root.trace.num_refs,)
     assert not cols["kind"].flags.writeable
-    kinds = [tracer.ArgumentNode, tracer.ConstantNode, tracer.PrimitiveCallNode,
-             tracer.NestedCallNode, tracer.SpecialCallNode, tracer.JumpNode, tracer.ReturnNode]
+    kinds = [tracer.views.ArgumentNode, tracer.views.ConstantNode, tracer.views.PrimitiveCallNode,
+             tracer.views.NestedCallNode, tracer.views.SpecialCallNode, tracer.views.JumpNode, tracer.views.ReturnNode]
     for node in root:
         assert isinstance(node, kinds[cols["kind"][node.row]])
     assert root.trace.nbytes > 0

@@ -55,7 +55,7 @@ def test_corpus_trace_round_trips_through_a_file(case, tmp_path):
 def test_corpus_trace_round_trips_through_pickle(case):
     root = trace_corpus_case(case)
     back = pickle.loads(pickle.dumps(root))
-    assert isinstance(back, tracer.NestedCallNode) and back.row == 0
+    assert isinstance(back, tracer.views.NestedCallNode) and back.row == 0
     same_columns(root, back)
     assert dump(back) == dump(root)
     tracer.validate(back)
@@ -117,7 +117,7 @@ def test_other_values_come_back_as_text_with_their_type_name(tmp_path):
     tracer.save(root, tmp_path / "t.parquet")
     back = tracer.load(tmp_path / "t.parquet")
     callee = back.children[0].value  # the function f, as an ArgumentNode's value
-    assert isinstance(callee, tracer.Opaque)
+    assert isinstance(callee, tracer.persist.Opaque)
     assert type(callee).__name__ == "function" and callee.type_name == "builtins.function"
     assert callee.text == "f" and repr(callee).startswith("<function f at")
 
@@ -131,7 +131,7 @@ def test_an_exception_value_loads_as_an_exception(tmp_path):
     root = tracer.last_trace()
     tracer.save(root, tmp_path / "t.parquet")
     back = tracer.load(tmp_path / "t.parquet")
-    assert back.raised and isinstance(back.value, tracer.OpaqueException)
+    assert back.raised and isinstance(back.value, tracer.persist.OpaqueException)
     assert isinstance(back.value, Exception)
     assert type(back.value).__name__ == "ZeroDivisionError"
     assert back.trace.exception is back.value
@@ -147,7 +147,7 @@ def test_a_loaded_trace_answers_the_queries_and_the_ir(tmp_path):
     x = back.children[1]
     assert [n.row for n in x.forward()] == [n.row for n in root.children[1].forward()]
     code = back.children[2].code
-    assert isinstance(code, tracer.LoadedCode)
+    assert isinstance(code, tracer.persist.LoadedCode)
     assert code.co_qualname == "h" and code.co_firstlineno == h.__code__.co_firstlineno
     assert str(tracer.ir(code)) == str(tracer.ir(h))
     assert code.ir_text == str(tracer.ir(h))
@@ -300,7 +300,7 @@ def test_traces_cross_process_boundaries():
     with ProcessPoolExecutor(max_workers=2, mp_context=mp.get_context("spawn")) as pool:
         roots = list(pool.map(run_in_worker, [1, 2, 3]))
     for seed, root in zip([1, 2, 3], roots):
-        assert isinstance(root.trace, tracer.Trace)
+        assert isinstance(root.trace, tracer.views.Trace)
         tracer.validate(root)
         # As if traced here, but for the address of the Random instance.
         assert no_addresses(dump(root)) == no_addresses(dump(run_in_worker(seed)))

@@ -67,7 +67,7 @@ def test_track_many_in_processes_matches_runs_in_this_process(tmp_path):
         root = runs.load(k)
         tracer.validate(root)
         assert root.value == here.load(k).value
-    assert [r.value for r in tracer.Runs(tmp_path / "procs")] == [r.value for r in here]
+    assert [r.value for r in tracer.persist.Runs(tmp_path / "procs")] == [r.value for r in here]
 
 
 def test_runs_that_raise_are_saved_and_reported(tmp_path):
@@ -85,7 +85,7 @@ def test_track_many_says_what_is_wrong(tmp_path):
     with pytest.raises(TypeError, match="function defined at module level"):
         tracer.track_many(lambda x: x, [1], tmp_path / "lambda", processes=2)
     with pytest.raises(FileNotFoundError, match="no runs"):
-        tracer.Runs(tmp_path / "nothing")
+        tracer.persist.Runs(tmp_path / "nothing")
 
 
 def test_track_many_on_a_local_dask_cluster(tmp_path):

@@ -61,17 +61,17 @@ def _readers(nodes):
 
 
 def _entered(call):
-    kids = call.children if isinstance(call, tracer.NestedCallNode) else []
+    kids = call.children if isinstance(call, tracer.views.NestedCallNode) else []
     return (call.parent is not None and not call.from_c and kids
-            and isinstance(kids[0], tracer.ArgumentNode) and kids[0].position == 0)
+            and isinstance(kids[0], tracer.views.ArgumentNode) and kids[0].position == 0)
 
 
 def _returned(call):
-    if not isinstance(call, tracer.NestedCallNode) or call.raised:
+    if not isinstance(call, tracer.views.NestedCallNode) or call.raised:
         return None
     kids = call.children
     last = kids[-1] if kids else None
-    if isinstance(last, tracer.ReturnNode) and not last.is_yield:
+    if isinstance(last, tracer.views.ReturnNode) and not last.is_yield:
         return last
     return None
 
@@ -82,7 +82,7 @@ def _bound_from(arg):
     call = arg.parent
     if arg.position == 0:
         fn = call.function
-        return fn if isinstance(fn, tracer.Node) else None
+        return fn if isinstance(fn, tracer.views.Node) else None
     if call.is_star_call:
         return "all"
     fn = call.function.value
@@ -98,12 +98,12 @@ def _bound_from(arg):
     how = bound.arguments[name]
     if how == "self":
         fn_node = call.function
-        return fn_node if isinstance(fn_node, tracer.Node) else None
+        return fn_node if isinstance(fn_node, tracer.views.Node) else None
     param = sig.parameters[name]
     if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
         return "all"
     src = kwargs[how[1]] if isinstance(how, tuple) else args[how]
-    return src if isinstance(src, tracer.Node) else None
+    return src if isinstance(src, tracer.views.Node) else None
 
 
 def _ref_backward_across(node):
@@ -118,13 +118,13 @@ def _ref_backward_across(node):
         if ret is not None and _entered(n):
             todo.append(ret)
             continue
-        if isinstance(n, tracer.ArgumentNode) and n.parent is not None and _entered(n.parent) \
+        if isinstance(n, tracer.views.ArgumentNode) and n.parent is not None and _entered(n.parent) \
                 and not n.location.stmt.startswith("stack"):
             src = _bound_from(n)
             if src == "all":
                 call = n.parent
                 todo.extend(x for x in [*call.arguments, *call.keywords.values()]
-                            if isinstance(x, tracer.Node))
+                            if isinstance(x, tracer.views.Node))
             elif src is not None:
                 todo.append(src)
             continue
@@ -232,8 +232,8 @@ def test_across_calls_follows_arguments_into_and_returns_out_of_calls():
 def test_keyword_and_star_parameters_bind_to_the_right_inputs():
     root = tracer.track(uses_keywords, 5.0, 3.0)
     x, y = root[1], root[2]
-    first = next(c for c in root.children if isinstance(c, tracer.NestedCallNode))
-    params = {c.location.stmt: c for c in first.children if isinstance(c, tracer.ArgumentNode)}
+    first = next(c for c in root.children if isinstance(c, tracer.views.NestedCallNode))
+    params = {c.location.stmt: c for c in first.children if isinstance(c, tracer.views.ArgumentNode)}
     a_param = first[1]
     assert a_param.value == 5.0
     assert tracer.query(a_param, "backward", across_calls=True).rows.tolist() == [x.row]
@@ -256,7 +256,7 @@ def test_table_columns_agree_with_the_node_views(traces):
             if node.parent is not None:
                 assert t["function"][r] == node.code.co_qualname
                 assert t["depth"][r] == t["depth"][node.parent.row] + 1
-            if isinstance(node, tracer.NestedCallNode) and _entered(node):
+            if isinstance(node, tracer.views.NestedCallNode) and _entered(node):
                 assert t["callee"][r] == node.children[0].code.co_qualname
             assert t["size"][r] == 1 + len(_ref_descendants(node))
 
@@ -282,7 +282,7 @@ def test_query_filters():
     q = tracer.query(root, "descendants")
     assert len(q) == len(root.trace) - 1
     prim = q.where(kind="primitive")
-    assert all(isinstance(n, tracer.PrimitiveCallNode) for n in prim)
+    assert all(isinstance(n, tracer.views.PrimitiveCallNode) for n in prim)
     assert len(q.where(kind=("primitive", "nested"))) == len(prim) + 2
     assert [n.function.value for n in q.where(callee="sin")] == [math.sin]
     assert [n.function.value for n in q.where(callee=math.sin)] == [math.sin]
@@ -293,7 +293,7 @@ def test_query_filters():
     assert all(n.location.line == pow_line for n in q.where(line=pow_line))
     big = q.where(kind="primitive", value=lambda v: isinstance(v, float) and v > 4)
     assert sorted(big.values) == sorted(v for v in prim.values if isinstance(v, float) and v > 4)
-    assert q.filter(lambda n: isinstance(n, tracer.JumpNode)).rows.tolist() == \
+    assert q.filter(lambda n: isinstance(n, tracer.views.JumpNode)).rows.tolist() == \
         q.where(kind="jump").rows.tolist()
     assert len(q.where(raised=True)) == 0
     assert q.first() == root[0] and q[:2].rows.tolist() == [1, 2]
@@ -335,7 +335,7 @@ def test_node_views_are_made_in_the_core_and_compare_by_row():
     a, b = root.children[1], root[1]
     assert a == b and hash(a) == hash(b) and a is not b
     assert a != root[2] and (a == object()) is False
-    assert isinstance(a, tracer._core.NodeView) and type(a) is tracer.ArgumentNode
+    assert isinstance(a, tracer._core.NodeView) and type(a) is tracer.views.ArgumentNode
     assert len(root) == len(root.children) == len(list(root))
     assert [n.row for n in root] == tracer.query(root, "children").rows.tolist()
     assert [n.row for n in tracer._core.node_views(root.trace, [3, 1])] == [3, 1]

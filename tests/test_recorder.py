@@ -37,10 +37,10 @@ def test_escaping_exception_keeps_identity_and_partial_trace_validates():
     tracer.validate(root)
     assert root.raised and root.value is exc
     # the partial trace holds what ran: the addition, then the raising nested call
-    add = [c for c in root.children if isinstance(c, tracer.PrimitiveCallNode)]
+    add = [c for c in root.children if isinstance(c, tracer.views.PrimitiveCallNode)]
     assert [c.value for c in add] == [2]
     (call,) = calls_to(root, boom)
-    assert isinstance(call, tracer.NestedCallNode)
+    assert isinstance(call, tracer.views.NestedCallNode)
     assert call.raised and call.value is exc
     assert call.arguments[0] == add[0]
     # inside boom: the raise itself is the last node, raised, with the exception
@@ -54,18 +54,18 @@ def test_exception_in_nested_call_caught_by_caller(traced):
     assert not root.raised
     exc = STORED["exc"]
     (call,) = calls_to(root, boom)
-    assert isinstance(call, tracer.NestedCallNode)
+    assert isinstance(call, tracer.views.NestedCallNode)
     assert call.raised and call.value is exc
     # the handler sees the same exception object, as a special node
     specials = [c for c in root.children
-                if isinstance(c, tracer.SpecialCallNode) and c.value is exc]
+                if isinstance(c, tracer.views.SpecialCallNode) and c.value is exc]
     assert len(specials) == 1
     assert specials[0].index > call.index
     # tracing went on after the handler: str(e), then + "!", then the return
     (to_str,) = calls_to(root, str)
     assert to_str.value == "bad 5" and to_str.arguments[0] == specials[0]
     ret = root[len(root) - 1]
-    assert isinstance(ret, tracer.ReturnNode) and ret.value == "bad 5!"
+    assert isinstance(ret, tracer.views.ReturnNode) and ret.value == "bad 5!"
     concat = ret.referenced()[0]
     assert concat.value == "bad 5!" and concat.index > to_str.index
     assert to_str in concat.referenced()
@@ -75,11 +75,11 @@ def test_exception_caught_inside_is_recorded_and_tracing_goes_on(traced):
     root = traced(catches_keyerror, {})
     assert root.value == -2
     specials = [c for c in root.children
-                if isinstance(c, tracer.SpecialCallNode) and isinstance(c.value, KeyError)]
+                if isinstance(c, tracer.views.SpecialCallNode) and isinstance(c.value, KeyError)]
     assert len(specials) == 1
     assert specials[0].value.args == ("missing",)
     ret = root[len(root) - 1]
-    assert isinstance(ret, tracer.ReturnNode) and ret.value == -2
+    assert isinstance(ret, tracer.views.ReturnNode) and ret.value == -2
     mul = ret.referenced()[0]
     assert mul.value == -2 and mul.index > specials[0].index
 
@@ -87,9 +87,9 @@ def test_exception_caught_inside_is_recorded_and_tracing_goes_on(traced):
 def test_failing_primitive_call_is_recorded_raised_when_caught(traced):
     root = traced(catches_keyerror, {})
     (failed,) = calls_to(root, operator.getitem)
-    assert isinstance(failed, tracer.PrimitiveCallNode)
+    assert isinstance(failed, tracer.views.PrimitiveCallNode)
     assert failed.raised and isinstance(failed.value, KeyError)
-    (special,) = [c for c in root.children if isinstance(c, tracer.SpecialCallNode)
+    (special,) = [c for c in root.children if isinstance(c, tracer.views.SpecialCallNode)
                   and c.value is failed.value]
     assert failed in special.referenced()
 
@@ -101,7 +101,7 @@ def test_failing_primitive_call_is_recorded_raised_when_escaping():
     tracer.validate(root)
     assert root.raised and root.value is info.value
     last = root[len(root) - 1]
-    assert isinstance(last, tracer.PrimitiveCallNode)
+    assert isinstance(last, tracer.views.PrimitiveCallNode)
     assert last.raised and last.value is info.value
 
 
@@ -117,14 +117,14 @@ def test_method_call_records_plain_function_and_self(traced):
     assert root.value == 7
     (ctor,) = calls_to(root, C)
     (call,) = calls_to(root, C.m)
-    assert call.function == tracer.Const(C.m)
+    assert call.function == tracer.views.Const(C.m)
     assert call.function.value is C.m
-    assert isinstance(call, tracer.NestedCallNode)
+    assert isinstance(call, tracer.views.NestedCallNode)
     assert call.arguments[0] == ctor  # self is the node that made obj
     assert call.arguments[1] == root[1]  # v, the root's argument
     assert call.value == 7
     # inside: the callee and the bound parameters come first
-    assert [type(c) for c in call.children[:3]] == [tracer.ArgumentNode] * 3
+    assert [type(c) for c in call.children[:3]] == [tracer.views.ArgumentNode] * 3
     assert [c.value for c in call.children[:3]] == [C.m, ctor.value, 4]
 
 
@@ -136,9 +136,9 @@ def test_keyword_call(traced):
     root = traced(keyword_call, 10, 20)
     assert root.value == 33
     first, second = calls_to(root, g)
-    assert first.arguments == [tracer.Const(1)]
+    assert first.arguments == [tracer.views.Const(1)]
     assert list(first.keywords) == ["b"]
-    assert isinstance(first.keywords["b"], tracer.Const) and first.keywords["b"].value == 2
+    assert isinstance(first.keywords["b"], tracer.views.Const) and first.keywords["b"].value == 2
     assert first.value == 3
     assert second.arguments == [root[1]]
     assert second.keywords == {"b": root[2]}
@@ -157,21 +157,21 @@ def test_sorted_with_key_records_key_calls(traced):
     root = traced(sorts, [3, 1, 2])
     assert root.value == [3, 2, 1]
     (call,) = calls_to(root, sorted)
-    assert isinstance(call, tracer.NestedCallNode)
+    assert isinstance(call, tracer.views.NestedCallNode)
     assert call.arguments == [root[1]]
     assert list(call.keywords) == ["key"]
     key = call.keywords["key"].value
     assert len(call) == 3
     for child, x in zip(call.children, [3, 1, 2]):
-        assert isinstance(child, tracer.NestedCallNode)
+        assert isinstance(child, tracer.views.NestedCallNode)
         assert child.function.value is key
         assert child.value == -x
         kinds = [type(c) for c in child.children]
-        assert tracer.ArgumentNode in kinds and tracer.ReturnNode in kinds
-        args = [c for c in child.children if isinstance(c, tracer.ArgumentNode)]
+        assert tracer.views.ArgumentNode in kinds and tracer.views.ReturnNode in kinds
+        args = [c for c in child.children if isinstance(c, tracer.views.ArgumentNode)]
         assert [a.value for a in args] == [key, x]
         ret = child[len(child) - 1]
-        assert isinstance(ret, tracer.ReturnNode) and ret.value == -x and not ret.is_yield
+        assert isinstance(ret, tracer.views.ReturnNode) and ret.value == -x and not ret.is_yield
 
 
 def constructs(x):
@@ -183,18 +183,18 @@ def test_constructor_records_init_body(traced):
     obj = root.value
     assert isinstance(obj, C) and obj.a == 5
     (ctor,) = calls_to(root, C)
-    assert isinstance(ctor, tracer.NestedCallNode)
+    assert isinstance(ctor, tracer.views.NestedCallNode)
     assert ctor.value is obj
     assert ctor.arguments == [root[1]]
     (init,) = ctor.children
-    assert isinstance(init, tracer.NestedCallNode)
+    assert isinstance(init, tracer.views.NestedCallNode)
     assert init.function.value is C.__init__
     assert [a.value for a in init.arguments] == [obj, 5]
     assert init.value is None
     setattrs = calls_to(init, setattr)
     assert len(setattrs) == 1 and setattrs[0].value is None
     ret = init[len(init) - 1]
-    assert isinstance(ret, tracer.ReturnNode) and ret.value is None
+    assert isinstance(ret, tracer.views.ReturnNode) and ret.value is None
     assert root[len(root) - 1].referenced() == [ctor]
 
 
@@ -209,22 +209,22 @@ def test_generator_in_for_loop_records_next_with_yields(traced):
     root = traced(consumes, 3)
     assert root.value == 6
     nexts = calls_to(root, next)
-    assert all(isinstance(c, tracer.NestedCallNode) for c in nexts)
+    assert all(isinstance(c, tracer.views.NestedCallNode) for c in nexts)
     assert len(nexts) == 4  # three yields, then the generator returns
     yielded = []
     for nx in nexts[:3]:
         frames = nx.children
-        assert len(frames) == 1 and isinstance(frames[0], tracer.NestedCallNode)
+        assert len(frames) == 1 and isinstance(frames[0], tracer.views.NestedCallNode)
         assert frames[0].function.value is gen
-        rets = [c for c in frames[0].children if isinstance(c, tracer.ReturnNode)]
+        rets = [c for c in frames[0].children if isinstance(c, tracer.views.ReturnNode)]
         assert len(rets) == 1 and rets[0].is_yield
         assert rets[0].value == nx.value
         yielded.append(nx.value)
     assert yielded == [0, 2, 4]
-    final = [c for c in walk(nexts[3]) if isinstance(c, tracer.ReturnNode)]
+    final = [c for c in walk(nexts[3]) if isinstance(c, tracer.views.ReturnNode)]
     assert len(final) == 1 and not final[0].is_yield and final[0].value is None
     # the loop's additions read the values next produced
-    adds = [c for c in root.children if isinstance(c, tracer.PrimitiveCallNode)
+    adds = [c for c in root.children if isinstance(c, tracer.views.PrimitiveCallNode)
             and any(r in nexts for r in c.referenced())]
     assert [a.value for a in adds] == [0, 2, 6]
 
@@ -242,7 +242,7 @@ def test_attribute_load_records_the_attribute_value(traced):
     assert root.value == 4
     (get,) = calls_to(root, getattr)
     obj, name = get.arguments
-    assert obj == root[1] and isinstance(name, tracer.Const) and name.value == "a"
+    assert obj == root[1] and isinstance(name, tracer.views.Const) and name.value == "a"
     assert get.value == 3
 
 
@@ -255,8 +255,8 @@ def f(o):
 
 for i in range(5):
     r = tracer.track(f, [1]); tracer.validate(r); assert r.value is None
-    (get,) = [c for c in r.children if isinstance(c, tracer.PrimitiveCallNode)
-              and isinstance(c.function, tracer.Const) and c.function.value is getattr]
+    (get,) = [c for c in r.children if isinstance(c, tracer.views.PrimitiveCallNode)
+              and isinstance(c.function, tracer.views.Const) and c.function.value is getattr]
     assert get.value.__self__ is r[1].value, get   # the bound method, read while live
 
 ev = threading.Event()          # Condition.__exit__ is `return self._lock.__exit__(*args)`
@@ -326,7 +326,7 @@ def test_compare_feeding_a_branch_has_the_value_the_branch_saw(traced):
         root = traced(branch_on_compare, a, b)
         lt = calls_to(root, operator.lt)
         assert [n.value for n in lt] == [expect]
-        jump = next(c for c in root.children if isinstance(c, tracer.JumpNode))
+        jump = next(c for c in root.children if isinstance(c, tracer.views.JumpNode))
         assert jump.referenced() == lt
         assert jump.value is expect
 
@@ -338,7 +338,7 @@ def test_compare_with_python_dunder_feeding_a_branch(traced):
     # 3.13 converts the result to bool inside COMPARE_OP; 3.12 keeps what __lt__ returned.
     assert lt.value == (True if sys.version_info >= (3, 13) else [5])
     # __lt__'s frame is recorded under the compare, returning what it returned.
-    returns = [n for n in walk(lt) if isinstance(n, tracer.ReturnNode)]
+    returns = [n for n in walk(lt) if isinstance(n, tracer.views.ReturnNode)]
     assert [r.value for r in returns] == [[5]]
 
 
@@ -467,8 +467,8 @@ def test_cell_assigned_by_a_nested_function_is_read_as_it_is(traced):
 
     root = traced(outer, 1)
     assert root.value == 16
-    mul = [n for n in root.children if isinstance(n, tracer.CallNode)
-           and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
+    mul = [n for n in root.children if isinstance(n, tracer.views.CallNode)
+           and isinstance(n.function, tracer.views.Const) and n.function.value is operator.mul]
     assert len(mul) == 1
     (total, two) = mul[0].arguments
     assert total.value == 8 and tracer.format_node(total).split(" → ")[0].endswith("$load_deref()")
@@ -488,10 +488,10 @@ def test_cell_only_read_by_nested_functions_keeps_its_node(traced):
         return total * 2
 
     root = traced(outer, 1)
-    mul = [n for n in root.children if isinstance(n, tracer.CallNode)
-           and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
+    mul = [n for n in root.children if isinstance(n, tracer.views.CallNode)
+           and isinstance(n.function, tracer.views.Const) and n.function.value is operator.mul]
     (total, _two) = mul[0].arguments
-    assert isinstance(total, tracer.Node) and total.value == 2
+    assert isinstance(total, tracer.views.Node) and total.value == 2
     assert total.function.value is operator.add
 
 
@@ -508,11 +508,11 @@ def test_init_of_each_instance_is_recorded_after_specialization(traced):
     pairs = [(1, 2), (3, 4), (5, 6), (7, 8)]
     root = traced(local_class, pairs)
     assert root.value == [2, 12, 30, 56]
-    inits = [n for n in walk(root) if isinstance(n, tracer.NestedCallNode) and n.children
+    inits = [n for n in walk(root) if isinstance(n, tracer.views.NestedCallNode) and n.children
              and getattr(n.children[0].value, "__name__", "") == "__init__"]
     assert len(inits) == len(pairs)
-    products = [n.value for n in walk(root) if isinstance(n, tracer.PrimitiveCallNode)
-                and isinstance(n.function, tracer.Const) and n.function.value is operator.mul]
+    products = [n.value for n in walk(root) if isinstance(n, tracer.views.PrimitiveCallNode)
+                and isinstance(n.function, tracer.views.Const) and n.function.value is operator.mul]
     assert products == [2, 12, 30, 56]
 
 
@@ -552,6 +552,6 @@ def test_a_finalizer_run_after_a_return_is_recorded_beside_the_call():
     tracer.validate(root)
     call, finalizer = root[1], root[2]
     assert call.function.value is _makes_garbage
-    assert isinstance(call[-1], tracer.ReturnNode)
+    assert isinstance(call[-1], tracer.views.ReturnNode)
     assert finalizer.from_c and finalizer[0].value is _on_death
     assert root.value == 2

@@ -34,7 +34,7 @@ def body(node):
 def check_printed_references(root):
     """Every @k a line prints is a reference of its node, and every reference is printed."""
     for node in walk(root):
-        if node.parent is None or isinstance(node, tracer.ArgumentNode):
+        if node.parent is None or isinstance(node, tracer.views.ArgumentNode):
             continue
         printed = {int(k) for k in re.findall(r"@(\d+)", body(node))}
         assert printed == {r.index for r in node.referenced()}, tracer.format_node(node)
@@ -93,9 +93,9 @@ def test_truth_none_and_exception_forms(traced):
     text = [body(n) for n in root]
     assert "goto §2 since bool(@1) == True" in text  # a list's truth, not `@1 == True`
     assert "goto §4 since @2 is None" in text
-    (gt,) = [n for n in root if getattr(n, "function", None) == tracer.Const(__import__("operator").gt)]
+    (gt,) = [n for n in root if getattr(n, "function", None) == tracer.views.Const(__import__("operator").gt)]
     assert f"goto §6 since @{gt.index} == True" in text
-    (exc,) = [n for n in root if isinstance(n, tracer.SpecialCallNode) and body(n).startswith("$exc")]
+    (exc,) = [n for n in root if isinstance(n, tracer.views.SpecialCallNode) and body(n).startswith("$exc")]
     (raised,) = [n for n in root if body(n).startswith("raise")]
     assert body(exc) == f"$exception(@{raised.index})" and exc.referenced() == [raised]
     check_printed_references(root)
@@ -145,7 +145,7 @@ def test_frames_entered_from_c_print_their_arguments_as_values(traced):
         f"@1: {at} ⟨sort_by_key.<locals>.<lambda>⟩(⟨1⟩) → -1::int",
     ]
     root = traced(adds, 1, 2)
-    inits = [n for n in walk(root) if isinstance(n, tracer.NestedCallNode) and n.from_c]
+    inits = [n for n in walk(root) if isinstance(n, tracer.views.NestedCallNode) and n.from_c]
     heads = [tracer.format_node(n).split("(")[0].split("] ")[1] for n in inits]
     assert heads == ["⟨Vec.__init__⟩"] * 2 + ["⟨Vec.__add__⟩", "⟨Vec.__init__⟩"]
     assert all(body(n) == "⟨⟩(⟨⟩, ⟨⟩)" for n in inits)  # the values, no @k of their own
@@ -268,7 +268,7 @@ def derive(n):
 
 def test_super_method_call_keeps_its_receiver(traced):
     root = traced(derive, 3)
-    calls = [n for n in walk(root) if isinstance(n, tracer.CallNode) and n.parent is not None
+    calls = [n for n in walk(root) if isinstance(n, tracer.views.CallNode) and n.parent is not None
              and "Base.__init__" in tracer.format_node(n).split("(")[0]]
     assert len(calls) == 3
     for call in calls:

@@ -15,11 +15,11 @@ def mutates():
 
 def _built(root):
     """The values recorded for `a = [1, 2]` and `d = {"k": a}`."""
-    lists = [n for n in root.children if isinstance(n, tracer.PrimitiveCallNode)
+    lists = [n for n in root.children if isinstance(n, tracer.views.PrimitiveCallNode)
              and n.function.value is tracer.callables.build_list]
-    dicts = [n for n in root.children if isinstance(n, tracer.PrimitiveCallNode)
+    dicts = [n for n in root.children if isinstance(n, tracer.views.PrimitiveCallNode)
              and n.function.value is tracer.callables.build_const_key_map
-             or isinstance(n, tracer.PrimitiveCallNode) and n.function.value is tracer.callables.build_dict]
+             or isinstance(n, tracer.views.PrimitiveCallNode) and n.function.value is tracer.callables.build_dict]
     return lists[0].value, dicts[0].value
 
 
@@ -42,7 +42,7 @@ def test_deepcopy_keeps_the_state_at_record_time(traced):
     root = traced(mutates, ctx=tracer.Context(snapshot="deepcopy"))
     a, d = _built(root)
     assert a == [1, 2] and d == {"k": [1, 2, 99]}
-    ret = [n for n in root.children if isinstance(n, tracer.ReturnNode)][0]
+    ret = [n for n in root.children if isinstance(n, tracer.views.ReturnNode)][0]
     assert ret.value == ([5, 2, 99], {"k": [5, 2, 99]})
 
 

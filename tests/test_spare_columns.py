@@ -1,7 +1,7 @@
 """Spare columns: the buffers of a freed trace are kept for the next one.
 
 A traced program pays a page fault for every 4 KiB of fresh trace memory; keeping
-the columns of the last freed trace (up to `tracer.spare_columns_limit()` bytes)
+the columns of the last freed trace (up to `tracer.views.spare_columns_limit()` bytes)
 lets repeated tracing reuse memory it has already touched.  These tests check that
 a trace recorded into reused columns is exactly the trace recorded into fresh
 ones, that a small trace does not keep a big trace's columns, and the limit.
@@ -61,36 +61,36 @@ def limit():
     """Run with the default limit and no spare columns held; restore afterwards."""
     tracer.api._state.last = None     # earlier tests' traces are freed now, not midway
     gc.collect()
-    old = tracer.spare_columns_limit(0)
-    tracer.spare_columns_limit(64 << 20)
+    old = tracer.views.spare_columns_limit(0)
+    tracer.views.spare_columns_limit(64 << 20)
     yield
-    tracer.spare_columns_limit(0)
-    tracer.spare_columns_limit(old)
+    tracer.views.spare_columns_limit(0)
+    tracer.views.spare_columns_limit(old)
 
 
 def test_a_freed_trace_leaves_its_columns_as_spare(limit):
-    assert tracer.spare_columns_bytes() == 0
+    assert tracer.views.spare_columns_bytes() == 0
     held = [record(loop, 5000)]
     rows = len(held[0].trace)
-    assert tracer.spare_columns_bytes() == 0          # still in use
+    assert tracer.views.spare_columns_bytes() == 0          # still in use
     drop(held)
     # at least one byte per row and column besides the refs
-    assert tracer.spare_columns_bytes() >= rows * 30
+    assert tracer.views.spare_columns_bytes() >= rows * 30
 
 
 def test_a_trace_in_reused_columns_equals_one_in_fresh_columns(limit):
-    tracer.spare_columns_limit(0)                     # fresh columns
+    tracer.views.spare_columns_limit(0)                     # fresh columns
     held = [record(loop, 3000)]
     fresh = snapshot(held[0])
     assert held[0].value == loop(3000)
-    tracer.spare_columns_limit(64 << 20)
+    tracer.views.spare_columns_limit(64 << 20)
     drop(held)
-    assert tracer.spare_columns_bytes() > 0
+    assert tracer.views.spare_columns_bytes() > 0
     # A bigger trace first, then the same one again: both in reused columns.
     held = [record(loop, 6000)]
     drop(held)
     held = [record(loop, 3000)]
-    assert tracer.spare_columns_bytes() == 0          # it took them
+    assert tracer.views.spare_columns_bytes() == 0          # it took them
     assert snapshot(held[0]) == fresh
     assert held[0].value == loop(3000)
 
@@ -98,7 +98,7 @@ def test_a_trace_in_reused_columns_equals_one_in_fresh_columns(limit):
 def test_a_trace_growing_past_reused_columns(limit):
     held = [record(loop, 500)]
     drop(held)
-    spare = tracer.spare_columns_bytes()
+    spare = tracer.views.spare_columns_bytes()
     assert spare > 0
     held = [record(loop, 20000)]                      # starts in them, then grows
     assert held[0].value == loop(20000)
@@ -108,11 +108,11 @@ def test_a_trace_growing_past_reused_columns(limit):
 def test_a_small_trace_gives_big_spare_columns_back(limit):
     held = [record(loop, 20000)]
     drop(held)
-    big = tracer.spare_columns_bytes()
+    big = tracer.views.spare_columns_bytes()
     small = record(nothing)
     # It was recorded in the big columns, then moved into columns of its own size
     # when it finished, and the big ones are spare again.
-    assert tracer.spare_columns_bytes() == big
+    assert tracer.views.spare_columns_bytes() == big
     assert small.value is None
     assert small.trace.nbytes < 1000
     tracer.validate(small)
@@ -134,27 +134,27 @@ def test_traces_alive_together_do_not_share_columns(limit):
 def test_limit_zero_keeps_nothing(limit):
     held = [record(loop, 2000)]
     drop(held)
-    assert tracer.spare_columns_bytes() > 0
-    assert tracer.spare_columns_limit(0) == 64 << 20  # returns the previous limit
-    assert tracer.spare_columns_bytes() == 0          # and frees what it held
+    assert tracer.views.spare_columns_bytes() > 0
+    assert tracer.views.spare_columns_limit(0) == 64 << 20  # returns the previous limit
+    assert tracer.views.spare_columns_bytes() == 0          # and frees what it held
     held = [record(loop, 2000)]
     drop(held)
-    assert tracer.spare_columns_bytes() == 0
+    assert tracer.views.spare_columns_bytes() == 0
 
 
 def test_columns_bigger_than_the_limit_are_freed(limit):
     held = [record(loop, 20000)]
     rows = len(held[0].trace)
-    tracer.spare_columns_limit(rows)                  # far below rows * 30 bytes
+    tracer.views.spare_columns_limit(rows)                  # far below rows * 30 bytes
     drop(held)
-    assert tracer.spare_columns_bytes() == 0
+    assert tracer.views.spare_columns_bytes() == 0
     held = [record(loop, 10)]
     drop(held)
-    assert 0 < tracer.spare_columns_bytes() <= rows
+    assert 0 < tracer.views.spare_columns_bytes() <= rows
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "64M", True])
 def test_a_bad_limit_is_refused(limit, bad):
     with pytest.raises(TypeError, match="number of bytes"):
-        tracer.spare_columns_limit(bad)
-    assert tracer.spare_columns_limit() == 64 << 20
+        tracer.views.spare_columns_limit(bad)
+    assert tracer.views.spare_columns_limit() == 64 << 20

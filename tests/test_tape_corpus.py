@@ -93,7 +93,7 @@ def test_corpus_tapes_have_guards_and_few_frozen_values():
         tape = tape_of(case)
         total += len(tape)
         guards += len(tape.guards)
-        frozen += sum(1 for op in tape if isinstance(op, tracer.Constant) and op.frozen)
+        frozen += sum(1 for op in tape if isinstance(op, tracer.tapes.Constant) and op.frozen)
     assert guards > 1000
     # (What cannot be re-run from its inputs is kept: see the README's "What a tape
     # assumes".)

@@ -131,7 +131,7 @@ def test_tape_of_a_raising_call_raises_again():
 
     with pytest.raises(ValueError):
         tracer.track(bad, 3)
-    tape = tracer.Tape.from_trace(tracer.last_trace())
+    tape = tracer.tapes.Tape.from_trace(tracer.last_trace())
     tape.validate()
     assert tape.raises
     with pytest.raises(ValueError, match="bad 4"):
@@ -152,7 +152,7 @@ def test_an_exception_inside_a_handler_is_a_path_change():
 
     val, tape = tape_validated(safe_int, "21", 0)
     assert val == 42
-    (call,) = [op for op in tape if isinstance(op, tracer.Call) and op.fn is int]
+    (call,) = [op for op in tape if isinstance(op, tracer.tapes.Call) and op.fn is int]
     assert call.handled and not call.raises
     fn = tape.compile()
     assert fn("5", 0) == 10

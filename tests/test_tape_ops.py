@@ -164,11 +164,11 @@ def test_opaque_root_and_errors():
     val, tape = tape_validated(max, 3, 9)
     assert val == 9 and tape.play(1, 2) == 2 and tape.compile()(5, 4) == 5
     with pytest.raises(TapeError, match="root node"):
-        tracer.Tape.from_trace(tracer.track(caller, 1)[3])
-    t = tracer.Tape()
+        tracer.tapes.Tape.from_trace(tracer.track(caller, 1)[3])
+    t = tracer.tapes.Tape()
     with pytest.raises(TapeError, match="no result"):
         t.play()
-    x = t.push(tracer.Input(1, 1, "x"))
+    x = t.push(tracer.tapes.Input(1, 1, "x"))
     t.push(Call(operator.neg, (x,)))
     t.result = t[2]
     t.validate()
@@ -207,7 +207,7 @@ def test_tape_is_a_function_and_the_package_is_tracer_tapes():
 
     assert tracer.tape is trace and callable(tracer.tape)
     assert tracer.tape(operator.neg, 3)[0] == -3 and tp.trace(operator.neg, 3)[0] == -3
-    assert tracer.Tape is tp.Tape and tracer.GuardError is tp.GuardError
+    assert tracer.tapes.Tape is tp.Tape and tracer.GuardError is tp.GuardError
 
 
 def test_deep_recursion_flattens_and_compiles():

@@ -115,7 +115,7 @@ def test_example_runs(capsys):
 
 
 def test_record_primitive_follows_the_primitive_boundary_down_the_nesting():
-    class Replacing(tracer.DepthLimitContext):
+    class Replacing(tracer.context.DepthLimitContext):
         def __init__(self, maxlevel):
             super().__init__(maxlevel)
             self.count = 0

@@ -283,7 +283,7 @@ def test_only_the_tracking_thread_is_recorded(traced):
     # exactly the main thread's two calls of rsum(n), each n+1 deep
     rs = all_calls_to(root, rsum)
     assert len(rs) == 2 * (n + 1)
-    assert all(isinstance(c, tracer.NestedCallNode) for c in rs)
+    assert all(isinstance(c, tracer.views.NestedCallNode) for c in rs)
     top = calls_to(root, rsum)
     assert [c.value for c in top] == [expected, expected]
     for c in rs:
@@ -360,11 +360,11 @@ def test_track_inside_traced_function_records_its_own_trace(traced):
         "ArgumentNode", "ArgumentNode", "PrimitiveCallNode", "ReturnNode"]
     # For the outer trace, the nested track is one primitive call returning that root.
     (call,) = calls_to(root, tracer.track)
-    assert isinstance(call, tracer.PrimitiveCallNode) and call.value == inner_root
+    assert isinstance(call, tracer.views.PrimitiveCallNode) and call.value == inner_root
     assert not call.children
     assert all_calls_to(root, inner) == []  # not recorded by the outer trace
     # The outer recording goes on after it: the addition reads the inner result.
-    adds = [n for n in root.children if isinstance(n, tracer.PrimitiveCallNode)
+    adds = [n for n in root.children if isinstance(n, tracer.views.PrimitiveCallNode)
             and n.value == 7]
     assert len(adds) == 1
     assert_released(free_before, codes_of(root) | codes_of(inner_root))
@@ -384,15 +384,15 @@ def test_nested_track_of_the_same_function_keeps_both_traces_right(traced):
     root = traced(f, 1, 2)
     # f(1, 2) = 10 + (20 + (30 + 1) + 1) + 1
     assert root.value == 63 and expected is None
-    inner = [c for c in root.children if isinstance(c, tracer.PrimitiveCallNode)
-             and isinstance(c.value, tracer.NestedCallNode)][0].value
+    inner = [c for c in root.children if isinstance(c, tracer.views.PrimitiveCallNode)
+             and isinstance(c.value, tracer.views.NestedCallNode)][0].value
     tracer.validate(inner)
     assert inner.value == 52
     # Constants of the shared code object are right in both traces (each pools its own).
     for r in (root, inner):
-        muls = [c for c in r.children if isinstance(c, tracer.PrimitiveCallNode)
+        muls = [c for c in r.children if isinstance(c, tracer.views.PrimitiveCallNode)
                 and c.function.value is __import__("operator").mul]
-        assert len(muls) == 1 and muls[0].arguments[1] == tracer.Const(10) or \
+        assert len(muls) == 1 and muls[0].arguments[1] == tracer.views.Const(10) or \
             muls[0].arguments[1].value == 10
 
 

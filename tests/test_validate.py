@@ -32,7 +32,7 @@ def problems(root):
         if node.code is None:  # a frame that a traced C callable entered: no code holds it
             continue
         loc = node.location
-        parameter = isinstance(node, tracer.ArgumentNode) and loc is not None and loc.offset < 0
+        parameter = isinstance(node, tracer.views.ArgumentNode) and loc is not None and loc.offset < 0
         if loc is None or (loc.offset < 0 and not parameter):
             found.append((node.row, "no location"))
             continue
@@ -41,19 +41,19 @@ def problems(root):
         except KeyError:
             found.append((node.row, "IR has no statement"))
     for call in walk(root):
-        if not isinstance(call, tracer.NestedCallNode) or call.raised:
+        if not isinstance(call, tracer.views.NestedCallNode) or call.raised:
             continue
         kids = call.children
-        body = call.from_c or (kids and isinstance(kids[0], tracer.ArgumentNode)
+        body = call.from_c or (kids and isinstance(kids[0], tracer.views.ArgumentNode)
                                and kids[0].position == 0 and kids[0].location.offset < 0)
         if not body:
             continue
         last = kids[-1] if kids else None
-        if not isinstance(last, tracer.ReturnNode):
+        if not isinstance(last, tracer.views.ReturnNode):
             found.append((call.row, "no return"))
         elif last.value is not call.value and call.metadata.get("original") is not last.value:
             found.append((call.row, "value differs from its return's"))
-        elif isinstance(last.referenced()[0], tracer.ConstantNode) and \
+        elif isinstance(last.referenced()[0], tracer.views.ConstantNode) and \
                 last.ir[last.location].operand.startswith("%"):
             found.append((last.row, "computed value recorded as a constant"))
     return found
@@ -106,7 +106,7 @@ def test_right_traces_validate(traced):
     root = traced(plain, [3, 1, 2])
     assert root.value == ([3, 2, 1], 3, "2")
     assert problems(root) == []
-    frames = [n for n in walk(root) if isinstance(n, tracer.NestedCallNode) and n.from_c]
+    frames = [n for n in walk(root) if isinstance(n, tracer.views.NestedCallNode) and n.from_c]
     assert {n.function.value.__name__ for n in frames} >= {"__init__", "__add__", "numbers", "<lambda>"}
     assert [n.resumed for n in frames if n.function.value is numbers] == [False, True, True]
 
@@ -116,7 +116,7 @@ def test_a_call_that_raised_is_closed_by_its_exception():
         tracer.track(fails_inside, 4)
     root = tracer.last_trace()
     tracer.validate(root)
-    (call,) = [n for n in root if isinstance(n, tracer.NestedCallNode)]
+    (call,) = [n for n in root if isinstance(n, tracer.views.NestedCallNode)]
     assert call.raised and isinstance(call.value, ValueError) and root.value is call.value
     assert tracer.format_node(call[-1]).endswith("raise @2 ↯ ValueError(4)::ValueError")
 
@@ -219,11 +219,11 @@ def test_defect_traces_validate(name):
 def test_delegating_generator_values_after_resume():
     root = track_defect("yield_from")
     assert root.value == [1, 16]
-    yields = [n for n in walk(root) if isinstance(n, tracer.ReturnNode) and n.is_yield
+    yields = [n for n in walk(root) if isinstance(n, tracer.views.ReturnNode) and n.is_yield
               and n.code is outer.__code__]
     back = yields[-1].backward()  # y + 1, y = r * x: today a constant with no edges
-    assert [n.value for n in back if isinstance(n, tracer.PrimitiveCallNode)][:2] == [16, 15]
-    assert any(isinstance(n, tracer.ArgumentNode) and n.value == 3 for n in back)
+    assert [n.value for n in back if isinstance(n, tracer.views.PrimitiveCallNode)][:2] == [16, 15]
+    assert any(isinstance(n, tracer.views.ArgumentNode) and n.value == 3 for n in back)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.raises is None], ids=lambda c: c.name)
@@ -255,14 +255,14 @@ def double_negation(x):
 def test_a_tuple_is_built_from_its_inputs_values(traced):
     root = traced(double_negation, 5)  # validate checks the tuple's items are its inputs'
     assert root.value == (True, 1)
-    (tup,) = [n for n in root if isinstance(n, tracer.PrimitiveCallNode)
+    (tup,) = [n for n in root if isinstance(n, tracer.views.PrimitiveCallNode)
               and n.function.value.__name__ == "build_tuple"]
     item = tup.referenced()[0]
     assert item.value is True
     # 3.13 compiles `not not x` to one TO_BOOL, recorded as bool(x); 3.12 to two `not`s.
     expected = ["bool"] if PY313 else ["not_", "not_"]
     assert [n.function.value.__name__ for n in root
-            if isinstance(n, tracer.PrimitiveCallNode) and n != tup] == expected
+            if isinstance(n, tracer.views.PrimitiveCallNode) and n != tup] == expected
 
 
 def test_a_truth_test_with_a_long_jump_records_no_bool(traced):
@@ -272,7 +272,7 @@ def test_a_truth_test_with_a_long_jump_records_no_bool(traced):
     exec(f"def long_if(x):\n    y = 0\n    if x:\n{body}\n    return y\n", namespace)
     root = traced(namespace["long_if"], [1])
     assert root.value == sum(range(150))
-    assert not [n for n in root if isinstance(n, tracer.PrimitiveCallNode)
+    assert not [n for n in root if isinstance(n, tracer.views.PrimitiveCallNode)
                 and n.function.value is bool]
-    (jump,) = [n for n in root if isinstance(n, tracer.JumpNode)]
+    (jump,) = [n for n in root if isinstance(n, tracer.views.JumpNode)]
     assert tracer.format_node(jump).endswith("since bool(@1) == True")

@@ -14,27 +14,20 @@ if _sys.version_info < (3, 12):
         f"this is Python {_sys.version.split()[0]}"
     )
 
-from ._core import UNKNOWN, Trace, spare_columns_bytes, spare_columns_limit  # noqa: E402
 from .api import TrackingError, ToolIdError, last_trace, track  # noqa: E402
-from .context import DEFAULT, KEEP, Context, DepthLimitContext  # noqa: E402
+from .context import Context  # noqa: E402
+from .analysis.ir import ir  # noqa: E402
 from .views.validate import GraphError, validate  # noqa: E402
-from .analysis.ir import IR, Statement, ir  # noqa: E402
-from .views.nodes import (  # noqa: E402
-    ArgumentNode, CallNode, Const, ConstantNode, JumpNode, Location, NestedCallNode, Node,
-    PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
-)
 from .views.show import format_node, printlevels  # noqa: E402
-from .views.query import AXES, Query, query  # noqa: E402
+from .views.query import query  # noqa: E402
 from .views.table import table  # noqa: E402
-from .persist import (  # noqa: E402
-    LoadedCode, Opaque, OpaqueException, PickleRefused, Runs, load, save, track_many,
-)
+from .persist import PickleRefused, load, save, track_many  # noqa: E402
 from .export.dot import GraphvizNotFound, render, to_dot  # noqa: E402
 from .export.networkx import to_networkx  # noqa: E402
-from .export.summary import Summary, summary  # noqa: E402
-from .compare.diff import TraceDiff, diff  # noqa: E402
+from .export.summary import summary  # noqa: E402
+from .compare.diff import diff  # noqa: E402
+from .tapes import GuardError, TapeError  # noqa: E402
 from .tapes.trace import trace as tape  # noqa: E402
-from .tapes import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 from .ad import NoRuleError, backprop, grad, rule, value_and_grad, vjp  # noqa: E402
 
 try:
@@ -42,17 +35,46 @@ try:
 except ImportError:  # pragma: no cover - running from a source tree without a build
     __version__ = "0.0.0"
 
+# The face: the verbs a user starts with, the context class, and the errors users
+# catch.  Classes, tape ops, stand-ins and limits live in their subpackages' __all__
+# (tracer.views, tracer.context, tracer.tapes, tracer.persist, tracer.export, ...).
 __all__ = [
-    "track", "last_trace", "printlevels", "format_node", "validate", "ir", "IR", "Statement",
-    "Context", "DEFAULT", "DepthLimitContext", "KEEP", "Trace", "UNKNOWN",
-    "Node", "CallNode", "ArgumentNode", "ConstantNode", "PrimitiveCallNode", "NestedCallNode",
-    "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
-    "referenced", "backward", "dependents", "forward", "query", "Query", "AXES", "table",
-    "TrackingError", "ToolIdError", "GraphError",
-    "spare_columns_limit", "spare_columns_bytes",
-    "save", "load", "track_many", "Runs", "LoadedCode", "Opaque", "OpaqueException", "PickleRefused",
-    "tape", "Tape", "TapeError", "GuardError", "Input", "Constant", "Call", "Guard",
-    "grad", "value_and_grad", "vjp", "backprop", "rule", "NoRuleError",
-    "to_dot", "render", "GraphvizNotFound", "to_networkx", "summary", "Summary",
-    "diff", "TraceDiff",
+    "track", "last_trace", "query", "table", "printlevels", "format_node", "validate", "ir",
+    "save", "load", "track_many", "tape", "grad", "value_and_grad", "vjp", "backprop", "rule",
+    "diff", "summary", "render", "to_dot", "to_networkx", "Context",
+    "TrackingError", "ToolIdError", "GraphError", "TapeError", "GuardError", "NoRuleError",
+    "PickleRefused", "GraphvizNotFound",
 ]
+
+# Names that left the top level, and their homes.  They still work for a transition
+# (with a DeprecationWarning naming the home) while code written against the wide
+# namespace moves over.
+_MOVED = {
+    **dict.fromkeys(["Trace", "UNKNOWN", "spare_columns_limit", "spare_columns_bytes",
+                     "Node", "CallNode", "ArgumentNode", "ConstantNode", "PrimitiveCallNode",
+                     "NestedCallNode", "SpecialCallNode", "JumpNode", "ReturnNode", "Const",
+                     "Location", "referenced", "backward", "dependents", "forward",
+                     "Query", "AXES"], "tracer.views"),
+    **dict.fromkeys(["IR", "Statement"], "tracer.analysis.ir"),
+    **dict.fromkeys(["DEFAULT", "KEEP", "DepthLimitContext"], "tracer.context"),
+    **dict.fromkeys(["Runs", "LoadedCode", "Opaque", "OpaqueException"], "tracer.persist"),
+    **dict.fromkeys(["Tape", "Input", "Constant", "Call", "Guard"], "tracer.tapes"),
+    "Summary": "tracer.export.summary",
+    "TraceDiff": "tracer.compare.diff",
+}
+
+
+def __getattr__(name: str):
+    home = _MOVED.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tracer' has no attribute {name!r}")
+    import importlib
+    import warnings
+
+    warnings.warn(f"tracer.{name} has moved: use `from {home} import {name}` (the "
+                  f"top-level name will be removed)", DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(home), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

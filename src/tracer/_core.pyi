@@ -151,7 +151,7 @@ def callee_ids(t: Trace, code: Any, table: Any, start: Any, length: Any,
 
 @disjoint_base
 class NodeView:
-    """A recorded node: a view of one row of a trace (see tracer.Node)."""
+    """A recorded node: a view of one row of a trace (see tracer.views.Node)."""
 
     @property
     def _trace(self) -> Trace: ...

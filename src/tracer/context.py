@@ -24,7 +24,7 @@ class _Keep:
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return "tracer.KEEP"
+        return "tracer.context.KEEP"
 
     def __reduce__(self):
         return "KEEP"
@@ -138,7 +138,7 @@ class Context:
         return None
 
     def override(self, node):
-        """A value to replace `node.value` in the running program, or tracer.KEEP.
+        """A value to replace `node.value` in the running program, or tracer.context.KEEP.
 
         Asked right after each call or operator produced its value.  The node then
         records the value the program goes on with; its metadata["original"] holds

@@ -148,7 +148,7 @@ def _check_complete(root, log: list) -> str | None:
     stack = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, tracer.CallNode):
+        if isinstance(node, tracer.views.CallNode):
             function = getattr(node.function, "value", None)
             args = node.arguments
             if function is list.append and len(args) == 2 and getattr(args[0], "value", None) is log:
@@ -200,12 +200,12 @@ def _describe_node(node) -> str:
         # A call's function is a Node or a Const; a call whose offset is unknown has
         # Const(None), but its callee is still its first child (@0).
         f = getattr(call.function, "value", None)
-        if f is None and isinstance(call, tracer.NestedCallNode) and len(call):
+        if f is None and isinstance(call, tracer.views.NestedCallNode) and len(call):
             f = call[0].value
         return getattr(f, "__qualname__", None) or type(f).__name__
     try:
         parent = node.parent
-        own = name(node) if isinstance(node, tracer.CallNode) else ""
+        own = name(node) if isinstance(node, tracer.views.CallNode) else ""
         return f"{type(node).__name__} {own} in {name(parent) if parent is not None else 'root'}"
     except Exception as exc:  # the node may be what is broken
         return f"<node not describable: {type(exc).__name__}: {exc}>"

@@ -2,10 +2,12 @@
 # themselves (tracer.views.nodes) subclass it in Python and add what is not on the hot
 # path; the core makes views of the class of each row's kind (handed by configure).
 
+from operator import index as _operator_index   # Children[k]: what a list accepts as k
+
 @cython.freelist(64)
 @cython.auto_pickle(False)   # a view pickles through its node class (it needs its trace)
 cdef class NodeView:
-    """A recorded node: a view of one row of a trace (see tracer.Node)."""
+    """A recorded node: a view of one row of a trace (see tracer.views.Node)."""
 
     cdef readonly Trace _trace
     cdef readonly int32_t _row
@@ -140,10 +142,20 @@ cdef class Children:
         return self._rows
 
     def __getitem__(self, index):
+        """A child by position (negative counts from the end) or a list of them by
+        slice, as a list indexes: IndexError and TypeError say what a list says."""
         rows = self.rows
         if isinstance(index, slice):
             return [_view(self.trace, r) for r in rows[index].tolist()]
-        return _view(self.trace, rows[index])
+        n = len(rows)
+        try:
+            k = _operator_index(index)
+        except TypeError:
+            raise TypeError(f"node children indices must be integers or slices, "
+                            f"not {type(index).__name__}") from None
+        if not -n <= k < n:    # a Python int compare: any size is out of range, not an overflow
+            raise IndexError(f"child index {k} out of range (the node has {n} children)")
+        return _view(self.trace, rows[k])
 
     def __contains__(self, node):
         return isinstance(node, NodeView) and (<NodeView>node)._trace is self.trace \

@@ -11,17 +11,18 @@ dashed and labelled with the block jumped to.
 from __future__ import annotations
 
 import os
-import reprlib
 import shutil
 import subprocess
 
 from ..views.nodes import Const, Node, node_at
+from ..views.checks import levels_arg, node_arg
+from ..views.values import ValueRepr, refused
 from .rows import ARGUMENT, JUMP, NESTED, call_name, callable_name
 
 __all__ = ["to_dot", "render", "GraphvizNotFound"]
 
 # Values in a picture are shorter than in a dump: a node is a box, not a line.
-_repr = reprlib.Repr()
+_repr = ValueRepr()  # never raises; dicts in insertion order
 _repr.maxstring = 18
 _repr.maxother = 24
 _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 3
@@ -47,10 +48,8 @@ def to_dot(node: Node, levels: int = 2, *, max_nodes: int = 1000) -> str:
     when more than `max_nodes` boxes would be drawn (pass fewer `levels`, or a node
     deeper in the trace).
     """
-    if not isinstance(node, Node):
-        raise TypeError(f"to_dot needs a node (tracer.track's result), got {type(node).__name__}")
-    if levels < 1:
-        raise ValueError(f"levels must be at least 1, got {levels}")
+    node_arg(node, "to_dot")
+    levels = levels_arg(levels, "to_dot")
     drawn = _drawn_rows(node, levels)
     if len(drawn) > max_nodes:
         raise ValueError(
@@ -70,6 +69,7 @@ def render(node: Node, path: str | os.PathLike, levels: int = 2, *, format: str 
     Needs Graphviz's `dot` program for anything but DOT text; raises
     GraphvizNotFound saying how to install it when it is missing.
     """
+    node_arg(node, "render")
     path = os.fspath(path)
     fmt = (format or os.path.splitext(path)[1].lstrip(".")).lower()
     if not fmt:
@@ -188,6 +188,13 @@ class _DotWriter:
 # -- labels ---------------------------------------------------------------------------
 
 def _short(value) -> str:
+    try:
+        return _short_text(value)
+    except Exception as exc:  # a user's object that fails to name or print itself
+        return refused(value, exc)
+
+
+def _short_text(value) -> str:
     if isinstance(value, float):
         text = repr(value)  # 2.0 stays 2.0; long fractions are cut to 6 digits
         return text if len(text) <= 10 else f"{value:.6g}"

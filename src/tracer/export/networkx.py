@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from ..views.nodes import Const, Node, node_at
+from ..views.checks import levels_arg
 from ..views.values import short_value
 from .. import _core
 from .rows import JUMP, callable_name
@@ -40,9 +41,8 @@ def to_networkx(node: Node, levels: int | None = None):
     lo, hi = node.row, trace.end(node.row)
     depth = _core.depths(trace, lo, hi)
     rows = np.arange(lo, hi)
+    levels = levels_arg(levels, "to_networkx", optional=True)
     if levels is not None:
-        if levels < 1:
-            raise ValueError(f"levels must be at least 1, got {levels}")
         rows = rows[depth < levels]
     graph = nx.MultiDiGraph()
     for row in rows.tolist():

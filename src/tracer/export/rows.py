@@ -72,7 +72,15 @@ def code_place(code) -> str:
 
 def callable_name(value) -> str:
     """A called function's name without its receiver or address: `math.sin`,
-    `Random.getrandbits` (for a bound builtin method), `Generator.normal`."""
+    `Random.getrandbits` (for a bound builtin method), `Generator.normal`.  Never
+    raises (a callable that fails to name itself shows as `short_value` has it)."""
+    try:
+        return _callable_name(value)
+    except Exception:  # a user's callable whose __qualname__ or __self__ raises
+        return short_value(value)
+
+
+def _callable_name(value) -> str:
     if isinstance(value, types.MethodType):
         value = value.__func__
     owner = getattr(value, "__self__", None)

@@ -133,9 +133,10 @@ class _Encoder:
             if _INT64[0] <= obj <= _INT64[1]:
                 t.tag[i], t.integer[i] = T_INT, obj
             else:
-                t.tag[i], t.text[i] = T_BIGINT, str(obj) if obj.bit_length() < 30_000 else None
-                if t.text[i] is None:
-                    self._opaque(i, obj)
+                # Two's complement bytes: exact at any size (str() refuses beyond
+                # sys.get_int_max_str_digits(), 4300 digits by default).
+                t.tag[i], t.blob[i] = T_BIGINT, obj.to_bytes(obj.bit_length() // 8 + 1,
+                                                             "little", signed=True)
         elif cls is float:
             t.tag[i], t.real[i] = T_FLOAT, obj
         elif cls is complex:
@@ -192,7 +193,7 @@ _PLAIN = (type(None), bool, int, float, complex, str, bytes)
 def _plain(obj, depth: int = 0) -> bool:
     """Whether `obj` decodes as an equal object of the same type.  Sets and dict keys
     must be such items: items kept as text hash (so iterate) differently, and do not
-    sort as a dump sorts keys and set items; such sets and dicts are kept as text."""
+    sort as a dump sorts set items; such sets and dicts are kept as text."""
     cls = type(obj)
     if cls in _PLAIN or (isinstance(obj, np.generic) and obj.dtype.kind not in "OV"):
         return True
@@ -307,7 +308,10 @@ def decode_values(table: ValueTable, allow_pickle: bool = False) -> list:
         if tag == T_INT:
             return int(table.integer[i])
         if tag == T_BIGINT:
-            return int(table.text[i])
+            blob = table.blob[i]
+            if blob is None:  # written before ints were kept as bytes: decimal text
+                return int(table.text[i])
+            return int.from_bytes(blob, "little", signed=True)
         if tag == T_FLOAT:
             return float(table.real[i])
         if tag == T_COMPLEX:

@@ -44,7 +44,7 @@ def as_trace(root_or_trace):
     trace = getattr(root_or_trace, "trace", root_or_trace)
     if not isinstance(trace, _core.Trace):
         raise TypeError("expected a node of a trace (what tracer.track returns) or a "
-                        f"tracer.Trace, got {type(root_or_trace).__name__}")
+                        f"tracer.views.Trace, got {type(root_or_trace).__name__}")
     return trace
 
 

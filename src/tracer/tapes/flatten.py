@@ -150,7 +150,7 @@ class _Flattener(Closures, SpecialInstructions):
         v = r[1]
         if v is _core.UNKNOWN:
             raise TapeError("the trace has an input whose source the recorder could not "
-                            "tell (tracer.UNKNOWN): this call cannot be linearized")
+                            "tell (tracer.views.UNKNOWN): this call cannot be linearized")
         return self.link(v)
 
     def arg(self, r):

@@ -6,6 +6,7 @@ from typing import Iterable, Iterator
 
 from ..api import track
 from ..context import Context
+from ..views.checks import node_arg
 from .codegen import compile_tape, generate
 from .errors import TapeError
 from .flatten import flatten
@@ -45,6 +46,7 @@ class Tape:
     @classmethod
     def from_trace(cls, root, ctx=None) -> "Tape":
         """Flatten the nested trace under `root` (from `tracer.track`) into a tape."""
+        node_arg(root, "Tape.from_trace")
         return flatten(root, ctx, cls)
 
     @classmethod

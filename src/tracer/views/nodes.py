@@ -6,7 +6,8 @@ the same row compare equal.  The classes are the node kinds of the architecture.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import operator
+from typing import Any, NamedTuple, overload
 
 from .. import _core
 from ..analysis.ir import ir
@@ -67,8 +68,28 @@ class Node(_core.NodeView):
             return 0
         return int(_child_rows(self._trace, p).searchsorted(self._row))
 
-    def __getitem__(self, k: int) -> "Node":
-        return node_at(self._trace, int(_child_rows(self._trace, self._row)[k]))
+    @overload
+    def __getitem__(self, k: int) -> "Node": ...
+    @overload
+    def __getitem__(self, k: slice) -> "list[Node]": ...
+
+    def __getitem__(self, k):
+        """The children as a sequence: `node[k]` is the k-th child (negative from the
+        end; IndexError past either end), `node[i:j]` a list of them, as
+        `node.children[...]` and a list give."""
+        t = self._trace
+        rows = _child_rows(t, self._row)  # cached on the trace for a node of many children
+        if isinstance(k, slice):
+            return [node_at(t, r) for r in rows[k].tolist()]
+        try:
+            i = operator.index(k)
+        except TypeError:
+            raise TypeError(f"node indices must be integers or slices, not "
+                            f"{type(k).__name__}") from None
+        n = len(rows)
+        if not -n <= i < n:
+            raise IndexError(f"child index {i} out of range (the node has {n} children)")
+        return node_at(t, int(rows[i]))
 
     @property
     def metadata(self) -> dict:

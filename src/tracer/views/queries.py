@@ -3,7 +3,7 @@ what reads it (dependents, forward).
 
 The walks run in the core over int32 arrays (`_core.reach`); reverse edges are built
 once per trace as compressed rows (`_core.reverse_edges`, a counting sort) and cached
-on the trace.  The node-level functions (`tracer.referenced`, `backward`,
+on the trace.  The node-level functions (`tracer.views.referenced`, `backward`,
 `dependents`, `forward`) are in views/nodes.py; the query API in views/query.py.
 """
 

@@ -25,15 +25,14 @@ import numpy as np
 
 from .. import _core
 from . import queries
-from .table import KIND_NAMES, table
+from .checks import given
+from .table import kind_codes, table
 
 __all__ = ["Query", "query", "AXES"]
 
 AXES = ("self", "children", "descendants", "ancestors", "parent", "siblings",
         "preceding_siblings", "following_siblings", "preceding", "following",
         "referenced", "dependents", "backward", "forward")
-
-_KIND_IDS = {name: k for k, name in enumerate(KIND_NAMES)}
 
 
 def query(node, axis: str = "descendants", predicate: Callable[[Any], bool] | None = None,
@@ -43,8 +42,14 @@ def query(node, axis: str = "descendants", predicate: Callable[[Any], bool] | No
     (see `Query.where`)."""
     if isinstance(node, Query):
         trace, starts = node.trace, node.rows
-    else:
+    elif isinstance(node, _core.NodeView):
         trace, starts = node.trace, np.array([node.row], dtype=np.int32)
+    else:
+        raise TypeError(f"query takes a node (the root tracer.track returns, or any node "
+                        f"of a trace) or a Query, got {given(node)}")
+    if not isinstance(axis, str):
+        raise TypeError(f"query: axis must be a str, one of {', '.join(AXES)}; "
+                        f"got {given(axis)}")
     rows = _axis_rows(trace, starts, axis, across_calls)
     q = Query(trace, rows)
     if filters:
@@ -122,7 +127,8 @@ class Query:
               line=None, value=None, raised: bool | None = None) -> "Query":
         """Keep the nodes matching every filter given, on the columns:
 
-        - ``kind``: a kind name or names ("primitive", "nested", "jump", ...);
+        - ``kind``: a kind or several, each a name ("primitive", "nested", "jump",
+          ...) or the int code the table's ``kind`` column holds (`Kind.PRIMITIVE`, 2);
         - ``callee``: what a call called: a name (matched against the qualified name
           and its last part, "sin" matches "math.sin") or a function (its code for
           Python functions);
@@ -135,11 +141,7 @@ class Query:
         t = self.trace
         cols = t.columns()
         if kind is not None:
-            names = (kind,) if isinstance(kind, str) else tuple(kind)
-            unknown = [k for k in names if k not in _KIND_IDS]
-            if unknown:
-                raise ValueError(f"unknown node kind {unknown[0]!r}: one of {list(KIND_NAMES)}")
-            rows = rows[np.isin(cols["kind"][rows], [_KIND_IDS[k] for k in names])]
+            rows = rows[np.isin(cols["kind"][rows], kind_codes(kind))]
         if raised is not None:
             hit = (cols["flags"][rows] & int(_core.NodeFlag.F_RAISED)) != 0
             rows = rows[hit if raised else ~hit]

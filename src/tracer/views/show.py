@@ -7,6 +7,7 @@ import types
 from typing import TYPE_CHECKING
 
 from .._core import FLAGS as F
+from .checks import levels_arg, node_arg
 from .values import Const, _receiver, short_value
 
 if TYPE_CHECKING:  # the node classes, for annotations only: show reads node.kind
@@ -142,14 +143,19 @@ def _body(node: Node) -> str:
 
 
 def format_node(node: Node) -> str:
-    """One line: `@k: [§b:%i Ln] expression → value::type`."""
+    """One line: `@k: [§b:%i Ln] expression → value::type`.  Never raises on a value:
+    one whose text cannot be made shows as a placeholder with its type."""
+    node_arg(node, "format_node")
     if node.parent is None:
         return _body(node)
     return f"@{node.index}: {_location(node)}{_body(node)}"
 
 
 def printlevels(node: Node, levels: int = 2, file=None) -> None:
-    """Print `node` and its descendants down to `levels` levels, indented."""
+    """Print `node` and its descendants down to `levels` levels (1: `node` alone),
+    indented, to `file` (default sys.stdout)."""
+    node_arg(node, "printlevels")
+    levels = levels_arg(levels, "printlevels")
     out = file if file is not None else sys.stdout
     for depth, n in _walk(node, levels):
         out.write("  " * depth + format_node(n) + "\n")

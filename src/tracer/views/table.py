@@ -11,6 +11,7 @@ spread over the rows with numpy indexing.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,10 @@ import numpy as np
 from .. import _core
 from ..analysis.instructions import R_CALL, R_CALL_EX, R_SPECIAL
 from ..analysis.ir import ir
+from .checks import trace_arg
 from .values import _name
 
-__all__ = ["table", "Table", "to_pandas", "to_arrow", "KIND_NAMES"]
+__all__ = ["table", "Table", "to_pandas", "to_arrow", "KIND_NAMES", "Kind", "kind_codes"]
 
 # Plain ints, not the IntEnum members: numpy takes a slow, int64 path for those.
 _NESTED = int(_core.NodeKind.K_NESTED)
@@ -28,6 +30,53 @@ _JUMP = int(_core.NodeKind.K_JUMP)
 #: The names of the node kinds, indexed by the `kind` column.
 KIND_NAMES = np.array(["argument", "constant", "primitive", "nested", "special", "jump",
                        "return"], dtype=object)
+
+
+class Kind(IntEnum):
+    """The node kinds as the table's ``kind`` column holds them: `Kind.PRIMITIVE` is
+    2, `Kind(2).label` is "primitive" (a node's `kind`, and a name in KIND_NAMES)."""
+
+    ARGUMENT = int(_core.NodeKind.K_ARGUMENT)
+    CONSTANT = int(_core.NodeKind.K_CONSTANT)
+    PRIMITIVE = int(_core.NodeKind.K_PRIMITIVE)
+    NESTED = int(_core.NodeKind.K_NESTED)
+    SPECIAL = int(_core.NodeKind.K_SPECIAL)
+    JUMP = int(_core.NodeKind.K_JUMP)
+    RETURN = int(_core.NodeKind.K_RETURN)
+
+    @property
+    def label(self) -> str:
+        """The kind's name as nodes and `where(kind=...)` spell it ("primitive")."""
+        return str(KIND_NAMES[int(self)])
+
+
+_KIND_CODES = {name: k for k, name in enumerate(KIND_NAMES)}
+
+
+def kind_codes(kind: Any) -> list[int]:
+    """The codes of a kind filter: a name, an int code (a `Kind`), or several of
+    those; TypeError or ValueError for anything else."""
+    kinds = [kind] if isinstance(kind, (str, int, np.integer)) else kind
+    try:
+        kinds = list(kinds)
+    except TypeError:
+        kinds = [kind]  # not iterable: reported below as what it is
+    codes = []
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KIND_CODES:
+                raise ValueError(f"unknown node kind {k!r}: one of {', '.join(KIND_NAMES)} "
+                                 f"(or their codes 0..{len(KIND_NAMES) - 1}, tracer.views.Kind)")
+            codes.append(_KIND_CODES[k])
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+            if not 0 <= int(k) < len(KIND_NAMES):
+                raise ValueError(f"unknown node kind code {int(k)}: the codes are "
+                                 f"0..{len(KIND_NAMES) - 1} (tracer.views.Kind)")
+            codes.append(int(k))
+        else:
+            raise TypeError(f"a kind is a name ({', '.join(KIND_NAMES)}) or its int code "
+                            f"(tracer.views.Kind), got {type(k).__name__}")
+    return codes
 
 
 #: Rows per step of the column builders: their temporaries (masks, int64 indexes)
@@ -178,8 +227,10 @@ def table(trace, values: bool = False) -> Table:
       ``$build_list`` for a special); ``""`` for other nodes; ``callee_id`` its code;
     - ``target``: for jumps, the bytecode offset control went to; -1 otherwise;
     - with ``values=True``, ``value``: the values as an object array.
+
+    `trace` is a node (the root tracer.track returns) or its Trace.
     """
-    return Table(trace, values=values)
+    return Table(trace_arg(trace, "table"), values=values)
 
 
 def _sizes(kind: np.ndarray, aux: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ import inspect
 
 from .. import callables as ops
 from .._core import FLAGS, KINDS
+from .checks import node_arg
 from .nodes import Node, node_at
 from .values import short_value
 
@@ -37,6 +38,7 @@ def validate(root: Node) -> None:
     only a generator or coroutine frame ends with a yield, and a frame without its
     parameters is one resumed; a return is the last node of its call.
     """
+    node_arg(root, "validate")
     t = root.trace
     n = len(t)
     # Location facts already checked, one IR lookup each: key -> whether it builds a tuple.

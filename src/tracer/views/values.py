@@ -3,10 +3,13 @@ constant input of a recorded call.  The lowest layer of the views (no node here)
 
 from __future__ import annotations
 
+import builtins
+import itertools
 import reprlib
 import types
 
-__all__ = ["Const", "SavedText", "short_value"]
+__all__ = ["Const", "SavedText", "ValueRepr", "long_int", "refused", "short_value"]
+
 
 class SavedText:
     """Base of the values a loaded trace holds only as their display text (the
@@ -16,7 +19,19 @@ class SavedText:
     text: str
 
 
-class _Repr(reprlib.Repr):
+class ValueRepr(reprlib.Repr):
+    """reprlib's bounded repr that never raises and never shows a value the program
+    did not have: dicts keep their insertion order (reprlib sorts their keys), an int
+    too long for `str()` (`10 ** 5000`: Python refuses beyond 4300 digits) shows its
+    size, and a value whose `__repr__` raises a placeholder naming its type.  Text is
+    bounded by the limits set on the instance (reprlib's `maxstring`, `maxother`, ...)."""
+
+    def repr(self, x) -> str:
+        try:
+            return super().repr(x)
+        except Exception as exc:  # anything a user's object does while printed
+            return refused(x, exc)
+
     def repr1(self, x, level):
         # A saved value's stand-in inside a container: reprlib would pick its method
         # by the stand-in's type name (`deque`), which the stand-in only borrows.
@@ -24,8 +39,65 @@ class _Repr(reprlib.Repr):
             return x.text
         return super().repr1(x, level)
 
+    def repr_dict(self, x, level):
+        n = len(x)
+        if n == 0:
+            return "{}"
+        if level <= 0:
+            return "{" + self.fillvalue + "}"
+        pieces = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}"
+                  for k, v in itertools.islice(x.items(), self.maxdict)]
+        if n > self.maxdict:
+            pieces.append(self.fillvalue)
+        return "{" + ", ".join(pieces) + "}"
 
-_repr = _Repr()
+    def repr_int(self, x, level):
+        try:
+            return super().repr_int(x, level)
+        except ValueError:  # more digits than sys.get_int_max_str_digits() allows
+            return long_int(x)
+
+    def repr_instance(self, x, level):
+        try:
+            text = builtins.repr(x)
+        except Exception as exc:
+            return refused(x, exc)
+        if not isinstance(text, str):  # pragma: no cover - repr() checks this itself
+            return refused(x, TypeError("__repr__ returned a non-string"))
+        if len(text) > self.maxother:
+            i = max(0, (self.maxother - 3) // 2)
+            j = max(0, self.maxother - 3 - i)
+            text = text[:i] + self.fillvalue + text[len(text) - j:]
+        return text
+
+
+def refused(value, exc: BaseException) -> str:
+    """The placeholder of a value whose text could not be made: its type, and why."""
+    if isinstance(exc, ValueError) and isinstance(value, int):
+        return long_int(value)
+    return f"<{_type_name(value)} object: repr raised {type(exc).__name__}>"
+
+
+def long_int(value: int) -> str:
+    """`<int with 5001 digits>`: an int too long to convert to text, by its size
+    (exact digits up to 2**20 bits; beyond, counting them costs more than a dump may)."""
+    name = _type_name(value)
+    sign = "negative " if value < 0 else ""
+    bits = abs(value).bit_length()
+    if bits > 1 << 20:
+        return f"<{sign}{name} with {bits} bits>"
+    digits = int(bits * 0.30102999566398120)  # log10(2): a lower bound, or exact
+    if abs(value) >= 10 ** digits:
+        digits += 1
+    return f"<{sign}{name} with {digits} digits>"
+
+
+def _type_name(value) -> str:
+    cls = type(value)
+    return getattr(cls, "__qualname__", None) or cls.__name__
+
+
+_repr = ValueRepr()
 _repr.maxstring = 40
 _repr.maxother = 60
 _repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
@@ -36,7 +108,15 @@ _CALLABLE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodDe
 
 def short_value(value) -> str:
     """A bounded repr; functions and classes by their qualified name, bound methods
-    with their receiver."""
+    with their receiver.  Never raises (a value whose repr fails shows as a
+    placeholder with its type: see `ValueRepr`)."""
+    try:
+        return _short_value(value)
+    except Exception as exc:  # a callable's name or module that is not what it seems
+        return refused(value, exc)
+
+
+def _short_value(value) -> str:
     if isinstance(value, SavedText):
         return value.text
     receiver = _receiver(value)
