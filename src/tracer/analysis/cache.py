@@ -26,6 +26,7 @@ chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
 from __future__ import annotations
 
 import hashlib
+import json
 import operator
 import os
 import struct
@@ -48,7 +49,6 @@ _HEADER = struct.Struct("<8sI16siIII16s")
 _ARRAYS = ("ops", "recs", "rec_iv", "seg_at", "seg_from", "depth", "handler", "istart",
            "unit_flags", "piece_start", "branch_sides", "branch_sides_at", "carry")
 _PER_UNIT = ("seg_at", "seg_from", "depth", "handler", "istart", "unit_flags", "carry")
-_S_STR, _S_TUPLE, _S_CALLABLE = 0, 1, 2
 _OFF = ("0", "off", "false", "no")
 
 _state: dict = {"dir": None, "resolved": False, "writable": True, "fingerprint": None}
@@ -60,7 +60,7 @@ def set_plan_cache(directory: str | os.PathLike | None) -> None:
 
     Overrides TRACER_PLAN_CACHE and TRACER_PLAN_CACHE_DIR for this process.
     """
-    _state["dir"] = None if directory is None else Path(directory)
+    _state["dir"] = None if directory is None else Path(os.path.abspath(directory))
     _state["resolved"] = True
     _state["writable"] = True
 
@@ -72,7 +72,7 @@ def plan_cache_dir() -> Path | None:
         if os.environ.get("TRACER_PLAN_CACHE", "1").strip().lower() in _OFF:
             _state["dir"] = None
         elif os.environ.get("TRACER_PLAN_CACHE_DIR"):
-            _state["dir"] = Path(os.environ["TRACER_PLAN_CACHE_DIR"])
+            _state["dir"] = Path(os.path.abspath(os.environ["TRACER_PLAN_CACHE_DIR"]))
         else:
             base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
             _state["dir"] = Path(base) / "tracer"
@@ -183,82 +183,73 @@ def _known() -> tuple:
 
 
 def _encode_statics(statics: list) -> bytes | None:
+    # JSON: a string as itself, a tuple of strings as a list, a known callable as
+    # its index in _known() (lone surrogates survive JSON's \u escapes).
     _known()
-    out = [struct.pack("<I", len(statics))]
+    out: list = []
     for s in statics:
         if type(s) is str:
-            b = s.encode("utf-8", "surrogatepass")
-            out.append(struct.pack("<BI", _S_STR, len(b)))
-            out.append(b)
+            out.append(s)
         elif type(s) is tuple and all(type(x) is str for x in s):
-            out.append(struct.pack("<BI", _S_TUPLE, len(s)))
-            for x in s:
-                b = x.encode("utf-8", "surrogatepass")
-                out.append(struct.pack("<I", len(b)))
-                out.append(b)
+            out.append(list(s))
         else:
             index = _KNOWN_INDEX.get(id(s))
             if index is None:
                 return None  # not data this format can hold: the plan is not kept
-            out.append(struct.pack("<BI", _S_CALLABLE, index))
-    return b"".join(out)
+            out.append(index)
+    return json.dumps(out, separators=(",", ":")).encode("ascii")
 
 
 class _Corrupt(Exception):
     pass
 
 
-def _decode_statics(buf: memoryview, pos: int) -> tuple[list, int]:
+def _decode_statics(data: memoryview) -> list:
     known = _known()
-    (n,) = struct.unpack_from("<I", buf, pos)
-    pos += 4
-    statics: list = []
-    for _ in range(n):
-        tag, size = struct.unpack_from("<BI", buf, pos)
-        pos += 5
-        if tag == _S_STR:
-            statics.append(bytes(buf[pos:pos + size]).decode("utf-8", "surrogatepass"))
-            pos += size
-        elif tag == _S_TUPLE:
-            items = []
-            for _ in range(size):
-                (m,) = struct.unpack_from("<I", buf, pos)
-                pos += 4
-                items.append(bytes(buf[pos:pos + m]).decode("utf-8", "surrogatepass"))
-                pos += m
-            statics.append(tuple(items))
-        elif tag == _S_CALLABLE and size < len(known):
-            statics.append(known[size])
-        else:
-            raise _Corrupt(f"static value tag {tag}")
-    return statics, pos
+    statics = json.loads(bytes(data))
+    if type(statics) is not list:
+        raise _Corrupt("statics")
+    for i, s in enumerate(statics):
+        if type(s) is list:
+            if not all(type(x) is str for x in s):
+                raise _Corrupt("statics")
+            statics[i] = tuple(s)
+        elif type(s) is int:
+            if not 0 <= s < len(known):
+                raise _Corrupt("statics")
+            statics[i] = known[s]
+        elif type(s) is not str:
+            raise _Corrupt("statics")
+    return statics
 
 
 # -- entries ----------------------------------------------------------------------------------
+# The payload: the counts (_COUNTS), then every int32 of the arrays, the events, the
+# jump events and the parameter cells one after the other, then the statics (JSON).
+_NCOUNTS = len(_ARRAYS) + 3
+_COUNTS = struct.Struct(f"<{_NCOUNTS}Ii")  # the lengths, then nparams
+
+
 def _encode(plan, code: CodeType, key: bytes) -> bytes | None:
     statics = _encode_statics(plan.statics)
     if statics is None:
         return None
-    parts = []
+    ints = array("i")
+    counts = []
     for name in _ARRAYS:
         arr = getattr(plan, name)
-        parts.append(struct.pack("<I", len(arr)))
-        parts.append(arr.tobytes() if sys.byteorder == "little" else _swapped(arr))
+        counts.append(len(arr))
+        ints.extend(arr)
     for values in (sorted(plan.events), sorted(plan.jump_events), plan.param_cells):
-        parts.append(struct.pack(f"<I{len(values)}i", len(values), *values))
-    parts.append(struct.pack("<i", plan.nparams))
-    parts.append(statics)
-    payload = b"".join(parts)
+        counts.append(len(values))
+        ints.extend(values)
+    if sys.byteorder != "little":  # pragma: no cover - big-endian machines
+        ints.byteswap()
+    payload = _COUNTS.pack(*counts, plan.nparams) + ints.tobytes() + statics
     qualname = code.co_qualname.encode("utf-8", "surrogatepass")
     header = _HEADER.pack(MAGIC, FORMAT, key, code.co_firstlineno, len(code.co_code),
                           len(qualname), len(payload), hashlib.blake2b(payload, digest_size=16).digest())
     return header + qualname + payload
-
-
-def _swapped(arr: array) -> bytes:  # pragma: no cover - big-endian machines
-    copy = array("i", arr)
-    copy.byteswap()
-    return copy.tobytes()
 
 
 def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
@@ -268,38 +259,32 @@ def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
     if magic != MAGIC or fmt != FORMAT:
         raise _Corrupt("not a plan entry of this format")
     qualname = code.co_qualname.encode("utf-8", "surrogatepass")
-    if (digest, firstline, ncode) != (key, code.co_firstlineno, len(code.co_code)) \
-            or data[_HEADER.size:_HEADER.size + nqual] != qualname:
-        raise _Corrupt("the entry describes another code object")
     start = _HEADER.size + nqual
+    if (digest, firstline, ncode) != (key, code.co_firstlineno, len(code.co_code)) \
+            or data[_HEADER.size:start] != qualname:
+        raise _Corrupt("the entry describes another code object")
     if len(data) != start + npayload:
         raise _Corrupt("truncated or overlong payload")
     buf = memoryview(data)[start:]
     if hashlib.blake2b(buf, digest_size=16).digest() != check:
         raise _Corrupt("payload checksum")
-    fields: dict = {}
+    *counts, nparams = _COUNTS.unpack_from(buf)
+    end = _COUNTS.size + 4 * sum(counts)
+    if end > len(buf):
+        raise _Corrupt("counts")
+    ints = array("i")
+    ints.frombytes(buf[_COUNTS.size:end])
+    if sys.byteorder != "little":  # pragma: no cover
+        ints.byteswap()
+    fields: dict = {"nparams": nparams, "statics": _decode_statics(buf[end:])}
     pos = 0
-    for name in _ARRAYS:
-        (n,) = struct.unpack_from("<I", buf, pos)
-        pos += 4
-        arr = array("i")
-        arr.frombytes(buf[pos:pos + 4 * n])
-        if len(arr) != n:
-            raise _Corrupt(f"{name} cut short")
-        if sys.byteorder != "little":  # pragma: no cover
-            arr.byteswap()
-        fields[name] = arr
-        pos += 4 * n
+    for name, n in zip(_ARRAYS, counts):
+        fields[name] = ints[pos:pos + n]
+        pos += n
     lists = []
-    for _ in range(3):
-        (n,) = struct.unpack_from("<I", buf, pos)
-        lists.append(struct.unpack_from(f"<{n}i", buf, pos + 4))
-        pos += 4 + 4 * n
-    (fields["nparams"],) = struct.unpack_from("<i", buf, pos)
-    pos += 4
-    fields["statics"], pos = _decode_statics(buf, pos)
-    if pos != len(buf):
-        raise _Corrupt("trailing bytes")
+    for n in counts[len(_ARRAYS):]:
+        lists.append(ints[pos:pos + n].tolist())
+        pos += n
     units = len(code.co_code) // 2
     nops = len(fields["ops"]) // 5
     if any(len(fields[name]) != units for name in _PER_UNIT) \
@@ -315,23 +300,29 @@ def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
 class Entry:
     """The cache file of one code object's plan in one variant."""
 
-    __slots__ = ("code", "mode", "key", "path")
+    __slots__ = ("code", "mode", "key", "folder", "name")
 
-    def __init__(self, code: CodeType, mode: int, root: Path) -> None:
+    def __init__(self, code: CodeType, mode: int, folder: str) -> None:
         self.code, self.mode = code, mode
         self.key = _key(code, mode)
-        self.path = root / f"plans-{sys.implementation.cache_tag}" / f"{self.key.hex()}-{mode}.plan"
+        self.folder = folder
+        self.name = f"{self.key.hex()}-{mode}.plan"
+
+    @property
+    def path(self) -> Path:
+        return Path(self.folder, self.name)
 
     def read(self) -> dict | None:
         """The plan's fields (CodePlan's keyword arguments), or None: no entry, or
         one that is stale, truncated or corrupt (the caller builds and writes it)."""
         try:
-            data = self.path.read_bytes()
+            with open(os.path.join(self.folder, self.name), "rb", buffering=0) as f:
+                data = f.read()
         except OSError:
             return None
         try:
             return _decode(data, self.code, self.key)
-        except (_Corrupt, struct.error, UnicodeDecodeError, ValueError):
+        except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt
             return None
 
     def write(self, plan) -> bool:
@@ -344,12 +335,11 @@ class Entry:
             return False
         tmp = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp",
-                                       dir=self.path.parent)
+            os.makedirs(self.folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=self.name + ".", suffix=".tmp", dir=self.folder)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            os.replace(tmp, self.path)  # atomic: readers see the old entry or the new one
+            os.replace(tmp, os.path.join(self.folder, self.name))  # readers see a whole entry
             return True
         except OSError:
             _state["writable"] = False  # read-only or full: only speed is lost
@@ -364,4 +354,13 @@ class Entry:
 def entry(code: CodeType, mode: int) -> Entry | None:
     """The cache entry of `code`'s plan in variant `mode`, or None when the cache is off."""
     root = plan_cache_dir()
-    return None if root is None else Entry(code, mode, root)
+    if root is None:
+        return None
+    folder = _state.get("folder")
+    if folder is None or _state.get("folder_of") is not root:
+        # One folder per Python and analysis fingerprint: the entries of older
+        # versions of tracer are never read again, and go with their folder.
+        name = f"plans-{sys.implementation.cache_tag}-{_fingerprint().hex()[:12]}"
+        folder = _state["folder"] = os.path.join(root, name)
+        _state["folder_of"] = root
+    return Entry(code, mode, folder)
