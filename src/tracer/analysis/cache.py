@@ -36,6 +36,7 @@ from array import array
 from pathlib import Path
 from types import CodeType
 
+from .. import _core
 from .. import callables as ops
 
 __all__ = ["set_plan_cache", "plan_cache_dir", "entry", "Entry"]
@@ -74,8 +75,11 @@ def plan_cache_dir() -> Path | None:
         elif os.environ.get("TRACER_PLAN_CACHE_DIR"):
             _state["dir"] = Path(os.path.abspath(os.environ["TRACER_PLAN_CACHE_DIR"]))
         else:
-            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-            _state["dir"] = Path(base) / "tracer"
+            home = os.path.expanduser("~")
+            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+            # No home directory to put it in (`~` unexpanded): no cache, rather than
+            # one relative to wherever the program runs.
+            _state["dir"] = Path(base) / "tracer" if os.path.isabs(base) else None
     return _state["dir"]
 
 
@@ -84,8 +88,6 @@ def _fingerprint() -> bytes:
     """tracer's version, the Python version and a digest of the analysis itself."""
     fp = _state["fingerprint"]
     if fp is None:
-        from .. import _core
-
         h = hashlib.blake2b(digest_size=16)
         try:
             from .._version import version
@@ -102,6 +104,11 @@ def _fingerprint() -> bytes:
             h.update(repr([(m.name, int(m)) for m in enum]).encode())
         fp = _state["fingerprint"] = h.digest()
     return fp
+
+
+# Taken when the analysis is imported: the sources it was imported from (an editable
+# install's files may change while a process runs; its entries stay its own).
+_fingerprint()
 
 
 def _feed_code(h, code: CodeType) -> None:
