@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/cold.py [--repeat N] [--batch B] [--toolz DIR]
+    python bench/cold.py [--repeat N] [--batch B] [--toolz DIR [--no-gc]]
 
 Part 1, per code object, in one process, interleaved, best of N samples of B calls
 each (--batch; per call): the untraced call,
@@ -21,6 +21,11 @@ argument and pass untraced) run in fresh processes, each test traced on its own:
 untraced, then traced in a first process (empty plan cache) twice over, then
 traced in a second process (the cache the first one filled).  Times of the first
 and second pass of each process and the ratios to the untraced pass.
+
+`--no-gc` runs those processes with the garbage collector off: a process whose
+plans came from the cache holds fewer long-lived objects than one that built them,
+so the collector's full collections (which walk every trace still alive) come
+more often, which is not the plans' cost.
 
 All times are the process's CPU time (time.process_time): the machine is shared,
 and wall-clock samples there include other processes' turns.
@@ -215,7 +220,9 @@ def _suite_tests(toolz_dir: Path) -> list:
     return tests
 
 
-def suite_worker(toolz_dir: Path, traced: bool) -> None:
+def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool) -> None:
+    if no_gc:
+        gc.disable()
     tests = _suite_tests(toolz_dir)
     passing = []
     for fn in tests:  # which pass untraced (run in a separate warm-up process too)
@@ -243,14 +250,14 @@ def suite_worker(toolz_dir: Path, traced: bool) -> None:
                       "failures": failures}))
 
 
-def suite(toolz_dir: Path) -> dict:
+def suite(toolz_dir: Path, no_gc: bool) -> dict:
     plan_dir = tempfile.mkdtemp(prefix="tracer-cold-suite-")
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=plan_dir)
     env.pop("TRACER_PLAN_CACHE", None)
 
     def run(traced: bool) -> dict:
         out = subprocess.run([sys.executable, __file__, "--suite-worker", str(toolz_dir)]
-                             + (["--traced"] if traced else []),
+                             + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else []),
                              env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -260,9 +267,10 @@ def suite(toolz_dir: Path) -> dict:
     return {"untraced": untraced, "first": first, "second": second}
 
 
-def print_suite(r: dict) -> None:
+def print_suite(r: dict, no_gc: bool) -> None:
     base = r["untraced"]["times"][1]
-    print(f"\ntoolz's tests: {r['untraced']['tests']} test functions, "
+    print(f"\ntoolz's tests{' (garbage collector off)' if no_gc else ''}: "
+          f"{r['untraced']['tests']} test functions, "
           f"{r['first']['nodes']:,} nodes a pass, untraced pass {base * 1e3:.1f} ms "
           f"(failures traced: {r['first']['failures']}, {r['second']['failures']})")
     for label, key in (("first process (empty plan cache)", "first"),
@@ -279,18 +287,20 @@ def main() -> None:
     parser.add_argument("--toolz", type=Path, help="an unpacked toolz sdist (its tests)")
     parser.add_argument("--suite-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-gc", action="store_true",
+                        help="run the suite's processes with the garbage collector off")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.suite_worker:
-        suite_worker(args.suite_worker, args.traced)
+        suite_worker(args.suite_worker, args.traced, args.no_gc)
         return
     print(f"Python {sys.version.split()[0]}, best of {args.repeat} samples of {args.batch} calls")
     rows = per_code(args.repeat, args.batch)
     print_per_code(rows)
     result = {"per_code": rows}
     if args.toolz:
-        result["suite"] = suite(args.toolz)
-        print_suite(result["suite"])
+        result["suite"] = suite(args.toolz, args.no_gc)
+        print_suite(result["suite"], args.no_gc)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
 

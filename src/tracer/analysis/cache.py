@@ -211,7 +211,10 @@ class _Corrupt(Exception):
     pass
 
 
-def _decode_statics(data: memoryview) -> list:
+def _decode_statics(data: memoryview, code: CodeType) -> list:
+    # The strings and tuples become the code's own objects again (its interned
+    # names, its constant tuples of keyword names): the core's attribute lookups
+    # and keyword calls then match them by identity, as with a plan just built.
     known = _known()
     statics = json.loads(bytes(data))
     if type(statics) is not list:
@@ -220,12 +223,15 @@ def _decode_statics(data: memoryview) -> list:
         if type(s) is list:
             if not all(type(x) is str for x in s):
                 raise _Corrupt("statics")
-            statics[i] = tuple(s)
+            t = tuple(sys.intern(x) for x in s)
+            statics[i] = next((c for c in code.co_consts if type(c) is tuple and c == t), t)
         elif type(s) is int:
             if not 0 <= s < len(known):
                 raise _Corrupt("statics")
             statics[i] = known[s]
-        elif type(s) is not str:
+        elif type(s) is str:
+            statics[i] = sys.intern(s)
+        else:
             raise _Corrupt("statics")
     return statics
 
@@ -283,7 +289,7 @@ def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
     ints.frombytes(buf[_COUNTS.size:end])
     if sys.byteorder != "little":  # pragma: no cover
         ints.byteswap()
-    fields: dict = {"nparams": nparams, "statics": _decode_statics(buf[end:])}
+    fields: dict = {"nparams": nparams, "statics": _decode_statics(buf[end:], code)}
     pos = 0
     for name, n in zip(_ARRAYS, counts):
         fields[name] = ints[pos:pos + n]
