@@ -1,8 +1,20 @@
 """Shared fixtures: every trace a test makes through `traced` is validated."""
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
 
-import tracer
+# Plans cached on disk go to a directory of this test run (and its subprocesses),
+# never the user's cache.
+_PLAN_CACHE = tempfile.mkdtemp(prefix="tracer-test-plans-")
+os.environ["TRACER_PLAN_CACHE_DIR"] = _PLAN_CACHE
+os.environ.pop("TRACER_PLAN_CACHE", None)
+atexit.register(shutil.rmtree, _PLAN_CACHE, ignore_errors=True)
+
+import tracer  # noqa: E402
 
 
 def track_and_validate(f, *args, ctx=None, **kwargs):

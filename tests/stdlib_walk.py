@@ -1,7 +1,8 @@
 """Analyse every code object reachable from every importable stdlib module.
 
 Run as a script (in its own process, since importing the whole stdlib has side
-effects): prints one JSON line with counts and the failures.
+effects): prints one JSON line with counts and the failures.  Every plan is built
+by the fast builder and the reference one (tests/plan_compare.py), which must agree.
 """
 
 import importlib
@@ -45,8 +46,9 @@ def code_objects(module):
 
 
 def main():
+    from plan_compare import compare_builders
     from tracer.analysis.ir import IR
-    from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, _Builder
+    from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN
 
     modules = failures = 0
     codes = 0
@@ -64,9 +66,11 @@ def main():
         for code in code_objects(mod):
             codes += 1
             try:
-                plan = _Builder(code).build()
-                _Builder(code, PLAN_EXACT).build()  # the snapshot variant
-                _Builder(code, PLAN_INTERVENE).build()  # the substitute/override variant
+                # Each variant (plain, snapshots, substitute/override) built by the
+                # fast builder and by the reference one: the same plan.
+                plan = compare_builders(code, PLAN_PLAIN)
+                compare_builders(code, PLAN_EXACT)
+                compare_builders(code, PLAN_INTERVENE)
                 IR(code)
                 assert max(plan.depth) <= code.co_stacksize
             except Exception as exc:  # noqa: BLE001 - collected and reported

@@ -133,6 +133,125 @@ def _handlers(code: CodeType) -> list[Handler]:
     return [Handler(e.start, e.end, e.target, e.depth, bool(e.lasti)) for e in entries]
 
 
+# -- the plan builder's decoder: co_code read directly, tables made once per version --
+# What the argument of each opcode means (A_*), its inline cache units, whether it
+# jumps backwards: dis's own tables, read once here, so that decoding a code object
+# makes no dis.Instruction (whose positions, argrepr and labels cost ~30 µs each).
+A_NONE, A_PLAIN, A_CONST, A_NAME, A_GLOBAL, A_ATTR, A_SUPER_ATTR, A_JREL, A_JABS, A_FREE = range(10)
+
+
+def _opcode_tables() -> tuple[tuple[int, ...], tuple[int, ...], frozenset[int]]:
+    import opcode as _opcode
+
+    cache_entries = _opcode._inline_cache_entries  # a list (3.12) or a dict by name (3.13)
+    kinds, caches = [], []
+    for op in range(256):
+        name = dis.opname[op]
+        if isinstance(cache_entries, dict):
+            caches.append(cache_entries.get(name, 0))
+        else:
+            caches.append(cache_entries[op] if op < len(cache_entries) else 0)
+        if op not in dis.hasarg:
+            kinds.append(A_NONE)
+        elif op in dis.hasconst:
+            kinds.append(A_CONST)
+        elif op in dis.hasname:
+            kinds.append({"LOAD_GLOBAL": A_GLOBAL, "LOAD_ATTR": A_ATTR,
+                          "LOAD_SUPER_ATTR": A_SUPER_ATTR}.get(name, A_NAME))
+        elif op in dis.hasjrel:
+            kinds.append(A_JREL)
+        elif op in dis.hasjabs:
+            kinds.append(A_JABS)
+        elif op in dis.hasfree:
+            kinds.append(A_FREE)
+        else:
+            kinds.append(A_PLAIN)
+    backward = frozenset(op for op in range(256) if "JUMP_BACKWARD" in dis.opname[op])
+    return tuple(kinds), tuple(caches), backward
+
+
+_ARG_KIND, _CACHES, _BACKWARD = _opcode_tables()
+_OPNAMES = tuple(dis.opname[:256])
+_INT_OVERFLOW = 2 ** 31
+
+
+def _decode_fast(code: CodeType) -> list[Instr]:
+    """The instructions of `code` as the plan builder needs them: offset, next, opname,
+    opcode, arg and target as dis gives them, argval for constants, names, cells and
+    jumps (else the arg); no argrepr and no line (the IR's layout, `layout(code)`, has
+    those).  The same unpacking as dis._unpack_opargs:
+    EXTENDED_ARG is an instruction of its own whose argument prefixes the next one,
+    inline caches are skipped."""
+    raw = code.co_code
+    n = len(raw)
+    consts, names = code.co_consts, code.co_names
+    kinds, caches_of, opnames = _ARG_KIND, _CACHES, _OPNAMES
+    out: list[Instr] = []
+    extended = 0
+    i = 0
+    while i < n:
+        op = raw[i]
+        kind = kinds[op]
+        nxt = i + 2 + 2 * caches_of[op]
+        target = None
+        if kind == A_NONE:
+            arg = argval = None
+            extended = 0
+        else:
+            arg = raw[i + 1] | extended
+            if op == dis.EXTENDED_ARG:
+                extended = arg << 8
+                if extended >= _INT_OVERFLOW:
+                    extended -= 2 * _INT_OVERFLOW
+            else:
+                extended = 0
+            if kind == A_PLAIN:
+                argval = arg
+            elif kind == A_CONST:
+                argval = consts[arg]
+            elif kind == A_NAME:
+                argval = names[arg]
+            elif kind == A_GLOBAL or kind == A_ATTR:
+                argval = names[arg >> 1]
+            elif kind == A_SUPER_ATTR:
+                argval = names[arg >> 2]
+            elif kind == A_JREL:
+                argval = target = nxt + 2 * (-arg if op in _BACKWARD else arg)
+            elif kind == A_JABS:
+                argval = target = 2 * arg
+            else:
+                argval = code._varname_from_oparg(arg)  # type: ignore[attr-defined]
+        out.append(Instr(i, nxt, opnames[op], op, arg, argval, "", None, target))
+        i = nxt
+    if out:
+        out[-1].next = n
+    return out
+
+
+def _handlers_fast(code: CodeType) -> list[Handler]:
+    # co_exceptiontable: entries of five varints (start, length, target, depth << 1 |
+    # lasti), each 6 bits a byte, bit 6 set on all bytes but a number's last, bit 7
+    # on an entry's first byte (CPython's Objects/exception_handling_notes.txt).
+    table = code.co_exceptiontable
+    out: list[Handler] = []
+    pos, n = 0, len(table)
+    fields: list[int] = []
+    while pos < n:
+        b = table[pos]
+        pos += 1
+        val = b & 63
+        while b & 64:
+            b = table[pos]
+            pos += 1
+            val = (val << 6) | (b & 63)
+        fields.append(val)
+        if len(fields) == 4:
+            start, length, target, dl = fields
+            out.append(Handler(2 * start, 2 * (start + length), 2 * target, dl >> 1, bool(dl & 1)))
+            fields = []
+    return out
+
+
 def for_iter_exit(ins: Instr, by_offset: dict[int, Instr]) -> int:
     """Where FOR_ITER really continues when the iterator is exhausted.
 
@@ -167,13 +286,21 @@ def successors(ins: Instr, layout_by_offset: dict[int, Instr]) -> list[tuple[int
     return succ
 
 
-def layout(code: CodeType) -> CodeLayout:
+def layout(code: CodeType, fast: bool = False) -> CodeLayout:
     """Decode `code` and compute blocks and the static stack depth before every
-    reachable instruction.  Raises AnalysisError if the depths are inconsistent."""
-    instrs = _decode(code)
+    reachable instruction.  Raises AnalysisError if the depths are inconsistent.
+
+    `fast`: decode co_code directly (_decode_fast: no argrepr, no lines), as the plan
+    builder does; the blocks and depths are the same."""
+    instrs = _decode_fast(code) if fast else _decode(code)
     by_offset = {i.offset: i for i in instrs}
-    handlers = _handlers(code)
+    handlers = _handlers_fast(code) if fast else _handlers(code)
     handler_targets = {h.target: h for h in handlers}
+    # The handler each instruction unwinds to (the table's ranges do not overlap).
+    covering: dict[int, Handler] = {}
+    for h in handlers:
+        for o in range(h.start, h.end, 2):
+            covering.setdefault(o, h)
 
     depth: dict[int, int] = {}
     work: list[tuple[int, int]] = [(instrs[0].offset, 0)] if instrs else []
@@ -194,9 +321,9 @@ def layout(code: CodeType) -> CodeLayout:
         ins = by_offset[off]
         for nxt, effect in successors(ins, by_offset):
             work.append((nxt, d + effect))
-        for h in handlers:
-            if h.start <= off < h.end and h.target not in depth:
-                work.append((h.target, h.target_depth))
+        h = covering.get(off)
+        if h is not None and h.target not in depth:
+            work.append((h.target, h.target_depth))
 
     leaders = {instrs[0].offset} if instrs else set()
     for ins in instrs:

@@ -16,7 +16,7 @@ from types import CodeType
 
 from .. import callables as ops
 from .._core import RecordSem
-from .bytecode import PY313, Instr, nlocalsplus
+from .bytecode import PY313, Instr, _decode_fast, nlocalsplus
 
 __all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "CAPTURED", "OTHER", "METH"]
 
@@ -139,7 +139,7 @@ def cells_written_inside(code: CodeType) -> frozenset[str]:
         stack.extend(c for c in inner.co_consts if isinstance(c, CodeType))
         if not own.intersection(inner.co_freevars):
             continue
-        for i in dis.get_instructions(inner):
+        for i in _decode_fast(inner):
             if i.opname in _CELL_WRITES and i.argval in own and i.argval in inner.co_freevars:
                 written.add(i.argval)
     result = frozenset(written)

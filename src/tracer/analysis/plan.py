@@ -23,10 +23,11 @@ event, which the frame provably holds.
 
 from __future__ import annotations
 
+import weakref
 from array import array
-from dataclasses import dataclass, field
 from types import CodeType
 
+from . import cache
 from .bytecode import (
     PY313,
     AnalysisError,
@@ -84,16 +85,24 @@ def intervention_class(ins: Instr, rec: Rec) -> int:
     return IV_NONE
 
 
-@dataclass
 class CodePlan:
     """The compiled plan of one code object, in flat arrays the core indexes.
 
     The core keeps it on its code object (co_extra), freed with the code: so it
-    holds no reference to the code itself, or the two would keep each other alive
-    through a pointer the garbage collector cannot see.
+    holds the code only weakly, or the two would keep each other alive through a
+    pointer the garbage collector cannot see.
+
+    What the core reads (the arrays, `statics`, `nparams`, `param_cells`) is made by
+    the builder or read from the plan cache (tracer.analysis.cache); what only the
+    IR and tests read (`layout` with lines and argrepr, `rec_at`) is made when first
+    asked for, from the code object.
     """
 
-    layout: CodeLayout
+    __slots__ = ("ops", "recs", "rec_iv", "statics", "seg_at", "seg_from", "depth", "handler",
+                 "istart", "events", "jump_events", "unit_flags", "piece_start", "branch_sides",
+                 "branch_sides_at", "carry", "nparams", "param_cells", "ir", "mode", "_layout",
+                 "_layout_full", "_rec_at", "_code", "__weakref__")
+
     ops: array  # int32, OP_WORDS per micro-op
     recs: array  # int32, records: sem, fn, nin, nout, kw, inputs..., outputs...
     rec_iv: array  # int32, parallel to recs: at each record's start its IV_* class
@@ -112,8 +121,48 @@ class CodePlan:
     carry: array  # int32 per code unit: stack slots a generator resumed there carries in (bits)
     nparams: int
     param_cells: tuple  # indices of parameters that live in cells
-    rec_at: dict = field(default_factory=dict)  # instruction offset -> Rec
-    ir: object = None  # the IR users see, made on demand by tracer.analysis.ir (it holds the code weakly)
+    ir: object  # the IR users see, made on demand by tracer.analysis.ir (it holds the code weakly)
+    mode: int  # the PlanMode it was built for
+
+    def __init__(self, code: CodeType, mode: int, *, layout: CodeLayout | None = None,
+                 rec_at: dict | None = None, **arrays) -> None:
+        for name, value in arrays.items():
+            setattr(self, name, value)
+        self.mode = mode
+        self.ir = None
+        self._code = weakref.ref(code)
+        self._layout = layout
+        self._layout_full = False
+        self._rec_at = rec_at
+
+    def _the_code(self) -> CodeType:
+        code = self._code()
+        if code is None:
+            raise ReferenceError("tracer: the code object of this plan is gone")
+        return code
+
+    @property
+    def layout(self) -> CodeLayout:
+        """Instructions (with lines), blocks and stack depths, as the IR shows them."""
+        if not self._layout_full:
+            code = self._code()
+            if code is None and self._layout is not None:
+                return self._layout  # the builder's own (no lines), all that is left
+            self._layout = layout(self._the_code())
+            self._layout_full = True
+        return self._layout
+
+    @property
+    def rec_at(self) -> dict:
+        """Instruction offset -> the Rec it records (what the IR shows)."""
+        if self._rec_at is None:
+            self._rec_at = _Builder(self._the_code(), self.mode).build()._rec_at
+        return self._rec_at
+
+
+PLAN_FIELDS = ("ops", "recs", "rec_iv", "statics", "seg_at", "seg_from", "depth", "handler",
+               "istart", "events", "jump_events", "unit_flags", "piece_start", "branch_sides",
+               "branch_sides_at", "carry", "nparams", "param_cells")
 
 
 def _nparams(code: CodeType) -> int:
@@ -128,8 +177,11 @@ def _nparams(code: CodeType) -> int:
 
 
 class _Builder(SilentBranches, ResumeCarry):
-    def __init__(self, code: CodeType, mode: int = 0):
+    def __init__(self, code: CodeType, mode: int = 0, reference: bool = False):
         self.code = code
+        # `reference`: decode with dis and walk every segment again in every round,
+        # as the builder did before it was made fast; tests compare the two plans.
+        self.reference = reference
         # Plans for contexts that substitute or override: an event before every
         # call and operator too (to substitute it) and none deferred to a branch
         # (an overridden value must still be on the stack at its event).
@@ -138,7 +190,8 @@ class _Builder(SilentBranches, ResumeCarry):
         # (PLAN_INTERVENE) have an event before every call and operator too.
         self.exact = mode >= PLAN_EXACT
         self.before = mode == PLAN_INTERVENE
-        self.layout = layout(code)
+        self.mode = mode
+        self.layout = layout(code, fast=not reference)
         self.prev: dict[int, Instr] = {}
         for a, b in zip(self.layout.instrs, self.layout.instrs[1:]):
             self.prev[b.offset] = a
@@ -478,16 +531,56 @@ class _Builder(SilentBranches, ResumeCarry):
                 op[4] |= LF_SAFE
 
     # -- putting it together --------------------------------------------------------
+    def _walk_once(self, kind: int, start: int, events: set[int], needs: set[int],
+                   new_events: set[int] | None, new_jumps: set[int]) -> list[list[int]]:
+        """walk(), or the same segment's walk of the round before when nothing it
+        read has changed since: the events at the offsets it went through, at the
+        instructions after them and where it ended (`new_events`: the events added
+        since that round, None in the first) and the JUMP events of the jumps on it.
+        A walk's outcome depends on nothing else (records are interned by offset
+        and depth), so the plan is the same as when every round walks all."""
+        key = (kind, start)
+        hit = self._memo.get(key) if new_events is not None else None
+        if hit is not None and hit[1].isdisjoint(new_events) and hit[2].isdisjoint(new_jumps):
+            ops, _deps, visited, seg_needs, seg_jumps, seg_violations = hit
+        else:
+            seg_needs: set[int] = set()
+            outer_jumps, outer_violations = self.jump_needs, self.violations
+            self.jump_needs, self.violations = set(), []
+            ops = self.walk(kind, start, events, seg_needs)
+            seg_jumps, seg_violations = self.jump_needs, self.violations
+            self.jump_needs, self.violations = outer_jumps, outer_violations
+            visited = self.walked[key]
+            by_offset = self.layout.by_offset
+            deps = {by_offset[o].next for o in visited}
+            deps |= visited
+            deps.add(ops[-1][1])
+            self._memo[key] = (ops, deps, visited, seg_needs, seg_jumps, seg_violations)
+        needs |= seg_needs
+        self.jump_needs |= seg_jumps
+        self.violations += seg_violations
+        self.walked[key] = visited
+        return ops
+
     def build(self) -> CodePlan:
         events = self.initial_events()
+        self._memo: dict = {}
+        new_events: set[int] | None = None
+        new_jumps: set[int] = set()
         while True:
             needs: set[int] = set()
             self.jump_needs: set[int] = set()
             self.walked: dict[tuple[int, int], set[int]] = {}
             self.violations: list[str] = []
-            segments = [(k, s, self.walk(k, s, events, needs)) for k, s in self.starts(events)]
+            if self.reference:
+                segments = [(k, s, self.walk(k, s, events, needs)) for k, s in self.starts(events)]
+            else:
+                segments = [(k, s, self._walk_once(k, s, events, needs, new_events, new_jumps))
+                            for k, s in self.starts(events)]
             if needs <= events and self.jump_needs <= self.jump_events:
                 break
+            new_events = needs - events
+            new_jumps = self.jump_needs - self.jump_events
             events |= needs
             self.jump_events |= self.jump_needs
         if self.violations:
@@ -530,9 +623,14 @@ class _Builder(SilentBranches, ResumeCarry):
         names = code.co_varnames[:nparams]
         cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
         rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
-        return CodePlan(self.layout, ops, self.recs, self.rec_iv, self.statics, seg_at, seg_from,
-                        depth, handler, istart, frozenset(events), frozenset(self.jump_events),
-                        unit_flags, piece_start, branch_sides, branch_sides_at, carry, nparams, cells, rec_at)
+        return CodePlan(code, self.mode, layout=self.layout, rec_at=rec_at,
+                        ops=ops, recs=self.recs, rec_iv=self.rec_iv, statics=self.statics,
+                        seg_at=seg_at, seg_from=seg_from, depth=depth, handler=handler,
+                        istart=istart, events=frozenset(events),
+                        jump_events=frozenset(self.jump_events), unit_flags=unit_flags,
+                        piece_start=piece_start, branch_sides=branch_sides,
+                        branch_sides_at=branch_sides_at, carry=carry, nparams=nparams,
+                        param_cells=cells)
 
 
 def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
@@ -542,8 +640,19 @@ def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
     PLAN_EXACT records every value at an event right after its instruction, as
     snapshots need; PLAN_INTERVENE also has an event before every recorded call
     and operator, as substitute/override contexts need.
+
+    Read from the plan cache on disk when it holds this code object's plan
+    (tracer.analysis.cache), else built and written there.
     """
-    return _Builder(code, mode).build()
+    cached = cache.entry(code, mode)
+    if cached is not None:
+        fields = cached.read()
+        if fields is not None:
+            return CodePlan(code, mode, **fields)
+    plan = _Builder(code, mode).build()
+    if cached is not None:
+        cached.write(plan)
+    return plan
 
 
 def plan_for(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:

@@ -1,0 +1,309 @@
+"""What cold code costs: the first traced call of a code object against a warm one.
+
+Usage::
+
+    python bench/cold.py [--repeat N] [--batch B] [--toolz DIR [--no-gc]]
+
+Part 1, per code object, in one process, interleaved, best of N samples of B calls
+each (--batch; per call): the untraced call,
+a warm traced call (its plans built), the first traced call of a fresh copy of the
+function (`code.replace()`: a new code object with no plan) with the plan cache
+off -- the plan is built -- and with the plan cache holding the function's plans
+(as in a second process), and the plan building alone, per instruction, by the
+builder and by the reference builder (dis decoding, every segment walked again in
+every round: the builder before session 8).  "instrs" counts the function's own
+instructions; the build columns are for its code object alone (words' lambda is
+built at its own first call).
+
+Part 2 (`--toolz DIR`, DIR an unpacked toolz sdist: `pip download --no-binary :all:
+toolz`): toolz's own test functions (toolz/tests/test_*.py, the ones that take no
+argument and pass untraced) run in fresh processes, each test traced on its own:
+untraced, then traced in a first process (empty plan cache) twice over, then
+traced in a second process (the cache the first one filled).  Times of the first
+and second pass of each process and the ratios to the untraced pass.
+
+`--no-gc` runs those processes with the garbage collector off: a process whose
+plans came from the cache holds fewer long-lived objects than one that built them,
+so the collector's full collections (which walk every trace still alive) come
+more often, which is not the plans' cost.
+
+All times are the process's CPU time (time.process_time): the machine is shared,
+and wall-clock samples there include other processes' turns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+import tracer
+from tracer.analysis import cache
+from tracer.analysis.bytecode import _decode_fast
+from tracer.analysis.plan import _Builder
+
+
+# -- workloads: self-contained functions (builtins only), so a first call builds one plan --
+def poly(x):
+    y = 3 * x * x - 2 * x + 1
+    if y > 10:
+        y = y // 3
+    return y
+
+
+def words(text):
+    counts = {}
+    for w in text.split():
+        w = w.strip(".,;").lower()
+        if not w:
+            continue
+        counts[w] = counts.get(w, 0) + 1
+    best = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return best[:3]
+
+
+def tokens(src):
+    out, i, n = [], 0, len(src)
+    while i < n:
+        c = src[i]
+        if c.isspace():
+            i += 1
+        elif c.isdigit():
+            j = i
+            while j < n and src[j].isdigit():
+                j += 1
+            out.append(("num", int(src[i:j])))
+            i = j
+        elif c.isalpha() or c == "_":
+            j = i
+            while j < n and (src[j].isalnum() or src[j] == "_"):
+                j += 1
+            out.append(("name", src[i:j]))
+            i = j
+        elif c in "+-*/()=<>":
+            if src[i:i + 2] in ("==", "<=", ">="):
+                out.append(("op", src[i:i + 2]))
+                i += 2
+            else:
+                out.append(("op", c))
+                i += 1
+        else:
+            raise SyntaxError(f"bad character {c!r} at {i}")
+    return out
+
+
+def stats(xs):
+    n = len(xs)
+    if n == 0:
+        return None
+    mean = sum(xs) / n
+    var = 0.0
+    lo = hi = xs[0]
+    for x in xs:
+        var += (x - mean) ** 2
+        if x < lo:
+            lo = x
+        elif x > hi:
+            hi = x
+    try:
+        ratio = hi / lo
+    except ZeroDivisionError:
+        ratio = float("inf")
+    return {"n": n, "mean": mean, "sd": (var / n) ** 0.5, "range": (lo, hi), "ratio": ratio}
+
+
+def schedule(tasks, workers):
+    free = [(0, w) for w in range(workers)]
+    done = []
+    for name, cost, deps in sorted(tasks, key=lambda t: (len(t[2]), t[0])):
+        start = max([end for d in deps for (n, _, end) in done if n == d], default=0)
+        free.sort()
+        at, w = free.pop(0)
+        at = max(at, start)
+        done.append((name, w, at + cost))
+        free.append((at + cost, w))
+    return max(end for _, _, end in done), done
+
+
+WORKLOADS = [
+    ("poly", poly, (7,)),
+    ("words", words, ("the cat and the hat. The cat sat; the end",)),
+    ("tokens", tokens, ("x1 = (a + 12) * b_2 <= 7",)),
+    ("stats", stats, ([3.0, 1.5, 4.0, 1.0, 5.5, 9.0],)),
+    ("schedule", schedule, ([("a", 3, ()), ("b", 2, ("a",)), ("c", 4, ("a",)),
+                             ("d", 1, ("b", "c"))], 2)),
+]
+
+
+def fresh(f):
+    """A copy of `f` whose code objects (and nested ones) are new: no plan yet."""
+    def renew(code):
+        consts = tuple(renew(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+        return code.replace(co_consts=consts)
+
+    g = types.FunctionType(renew(f.__code__), f.__globals__, f.__name__, f.__defaults__,
+                           f.__closure__)
+    g.__kwdefaults__ = f.__kwdefaults__
+    return g
+
+
+def _time(fn, batch: int) -> float:
+    """Seconds per call of fn(i) for i in range(batch), gc collected before."""
+    gc.collect()
+    t = time.process_time()
+    for i in range(batch):
+        fn(i)
+    return (time.process_time() - t) / batch
+
+
+def per_code(repeat: int, batch: int) -> list[dict]:
+    plan_dir = tempfile.mkdtemp(prefix="tracer-cold-bench-")
+    rows = []
+    for name, f, args in WORKLOADS:
+        cache.set_plan_cache(plan_dir)
+        tracer.track(f, *args)  # warm: plans built (and written to the cache directory)
+        best = {k: float("inf") for k in ("untraced", "warm", "cold", "cold_cached",
+                                          "build", "build_reference")}
+        for _ in range(repeat):
+            best["untraced"] = min(best["untraced"], _time(lambda i: f(*args), batch))
+            cache.set_plan_cache(None)
+            best["warm"] = min(best["warm"], _time(lambda i: tracer.track(f, *args), batch))
+            for key, where in (("cold", None), ("cold_cached", plan_dir)):
+                copies = [fresh(f) for _ in range(batch)]  # new code objects: no plans
+                cache.set_plan_cache(where)
+                best[key] = min(best[key], _time(lambda i: tracer.track(copies[i], *args), batch))
+            for key, reference in (("build", False), ("build_reference", True)):
+                codes = [fresh(f).__code__ for _ in range(batch)]
+                best[key] = min(best[key], _time(lambda i: _Builder(codes[i], 0, reference).build(),
+                                                 batch))
+        rows.append({"name": name, "instructions": len(_decode_fast(f.__code__)), **best})
+    cache.set_plan_cache(None)
+    return rows
+
+
+def print_per_code(rows: list[dict]) -> None:
+    print(f"{'function':10} {'instrs':>6} {'untraced':>9} {'warm':>9} {'cold':>9} "
+          f"{'cold/warm':>9} {'cached':>9} {'cached/warm':>11} {'build/instr':>11} "
+          f"{'reference/instr':>15} {'speed-up':>8}")
+    for r in rows:
+        us = {k: r[k] * 1e6 for k in ("untraced", "warm", "cold", "cold_cached", "build",
+                                       "build_reference")}
+        n = r["instructions"]
+        print(f"{r['name']:10} {n:6d} {us['untraced']:7.1f}us {us['warm']:7.1f}us "
+              f"{us['cold']:7.1f}us {r['cold'] / r['warm']:8.1f}x {us['cold_cached']:7.1f}us "
+              f"{r['cold_cached'] / r['warm']:10.1f}x {us['build'] / n:9.2f}us "
+              f"{us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x")
+
+
+# -- part 2: toolz's test suite in fresh processes --------------------------------------------
+def _suite_tests(toolz_dir: Path) -> list:
+    tests = []
+    for path in sorted((toolz_dir / "toolz" / "tests").glob("test_*.py")):
+        spec = importlib.util.spec_from_file_location(f"toolz_tests_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception:  # noqa: BLE001 - a module that does not import untraced is left out
+            continue
+        for name, fn in sorted(vars(module).items()):
+            if name.startswith("test") and isinstance(fn, types.FunctionType) \
+                    and fn.__code__.co_argcount == 0 and fn.__module__ == module.__name__:
+                tests.append(fn)
+    return tests
+
+
+def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool) -> None:
+    if no_gc:
+        gc.disable()
+    tests = _suite_tests(toolz_dir)
+    passing = []
+    for fn in tests:  # which pass untraced (run in a separate warm-up process too)
+        try:
+            fn()
+            passing.append(fn)
+        except Exception:  # noqa: BLE001
+            pass
+    times, nodes, failures = [], 0, 0
+    if traced:
+        passing = [fresh(fn) for fn in passing]  # nothing analysed by the check above
+    for _ in range(2):
+        t = time.process_time()
+        for fn in passing:
+            if traced:
+                try:
+                    root = tracer.track(fn)
+                    nodes += len(root.trace)
+                except Exception:  # noqa: BLE001
+                    failures += 1
+            else:
+                fn()
+        times.append(time.process_time() - t)
+    print(json.dumps({"tests": len(passing), "times": times, "nodes": nodes // 2,
+                      "failures": failures}))
+
+
+def suite(toolz_dir: Path, no_gc: bool) -> dict:
+    plan_dir = tempfile.mkdtemp(prefix="tracer-cold-suite-")
+    env = dict(os.environ, TRACER_PLAN_CACHE_DIR=plan_dir)
+    env.pop("TRACER_PLAN_CACHE", None)
+
+    def run(traced: bool) -> dict:
+        out = subprocess.run([sys.executable, __file__, "--suite-worker", str(toolz_dir)]
+                             + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else []),
+                             env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    untraced = run(False)
+    first = run(True)
+    second = run(True)
+    return {"untraced": untraced, "first": first, "second": second}
+
+
+def print_suite(r: dict, no_gc: bool) -> None:
+    base = r["untraced"]["times"][1]
+    print(f"\ntoolz's tests{' (garbage collector off)' if no_gc else ''}: "
+          f"{r['untraced']['tests']} test functions, "
+          f"{r['first']['nodes']:,} nodes a pass, untraced pass {base * 1e3:.1f} ms "
+          f"(failures traced: {r['first']['failures']}, {r['second']['failures']})")
+    for label, key in (("first process (empty plan cache)", "first"),
+                       ("second process (plan cache filled)", "second")):
+        t1, t2 = r[key]["times"]
+        print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x)   "
+              f"pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--batch", type=int, default=20, help="calls per timed sample")
+    parser.add_argument("--toolz", type=Path, help="an unpacked toolz sdist (its tests)")
+    parser.add_argument("--suite-worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-gc", action="store_true",
+                        help="run the suite's processes with the garbage collector off")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    if args.suite_worker:
+        suite_worker(args.suite_worker, args.traced, args.no_gc)
+        return
+    print(f"Python {sys.version.split()[0]}, best of {args.repeat} samples of {args.batch} calls")
+    rows = per_code(args.repeat, args.batch)
+    print_per_code(rows)
+    result = {"per_code": rows}
+    if args.toolz:
+        result["suite"] = suite(args.toolz, args.no_gc)
+        print_suite(result["suite"], args.no_gc)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,379 @@
+"""Plans kept on disk between processes, so that a program traced again is warm from
+its first call (the plan builder, tracer.analysis.plan, asks here first).
+
+One file per code object and plan variant, named by a digest of everything the plan
+depends on -- like a .pyc file: the code object (co_code, the exception table,
+names, locals, cells, flags, qualname, first line, and the shape of its constants:
+strings and tuples of strings by value, nested code objects recursively, any other
+constant by type), the Python version, tracer's version and a fingerprint of the
+analysis itself (the sources of tracer.analysis and tracer.callables, and the core's
+numbering of micro-ops and words), since development builds all say 0.0.0.
+
+An entry is data: int32 arrays and a table of the plan's static values (strings,
+tuples of strings, and callables named by their index in a fixed table), never
+code or a pickle.  It is read back only if its header names the same code object
+(digest, qualname, first line, size of co_code) and a checksum over its payload
+matches; otherwise -- stale, truncated, corrupt -- the plan is built and the entry
+written again.  Writers write a temporary file and rename it over the entry, so a
+reader sees a whole entry or none.  A directory that cannot be written (read-only,
+full) only costs the time to build plans: the cache stops writing for the process.
+
+Settings: TRACER_PLAN_CACHE=0 (or off/false/no) turns it off; TRACER_PLAN_CACHE_DIR
+chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
+`set_plan_cache(directory)` does the same from Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+import os
+import struct
+import sys
+import tempfile
+from array import array
+from pathlib import Path
+from types import CodeType
+
+from .. import _core
+from .. import callables as ops
+
+__all__ = ["set_plan_cache", "plan_cache_dir", "entry", "Entry"]
+
+FORMAT = 1
+MAGIC = b"TRPLAN\r\n"
+# magic, format, key digest, first line, co_code size, qualname size, payload size,
+# payload digest; then the qualname (UTF-8), then the payload.
+_HEADER = struct.Struct("<8sI16siIII16s")
+# The int32 arrays of a plan, in the order they are written.
+_ARRAYS = ("ops", "recs", "rec_iv", "seg_at", "seg_from", "depth", "handler", "istart",
+           "unit_flags", "piece_start", "branch_sides", "branch_sides_at", "carry")
+_PER_UNIT = ("seg_at", "seg_from", "depth", "handler", "istart", "unit_flags", "carry")
+_OFF = ("0", "off", "false", "no")
+
+_state: dict = {"dir": None, "resolved": False, "writable": True, "fingerprint": None}
+
+
+# -- settings ----------------------------------------------------------------------------
+def set_plan_cache(directory: str | os.PathLike | None) -> None:
+    """Keep plans in `directory` (made when first written), or, with None, keep none.
+
+    Overrides TRACER_PLAN_CACHE and TRACER_PLAN_CACHE_DIR for this process.
+    """
+    _state["dir"] = None if directory is None else Path(os.path.abspath(directory))
+    _state["resolved"] = True
+    _state["writable"] = True
+
+
+def plan_cache_dir() -> Path | None:
+    """The directory plans are kept in, or None when the cache is off."""
+    if not _state["resolved"]:
+        _state["resolved"] = True
+        if os.environ.get("TRACER_PLAN_CACHE", "1").strip().lower() in _OFF:
+            _state["dir"] = None
+        elif os.environ.get("TRACER_PLAN_CACHE_DIR"):
+            _state["dir"] = Path(os.path.abspath(os.environ["TRACER_PLAN_CACHE_DIR"]))
+        else:
+            home = os.path.expanduser("~")
+            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+            # No home directory to put it in (`~` unexpanded): no cache, rather than
+            # one relative to wherever the program runs.
+            _state["dir"] = Path(base) / "tracer" if os.path.isabs(base) else None
+    return _state["dir"]
+
+
+# -- what a plan depends on ----------------------------------------------------------------
+def _fingerprint() -> bytes:
+    """tracer's version, the Python version and a digest of the analysis itself."""
+    fp = _state["fingerprint"]
+    if fp is None:
+        h = hashlib.blake2b(digest_size=16)
+        try:
+            from .._version import version
+        except ImportError:  # pragma: no cover - a checkout without setuptools-scm's file
+            version = "0.0.0"
+        h.update(f"{FORMAT} {version} {sys.implementation.cache_tag} {sys.hexversion}".encode())
+        here = Path(__file__).resolve().parent
+        for path in sorted(here.glob("*.py")) + [here.parent / "callables.py"]:
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+        h.update(repr(sorted(_core.WORDS.items())).encode())
+        for enum in (_core.MicroOp, _core.RecordSem, _core.LocalFlag, _core.UnitFlag,
+                     _core.Intervention, _core.PlanMode):
+            h.update(repr([(m.name, int(m)) for m in enum]).encode())
+        fp = _state["fingerprint"] = h.digest()
+    return fp
+
+
+# Taken when the analysis is imported: the sources it was imported from (an editable
+# install's files may change while a process runs; its entries stay its own).
+_fingerprint()
+
+
+def _feed_code(h, code: CodeType) -> None:
+    h.update(code.co_code)
+    h.update(b"\0")
+    h.update(code.co_exceptiontable)
+    h.update(struct.pack("<9i", code.co_argcount, code.co_posonlyargcount,
+                         code.co_kwonlyargcount, code.co_flags, code.co_nlocals,
+                         code.co_stacksize, code.co_firstlineno, len(code.co_code),
+                         len(code.co_consts)))
+    h.update("\0".join((code.co_qualname, "", *code.co_names, "", *code.co_varnames, "",
+                        *code.co_cellvars, "", *code.co_freevars)).encode("utf-8", "surrogatepass"))
+    for c in code.co_consts:
+        _feed_const(h, c)
+
+
+def _feed_const(h, c) -> None:
+    # The plan reads strings (keyword names) and nested code objects (which cells
+    # they assign) among the constants; of the others only their place.
+    if type(c) is str:
+        h.update(b"\1s")
+        h.update(c.encode("utf-8", "surrogatepass"))
+    elif type(c) is tuple:
+        h.update(b"\1t%d" % len(c))
+        for x in c:
+            _feed_const(h, x)
+    elif type(c) is CodeType:
+        h.update(b"\1c")
+        _feed_code(h, c)
+    else:
+        h.update(b"\1o")
+        h.update(type(c).__qualname__.encode())
+
+
+def _key(code: CodeType, mode: int) -> bytes:
+    h = hashlib.blake2b(_fingerprint(), digest_size=16)
+    h.update(b"%d" % mode)
+    _feed_code(h, code)
+    return h.digest()
+
+
+# -- the plan's static values -----------------------------------------------------------------
+def _known_callables() -> tuple:
+    """Every callable a plan may hold, in a fixed order (their index is stored)."""
+    from .instructions import BINARY_OPS, COMPARE_OPS, CONVERSIONS, INTRINSIC_1
+
+    found: list = []
+    seen: set[int] = set()
+
+    def add(f) -> None:
+        if callable(f) and id(f) not in seen:
+            seen.add(id(f))
+            found.append(f)
+
+    for f in (*BINARY_OPS, *COMPARE_OPS.values(), *INTRINSIC_1.values(), *CONVERSIONS.values()):
+        add(f)
+    for f in (getattr, setattr, delattr, bool, iter, next, len, format, str, repr, ascii, tuple):
+        add(f)
+    for name in sorted(vars(operator)):
+        if not name.startswith("_"):
+            add(getattr(operator, name))
+    for name in sorted(vars(ops)):
+        f = getattr(ops, name)
+        if not name.startswith("_") and getattr(f, "__module__", None) == ops.__name__:
+            add(f)
+    return tuple(found)
+
+
+_KNOWN: tuple | None = None
+_KNOWN_INDEX: dict[int, int] = {}
+
+
+def _known() -> tuple:
+    global _KNOWN
+    if _KNOWN is None:
+        _KNOWN = _known_callables()
+        _KNOWN_INDEX.update((id(f), i) for i, f in enumerate(_KNOWN))
+    return _KNOWN
+
+
+def _encode_statics(statics: list) -> bytes | None:
+    # JSON: a string as itself, a tuple of strings as a list, a known callable as
+    # its index in _known() (lone surrogates survive JSON's \u escapes).
+    _known()
+    out: list = []
+    for s in statics:
+        if type(s) is str:
+            out.append(s)
+        elif type(s) is tuple and all(type(x) is str for x in s):
+            out.append(list(s))
+        else:
+            index = _KNOWN_INDEX.get(id(s))
+            if index is None:
+                return None  # not data this format can hold: the plan is not kept
+            out.append(index)
+    return json.dumps(out, separators=(",", ":")).encode("ascii")
+
+
+class _Corrupt(Exception):
+    pass
+
+
+def _decode_statics(data: memoryview, code: CodeType) -> list:
+    # The strings and tuples become the code's own objects again (its interned
+    # names, its constant tuples of keyword names): the core's attribute lookups
+    # and keyword calls then match them by identity, as with a plan just built.
+    known = _known()
+    statics = json.loads(bytes(data))
+    if type(statics) is not list:
+        raise _Corrupt("statics")
+    for i, s in enumerate(statics):
+        if type(s) is list:
+            if not all(type(x) is str for x in s):
+                raise _Corrupt("statics")
+            t = tuple(sys.intern(x) for x in s)
+            statics[i] = next((c for c in code.co_consts if type(c) is tuple and c == t), t)
+        elif type(s) is int:
+            if not 0 <= s < len(known):
+                raise _Corrupt("statics")
+            statics[i] = known[s]
+        elif type(s) is str:
+            statics[i] = sys.intern(s)
+        else:
+            raise _Corrupt("statics")
+    return statics
+
+
+# -- entries ----------------------------------------------------------------------------------
+# The payload: the counts (_COUNTS), then every int32 of the arrays, the events, the
+# jump events and the parameter cells one after the other, then the statics (JSON).
+_NCOUNTS = len(_ARRAYS) + 3
+_COUNTS = struct.Struct(f"<{_NCOUNTS}Ii")  # the lengths, then nparams
+
+
+def _encode(plan, code: CodeType, key: bytes) -> bytes | None:
+    statics = _encode_statics(plan.statics)
+    if statics is None:
+        return None
+    ints = array("i")
+    counts = []
+    for name in _ARRAYS:
+        arr = getattr(plan, name)
+        counts.append(len(arr))
+        ints.extend(arr)
+    for values in (sorted(plan.events), sorted(plan.jump_events), plan.param_cells):
+        counts.append(len(values))
+        ints.extend(values)
+    if sys.byteorder != "little":  # pragma: no cover - big-endian machines
+        ints.byteswap()
+    payload = _COUNTS.pack(*counts, plan.nparams) + ints.tobytes() + statics
+    qualname = code.co_qualname.encode("utf-8", "surrogatepass")
+    header = _HEADER.pack(MAGIC, FORMAT, key, code.co_firstlineno, len(code.co_code),
+                          len(qualname), len(payload), hashlib.blake2b(payload, digest_size=16).digest())
+    return header + qualname + payload
+
+
+def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
+    if len(data) < _HEADER.size:
+        raise _Corrupt("truncated header")
+    magic, fmt, digest, firstline, ncode, nqual, npayload, check = _HEADER.unpack_from(data)
+    if magic != MAGIC or fmt != FORMAT:
+        raise _Corrupt("not a plan entry of this format")
+    qualname = code.co_qualname.encode("utf-8", "surrogatepass")
+    start = _HEADER.size + nqual
+    if (digest, firstline, ncode) != (key, code.co_firstlineno, len(code.co_code)) \
+            or data[_HEADER.size:start] != qualname:
+        raise _Corrupt("the entry describes another code object")
+    if len(data) != start + npayload:
+        raise _Corrupt("truncated or overlong payload")
+    buf = memoryview(data)[start:]
+    if hashlib.blake2b(buf, digest_size=16).digest() != check:
+        raise _Corrupt("payload checksum")
+    *counts, nparams = _COUNTS.unpack_from(buf)
+    end = _COUNTS.size + 4 * sum(counts)
+    if end > len(buf):
+        raise _Corrupt("counts")
+    ints = array("i")
+    ints.frombytes(buf[_COUNTS.size:end])
+    if sys.byteorder != "little":  # pragma: no cover
+        ints.byteswap()
+    fields: dict = {"nparams": nparams, "statics": _decode_statics(buf[end:], code)}
+    pos = 0
+    for name, n in zip(_ARRAYS, counts):
+        fields[name] = ints[pos:pos + n]
+        pos += n
+    lists = []
+    for n in counts[len(_ARRAYS):]:
+        lists.append(ints[pos:pos + n].tolist())
+        pos += n
+    units = len(code.co_code) // 2
+    nops = len(fields["ops"]) // 5
+    if any(len(fields[name]) != units for name in _PER_UNIT) \
+            or len(fields["piece_start"]) != nops or len(fields["branch_sides_at"]) != nops \
+            or len(fields["rec_iv"]) != len(fields["recs"]) or len(fields["ops"]) != 5 * nops:
+        raise _Corrupt("array sizes do not fit the code object")
+    fields["events"] = frozenset(lists[0])
+    fields["jump_events"] = frozenset(lists[1])
+    fields["param_cells"] = tuple(lists[2])
+    return fields
+
+
+class Entry:
+    """The cache file of one code object's plan in one variant."""
+
+    __slots__ = ("code", "mode", "key", "folder", "name")
+
+    def __init__(self, code: CodeType, mode: int, folder: str) -> None:
+        self.code, self.mode = code, mode
+        self.key = _key(code, mode)
+        self.folder = folder
+        self.name = f"{self.key.hex()}-{mode}.plan"
+
+    @property
+    def path(self) -> Path:
+        return Path(self.folder, self.name)
+
+    def read(self) -> dict | None:
+        """The plan's fields (CodePlan's keyword arguments), or None: no entry, or
+        one that is stale, truncated or corrupt (the caller builds and writes it)."""
+        try:
+            with open(os.path.join(self.folder, self.name), "rb", buffering=0) as f:
+                data = f.read()
+        except OSError:
+            return None
+        try:
+            return _decode(data, self.code, self.key)
+        except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt
+            return None
+
+    def write(self, plan) -> bool:
+        """Write `plan`; False if it was not (not encodable, or the directory cannot
+        be written: then the cache writes nothing more in this process)."""
+        if not _state["writable"]:
+            return False
+        data = _encode(plan, self.code, self.key)
+        if data is None:
+            return False
+        tmp = None
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=self.name + ".", suffix=".tmp", dir=self.folder)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, os.path.join(self.folder, self.name))  # readers see a whole entry
+            return True
+        except OSError:
+            _state["writable"] = False  # read-only or full: only speed is lost
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+            return False
+
+
+def entry(code: CodeType, mode: int) -> Entry | None:
+    """The cache entry of `code`'s plan in variant `mode`, or None when the cache is off."""
+    root = plan_cache_dir()
+    if root is None:
+        return None
+    folder = _state.get("folder")
+    if folder is None or _state.get("folder_of") is not root:
+        # One folder per Python and analysis fingerprint: the entries of older
+        # versions of tracer are never read again, and go with their folder.
+        name = f"plans-{sys.implementation.cache_tag}-{_fingerprint().hex()[:12]}"
+        folder = _state["folder"] = os.path.join(root, name)
+        _state["folder_of"] = root
+    return Entry(code, mode, folder)

@@ -1,0 +1,320 @@
+"""Plans cached on disk (tracer.analysis.cache): read back equal, rebuilt when an entry
+is stale, truncated or corrupt, harmless when the directory cannot be written, whole
+when processes write at once, and warm in a second process."""
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from plan_compare import plan_difference
+from tracer.analysis import cache
+from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN, CodePlan, _Builder, build_plan
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+
+
+@pytest.fixture
+def plan_dir(tmp_path):
+    """The plan cache pointed at a fresh directory for one test."""
+    saved = dict(cache._state)
+    cache.set_plan_cache(tmp_path / "plans")
+    yield tmp_path / "plans"
+    cache._state.clear()
+    cache._state.update(saved)
+
+
+def sample(xs, key=None, *, scale=2, **kw):
+    total = 0
+    for i, x in enumerate(xs):
+        try:
+            total += x.real * scale if key is None else key(x)
+        except (TypeError, AttributeError):
+            total -= 1
+    parts = [f"{k}={v!r}" for k, v in sorted(kw.items())]
+    return total, sorted(xs, key=key, reverse=True), " ".join(parts)
+
+
+def inner_writer():
+    n = 0
+
+    def bump():
+        nonlocal n
+        n += 1
+        return n
+
+    return bump() + bump()
+
+
+CODES = [sample.__code__, inner_writer.__code__, textwrap.wrap.__code__,
+         textwrap.TextWrapper._wrap_chunks.__code__]
+
+
+def entry_file(code, mode=PLAN_PLAIN) -> Path:
+    return cache.entry(code, mode).path
+
+
+@pytest.mark.parametrize("mode", [PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE])
+def test_a_cached_plan_reads_back_equal(plan_dir, mode):
+    for code in CODES:
+        built = build_plan(code, mode)
+        assert entry_file(code, mode).is_file()
+        fields = cache.entry(code, mode).read()
+        assert fields is not None
+        loaded = CodePlan(code, mode, **fields)
+        assert plan_difference(loaded, built) is None
+        assert plan_difference(build_plan(code, mode), built) is None  # through build_plan
+
+
+def test_the_ir_of_a_cached_plan_is_made_from_the_code(plan_dir):
+    build_plan(sample.__code__)
+    loaded = build_plan(sample.__code__)
+    assert loaded._rec_at is None and loaded._layout is None  # read from the file
+    ref = _Builder(sample.__code__).build()
+    assert loaded.rec_at == ref.rec_at
+    assert [i.line for i in loaded.layout.instrs] == [i.line for i in ref.layout.instrs]
+
+
+def _rebuilt_after(code, damage) -> None:
+    build_plan(code)
+    path = entry_file(code)
+    good = path.read_bytes()
+    path.write_bytes(damage(good))
+    assert cache.entry(code, PLAN_PLAIN).read() is None
+    plan = build_plan(code)  # built again, and the entry written again
+    assert plan._layout is not None
+    assert path.read_bytes() == good
+    assert cache.entry(code, PLAN_PLAIN).read() is not None
+
+
+def test_a_truncated_entry_is_rebuilt(plan_dir):
+    for cut in (0, 10, 60, -1, -7):
+        _rebuilt_after(sample.__code__, lambda b, cut=cut: b[:cut])
+
+
+def test_a_corrupt_entry_is_rebuilt(plan_dir):
+    def flip(at):
+        def damage(b):
+            b = bytearray(b)
+            b[at] ^= 0x40
+            return bytes(b)
+        return damage
+    for at in (0, 9, 20, 50, 70, 100, -3):
+        _rebuilt_after(sample.__code__, flip(at))
+    _rebuilt_after(sample.__code__, lambda b: b + b"\0")  # overlong
+
+
+def test_a_stale_entry_is_rebuilt(plan_dir):
+    # Another code object's entry (or one of another format) under this one's name.
+    other = inner_writer.__code__
+    build_plan(other)
+    _rebuilt_after(sample.__code__, lambda b: entry_file(other).read_bytes())
+    _rebuilt_after(sample.__code__, lambda b: b[:8] + (cache.FORMAT + 1).to_bytes(4, "little") + b[12:])
+
+
+def test_the_key_follows_what_the_plan_depends_on(plan_dir):
+    def f(a, b):
+        return a + b
+
+    def g(a, b):
+        return a - b
+
+    def h(a, b):
+        return a + b
+
+    keys = {cache.entry(c, PLAN_PLAIN).key for c in (f.__code__, g.__code__, h.__code__)}
+    assert len(keys) == 3  # different bytecode; same bytecode but another name and line
+    same = f.__code__.replace()
+    assert cache.entry(same, PLAN_PLAIN).key == cache.entry(f.__code__, PLAN_PLAIN).key
+    renamed = f.__code__.replace(co_varnames=("x", "y"))
+    assert cache.entry(renamed, PLAN_PLAIN).key != cache.entry(f.__code__, PLAN_PLAIN).key
+    assert cache.entry(f.__code__, PLAN_EXACT).key != cache.entry(f.__code__, PLAN_PLAIN).key
+    # A nested function that assigns a cell changes the outer plan's key.
+    outer = inner_writer.__code__
+    consts = tuple(c.replace(co_code=c.co_code) if hasattr(c, "co_code") else c
+                   for c in outer.co_consts)
+    assert cache.entry(outer.replace(co_consts=consts), PLAN_PLAIN).key == \
+        cache.entry(outer, PLAN_PLAIN).key
+    nested = [c for c in outer.co_consts if hasattr(c, "co_code")][0]
+    changed = tuple(c.replace(co_names=c.co_names + ("extra",)) if c is nested else c
+                    for c in outer.co_consts)
+    assert cache.entry(outer.replace(co_consts=changed), PLAN_PLAIN).key != \
+        cache.entry(outer, PLAN_PLAIN).key
+
+
+def test_an_unwritable_directory_only_costs_speed(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    saved = dict(cache._state)
+    try:
+        cache.set_plan_cache(blocker / "plans")
+        plan = build_plan(sample.__code__)
+        assert plan_difference(plan, _Builder(sample.__code__).build()) is None
+        assert cache._state["writable"] is False  # no more tries in this process
+        assert cache.entry(sample.__code__, PLAN_PLAIN).read() is None
+    finally:
+        cache._state.clear()
+        cache._state.update(saved)
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root writes into read-only directories")
+def test_a_read_only_directory_only_costs_speed(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    saved = dict(cache._state)
+    try:
+        cache.set_plan_cache(ro)
+        assert plan_difference(build_plan(sample.__code__), _Builder(sample.__code__).build()) is None
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)
+        cache._state.clear()
+        cache._state.update(saved)
+
+
+def test_a_full_disk_only_costs_speed(plan_dir, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache.os, "replace", full)
+    plan = build_plan(sample.__code__)
+    assert plan_difference(plan, _Builder(sample.__code__).build()) is None
+    assert not entry_file(sample.__code__).exists()
+    assert not list(entry_file(sample.__code__).parent.glob("*.tmp"))  # no temporary file left
+
+
+def test_the_cache_can_be_turned_off(tmp_path):
+    env = dict(os.environ, TRACER_PLAN_CACHE="0", TRACER_PLAN_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=SRC)
+    code = ("import tracer\nfrom tracer.analysis import cache\n"
+            "print(cache.plan_cache_dir())\nprint(tracer.track(sorted, [3, 1, 2]))\n"
+            "def f(x):\n    return x + 1\n"
+            "tracer.track(f, 1)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines()[0] == "None"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_default_directory_is_beside_the_users_cache(monkeypatch, tmp_path):
+    saved = dict(cache._state)
+    try:
+        monkeypatch.delenv("TRACER_PLAN_CACHE_DIR", raising=False)
+        monkeypatch.delenv("TRACER_PLAN_CACHE", raising=False)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+        cache._state["resolved"] = False
+        assert cache.plan_cache_dir() == tmp_path / "tracer"
+        monkeypatch.delenv("XDG_CACHE_HOME")
+        cache._state["resolved"] = False
+        assert cache.plan_cache_dir() == Path(os.path.expanduser("~")) / ".cache" / "tracer"
+    finally:
+        cache._state.clear()
+        cache._state.update(saved)
+
+
+# A program run in fresh processes: traces some functions, then reports which code
+# objects' plans it had to build (rather than read from the cache).
+PROGRAM = textwrap.dedent("""
+    import json, sys, textwrap, difflib
+    import tracer
+    from tracer.analysis import plan as plan_module
+
+    built = []
+    real = plan_module._Builder.build
+    def counting(self):
+        built.append(self.code.co_qualname)
+        return real(self)
+    plan_module._Builder.build = counting
+
+    def work():
+        text = " ".join(textwrap.wrap("the quick brown fox jumps over the lazy dog " * 4, 30))
+        return difflib.SequenceMatcher(None, text, text[::-1]).ratio()
+
+    root = tracer.track(work)
+    during = list(built)
+    tracer.validate(root)  # shows the IR: a plan read from the cache makes it from the code
+    print(json.dumps({"built": during, "value": root.value}))
+""")
+
+
+def _run(plan_cache: Path) -> dict:
+    env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(plan_cache), PYTHONPATH=SRC)
+    env.pop("TRACER_PLAN_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_second_process_is_warm_from_its_first_call(tmp_path):
+    first = _run(tmp_path)
+    assert "work" in first["built"] and len(first["built"]) > 5
+    second = _run(tmp_path)
+    assert second["value"] == first["value"]
+    assert second["built"] == []
+
+
+WRITER = textwrap.dedent("""
+    import sys, textwrap, difflib, json, argparse
+    from tracer.analysis import cache
+    from tracer.analysis.plan import _Builder, PLAN_PLAIN
+    sys.path.insert(0, {tests!r})
+    from stdlib_walk import code_objects
+    codes = [c for m in (textwrap, difflib, json.encoder, argparse) for c in code_objects(m)]
+    plans = [(c, _Builder(c).build()) for c in codes]
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for _ in range(5):
+        for c, p in plans:
+            assert cache.entry(c, PLAN_PLAIN).write(p)
+    print(len(codes))
+""")
+
+
+def test_two_processes_writing_at_once_leave_whole_entries(tmp_path):
+    env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(tmp_path), PYTHONPATH=SRC)
+    program = WRITER.format(tests=str(Path(__file__).parent))
+    procs = [subprocess.Popen([sys.executable, "-c", program], env=env, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for p in procs:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    for p in procs:  # both start writing the same entries together
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    counts = []
+    for p in procs:
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+        counts.append(int(out.split()[-1]))
+    files = list(tmp_path.rglob("*"))
+    assert not [f for f in files if f.name.endswith(".tmp")]
+    entries = [f for f in files if f.suffix == ".plan"]
+    assert len(entries) > 100
+    # Every entry is whole: this process reads each one back, equal to its own build.
+    import argparse
+    import difflib
+    import json as json_module
+    import textwrap as textwrap_module
+
+    from stdlib_walk import code_objects
+    cache_saved = dict(cache._state)
+    try:
+        cache.set_plan_cache(tmp_path)
+        codes = [c for m in (textwrap_module, difflib, json_module.encoder, argparse)
+                 for c in code_objects(m)]
+        assert len(codes) == counts[0]
+        for c in codes:
+            fields = cache.entry(c, PLAN_PLAIN).read()
+            assert fields is not None, c.co_qualname
+            assert plan_difference(CodePlan(c, PLAN_PLAIN, **fields), _Builder(c).build()) is None
+    finally:
+        cache._state.clear()
+        cache._state.update(cache_saved)
