@@ -131,12 +131,14 @@ cdef uint32_t _mask_of(Recorder self, object ctx) noexcept:
     cdef uint32_t mask
     try:
         mask = ctx.hook_mask()
-        if mask & (H_SUBSTITUTE | H_OVERRIDE) and self.plan_mode != PLAN_INTERVENE:
+        if mask & (H_SUBSTITUTE | H_OVERRIDE | H_SUBST_BY | H_OVERRIDE_BY) and \
+                self.plan_mode != PLAN_INTERVENE:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) overrides substitute or "
-                "override, but the context passed to track does not: interventions "
-                "are prepared for a whole call, so pass a root context whose class "
-                "overrides them (its own may return None / tracer.KEEP)")
+                "override (or has substitute=/override= filters), but the context "
+                "passed to track does not: interventions are prepared for a whole "
+                "call, so pass a root context that intervenes too (its own hooks may "
+                "return None / tracer.KEEP)")
         if mask & H_SNAP_ANY and self.plan_mode == PLAN_PLAIN:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) takes snapshots of values, "

@@ -92,7 +92,16 @@ class Const:
         self.value = value
 
     def __eq__(self, other):
-        return isinstance(other, Const) and other.value is self.value
+        # Equal to a Const of the same object.  A comparison with anything else
+        # would silently be False (`node.function == operator.mul`), so it
+        # raises and says what to compare instead.
+        if isinstance(other, Const):
+            return other.value is self.value
+        if type(other).__module__.startswith("tracer."):
+            return NotImplemented   # a node, a view: not equal
+        raise TypeError(f"a Const (an IR argument holding {short_value(self.value)}) is "
+                        f"compared with a {type(other).__name__}; compare its .value "
+                        "(or a call node's .callee) instead: node.callee is f")
 
     def __hash__(self):
         return id(self.value)
