@@ -224,3 +224,28 @@ def test_hook_parameters_become_positional_only():
 
     assert C().canrecur(print, f=1, self=2) == {"f": 1, "self": 2}
     assert C.canrecur.__name__ == "canrecur" and C.canrecur.__qualname__.endswith("C.canrecur")
+
+
+@pytest.mark.parametrize("name", ["tape", "fn", "self"])
+def test_record_primitive_takes_any_keyword_argument(name):
+    from tracer.tape import Call
+
+    class Keep(Context):
+        def record_primitive(self, tape, fn, *args, **kwargs):
+            return tape.push(Call(fn, args, kwargs))
+
+    def prog():
+        return kw_target(**{name: 1})
+
+    val, tape = tracer.tape(prog, ctx=Keep())
+    assert val == [name]
+    tape.validate()
+
+
+def test_const_compared_with_a_function_raises():
+    root = tracer.track(lambda a, b: a * b, 2, 3)
+    (mul,) = [n for n in root.children if getattr(n, "callee", None) is operator.mul]
+    with pytest.raises(TypeError, match=r"\.callee"):
+        mul.function == operator.mul
+    assert mul.function != None  # noqa: E711  (not a callable: just unequal)
+    assert mul.callee is operator.mul

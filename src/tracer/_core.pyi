@@ -88,6 +88,46 @@ NODE_HOOKS: tuple[str, ...]
 HOOK_BITS: dict[str, int]
 UNKNOWN: object
 
+# -- the value policy (src/tracer/_core/values.pxi) ---------------------------------------
+
+VALUE_POLICIES: dict[str, int]
+def value_policy(name: str) -> int: ...
+
+@final
+class NotKept:
+    """What a trace recorded with values="none" holds for a value it did not keep."""
+
+NOT_KEPT: NotKept
+
+@final
+class ValueSummary:
+    """What a trace keeps of a value instead of the value (values="summary"/"weak")."""
+
+    @property
+    def type(self) -> type: ...
+    @property
+    def shape(self) -> tuple[int, ...] | None: ...
+    @property
+    def dtype(self) -> Any: ...
+    @property
+    def length(self) -> int | None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def function(self) -> Any: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class WeakValue:
+    """A value held by weak reference (values="weak"): the object while alive."""
+
+    @property
+    def ref(self) -> Any: ...
+    @property
+    def summary(self) -> ValueSummary: ...
+    def get(self) -> Any: ...
+
 # -- the arena ---------------------------------------------------------------------------
 
 @final
@@ -105,6 +145,8 @@ class Trace:
     events: int
     substituted_operators: dict[int, Any]
     source: Any  # what a loaded trace's columns view (Arrow arrays by column), else None
+    @property
+    def values_kept(self) -> str: ...
     def __len__(self) -> int: ...
     def kind(self, row: int) -> int: ...
     def flags(self, row: int) -> int: ...

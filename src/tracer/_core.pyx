@@ -13,6 +13,7 @@ frame's value stack through the _frame.c shim, only at slots the plan proves liv
 include "_core/externs.pxi"
 include "_core/layout.pxi"
 include "_core/handed.pxi"
+include "_core/values.pxi"
 include "_core/arena.pxi"
 include "_core/spare.pxi"
 include "_core/graph.pxi"

@@ -9,14 +9,19 @@ overrides only `canrecur` costs one Python call per call event.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import types
 from typing import Any, Callable, Iterable, Mapping
 
 from ._core import HOOK_BITS as _CORE_BITS
-from ._core import NODE_HOOKS, CallFilter
+from ._core import NODE_HOOKS, CallFilter, value_policy
 
-__all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS"]
+__all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS", "VALUE_POLICIES",
+           "with_values"]
+
+# What a trace keeps of the program's values (Context(values=...)).
+VALUE_POLICIES = ("keep", "none", "summary", "weak")
 
 
 class _Keep:
@@ -87,6 +92,28 @@ class Context:
     frames entered from C (a key function, a dunder method).  They combine with
     the methods: a subclass's own `substitute` is asked when no filter matched.
 
+    What the trace keeps of values, `values=` (the root context's, for the whole
+    trace):
+
+    - "keep" (the default): the objects themselves, alive as long as the trace;
+    - "none": structure and edges only — every value is `tracer._core.NOT_KEPT`
+      but None, True and False (branch outcomes) and the program's code
+      (functions, classes, builtins, modules: callees stay recognisable);
+    - "summary": immutable scalars (int, float, complex, bool, None, str and
+      bytes up to 80 characters) and code kept, every other value a
+      `ValueSummary` (type, shape, dtype, length, a bounded text), made in C
+      without calling any of the program's code;
+    - "weak": immutable values (those scalars, any str or bytes, tuples of
+      immutables) and code kept, other values by weak reference (the node's
+      value is the object while the program keeps it, then its summary), or a
+      summary when they cannot be weakly referenced;
+    - a function of one value: what it returns is kept (as `snapshot=fn`).
+
+    Under every policy but "keep" the trace holds no reference to the program's
+    data, so objects die (and `__del__` and weakref callbacks run) when the
+    program drops them, as untraced; exceptions raised inside are summarised too
+    (a traceback holds frames).  The root's value (the call's result) is kept.
+
     Hooks are called with the traced call's arguments as `hook(f, *args,
     **kwargs)`; the parameters before `*args` of a hook a subclass defines are
     made positional-only when the class is created, so a traced keyword argument
@@ -107,7 +134,8 @@ class Context:
                  snapshot: str | Callable | None = None, *,
                  on_call: Mapping[Any, Callable] | None = None,
                  substitute: Mapping[Any, Callable] | None = None,
-                 override: Mapping[Any, Callable] | None = None):
+                 override: Mapping[Any, Callable] | None = None,
+                 values: str | Callable = "keep"):
         prims = tuple(primitives)
         for p in prims:
             if not callable(p):
@@ -120,6 +148,11 @@ class Context:
         # bound methods and classmethods are stored as their underlying function.
         self.primitives = frozenset(_function_of(p) for p in prims) | frozenset(prims)
         self.modules = mods
+        if callable(values) and not isinstance(values, str):
+            if snapshot is not None:
+                raise TypeError("give either values=fn or snapshot=..., not both")
+            snapshot, values = values, "keep"
+        self._values_policy = value_policy(values)
         self._snapshot_bits, self._snapshot_fn = _snapshot_policy(snapshot)
         self._call_filter = _call_filter(on_call, substitute, override)
 
@@ -230,6 +263,11 @@ class Context:
         return mask
 
     @property
+    def values(self) -> str:
+        """The value policy name ("keep", "none", "summary" or "weak")."""
+        return VALUE_POLICIES[getattr(self, "_values_policy", 0)]
+
+    @property
     def call_filter(self) -> CallFilter | None:
         """The callables this context asked about by `on_call`, `substitute` and
         `override`, as the core matches them (None without any)."""
@@ -253,6 +291,15 @@ def _snapshot_policy(snapshot) -> tuple[int, Callable | None]:
         raise TypeError(f"snapshot must be a policy name or a function of one value, "
                         f"got {type(snapshot).__name__}")
     return HOOK_BITS["snapshot"], snapshot
+
+
+def with_values(ctx: "Context | None", values: str) -> "Context":
+    """A copy of `ctx` (or of the default context) that keeps values by policy
+    `values` ("keep", "none", "summary", "weak"); for `tracer run --values`."""
+    policy = value_policy(values)
+    new = Context() if ctx is None else copy.copy(ctx)
+    new._values_policy = policy
+    return new
 
 
 def _positional_only(fn: types.FunctionType) -> types.FunctionType:

@@ -69,6 +69,10 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
                         not _may_recur(self, parent, frame, code):
                     parent.open_primitive = 1
                     t.kind_[parent.open_row] = K_PRIMITIVE
+    if parent.plan == NULL and not (t.flags_[parent.call_row] & F_OPEN):
+        # The traced call has returned: a finalizer run as its frame is torn down
+        # (an object it dropped, under a value policy) is not part of it.
+        return 0
     if code is TRACK_CODE:
         # A `track` inside the traced call records its own trace: for this one
         # it is a primitive call, nothing inside it is followed.

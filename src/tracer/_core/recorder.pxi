@@ -85,6 +85,7 @@ cdef class Recorder:
         """Create the root row and the pseudo-frame of track()'s caller."""
         self.tstate = PyThreadState_Get()
         cdef Trace t = self.trace
+        _set_value_policy(t, ctx)
         cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, 0, NULL)
         t.add_ref(t.pool_add(f))
         for a in args:
@@ -94,7 +95,7 @@ cdef class Recorder:
         t.root_keywords = tuple(kwargs)
         self.contexts.append(ctx)
         cdef uint32_t hooks = ctx.hook_mask()
-        t.snapshots = (hooks & H_SNAP_ANY) != 0
+        t.snapshots = (hooks & H_SNAP_ANY) != 0 or t.value_policy != VP_KEEP
         # The plan variant is fixed for the whole call by the root's context (see
         # Context.enter): contexts that intervene need an event before each call
         # and operator, and snapshots need every value read at an event right
@@ -133,7 +134,9 @@ cdef class Recorder:
             t.flags_[0] |= F_RAISED
             t.set_value(0, <PyObject *>exception)
         else:
+            t.value_policy = VP_KEEP   # the call's result is the caller's (root.value)
             t.set_value(0, <PyObject *>result)
+        t.value_policy = VP_KEEP
         t.aux_[0] = t.n
         for i in range(self.nframes):
             if self.frames[i].subst_pc >= 0:

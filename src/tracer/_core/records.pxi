@@ -70,7 +70,10 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
     t.parent_[row] = fr.call_row
     t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
     t.aux_[row] = 0
-    Py_XINCREF(v)
+    if t.value_policy and v != NULL:
+        v = _policy_value(t.value_policy, v)   # a new reference (values.pxi)
+    else:
+        Py_XINCREF(v)
     t.value_[row] = v
     t.n = row + 1
     t.ref_start_[row + 1] = t.nrefs

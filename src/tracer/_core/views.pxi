@@ -41,6 +41,8 @@ cdef class NodeView:
     def value(self):
         """The value the node produced (for a raising call, the exception)."""
         cdef PyObject *v = self._trace.value_[self._row]
+        if v != NULL and Py_TYPE(v) == <PyTypeObject *>WeakValue:   # values="weak"
+            return (<WeakValue>v).get()
         return None if v == NULL else <object>v
 
     @property
