@@ -3,6 +3,7 @@
 Usage::
 
     python bench/hooks.py [--calls N] [--every K] [--repeat R]
+    python bench/hooks.py --values [--repeat R]
 
 A call-dense program makes N calls (default 10^6), one in K (default 100) of them
 to `draw` (a builtin method, `random.Random.random`), the others to `step` (the
@@ -16,6 +17,11 @@ process, the order rotating from round to round, best of R (default 9):
   `f`.
 
 Every variant's trace is checked to have the same number of matched calls.
+
+With --values it times instead each value policy (Context(values=...)) on the
+numpy MLP and on fib (call-dense) of bench/workloads.py, as ratios to the
+untraced call, interleaved in the same way (the previous trace is dropped before
+the timer starts).
 """
 
 from __future__ import annotations
@@ -26,8 +32,12 @@ import random
 import sys
 import time
 
+import os
+
 import tracer
 from tracer.context import KEEP, Context
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 RNG = random.Random(0)
 draw = RNG.random
@@ -73,12 +83,47 @@ def variants(seen: list):
     }
 
 
+def bench_values(repeat: int) -> None:
+    from workloads import BY_NAME
+
+    policies = ["keep", "none", "summary", "weak"]
+    print(f"Python {sys.version.split()[0]}: value policies, best of {repeat}")
+    print("| workload | untraced (s) | " + " | ".join(f'values="{p}"' for p in policies) + " |")
+    print("|---|---|" + "---|" * len(policies))
+    for name in ("mlp", "fib"):
+        w = BY_NAME[name]
+        best = {k: float("inf") for k in ["untraced", *policies]}
+        for rnd in range(repeat + 1):
+            order = policies[rnd % 4:] + policies[:rnd % 4]
+            for variant in ["untraced", *order]:
+                args, kwargs = w.make_args()
+                tracer.api._state.last = None
+                gc.collect()
+                t0 = time.perf_counter()
+                if variant == "untraced":
+                    w.func(*args, **kwargs)
+                else:
+                    root = tracer.track(w.func, *args, ctx=Context(values=variant), **kwargs)
+                dt = time.perf_counter() - t0
+                if variant != "untraced":
+                    del root
+                if rnd:
+                    best[variant] = min(best[variant], dt)
+        base = best["untraced"]
+        print(f"| {name} | {base:.3f} | " +
+              " | ".join(f"{best[p] / base:.2f}×" for p in policies) + " |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=10**6)
     ap.add_argument("--every", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--values", action="store_true", help="time the value policies instead")
     args = ap.parse_args(argv)
+    if args.values:
+        bench_values(args.repeat)
+        return 0
     n, every = args.calls, args.every
     seen: list = []
     ctxs = variants(seen)

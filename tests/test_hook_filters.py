@@ -249,3 +249,22 @@ def test_const_compared_with_a_function_raises():
         mul.function == operator.mul
     assert mul.function != None  # noqa: E711  (not a callable: just unequal)
     assert mul.callee is operator.mul
+
+
+# -- the typed seam between the core and the Python layers --------------------------------
+
+def test_the_core_reads_its_callbacks_from_one_host():
+    from tracer import api
+
+    host = _core.host()
+    assert host is api.HOST
+    for name in _core.HOST_FUNCTIONS:
+        assert callable(getattr(host, name)), name   # persist set save and reduce
+    assert host.track_code is tracer.track.__code__
+
+    class Partial:
+        build_plan = node_at = None
+
+    with pytest.raises(TypeError, match="the host lacks ask_enter"):
+        _core.set_host(Partial())
+    assert _core.host() is api.HOST

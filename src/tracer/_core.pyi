@@ -6,7 +6,7 @@ Checked against the built module by `python -m mypy.stubtest tracer._core` (a te
 from enum import IntEnum
 from types import CodeType
 from collections.abc import Iterator, Sequence
-from typing import Any, Callable, ClassVar, Mapping, final, overload
+from typing import Any, Callable, ClassVar, Mapping, Protocol, final, overload
 
 import numpy as np
 from typing_extensions import disjoint_base
@@ -250,7 +250,6 @@ def trace_from_columns(kind: Any, flags: Any, parent: Any, code: Any, offset: An
                        substituted_operators: dict[Any, Any], stopped: bool, snapshots: bool,
                        exception: Any, events: int, root_keywords: Any,
                        source: Any = None) -> Trace: ...
-def set_persist_hooks(**hooks: Any) -> None: ...
 
 # -- call filters (src/tracer/_core/filters.pxi) --------------------------------------------
 
@@ -299,14 +298,29 @@ def new_recorder() -> Recorder: ...
 
 # -- what the Python layer hands the core, and the callbacks -------------------------------
 
-def configure(*, build_plan: Callable[..., Any], node_at: Callable[..., Any],
-              ask_enter: Callable[..., Any], ask_substitute: Callable[..., Any],
-              call_from_parameters: Callable[..., Any], keep: object,
-              table: Callable[..., Any] | None = None,
-              node_classes: tuple[type, ...] = ()) -> None: ...
+class Host(Protocol):
+    """What the core calls in the Python layer, in one place (tracer.api's HOST, given
+    to set_host).  track_code and node_classes are read by set_host; the functions
+    when the core calls them (tracer.persist sets save and reduce)."""
+
+    track_code: CodeType                # `track`'s code: a track inside a trace is primitive
+    keep: object                        # tracer.KEEP, what override returns to keep a value
+    node_classes: tuple[type, ...]      # the node view class of each NodeKind
+    save: Callable[..., None] | None    # tracer.persist: Trace.save(path, **options)
+    reduce: Callable[[Trace], Any] | None   # tracer.persist: Trace.__reduce__
+    def build_plan(self, code: CodeType, mode: int) -> Any: ...
+    def node_at(self, trace: Trace, row: int) -> Any: ...
+    def ask_enter(self, ctx: Any, parts: tuple[Any, tuple[Any, ...], dict[str, Any]], /) -> Any: ...
+    def ask_substitute(self, ctx: Any, f: Any, args: tuple[Any, ...], kwargs: dict[str, Any], /) -> Any: ...
+    def call_from_parameters(self, code: CodeType, values: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]: ...
+    def table(self, trace: Trace, **options: Any) -> Any: ...
+
+HOST_FUNCTIONS: tuple[str, ...]
+HOST_REQUIRED: tuple[str, ...]
+def set_host(host: Host) -> None: ...
+def host() -> Host | None: ...
 def activate(tool: int, rec: Recorder) -> None: ...
 def deactivate(tool: int) -> None: ...
-def set_track_code(code: CodeType) -> None: ...
 
 # sys.monitoring callbacks of one tool id, by event name ("py_start", "py_resume",
 # "instruction", "branch", "jump", "py_return", "py_yield", "raise", "py_unwind",

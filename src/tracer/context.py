@@ -411,7 +411,7 @@ class DepthLimitContext(Context):
 # from the user's hook propagate: the core records them as the hook error, stops
 # tracking, and track() raises TrackingError chained to them.
 
-def call_from_parameters(code, values: list) -> tuple:
+def call_from_parameters(code, values: list, /) -> tuple:
     """(args, kwargs) that bind to parameter `values` of `code`, in co_varnames order
     (positional, keyword-only, then *args and **kwargs when the code has them)."""
     npos, nkw = code.co_argcount, code.co_kwonlyargcount
@@ -427,7 +427,7 @@ def call_from_parameters(code, values: list) -> tuple:
     return args, kwargs
 
 
-def ask_enter(ctx: Context, parts: tuple) -> Context:
+def ask_enter(ctx: Context, parts: tuple, /) -> Context:
     """`ctx.enter(f, *args, **kwargs)` for `parts` = (f, args, kwargs), checked."""
     f, args, kwargs = parts
     new = ctx.enter(f, *args, **kwargs)
@@ -437,7 +437,7 @@ def ask_enter(ctx: Context, parts: tuple) -> Context:
     return new
 
 
-def ask_substitute(ctx: Context, f, args: tuple, kwargs: dict):
+def ask_substitute(ctx: Context, f, args: tuple, kwargs: dict, /):
     """`ctx.substitute(f, *args, **kwargs)`, checked to be callable or None."""
     new = ctx.substitute(f, *args, **kwargs)
     if new is not None and not callable(new):

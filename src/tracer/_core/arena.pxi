@@ -382,8 +382,8 @@ cdef class Trace:
     def table(self, values=False):
         """The whole trace as a mapping of numpy columns, one entry per node, with
         function, file, line and callee decoded (see `tracer.views.table.table`)."""
-        return _handed(TABLE, "table")(self, values=values)
-    # Saving and pickling are tracer.persist's (set_persist_hooks, in load.pxi).
+        return _host("table")(self, values=values)
+    # Saving and pickling are tracer.persist's (the host's save and reduce).
     def save(self, path, **options):
         """Save the trace to `path` as one Parquet file: `tracer.save(trace, path)`."""
         return _persist_hook("save")(self, path, **options)

@@ -116,7 +116,7 @@ cdef object _enter_context(Recorder self, object ctx, FrameRec *parent, int32_t 
         else:  # a frame entered from C: the call its parameters show
             func = tracer_frame_function(frame)
             parts = (<object>func if func != NULL else None,) + _frame_arguments(frame, code)
-        new = _handed(ASK_ENTER, "ask_enter")(ctx, parts)
+        new = _host("ask_enter")(ctx, parts)
     except BaseException as exc:
         _stop_for_hook(self, exc)
         return ctx
@@ -213,7 +213,7 @@ cdef void _stop_for_hook(Recorder self, object exc) noexcept:
 
 cdef object _node_view(Trace t, int32_t row):
     # The node view a hook is called with (tracer.nodes.node_at).
-    return _handed(NODE_AT, "node_at")(t, row)
+    return _host("node_at")(t, row)
 
 
 cdef tuple _split_call(int32_t *r, object statics, list values):
@@ -250,7 +250,7 @@ cdef tuple _frame_arguments(void *frame, object code):
         if v != NULL and PyCell_Check(v):  # a parameter captured by a closure
             v = PyCell_GET(v)
         values.append(<object>v if v != NULL else None)
-    return _handed(CALL_FROM_PARAMETERS, "call_from_parameters")(code, values)
+    return _host("call_from_parameters")(code, values)
 
 
 cdef bint _member(object value, frozenset prims) noexcept:

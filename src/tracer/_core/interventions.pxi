@@ -64,7 +64,7 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
     cdef int32_t *r = fr.plan.recs + op[OP_A]
     cdef int32_t sem = r[REC_SEM], nin = r[REC_NIN], i, x, callee_slot = -1
     cdef PyObject *v
-    cdef list values = []
+    cdef list values
     cdef object statics = <object>fr.plan.statics
     cdef object f, new
     cdef tuple args, parts
@@ -87,6 +87,7 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
         new = _filtered_substitute(self, fr, callee)
         if new is None and not (fr.hooks & H_SUBSTITUTE):
             return 0
+    values = []
     for i in range(nin):
         x = r[REC_INPUTS + i]
         if x < 0:
@@ -111,7 +112,7 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
     if new is None:
         _user_code_starts(self)
         try:
-            new = _handed(ASK_SUBSTITUTE, "ask_substitute")(<object>fr.ctx, f, args, kwargs)
+            new = _host("ask_substitute")(<object>fr.ctx, f, args, kwargs)
         except BaseException as exc:
             _stop_for_hook(self, exc)
             return 0
@@ -223,7 +224,7 @@ cdef object _deepcopy():
 
 
 cdef object _keep():
-    return _handed(KEEP_VALUE, "KEEP")
+    return _host("keep")
 
 
 cdef void _clear_substitution(FrameRec *fr) noexcept:
