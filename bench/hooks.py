@@ -12,9 +12,9 @@ default context) and to the untraced call, all variants interleaved in one
 process, the order rotating from round to round, best of R (default 9):
 
 - on_call / substitute / override: the filters, matched in C;
-- unfiltered hooks doing the same job the old way, for comparison: a
+- with --old, unfiltered hooks doing the same job the old way, for comparison: a
   `trackedprimitive` that tests `node.callee`, a `substitute` method that tests
-  `f`.
+  `f` (tens of times slower: use a smaller --calls).
 
 Every variant's trace is checked to have the same number of matched calls.
 
@@ -72,15 +72,17 @@ def replacement() -> float:
     return 0.5
 
 
-def variants(seen: list):
-    return {
+def variants(seen: list, old: bool):
+    new = {
         "plain tracing": None,
         "on_call={draw: hook}": Context(on_call={draw: seen.append}),
         "substitute={draw: fn}": Context(substitute={draw: replacement}),
         "override={draw: hook}": Context(override={draw: lambda node: KEEP}),
-        "old: trackedprimitive tests node.callee": OldOnCall(seen.append),
-        "old: substitute method tests f": OldSubstitute(),
     }
+    if old:
+        new["old: trackedprimitive tests node.callee"] = OldOnCall(seen.append)
+        new["old: substitute method tests f"] = OldSubstitute()
+    return new
 
 
 def bench_values(repeat: int) -> None:
@@ -120,13 +122,15 @@ def main(argv=None) -> int:
     ap.add_argument("--every", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=9)
     ap.add_argument("--values", action="store_true", help="time the value policies instead")
+    ap.add_argument("--old", action="store_true",
+                    help="also the unfiltered hooks (slow: use --calls 100000)")
     args = ap.parse_args(argv)
     if args.values:
         bench_values(args.repeat)
         return 0
     n, every = args.calls, args.every
     seen: list = []
-    ctxs = variants(seen)
+    ctxs = variants(seen, args.old)
     best = {name: float("inf") for name in ["untraced", *ctxs]}
     names = list(ctxs)
     for rnd in range(args.repeat + 1):   # round 0 warms up

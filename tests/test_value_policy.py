@@ -195,3 +195,16 @@ def test_cli_values_flag(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "6" in done.stdout and "list of 3" in done.stdout
+
+
+def test_numpy_functions_stay_callees(traced):
+    seen = []
+
+    def layer(x, w):
+        return np.tanh(x @ w)
+
+    root = traced(layer, np.ones((2, 3)), np.ones((3, 4)),
+                  ctx=Context(values="summary", on_call={np.tanh: seen.append}))
+    assert len(seen) == 1 and seen[0].callee is np.tanh
+    assert seen[0].value.shape == (2, 4)
+    assert root.value.shape == (2, 4)      # the call's result is kept

@@ -75,9 +75,18 @@ cdef class ValueSummary:
     cdef readonly object shape    # a tuple (arrays), or None
     cdef readonly object dtype    # the array's dtype, or None
     cdef readonly object length   # len() of a builtin container, str or bytes, or None
-    cdef readonly str text        # a bounded description
+    cdef str _text                # a bounded description, made when first read
+    cdef object prefix            # the first SHORT_TEXT characters of a str or bytes
     cdef readonly object function # a bound method's function (what it calls), or None
     cdef size_t key               # the address CallFilter matches (the function's)
+
+    @property
+    def text(self):
+        """A bounded description: the type, an array's dtype and shape, a container's
+        length, the start of a str or bytes."""
+        if self._text is None:
+            self._text = _summary_text(self)
+        return self._text
 
     def __reduce__(self):
         return (_summary, (self.type, self.shape, self.dtype, self.length, self.text))
@@ -98,8 +107,24 @@ cdef class ValueSummary:
 
 def _summary(tp, shape, dtype, length, text):
     cdef ValueSummary s = ValueSummary.__new__(ValueSummary)
-    s.type, s.shape, s.dtype, s.length, s.text = tp, shape, dtype, length, text
+    s.type, s.shape, s.dtype, s.length, s._text = tp, shape, dtype, length, text
     return s
+
+
+cdef str _summary_text(ValueSummary s):
+    tp = s.type
+    name = tp.__qualname__
+    if s.shape is not None:
+        return f"⟨{name} {s.dtype} {'×'.join(map(str, s.shape)) or 'scalar'}⟩"
+    if s.prefix is not None:
+        return repr(s.prefix) + "…"
+    if s.length is not None:
+        return f"⟨{name} of {s.length}⟩"
+    if s.function is not None:
+        return f"⟨bound method {getattr(s.function, '__qualname__', '?')}⟩"
+    if issubclass(tp, BaseException):
+        return f"⟨{name} raised⟩"
+    return f"⟨{tp.__module__}.{name} object⟩"
 
 
 @cython.final
@@ -126,6 +151,7 @@ cdef class WeakValue:
 
 cdef object _NDARRAY = None
 cdef object _NPGENERIC = None    # numpy.generic once numpy is imported
+cdef object _NPUFUNC = None      # numpy.ufunc (np.tanh: the program's code, kept)
 
 
 cdef inline bint _is_code(PyObject *v) noexcept:
@@ -142,6 +168,8 @@ cdef inline bint _is_code(PyObject *v) noexcept:
         self_ = PyCFunction_GET_SELF(v)
         if self_ == NULL or self_ == v or PyModule_Check(self_) or PyType_Check(self_):
             return True   # (a Cython function is its own self)
+    if _NPUFUNC is not None and tp == <PyTypeObject *>_NPUFUNC:
+        return True
     return tracer_function_like(v)
 
 
@@ -173,37 +201,38 @@ cdef ValueSummary _summarise(PyObject *v):
     cdef object obj = <object>v
     cdef type tp = type(obj)
     s.type = tp
-    name = tp.__qualname__
     if _NDARRAY and isinstance(obj, _NDARRAY):
         # The array's own C getters: no Python code of the program runs.
         s.shape = obj.shape
         s.dtype = obj.dtype
-        s.text = f"⟨{name} {s.dtype} {'×'.join(map(str, s.shape)) or 'scalar'}⟩"
         return s
     if tp is list or tp is tuple or tp is dict or tp is set or tp is frozenset or \
             tp is bytearray or tp is str or tp is bytes:
         s.length = len(obj)
         if tp is str or tp is bytes:
-            s.text = repr(obj[:SHORT_TEXT]) + "…"
-        else:
-            s.text = f"⟨{name} of {s.length}⟩"
+            s.prefix = obj[:SHORT_TEXT]
         return s
     if PyMethod_Check(v):
         s.function = <object>PyMethod_GET_FUNCTION(v)
         s.key = <size_t>PyMethod_GET_FUNCTION(v)
-        s.text = f"⟨bound method {getattr(s.function, '__qualname__', '?')}⟩"
         return s
     if PyCFunction_Check(v):
         s.key = <size_t>(<PyCFunctionObject *>v).m_ml
-    if PyExceptionInstance_Check(v):
-        s.text = f"⟨{name} raised⟩"
-        return s
-    s.text = f"⟨{tp.__module__}.{name} object⟩"
     return s
 
 
-cdef PyObject *_policy_value(int policy, PyObject *v) noexcept:
+cdef inline PyObject *_policy_value(int policy, PyObject *v) noexcept:
     """A new reference to what a trace with `policy` stores for value `v` (not NULL)."""
+    # The values most rows hold first, without a call: ints and floats.
+    if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
+        if policy == VP_NONE:
+            v = <PyObject *>NOT_KEPT
+        Py_INCREF(<object>v)
+        return v
+    return _policy_value_slow(policy, v)
+
+
+cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
     cdef object kept
     try:
         if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE or _is_code(v):
@@ -252,11 +281,12 @@ cdef int _set_value_policy(Trace t, object ctx) except -1:
 
 cdef int _find_numpy() except -1:
     # numpy's array and scalar types, if the program uses numpy (read per trace).
-    global _NDARRAY, _NPGENERIC
+    global _NDARRAY, _NPGENERIC, _NPUFUNC
     np_ = sys.modules.get("numpy")
     if np_ is not None and _NPGENERIC is None:
         _NDARRAY = getattr(np_, "ndarray", False)
         _NPGENERIC = getattr(np_, "generic", None)
+        _NPUFUNC = getattr(np_, "ufunc", None)
     return 0
 
 
