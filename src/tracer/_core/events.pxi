@@ -83,15 +83,17 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     _user_code_starts(self)
     try:
         plan = _plan_for(code, self.plan_mode)
-        if plan.session != self.session:
-            plan.code_id = t.intern_code(code)
+        code_id = plan.code_id
+        if plan.session != self.session or code_id < 0:
+            # Read before on_code: it runs Python code, during which another
+            # thread tracking the same code may take the plan over.
+            code_id = plan.code_id = t.intern_code(code)
             _own_refs(self, plan)
             if id(code) not in self.instrumented:
                 self.instrumented[id(code)] = code
                 self.on_code(code, bool((<object>plan.owner).jump_events))
     finally:
         _user_code_ran(self)
-    code_id = plan.code_id
     func = tracer_frame_function(frame)
     if parent.open_row >= 0 and parent.body_may_be_callee and not parent.callee_body_entered \
             and not resumed and t.n == parent.open_row + 1 \
