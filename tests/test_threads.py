@@ -3,6 +3,7 @@ with no cross-talk, sharing one sys.monitoring tool id; nested track calls per t
 instrumentation kept while any thread's trace needs it; recording() per thread."""
 
 import concurrent.futures
+import inspect
 import sys
 import threading
 
@@ -10,6 +11,7 @@ import pytest
 
 import tracer
 from tracer.api import recording
+from tracer.context import Context
 from tracer.views.nodes import CallNode, NestedCallNode
 from recorder_helpers import assert_released, codes_of, free_ids, tools
 
@@ -311,3 +313,57 @@ def test_recording_is_per_thread():
     assert recording() is None
     with pytest.raises(TypeError, match="Thread"):
         recording("main")
+
+
+class _Substituting(Context):
+    """Intervenes (its plans differ from the default context's)."""
+
+    def substitute(self, f, /, *args, **kwargs):
+        return None
+
+
+class _Snapshotting(Context):
+    def snapshot(self, value):
+        return value
+
+
+@pytest.mark.parametrize("other", [_Substituting, _Snapshotting])
+def test_threads_with_contexts_of_other_plan_modes(fast_switching, other):
+    # Recorders whose plans differ share the tool id: none may switch off a
+    # location another needs.  Fresh code objects each round, so every round
+    # instruments them anew while the other kind of recorder runs.
+    source = inspect.getsource(work)
+    for round in range(4):
+        ns = {"rsum": rsum}
+        exec(source, ns)
+        fresh = ns["work"]
+        wants = {None: reference(fresh, 60)}
+        root = tracer.track(fresh, 60, ctx=other())
+        tracer.validate(root)
+        wants[other] = shape(root)
+        contexts = [other if i % 2 else None for i in range(N_THREADS)]
+
+        def run(c):
+            root = tracer.track(fresh, 60, ctx=c() if c else None)
+            tracer.validate(root)
+            return c, root
+
+        for status, (c, root) in run_threads([lambda c=c: run(c) for c in contexts]):
+            assert status == "ok"
+            assert shape(root) == wants[c]
+
+
+def nested_with(k, ctx):
+    inner = tracer.track(work, k, ctx=ctx)
+    return inner.value + 1, inner
+
+
+def test_nested_track_of_another_plan_mode_in_every_thread(fast_switching):
+    want_inner = reference(work, 25)
+    out = run_threads([lambda: checked(nested_with, 25, _Substituting())] * N_THREADS)
+    for status, root in out:
+        assert status == "ok", root
+        value, inner = root.value
+        tracer.validate(inner)
+        assert value == work(25) + 1
+        assert shape(inner) == want_inner

@@ -35,36 +35,43 @@ CALLBACK_NAMES = {
 }
 
 _state = threading.local()   # .last: the root of this thread's most recent track call
-# Every thread's running track calls share the tool ids: one per plan mode in use
-# (PlanMode; in practice one), claimed while any recorder of that mode runs.  The
-# core's callbacks hand each event to the recorder the thread it fires on has
-# active for that tool (its innermost track of that mode), so threads need no lock
-# while they record; _lock guards only this bookkeeping.
+# Every running track call, in any thread and at any nesting depth, shares one
+# sys.monitoring tool id, claimed while any of them runs.  The core's callbacks
+# hand each event to the recorder the thread it fires on has active (its innermost
+# track call), so threads need no lock while they record; _lock guards only this
+# bookkeeping.  One tool id, not one per thread or per nesting level: ids are few
+# (6), and two tools instrumenting the same code object lose each other's
+# INSTRUCTION events on CPython 3.12/3.13.
 _lock = threading.RLock()
-_shares: dict = {}      # plan mode -> _ToolShare
+_share = None           # the _ToolShare while any track runs
 _running: dict = {}     # thread ident -> its recorders running now, outermost first
 
 
 class _ToolShare:
-    """One sys.monitoring tool id, used by every recorder of one plan mode in any
-    thread.  Local events are per code object and process-wide, so each code
-    object is instrumented while at least one recorder needs it (counted)."""
+    """The tool id every running recorder uses.  Local events are per code object
+    and process-wide, so each code object keeps them while at least one recorder
+    needs it (counted), with the union of the events they asked for."""
 
-    def __init__(self, tool: int, mode: int) -> None:
+    def __init__(self, tool: int) -> None:
         self.tool = tool
-        self.mode = mode
         self.users = 0
-        self.codes: dict = {}   # id(code) -> [code, recorders that instrumented it]
+        self.modes = [0, 0, 0]   # running recorders per plan mode (PlanMode)
+        self.codes: dict = {}    # id(code) -> [code, recorders that need it, event mask]
 
     def instrument(self, code, jumps: bool) -> None:
+        mask = LOCAL_EVENTS if jumps else LOCAL_EVENTS & ~EV.JUMP
         with _lock:
             entry = self.codes.get(id(code))
             if entry is None:
-                MON.set_local_events(self.tool, code,
-                                     LOCAL_EVENTS if jumps else LOCAL_EVENTS & ~EV.JUMP)
-                self.codes[id(code)] = [code, 1]
-            else:
-                entry[1] += 1
+                MON.set_local_events(self.tool, code, mask)
+                self.codes[id(code)] = [code, 1, mask]
+                return
+            entry[1] += 1
+            if mask & ~entry[2]:
+                # A recorder of another plan mode needs JUMP events here; the
+                # others answer the extra events (a silent jump) correctly.
+                entry[2] |= mask
+                MON.set_local_events(self.tool, code, entry[2])
 
     def release_codes(self, rec) -> None:
         """Drop `rec`'s claims on instrumentation: code no other recorder needs
@@ -186,13 +193,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         rec.on_code = rec.on_stop = None
         if mine:
             # A nested track.  It ran its own session over the plans the enclosing
-            # one uses, which takes them back.  And CPython 3.12/3.13 stop
-            # delivering the enclosing track's INSTRUCTION events once another
-            # tool's events change, until restart_events() (which any tool may
-            # call; the enclosing recorder answers the locations it had switched
-            # off with DISABLE again).
+            # one uses, which takes them back.
             mine[-1].reclaim_plans()
-            MON.restart_events()
     rec.end_root(result, exception)
     root = node_at(rec.trace, 0)
     _state.last = root
@@ -220,9 +222,11 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
 
 
 def _join(mode: int) -> _ToolShare:
-    """The tool id share of plan mode `mode`, claimed and set up by its first user."""
+    """The shared tool id, claimed and set up by its first user; `mode` is the
+    joining recorder's plan mode."""
+    global _share
     with _lock:
-        share = _shares.get(mode)
+        share = _share
         if share is None:
             tool = _claim_tool_id()
             try:
@@ -233,19 +237,32 @@ def _join(mode: int) -> _ToolShare:
             except BaseException:
                 _free_tool(tool)
                 raise
-            share = _shares[mode] = _ToolShare(tool, mode)
+            share = _share = _ToolShare(tool)
+        mixed_before = sum(1 for m in share.modes if m) > 1
         share.users += 1
+        share.modes[mode] += 1
+        if not mixed_before and sum(1 for m in share.modes if m) > 1:
+            # Recorders of different plan modes switch off different locations
+            # (DISABLE is per location and tool, for every thread): while modes
+            # mix, no callback switches one off, and the ones switched off
+            # before fire again.
+            _core.allow_disable(False)
+            MON.restart_events()
         return share
 
 
 def _leave(share: _ToolShare, rec) -> None:
     """`rec` has finished: release its instrumentation, and the tool id with its
     last user."""
+    global _share
     with _lock:
         share.release_codes(rec)
         share.users -= 1
+        share.modes[rec.plan_mode] -= 1
+        if sum(1 for m in share.modes if m) <= 1:
+            _core.allow_disable(True)
         if share.users == 0:
-            del _shares[share.mode]
+            _share = None
             _free_tool(share.tool)
 
 

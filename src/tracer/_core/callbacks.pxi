@@ -43,6 +43,9 @@ cdef extern from *:
     PyObject *_active_get "tracer_active_get"(int tool) noexcept
     void _active_set "tracer_active_set"(int tool, PyObject *rec) noexcept
 
+# Whether a callback may switch its location off (sys.monitoring.DISABLE): not
+# while recorders of different plan modes share the tool id (allow_disable).
+cdef bint ALLOW_DISABLE = True
 # The code object of tracer.api.track: a call of it is one primitive call for the
 # recorder that sees it (the nested track records its own trace).
 cdef object TRACK_CODE = None
@@ -62,7 +65,8 @@ cdef PyObject *_reply(Recorder rec, int rc) noexcept:
             PyErr_SetRaisedException(<PyObject *>exc)
             return NULL
     elif rc == EV_DISABLE:
-        out = <PyObject *>DISABLE
+        if ALLOW_DISABLE:
+            out = <PyObject *>DISABLE
     else:
         _fail(rec, PyErr_GetRaisedException())
     Py_INCREF(<object>out)
@@ -270,3 +274,11 @@ def set_track_code(code):
     """Tell the core which code object is `track`'s (called once by tracer.api)."""
     global TRACK_CODE
     TRACK_CODE = code
+
+
+def allow_disable(bint allowed):
+    """Whether callbacks may answer DISABLE for a location their recorder never
+    needs: not while recorders whose plans differ (plan modes) share the tool id,
+    as one's needless location may be another's needed one."""
+    global ALLOW_DISABLE
+    ALLOW_DISABLE = allowed

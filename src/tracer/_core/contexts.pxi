@@ -169,6 +169,10 @@ cdef int _node_hook(Recorder self, FrameRec *fr, int32_t row) except -1:
     return 0
 
 
+cdef int GC_HOLDS = 0              # recorders running a hook now, in all threads
+cdef bint GC_WAS_ENABLED = False   # the collector's state before the first of them
+
+
 cdef inline void _user_code_starts(Recorder self) noexcept:
     # A hook runs Python code in the middle of one of the program's instructions.
     # The garbage collector (and so __del__ methods of the program's objects)
@@ -176,15 +180,23 @@ cdef inline void _user_code_starts(Recorder self) noexcept:
     # run between a load and a store would lose its effect (`C.n -= 1` in a
     # __del__ racing `C.n += 1`).  A collection the hook makes due runs at the
     # program's next opportunity instead.
+    # The collector is one for all threads: the first hook to start (in any
+    # thread) switches it off, the last to end switches it back on.
+    global GC_HOLDS, GC_WAS_ENABLED
     if self.user_depth == 0:
-        self.gc_was_enabled = PyGC_Disable()
+        if GC_HOLDS == 0:
+            GC_WAS_ENABLED = PyGC_Disable()
+        GC_HOLDS += 1
     self.user_depth += 1
 
 
 cdef inline void _user_code_ran(Recorder self) noexcept:
+    global GC_HOLDS
     self.user_depth -= 1
-    if self.user_depth == 0 and self.gc_was_enabled:
-        PyGC_Enable()
+    if self.user_depth == 0:
+        GC_HOLDS -= 1
+        if GC_HOLDS == 0 and GC_WAS_ENABLED:
+            PyGC_Enable()
     # Node views cache derived structures (child positions, reverse edges) on the
     # trace; a hook may have built them while the trace was still growing.
     self.trace._cache = None
