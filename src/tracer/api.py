@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -274,6 +275,9 @@ def _free_tool(tool: int) -> None:
 
 
 _core.set_track_code(track.__code__)
+# tracer's own modules are primitive inside any trace (a library using tracer in
+# a traced function does not show up in its users' traces).
+_core.set_own_files(os.path.dirname(os.path.abspath(__file__)) + os.sep)
 _core.configure(build_plan=build_plan, node_at=node_at, ask_enter=ask_enter,
                 ask_substitute=ask_substitute, call_from_parameters=call_from_parameters,
                 keep=KEEP, table=table, node_classes=_CLASSES)

@@ -282,3 +282,10 @@ def allow_disable(bint allowed):
     as one's needless location may be another's needed one."""
     global ALLOW_DISABLE
     ALLOW_DISABLE = allowed
+
+
+def set_own_files(str prefix):
+    """Tell the core where tracer's own source files are (the package directory
+    with a trailing separator): code from there is primitive inside any trace."""
+    global OWN_PREFIX
+    OWN_PREFIX = prefix

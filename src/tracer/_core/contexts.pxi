@@ -13,6 +13,24 @@ cdef bint _is_callee(Recorder self, int32_t row, PyObject *func) except -1:
     return getattr(callee, "__func__", None) is <object>func
 
 
+# tracer's own code: files under OWN_PREFIX (tracer's package directory), a
+# verdict kept per code object in a co_extra slot of its own (1: own, 2: not).
+cdef str OWN_PREFIX = None
+cdef Py_ssize_t OWN_EXTRA_INDEX = PyUnstable_Eval_RequestCodeExtraIndex(NULL)
+
+
+cdef bint _own_code(object code) except -1:
+    """Whether `code` is tracer's own (primitive inside any trace)."""
+    cdef void *extra = NULL
+    if PyUnstable_Code_GetExtra(code, OWN_EXTRA_INDEX, &extra) == 0 and extra != NULL:
+        return extra == <void *>1
+    filename = code.co_filename
+    cdef bint own = OWN_PREFIX is not None and isinstance(filename, str) and \
+        filename.startswith(OWN_PREFIX)
+    PyUnstable_Code_SetExtra(code, OWN_EXTRA_INDEX, <void *>(<size_t>(1 if own else 2)))
+    return own
+
+
 # -- contexts -------------------------------------------------------------------------
 # Only reached when the frame's context overrides the hook in question (its mask);
 # an exception from the user's code stops tracking (_stop_for_hook).
