@@ -90,3 +90,15 @@ def test_nested_track_inside_a_traced_function_still_records_the_inner_call():
     tracer.validate(inner_root)
     assert inner_root.value == 13
     assert [type(c).__name__ for c in inner_root.children][-1] == "ReturnNode"
+
+
+def test_readme_shows_what_the_embedding_example_prints():
+    import subprocess
+    import sys
+    example = Path(__file__).resolve().parent.parent / "examples" / "embedding.py"
+    out = subprocess.run([sys.executable, str(example)], check=True, capture_output=True,
+                         text=True).stdout
+    readme = (example.parent.parent / "README.md").read_text()
+    shown = readme.split("`python examples/embedding.py` prints")[1]
+    shown = shown.split("```\n", 1)[1].split("```\n")[0]
+    assert out == shown
