@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -34,12 +35,58 @@ CALLBACK_NAMES = {
     EV.PY_THROW: "py_throw",
 }
 
-_state = threading.local()
-_owner_lock = threading.Lock()
-_owner: int | None = None   # the thread tracking now (it may nest track calls)
-_depth = 0
-_recorders: list = []   # the recorders of the track calls running now, outermost first
+_state = threading.local()   # .last: the root of this thread's most recent track call
+# Every running track call, in any thread and at any nesting depth, shares one
+# sys.monitoring tool id, claimed while any of them runs.  The core's callbacks
+# hand each event to the recorder the thread it fires on has active (its innermost
+# track call), so threads need no lock while they record; _lock guards only this
+# bookkeeping.  One tool id, not one per thread or per nesting level: ids are few
+# (6), and two tools instrumenting the same code object lose each other's
+# INSTRUCTION events on CPython 3.12/3.13.
+_lock = threading.RLock()
+_share = None           # the _ToolShare while any track runs
+_running: dict = {}     # thread ident -> its recorders running now, outermost first
 
+
+class _ToolShare:
+    """The tool id every running recorder uses.  Local events are per code object
+    and process-wide, so each code object keeps them while at least one recorder
+    needs it (counted), with the union of the events they asked for."""
+
+    def __init__(self, tool: int) -> None:
+        self.tool = tool
+        self.users = 0
+        self.modes = [0, 0, 0]   # running recorders per plan mode (PlanMode)
+        self.codes: dict = {}    # id(code) -> [code, recorders that need it, event mask]
+
+    def instrument(self, code, jumps: bool) -> None:
+        mask = LOCAL_EVENTS if jumps else LOCAL_EVENTS & ~EV.JUMP
+        with _lock:
+            entry = self.codes.get(id(code))
+            if entry is None:
+                MON.set_local_events(self.tool, code, mask)
+                self.codes[id(code)] = [code, 1, mask]
+                return
+            entry[1] += 1
+            if mask & ~entry[2]:
+                # A recorder of another plan mode needs JUMP events here; the
+                # others answer the extra events (a silent jump) correctly.
+                entry[2] |= mask
+                MON.set_local_events(self.tool, code, entry[2])
+
+    def release_codes(self, rec) -> None:
+        """Drop `rec`'s claims on instrumentation: code no other recorder needs
+        loses its local events."""
+        with _lock:
+            for code in rec.instrumented.values():
+                entry = self.codes.get(id(code))
+                if entry is None:
+                    continue
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self.codes[id(code)]
+                    MON.set_local_events(self.tool, code, 0)
+            rec.instrumented.clear()
 
 class TrackingError(RuntimeError):
     """Tracking could not run or a context hook failed; the cause is chained.
@@ -62,14 +109,24 @@ def last_trace() -> NestedCallNode | None:
     return getattr(_state, "last", None)
 
 
-def recording():
-    """The Trace the outermost `track` running now is filling, or None.
+def recording(thread: threading.Thread | int | None = None):
+    """The Trace the outermost `track` running now in `thread` (a Thread or its
+    ident; default: the calling thread) is filling, or None.
 
     For progress displays in another thread: `len()` of it is safe to read while it
     grows (nothing else of a trace being recorded is); it costs the recorder nothing,
     unlike a per-node hook.
     """
-    recorders = _recorders
+    if thread is None:
+        ident = threading.get_ident()
+    elif isinstance(thread, threading.Thread):
+        ident = thread.ident
+    elif isinstance(thread, int):
+        ident = thread
+    else:
+        raise TypeError(f"recording takes a threading.Thread, a thread ident or None, "
+                        f"not {type(thread).__name__}")
+    recorders = _running.get(ident)
     return recorders[0].trace if recorders else None
 
 
@@ -90,12 +147,14 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
 
     `root.value` is the call's result.  An exception raised by `f` propagates
     unchanged; the partial trace is then available from `tracer.last_trace()`.
-    Only the calling thread is recorded.  Every instrumentation is removed when
-    `track` returns or raises.
+    Only the calling thread is recorded; several threads may track at once, each
+    its own call into its own trace (they share one sys.monitoring tool id).  The
+    instrumentation a call needed is removed when `track` returns or raises,
+    unless another thread's running `track` still needs it.
 
     `track` may be called inside a traced call (a library that traces internally):
-    it records its own trace with a sys.monitoring tool id of its own, and the
-    outer trace shows it as one primitive call of `track`.
+    it records its own trace, and the outer trace shows it as one primitive call
+    of `track`.
     """
     if not callable(f):
         raise TypeError(f"track needs a callable as its first argument, got {type(f).__name__}")
@@ -103,91 +162,116 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         ctx = DEFAULT
     elif not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
-    _enter_thread()
+    rec = _core.new_recorder()
+    share = previous = None
+    ident = threading.get_ident()
+    mine = _running.setdefault(ident, [])   # only this thread changes its own list
+    result = exception = None
     try:
-        tool = _claim_tool_id()
-        rec = None
+        # begin_root and the call of f must stay in this same frame: the root's
+        # pseudo-frame is the frame that calls f.
+        rec.begin_root(f, args, kwargs, ctx)
+        share = _join(rec.plan_mode)
+        rec.on_code = share.instrument
+        rec.on_stop = lambda: share.release_codes(rec)
+        mine.append(rec)
+        previous = _core.activate(share.tool, rec)
         try:
-            rec = _core.new_recorder()
-            _recorders.append(rec)
-            rec.on_code = lambda code, jumps: MON.set_local_events(
-                tool, code, LOCAL_EVENTS if jumps else LOCAL_EVENTS & ~EV.JUMP)
-            rec.on_stop = lambda: _uninstrument(tool, rec)
-            callbacks = _core.callbacks(tool)
-            for event, name in CALLBACK_NAMES.items():
-                MON.register_callback(tool, event, callbacks[name])
-            _core.activate(tool, rec)
-            result = exception = None
-            # begin_root and the call of f must stay in this same frame: the root's
-            # pseudo-frame is the frame that calls f.
-            rec.begin_root(f, args, kwargs, ctx)
-            MON.set_events(tool, GLOBAL_EVENTS)
-            try:
-                result = f(*args, **kwargs)
-            except BaseException as exc:
-                exception = exc
-            finally:
-                MON.set_events(tool, 0)
+            result = f(*args, **kwargs)
+        except BaseException as exc:
+            exception = exc
         finally:
-            _release(tool, rec)
-            if rec is not None:
-                _recorders.pop()
-            if rec is not None and _recorders:
-                # A nested track.  It ran its own session over the plans the enclosing
-                # one uses, which takes them back.  And CPython 3.12/3.13 stop
-                # delivering the enclosing track's INSTRUCTION events once another
-                # tool's events change, until restart_events() (which any tool may
-                # call; the enclosing recorder answers the locations it had switched
-                # off with DISABLE again).
-                _recorders[-1].reclaim_plans()
-                MON.restart_events()
-        rec.end_root(result, exception)
-        root = node_at(rec.trace, 0)
-        _state.last = root
-        if rec.internal_error is not None:
-            err = TrackingError(
-                f"tracer failed while recording ({type(rec.internal_error).__name__}: "
-                f"{rec.internal_error}); the traced call ran to completion unaffected, and "
-                "tracer.last_trace() holds what was recorded before the failure. "
-                "Please report this as a bug with the traced function."
-            )
-            raise _with_outcome(err, result, exception) from rec.internal_error
-        if rec.hook_error is not None and not isinstance(rec.hook_error, Exception):
-            raise rec.hook_error  # KeyboardInterrupt, SystemExit from a hook
-        if rec.hook_error is not None:
-            err = TrackingError(
-                f"a hook of {type(ctx).__name__} raised {type(rec.hook_error).__name__}: "
-                f"{rec.hook_error}; tracking stopped there and the traced call ran on "
-                "untracked to its end (its result or exception is on this error as "
-                ".result / .exception; tracer.last_trace() holds what was recorded)"
-            )
-            raise _with_outcome(err, result, exception) from rec.hook_error
-        if exception is not None:
-            raise exception
-        return root
+            _core.deactivate(share.tool, previous)
     finally:
-        _leave_thread()
+        if mine and mine[-1] is rec:
+            mine.pop()
+        if not mine:
+            _running.pop(ident, None)
+        if share is not None:
+            _leave(share, rec)
+        # The callbacks refer to rec: dropping them lets the trace be freed as soon
+        # as its last node view goes, without waiting for the cycle collector.
+        rec.on_code = rec.on_stop = None
+        if mine:
+            # A nested track.  It ran its own session over the plans the enclosing
+            # one uses, which takes them back.
+            mine[-1].reclaim_plans()
+    rec.end_root(result, exception)
+    root = node_at(rec.trace, 0)
+    _state.last = root
+    if rec.internal_error is not None:
+        err = TrackingError(
+            f"tracer failed while recording ({type(rec.internal_error).__name__}: "
+            f"{rec.internal_error}); the traced call ran to completion unaffected, and "
+            "tracer.last_trace() holds what was recorded before the failure. "
+            "Please report this as a bug with the traced function."
+        )
+        raise _with_outcome(err, result, exception) from rec.internal_error
+    if rec.hook_error is not None and not isinstance(rec.hook_error, Exception):
+        raise rec.hook_error  # KeyboardInterrupt, SystemExit from a hook
+    if rec.hook_error is not None:
+        err = TrackingError(
+            f"a hook of {type(ctx).__name__} raised {type(rec.hook_error).__name__}: "
+            f"{rec.hook_error}; tracking stopped there and the traced call ran on "
+            "untracked to its end (its result or exception is on this error as "
+            ".result / .exception; tracer.last_trace() holds what was recorded)"
+        )
+        raise _with_outcome(err, result, exception) from rec.hook_error
+    if exception is not None:
+        raise exception
+    return root
 
 
-def _enter_thread() -> None:
-    # One thread tracks at a time; it may nest track calls (each with its own tool id).
-    global _owner, _depth
-    me = threading.get_ident()
-    with _owner_lock:
-        if _owner is not None and _owner != me:
-            raise TrackingError(
-                "track is running in another thread; tracer records one thread at a "
-                "time (wait for it, or trace in one thread)")
-        _owner = me
-        _depth += 1
+def _join(mode: int) -> _ToolShare:
+    """The shared tool id, claimed and set up by its first user; `mode` is the
+    joining recorder's plan mode."""
+    global _share
+    with _lock:
+        share = _share
+        if share is None:
+            tool = _claim_tool_id()
+            try:
+                callbacks = _core.callbacks(tool)
+                for event, name in CALLBACK_NAMES.items():
+                    MON.register_callback(tool, event, callbacks[name])
+                MON.set_events(tool, GLOBAL_EVENTS)
+            except BaseException:
+                _free_tool(tool)
+                raise
+            share = _share = _ToolShare(tool)
+        mixed_before = sum(1 for m in share.modes if m) > 1
+        share.users += 1
+        share.modes[mode] += 1
+        if not mixed_before and sum(1 for m in share.modes if m) > 1:
+            # Recorders of different plan modes switch off different locations
+            # (DISABLE is per location and tool, for every thread): while modes
+            # mix, no callback switches one off, and the ones switched off
+            # before fire again.
+            _core.allow_disable(False)
+            MON.restart_events()
+        return share
 
 
-def _leave_thread() -> None:
-    global _owner, _depth
-    with _owner_lock:
-        _depth -= 1
-        if _depth == 0:
-            _owner = None
+def _leave(share: _ToolShare, rec) -> None:
+    """`rec` has finished: release its instrumentation, and the tool id with its
+    last user."""
+    global _share
+    with _lock:
+        share.release_codes(rec)
+        share.users -= 1
+        share.modes[rec.plan_mode] -= 1
+        if sum(1 for m in share.modes if m) <= 1:
+            _core.allow_disable(True)
+        if share.users == 0:
+            _share = None
+            _free_tool(share.tool)
+
+
+def _free_tool(tool: int) -> None:
+    MON.set_events(tool, 0)
+    for event in CALLBACK_NAMES:
+        MON.register_callback(tool, event, None)
+    MON.free_tool_id(tool)
 
 
 class _Host:
@@ -209,6 +293,9 @@ class _Host:
 
 HOST = _Host()
 _core.set_host(HOST)
+# tracer's own modules are primitive inside any trace (a library using tracer in
+# a traced function does not show up in its users' traces).
+_core.set_own_files(os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
 def _with_outcome(err: TrackingError, result, exception) -> TrackingError:
@@ -216,24 +303,3 @@ def _with_outcome(err: TrackingError, result, exception) -> TrackingError:
     err.result = result
     err.exception = exception
     return err
-
-
-def _uninstrument(tool: int, rec) -> None:
-    """Switch off every event `rec` asked for (a hook error stops tracking at once)."""
-    MON.set_events(tool, 0)
-    _core.deactivate(tool)
-    if rec is not None:
-        for code in rec.instrumented.values():
-            MON.set_local_events(tool, code, 0)
-
-
-def _release(tool: int, rec) -> None:
-    _uninstrument(tool, rec)  # also when set-up failed before the call's own reset
-    for event in CALLBACK_NAMES:
-        MON.register_callback(tool, event, None)
-    MON.free_tool_id(tool)
-    if rec is not None:
-        # The callbacks refer to rec: dropping them lets the trace be freed as soon
-        # as its last node view goes, without waiting for the cycle collector.
-        rec.on_code = rec.on_stop = None
-

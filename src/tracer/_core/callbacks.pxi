@@ -1,12 +1,14 @@
 # The callbacks sys.monitoring calls: METH_FASTCALL builtins per tool id that feed
-# the active recorder's event handlers.
+# the recorder active in the thread the event fired on.
 
 # ---------------------------------------------------------------------------------
 # The sys.monitoring callbacks
 #
 # C functions exposed as METH_FASTCALL builtins (no bound-method, CyFunction or
-# argument-parsing layer) on the one active Recorder: track() runs one call at a
-# time.  Each calls its handler through a noexcept pointer, so no Python try/except
+# argument-parsing layer).  sys.monitoring events are process-wide, so one tool id
+# serves every thread that tracks: each callback hands its event to the Recorder
+# active for that tool in the thread it fires on (a C thread-local slot), so
+# threads record side by side without a lock.  Each calls its handler through a noexcept pointer, so no Python try/except
 # runs per event; an error inside the recorder never reaches the traced program: it
 # stops recording and track() reports it.
 
@@ -28,9 +30,22 @@ ctypedef int (*code_handler)(Recorder, object, int) noexcept
 ctypedef int (*dest_handler)(Recorder, object, int, int) noexcept
 ctypedef int (*value_handler)(Recorder, object, int, object) noexcept
 
-# The recorder each sys.monitoring tool id feeds (None: none).  A `track` inside a
-# traced call takes another tool id and records on its own.
-cdef list ACTIVE = [None] * 6
+# The recorder each sys.monitoring tool id feeds in the current thread (NULL: none),
+# one slot per tool id in C thread-local storage: the lookup is one TLS read, and
+# another thread's events find its own recorder or nothing.  A slot owns a
+# reference to its recorder (activate/deactivate).
+cdef extern from *:
+    """
+    static _Thread_local PyObject *tracer_active[6];
+    static inline PyObject *tracer_active_get(int tool) { return tracer_active[tool]; }
+    static inline void tracer_active_set(int tool, PyObject *rec) { tracer_active[tool] = rec; }
+    """
+    PyObject *_active_get "tracer_active_get"(int tool) noexcept
+    void _active_set "tracer_active_set"(int tool, PyObject *rec) noexcept
+
+# Whether a callback may switch its location off (sys.monitoring.DISABLE): not
+# while recorders of different plan modes share the tool id (allow_disable).
+cdef bint ALLOW_DISABLE = True
 # The code object of tracer.api.track: a call of it is one primitive call for the
 # recorder that sees it (the nested track records its own trace).
 cdef object TRACK_CODE = None
@@ -50,7 +65,8 @@ cdef PyObject *_reply(Recorder rec, int rc) noexcept:
             PyErr_SetRaisedException(<PyObject *>exc)
             return NULL
     elif rc == EV_DISABLE:
-        out = <PyObject *>DISABLE
+        if ALLOW_DISABLE:
+            out = <PyObject *>DISABLE
     else:
         _fail(rec, PyErr_GetRaisedException())
     Py_INCREF(<object>out)
@@ -87,22 +103,17 @@ cdef value_handler VALUE_HANDLERS[5]
 
 
 # A callback builtin's `self` is tool << 4 | the index of its event's handler.
-# ACTIVE_PTR mirrors ACTIVE (which owns the references) for the callbacks.
-cdef PyObject *ACTIVE_PTR[6]
-for _i in range(6):
-    ACTIVE_PTR[_i] = <PyObject *>None
-
-
-cdef inline Recorder _active(int key) noexcept:
-    return <Recorder>ACTIVE_PTR[key >> 4]
+cdef inline PyObject *_active(int key) noexcept:
+    return _active_get(key >> 4)
 
 
 cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset): PY_START, PY_RESUME, INSTRUCTION
     cdef int key = _small_int(k)
-    cdef Recorder rec = _active(key)
-    if rec is None or rec.broken or nargs != 2:
+    cdef PyObject *active = _active(key)
+    if active == NULL or (<Recorder>active).broken or nargs != 2:
         return _idle(nargs, 2)
+    cdef Recorder rec = <Recorder>active
     if TRACER_EVENT_LOG:
         _log_event(0, key, <object>args[0], _small_int(args[1]), None)
     return _reply(rec, CODE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1])))
@@ -111,9 +122,10 @@ cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept
 cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset, destination): BRANCH, JUMP
     cdef int key = _small_int(k)
-    cdef Recorder rec = _active(key)
-    if rec is None or rec.broken or nargs != 3:
+    cdef PyObject *active = _active(key)
+    if active == NULL or (<Recorder>active).broken or nargs != 3:
         return _idle(nargs, 3)
+    cdef Recorder rec = <Recorder>active
     if TRACER_EVENT_LOG:
         _log_event(1, key, <object>args[0], _small_int(args[1]), <object>args[2])
     return _reply(rec, DEST_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
@@ -123,9 +135,10 @@ cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept
 cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND, PY_THROW
     cdef int key = _small_int(k)
-    cdef Recorder rec = _active(key)
-    if rec is None or rec.broken or nargs != 3:
+    cdef PyObject *active = _active(key)
+    if active == NULL or (<Recorder>active).broken or nargs != 3:
         return _idle(nargs, 3)
+    cdef Recorder rec = <Recorder>active
     if TRACER_EVENT_LOG:
         _log_event(2, key, <object>args[0], _small_int(args[1]), <object>args[2])
     return _reply(rec, VALUE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
@@ -220,13 +233,53 @@ def callbacks(int tool):
 
 
 def activate(int tool, Recorder rec):
-    """Make `rec` the recorder the callbacks of `tool` feed."""
-    ACTIVE[tool] = rec
-    ACTIVE_PTR[tool] = <PyObject *>rec
+    """Make `rec` the recorder the callbacks of `tool` feed in the calling thread;
+    return the one it replaces there (None), for deactivate to put back."""
+    if not 0 <= tool < 6:
+        raise ValueError(f"sys.monitoring tool ids are 0..5, not {tool}")
+    cdef PyObject *old = _active_get(tool)
+    Py_INCREF(rec)
+    _active_set(tool, <PyObject *>rec)
+    if old == NULL:
+        return None
+    previous = <object>old
+    Py_DECREF(previous)   # the slot's reference; `previous` holds its own
+    return previous
 
 
-def deactivate(int tool):
-    """Stop feeding any recorder from `tool`; its callbacks still registered do nothing."""
-    ACTIVE_PTR[tool] = <PyObject *>None
-    ACTIVE[tool] = None
+def deactivate(int tool, Recorder previous=None):
+    """Stop feeding the calling thread's recorder from `tool`, putting back
+    `previous` (what activate returned) or nothing; other threads are unaffected."""
+    if not 0 <= tool < 6:
+        raise ValueError(f"sys.monitoring tool ids are 0..5, not {tool}")
+    cdef PyObject *old = _active_get(tool)
+    if previous is not None:
+        Py_INCREF(previous)
+        _active_set(tool, <PyObject *>previous)
+    else:
+        _active_set(tool, NULL)
+    if old != NULL:
+        Py_DECREF(<object>old)
 
+
+def active(int tool):
+    """The recorder `tool` feeds in the calling thread, or None."""
+    if not 0 <= tool < 6:
+        raise ValueError(f"sys.monitoring tool ids are 0..5, not {tool}")
+    cdef PyObject *rec = _active_get(tool)
+    return None if rec == NULL else <object>rec
+
+
+def allow_disable(bint allowed):
+    """Whether callbacks may answer DISABLE for a location their recorder never
+    needs: not while recorders whose plans differ (plan modes) share the tool id,
+    as one's needless location may be another's needed one."""
+    global ALLOW_DISABLE
+    ALLOW_DISABLE = allowed
+
+
+def set_own_files(str prefix):
+    """Tell the core where tracer's own source files are (the package directory
+    with a trailing separator): code from there is primitive inside any trace."""
+    global OWN_PREFIX
+    OWN_PREFIX = prefix

@@ -13,6 +13,24 @@ cdef bint _is_callee(Recorder self, int32_t row, PyObject *func) except -1:
     return getattr(callee, "__func__", None) is <object>func
 
 
+# tracer's own code: files under OWN_PREFIX (tracer's package directory), a
+# verdict kept per code object in a co_extra slot of its own (1: own, 2: not).
+cdef str OWN_PREFIX = None
+cdef Py_ssize_t OWN_EXTRA_INDEX = PyUnstable_Eval_RequestCodeExtraIndex(NULL)
+
+
+cdef bint _own_code(object code) except -1:
+    """Whether `code` is tracer's own (primitive inside any trace)."""
+    cdef void *extra = NULL
+    if PyUnstable_Code_GetExtra(code, OWN_EXTRA_INDEX, &extra) == 0 and extra != NULL:
+        return extra == <void *>1
+    filename = code.co_filename
+    cdef bint own = OWN_PREFIX is not None and isinstance(filename, str) and \
+        filename.startswith(OWN_PREFIX)
+    PyUnstable_Code_SetExtra(code, OWN_EXTRA_INDEX, <void *>(<size_t>(1 if own else 2)))
+    return own
+
+
 # -- contexts -------------------------------------------------------------------------
 # Only reached when the frame's context overrides the hook in question (its mask);
 # an exception from the user's code stops tracking (_stop_for_hook).
@@ -171,6 +189,10 @@ cdef int _node_hook(Recorder self, FrameRec *fr, int32_t row) except -1:
     return 0
 
 
+cdef int GC_HOLDS = 0              # recorders running a hook now, in all threads
+cdef bint GC_WAS_ENABLED = False   # the collector's state before the first of them
+
+
 cdef inline void _user_code_starts(Recorder self) noexcept:
     # A hook runs Python code in the middle of one of the program's instructions.
     # The garbage collector (and so __del__ methods of the program's objects)
@@ -178,15 +200,23 @@ cdef inline void _user_code_starts(Recorder self) noexcept:
     # run between a load and a store would lose its effect (`C.n -= 1` in a
     # __del__ racing `C.n += 1`).  A collection the hook makes due runs at the
     # program's next opportunity instead.
+    # The collector is one for all threads: the first hook to start (in any
+    # thread) switches it off, the last to end switches it back on.
+    global GC_HOLDS, GC_WAS_ENABLED
     if self.user_depth == 0:
-        self.gc_was_enabled = PyGC_Disable()
+        if GC_HOLDS == 0:
+            GC_WAS_ENABLED = PyGC_Disable()
+        GC_HOLDS += 1
     self.user_depth += 1
 
 
 cdef inline void _user_code_ran(Recorder self) noexcept:
+    global GC_HOLDS
     self.user_depth -= 1
-    if self.user_depth == 0 and self.gc_was_enabled:
-        PyGC_Enable()
+    if self.user_depth == 0:
+        GC_HOLDS -= 1
+        if GC_HOLDS == 0 and GC_WAS_ENABLED:
+            PyGC_Enable()
     # Node views cache derived structures (child positions, reverse edges) on the
     # trace; a hook may have built them while the trace was still growing.
     self.trace._cache = None

@@ -1,6 +1,9 @@
 # The sys.monitoring event handlers: frames entered, resumed and left,
 # instructions, branches, jumps, raises.
 
+from types import FunctionType
+
+
 cdef int _py_start(Recorder self, object code, int offset) except -1:
     return _frame_entered(self, code, offset, STARTED)
 
@@ -69,14 +72,20 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
                         not _may_recur(self, parent, frame, code):
                     parent.open_primitive = 1
                     t.kind_[parent.open_row] = K_PRIMITIVE
-    if parent.plan == NULL and not (t.flags_[parent.call_row] & F_OPEN):
-        # The traced call has returned: a finalizer run as its frame is torn down
-        # (an object it dropped, under a value policy) is not part of it.
+    if parent.plan == NULL and (not (t.flags_[parent.call_row] & F_OPEN)
+                                or not _root_program_frame(self, parent, frame)):
+        # The traced call has returned (a finalizer run as its frame is torn down,
+        # an object it dropped under a value policy, is not part of it), or the
+        # frame is not the traced call's own (see _root_program_frame).
         return 0
-    if code is TRACK_CODE:
-        # A `track` inside the traced call records its own trace: for this one
-        # it is a primitive call, nothing inside it is followed.
-        if parent.open_row >= 0:
+    if code is TRACK_CODE or (parent.plan != NULL and _own_code(code)):
+        # A `track` inside the traced call records its own trace, and tracer's
+        # own code (a library printing, querying or taping inside the traced
+        # call) is not the program's: for this trace a primitive call, nothing
+        # inside it followed; entered from C after other frames of the call ran,
+        # it leaves no trace at all.  (The root's own callee is recorded: the
+        # caller asked for it.)
+        if parent.open_row >= 0 and (code is TRACK_CODE or t.n == parent.open_row + 1):
             parent.open_primitive = 1
             t.kind_[parent.open_row] = K_PRIMITIVE
         return 0
@@ -87,15 +96,17 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     _user_code_starts(self)
     try:
         plan = _plan_for(code, self.plan_mode)
-        if plan.session != self.session:
-            plan.code_id = t.intern_code(code)
+        code_id = plan.code_id
+        if plan.session != self.session or code_id < 0:
+            # Read before on_code: it runs Python code, during which another
+            # thread tracking the same code may take the plan over.
+            code_id = plan.code_id = t.intern_code(code)
             _own_refs(self, plan)
             if id(code) not in self.instrumented:
                 self.instrumented[id(code)] = code
                 self.on_code(code, bool((<object>plan.owner).jump_events))
     finally:
         _user_code_ran(self)
-    code_id = plan.code_id
     func = tracer_frame_function(frame)
     if parent.open_row >= 0 and parent.body_may_be_callee and not parent.callee_body_entered \
             and not resumed and t.n == parent.open_row + 1 \
@@ -149,6 +160,24 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         _carry_stack(self, fr, offset, (1 << i) - 1 if 0 < i < 31 else 0)
         fr.pending = P_EXC
     return 0
+
+
+cdef bint _root_program_frame(Recorder self, FrameRec *root, void *frame) except -1:
+    """Whether a frame entered with track's own frame (the root pseudo-frame) as
+    its caller is part of the traced call.
+
+    For a Python function that is its body only: anything else run there (a
+    finalizer or weakref callback the collector runs while track calls f or
+    handles what f raised, on 3.12 at any allocation) runs in tracer's own
+    frame, not in the program.  Frames a C callable or a class enters (track(
+    sorted, xs, key=g)) are the call's own.
+    """
+    cdef object callee = _callee(self, 0)
+    if type(getattr(callee, "__func__", callee)) is not FunctionType:
+        return True
+    if root.callee_body_entered:
+        return False
+    return _is_callee(self, 0, tracer_frame_function(frame))
 
 
 cdef int _instruction(Recorder self, object code, int offset) except -1:

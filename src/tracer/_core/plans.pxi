@@ -71,6 +71,9 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
     if extra != NULL:
         return <CPlan *>extra
     owner = _host("build_plan")(code, mode)
+    # build_plan runs Python code: another thread may have stored a plan since.
+    if PyUnstable_Code_GetExtra(code, index, &extra) == 0 and extra != NULL:
+        return <CPlan *>extra
     cdef CPlan *plan = <CPlan *>malloc(sizeof(CPlan))
     if plan == NULL:
         raise MemoryError()

@@ -54,7 +54,6 @@ cdef class Recorder:
     cdef int user_depth                 # hooks running (_user_code_starts)
     cdef PyObject *pool_cache_obj[POOL_CACHE]   # _pool_ref's cache (borrowed: the pool owns them)
     cdef int32_t pool_cache_ref[POOL_CACHE]
-    cdef bint gc_was_enabled            # the collector's state before the outermost one
 
     def __cinit__(self, int64_t session):
         self.trace = Trace()

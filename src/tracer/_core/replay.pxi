@@ -20,7 +20,17 @@ cdef void _own_refs(Recorder self, CPlan *plan) noexcept:
     memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
 
 
+cdef void _reown_refs(Recorder self, CPlan *plan) noexcept:
+    # Another recorder (a thread tracking the same code) pooled into this plan
+    # since: its refs are into that trace's pool.  The code id is re-interned at
+    # the next frame entry (_enter sees -1).
+    _own_refs(self, plan)
+    plan.code_id = -1
+
+
 cdef inline int32_t _const_ref(Recorder self, CPlan *plan, int32_t k) except? -2147483647:
+    if plan.session != self.session:
+        _reown_refs(self, plan)
     cdef int32_t ref = plan.const_refs[k]
     if ref == 0:
         ref = self.trace.pool_add(<object>PyTuple_GET_ITEM(<object>plan.consts, k))
@@ -29,6 +39,8 @@ cdef inline int32_t _const_ref(Recorder self, CPlan *plan, int32_t k) except? -2
 
 
 cdef inline int32_t _static_ref(Recorder self, CPlan *plan, int32_t k) except? -2147483647:
+    if plan.session != self.session:
+        _reown_refs(self, plan)
     cdef int32_t ref = plan.static_refs[k]
     if ref == 0:
         ref = self.trace.pool_add(<object>PyList_GET_ITEM(<object>plan.statics, k))

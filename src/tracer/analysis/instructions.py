@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dis
 import operator
-import weakref
 from dataclasses import dataclass, field
 from types import CodeType
 
 from .. import callables as ops
 from .._core import RecordSem
 from .bytecode import PY313, Instr, _decode_fast, nlocalsplus
+from .codecache import CodeCache
 
 __all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "CAPTURED", "OTHER", "METH"]
 
@@ -117,7 +117,7 @@ def _local_index(ins: Instr) -> int:
 
 
 _CELL_WRITES = ("STORE_DEREF", "DELETE_DEREF")
-_cells_written: "weakref.WeakKeyDictionary[CodeType, frozenset[str]]" = weakref.WeakKeyDictionary()
+_cells_written: "CodeCache[frozenset[str]]" = CodeCache()
 
 
 def cells_written_inside(code: CodeType) -> frozenset[str]:
@@ -427,7 +427,7 @@ def _load_fast(code: CodeType, rel: int, index: int) -> tuple:
     return ("load_local", rel, index)
 
 
-_raw_code: "weakref.WeakKeyDictionary[CodeType, bytes]" = weakref.WeakKeyDictionary()
+_raw_code: "CodeCache[bytes]" = CodeCache()
 
 
 def _opname_at(code: CodeType, offset: int) -> str | None:

@@ -27,6 +27,7 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._shown = False
+        self._tracking = threading.current_thread()   # the thread whose track is shown
 
     def __enter__(self) -> "Progress":
         if self.enabled:
@@ -46,7 +47,7 @@ class Progress:
         start = last_time = time.monotonic()
         last_nodes = 0
         while not self._stop.wait(self.interval):
-            trace = recording()
+            trace = recording(self._tracking)
             nodes = len(trace) if trace is not None else 0
             now = time.monotonic()
             rate = (nodes - last_nodes) / (now - last_time) if now > last_time else 0.0

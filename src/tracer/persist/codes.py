@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +23,7 @@ import numpy as np
 from .. import callables as _callables
 from .._core import RecordSem
 from ..analysis.bytecode import nlocalsplus
+from ..analysis.codecache import CodeCache
 from ..analysis.instructions import Rec
 from ..analysis.ir import IR, Statement, ir
 from ..views.values import short_value
@@ -39,20 +39,17 @@ _STATIC_MODULES = ("builtins", "operator", "_operator", _callables.__name__)
 # different codes), while they live: programs saved many times (track_many, a
 # benchmark loop) run the same few codes, and describing one (its IR as text and
 # JSON) costs more than saving a small trace's columns.
-_DESCRIBED: dict[int, tuple[weakref.ref, dict]] = {}
+_DESCRIBED: "CodeCache[dict]" = CodeCache()
 
 
 def describe_code(code) -> dict:
     """A code object (or a LoadedCode) as a row of the code table (JSON-able values)."""
     if isinstance(code, LoadedCode):
         return code.describe()
-    key = id(code)
-    hit = _DESCRIBED.get(key)
-    if hit is not None and hit[0]() is code:
-        return dict(hit[1])
-    row = _describe(code)
-    # The callback runs when the code object is freed, before its id can be reused.
-    _DESCRIBED[key] = (weakref.ref(code, lambda _, key=key: _DESCRIBED.pop(key, None)), row)
+    hit = _DESCRIBED.get(code)
+    if hit is not None:
+        return dict(hit)
+    row = _DESCRIBED[code] = _describe(code)
     return dict(row)
 
 

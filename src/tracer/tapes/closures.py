@@ -16,6 +16,7 @@ import dis
 import types
 
 from .. import callables as tops
+from ..analysis.codecache import CodeCache
 from ..analysis.instructions import R_SPECIAL
 from . import helpers
 from .common import ATOMIC, Lit, K_ARG
@@ -242,7 +243,7 @@ class _Instructions:
     __slots__ = ("list", "index_of", "stored_cells")
 
 
-_instructions_of: dict = {}
+_instructions_of: "CodeCache[_Instructions]" = CodeCache()   # by identity, while the code lives
 
 
 def _instructions(code) -> _Instructions:
@@ -255,8 +256,6 @@ def _instructions(code) -> _Instructions:
         hit.index_of = {i.offset: k for k, i in enumerate(hit.list)}
         hit.stored_cells = frozenset(i.argval for i in hit.list
                                      if i.opname in ("STORE_DEREF", "DELETE_DEREF"))
-        if len(_instructions_of) > 4096:
-            _instructions_of.clear()
         _instructions_of[code] = hit
     return hit
 
