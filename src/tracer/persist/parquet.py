@@ -56,7 +56,7 @@ from .codes import line_table
 from .encode import TAG_NAMES, T_FALSE, T_FLOAT, T_INT, T_TRUE, ValueTable
 from .encoded import NODE_COLUMNS, EncodedTrace, as_trace, decode_trace, encode_trace
 
-__all__ = ["save", "load", "to_table", "from_table", "node_arrays", "node_columns", "node_table",
+__all__ = ["save", "load", "file_format", "to_table", "from_table", "node_arrays", "node_columns", "node_table",
            "side_tables", "read_blob", "blob_column", "read_table", "write_table",
            "require_pyarrow"]
 
@@ -88,7 +88,7 @@ def _types():
     value_row = pa.struct([("tag", pa.uint8()), ("integer", pa.int64()), ("real", pa.float64()),
                            ("text", pa.large_string()), ("blob", pa.large_binary()),
                            ("type_name", pa.string()), ("repr_text", pa.large_string()),
-                           ("items", pa.list_(pa.int32()))])
+                           ("items", pa.list_(pa.int32())), ("name", pa.string())])
     pair = pa.struct([("row", pa.int32()), ("value", pa.int32())])
     return {"codes": code_row, "values": value_row, "pool": pa.int32(), "metadata": pair,
             "substituted": pair}
@@ -228,12 +228,24 @@ def _checked(one_row, name: str):
     for field in _blob_schemas()[name]:
         if field.name not in one_row.column_names:
             raise ValueError(f"the trace file's {name} column has no {field.name} table")
-        if one_row.schema.field(field.name).type != field.type:
+        if one_row.schema.field(field.name).type != field.type and not _older_values(
+                one_row.schema.field(field.name).type, field):
             raise ValueError(f"the trace file's {field.name} table is not a "
                              f"{field.type} column")
         if one_row.num_rows < 1 or not one_row[field.name][0].is_valid:
             raise ValueError(f"the trace file's {field.name} table is missing")
     return one_row
+
+
+def _older_values(found, field) -> bool:
+    """Whether `found` is the value table's type before callables' names were saved:
+    the current struct without its last field, `name`."""
+    if field.name != "values":
+        return False
+    pa = require_pyarrow()
+    struct = field.type.value_type
+    older = pa.list_(pa.struct([struct.field(k) for k in range(struct.num_fields - 1)]))
+    return found == older
 
 
 def side_tables(table):
@@ -293,7 +305,8 @@ def to_table(enc: EncodedTrace):
         [pa.array(v.tag, pa.uint8()), pa.array(v.integer, pa.int64()),
          pa.array(v.real, pa.float64()), pa.array(v.text, pa.large_string()),
          pa.array(v.blob, pa.large_binary()), pa.array(v.type_name, pa.string()),
-         pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32()))],
+         pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32())),
+         pa.array(v.name, pa.string())],
         fields=list(types["values"]))
     arrays.append(_inputs_column(cols, n))
     side = [_one_list(pa, values_struct, types["values"]),
@@ -383,6 +396,8 @@ def from_table(table) -> EncodedTrace:
         real=vals.field("real").to_pylist(), text=vals.field("text").to_pylist(),
         blob=vals.field("blob").to_pylist(), type_name=vals.field("type_name").to_pylist(),
         repr_text=vals.field("repr_text").to_pylist(),
+        # Files saved before callables' names were have no name field.
+        name=vals.field("name").to_pylist() if vals.type.get_field_index("name") >= 0 else [],
         items=vals.field("items").to_pylist())
     return EncodedTrace(
         columns=columns, values=table_v, pool=side("pool").to_pylist(),
@@ -392,8 +407,10 @@ def from_table(table) -> EncodedTrace:
         info=info, source=arrays)
 
 
-# Files whose name ends so are written as Arrow IPC files; others as Parquet.
+# What a file's suffix names: Arrow IPC files, Parquet files.  Other suffixes are
+# refused unless `format` is given (a trace.csv that holds Parquet misleads).
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+PARQUET_SUFFIXES = (".parquet", ".pq")
 FORMATS = ("parquet", "arrow")
 # Default codecs, chosen by measurement (bench/persist.py, bench/RESULTS.md): with
 # LZ4 the node columns save at 12 M nodes/s and load at 22 M nodes/s as Parquet;
@@ -410,23 +427,37 @@ ARROW_COMPRESSION = "lz4"
 _DICTIONARY_COLUMNS = ["function", "value_kind"]
 
 
-def _format_of(path, format: str | None) -> str:
-    if format is None:
-        return "arrow" if os.fspath(path).lower().endswith(ARROW_SUFFIXES) else "parquet"
-    if format not in FORMATS:
+def file_format(path, format: str | None) -> str:
+    """The format to write `path` in: the one its suffix names, or `format`; an error
+    when they disagree or when neither says."""
+    if format is not None and format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS} (or None: by the file's suffix), "
                          f"not {format!r}")
-    return format
+    name = os.fspath(path).lower()
+    named = ("arrow" if name.endswith(ARROW_SUFFIXES)
+             else "parquet" if name.endswith(PARQUET_SUFFIXES) else None)
+    if named is None and format is None:
+        suffix = os.path.splitext(name)[1]
+        raise ValueError(f"cannot tell the file format from {os.fspath(path)!r}"
+                         f"{f' (suffix {suffix})' if suffix else ' (no suffix)'}: name it "
+                         f"*.parquet (Parquet) or *.arrow, *.feather, *.ipc (Arrow IPC), "
+                         f"or pass format='parquet' or 'arrow'")
+    if named is not None and format is not None and named != format:
+        raise ValueError(f"{os.fspath(path)!r} names a {named} file but format={format!r}: "
+                         f"change the suffix or the format")
+    return format or named
 
 
 def save(root_or_trace, path, *, values: str = "encode", format: str | None = None,
          compression: str | None = None) -> None:
     """Save a trace (a node of it, or the Trace) to `path` as one file.
 
-    The format is Apache Parquet, or an Arrow IPC file when `format="arrow"` or the
-    name ends in .arrow, .feather or .ipc (larger, faster to load, memory-mapped on
-    load); both hold the same table (see this module's docstring) and `load` reads
-    either.  Both are compressed with LZ4 unless `compression` names another codec
+    The format is the one the name's suffix says: Apache Parquet for .parquet (or
+    .pq), an Arrow IPC file for .arrow, .feather or .ipc (larger, faster to load,
+    memory-mapped on load); `format="parquet"` or `"arrow"` for another name.  Any
+    other suffix is refused (ValueError), as is a format the suffix contradicts.
+    Both hold the same table (see this module's docstring) and `load` reads either.
+    Both are compressed with LZ4 unless `compression` names another codec
     ("zstd": smaller and slower; "none": an Arrow file whose columns a loaded trace
     then reads straight from the mapped file).
 
@@ -437,7 +468,7 @@ def save(root_or_trace, path, *, values: str = "encode", format: str | None = No
     then needs `allow_pickle=True`, since unpickling can run any code.
     """
     require_pyarrow()
-    fmt = _format_of(path, format)
+    fmt = file_format(path, format)
     trace = as_trace(root_or_trace)
     table = to_table(encode_trace(trace, values))
     write_table(table, path, fmt, compression)
