@@ -36,6 +36,7 @@ from .compare.diff import TraceDiff, diff  # noqa: E402
 from . import tape  # noqa: E402  (callable: tracer.tape(f, *args) -> (value, Tape))
 from .tape import Call, Constant, Guard, GuardError, Input, Tape, TapeError  # noqa: E402
 from .ad import NoRuleError, backprop, grad, rule, value_and_grad, vjp  # noqa: E402
+from .suite import compare_counts, counts  # noqa: E402
 
 try:
     from ._version import version as __version__
@@ -55,4 +56,5 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "backprop", "rule", "NoRuleError",
     "to_dot", "render", "GraphvizNotFound", "to_networkx", "summary", "Summary",
     "diff", "TraceDiff",
+    "counts", "compare_counts",
 ]

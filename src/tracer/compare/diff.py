@@ -186,6 +186,16 @@ class _Side:
         return node_at(self.trace, row)
 
 
+def _ranges(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The concatenation of `arange(s, e)` for each pair, without a loop."""
+    lengths = ends - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
 # Pairs compared per step of `_same_values`: a value without a plain `==` (a numpy
 # array) sends its step to the one-by-one comparison.
 _VALUE_CHUNK = 1 << 14
@@ -198,6 +208,7 @@ def _same_values(objects_a: np.ndarray, objects_b: np.ndarray, ra: np.ndarray,
     fail it (floats within a tolerance, NaNs, objects compared by repr) or whose
     `==` is no plain truth are compared one by one."""
     out = np.empty(len(ra), dtype=bool)
+    seen: dict = {}   # (id, id) -> same: the objects live in objects_a and objects_b
     for lo in range(0, len(ra), _VALUE_CHUNK):
         hi = min(len(ra), lo + _VALUE_CHUNK)
         va, vb = objects_a[ra[lo:hi]], objects_b[rb[lo:hi]]
@@ -220,8 +231,14 @@ def _same_values(objects_a: np.ndarray, objects_b: np.ndarray, ra: np.ndarray,
             floats = floats[~equal[floats]]
         checked = np.zeros(hi - lo, dtype=bool)
         checked[floats] = True                 # decided: floats out of tolerance
+        # The rest one by one, each pair of objects once (a list read at many nodes).
         for k in np.flatnonzero(~equal & ~checked).tolist():
-            equal[k] = same_value(va[k], vb[k], rel_tol, abs_tol)
+            x, y = va[k], vb[k]
+            pair = (id(x), id(y))
+            same = seen.get(pair)
+            if same is None:
+                same = seen[pair] = same_value(x, y, rel_tol, abs_tol)
+            equal[k] = same
         out[lo:hi] = equal
     return out
 
@@ -298,14 +315,16 @@ class _Walk:
         kids_a = _core.child_rows(a.trace, ra).astype(np.int64)
         kids_b = _core.child_rows(b.trace, rb).astype(np.int64)
         blocks = _align(a.key(kids_a), b.key(kids_b))
-        inner = []
+        equal = np.array([blk[1:] for blk in blocks if blk[0] == "equal"],
+                         dtype=np.int64).reshape(-1, 4)
+        pa, pb = kids_a[_ranges(equal[:, 0], equal[:, 1])], kids_b[_ranges(equal[:, 2],
+                                                                              equal[:, 3])]
+        self.paired += len(pa)
+        self.blocks.append((path, pa, pb))
+        calls = a.kind[pa] == NESTED
+        inner = list(zip(pa[calls].tolist(), pb[calls].tolist()))
         for tag, i0, i1, j0, j1 in blocks:
             if tag == "equal":
-                pa, pb = kids_a[i0:i1], kids_b[j0:j1]
-                self.paired += len(pa)
-                self.blocks.append((path, pa, pb))
-                calls = a.kind[pa] == NESTED
-                inner.extend(zip(pa[calls].tolist(), pb[calls].tolist()))
                 continue
             # Nodes only one side has: the runs went different ways here.
             at = int(kids_a[i0]) if i0 < len(kids_a) else a.trace.end(ra)
@@ -422,6 +441,7 @@ def _align_long(ka: np.ndarray, kb: np.ndarray, a0: int, a1: int, b0: int,
     `_RESYNC_RUN` keys agree again, within a window.  A one-line edit in a loop then
     shows as that line's nodes in each iteration, everything else paired."""
     ops: list[tuple[str, int, int, int, int]] = []
+    memo: dict = {}
     i, j = a0, b0
     while i < a1 and j < b1:
         run = _equal_run(ka, kb, i, j, min(a1 - i, b1 - j))
@@ -429,7 +449,7 @@ def _align_long(ka: np.ndarray, kb: np.ndarray, a0: int, a1: int, b0: int,
             ops.append(("equal", i, i + run, j, j + run))
             i, j = i + run, j + run
             continue
-        found = _resync(ka, kb, i, j, a1, b1)
+        found = _resync(ka, kb, i, j, a1, b1, memo)
         if found is None:
             break
         ni, nj = found
@@ -447,17 +467,35 @@ def _equal_run(ka: np.ndarray, kb: np.ndarray, i: int, j: int, n: int) -> int:
     run, step = 0, 64
     while run < n:
         m = min(step, n - run)
-        differ = np.flatnonzero(ka[i + run:i + run + m] != kb[j + run:j + run + m])
-        if differ.size:
-            return run + int(differ[0])
+        differ = ka[i + run:i + run + m] != kb[j + run:j + run + m]
+        k = int(differ.argmax())
+        if differ[k]:
+            return run + k
         run += m
         step *= 4
     return run
 
 
-def _resync(ka, kb, i: int, j: int, a1: int, b1: int) -> tuple[int, int] | None:
+def _resync(ka, kb, i: int, j: int, a1: int, b1: int, memo: dict) -> tuple[int, int] | None:
     """The nearest (i', j') past a difference at (i, j), smallest skip i'-i + j'-j,
-    from which `_RESYNC_RUN` keys (fewer at the lists' ends) agree."""
+    from which `_RESYNC_RUN` keys (fewer at the lists' ends) agree.
+
+    A loop repeats its differences: the skip found for the same keys ahead on both
+    sides (the first window's worth) is remembered in `memo`."""
+    w = _RESYNC_WINDOWS[0]
+    context = None
+    if i + w <= a1 and j + w <= b1:
+        context = ka[i:i + w].tobytes() + kb[j:j + w].tobytes()
+        skip = memo.get(context)
+        if skip is not None:
+            return i + skip[0], j + skip[1]
+    found = _search(ka, kb, i, j, a1, b1)
+    if found is not None and context is not None and found[0] - i < w and found[1] - j < w:
+        memo[context] = (found[0] - i, found[1] - j)
+    return found
+
+
+def _search(ka, kb, i: int, j: int, a1: int, b1: int) -> tuple[int, int] | None:
     for window in _RESYNC_WINDOWS:
         ea, eb = min(a1, i + window), min(b1, j + window)
         run = min(_RESYNC_RUN, ea - i, eb - j)
