@@ -195,3 +195,37 @@ def test_diff_of_two_million_node_traces_is_fast(tmp_path):
     d = tracer.diff(a, b)
     assert time.perf_counter() - t < 2.0
     assert d.only_a == 2 * 1600 * PAIRS
+
+
+_compiled = set()
+
+
+def cached_work(text):
+    """Work with a per-process cache (as re's compiled patterns): the first call of a
+    process does more."""
+    if text not in _compiled:
+        _compiled.add(text)
+        sorted(range(50), key=lambda k: -k)
+    return len(text)
+
+
+def test_track_many_warm_up_and_callee_column(tmp_path):
+    pc = pytest.importorskip("pyarrow.compute")
+    _compiled.clear()
+    cold = tracer.track_many(cached_work, ["abc", "abc"], tmp_path / "cold", processes=0)
+    _compiled.clear()
+    warm = tracer.track_many(cached_work, ["abc", "abc"], tmp_path / "warm", processes=0,
+                             warmup=1)
+    cold_nodes = [len(cold.load(k).trace) for k in range(2)]
+    warm_nodes = [len(warm.load(k).trace) for k in range(2)]
+    assert cold_nodes[0] > cold_nodes[1] == warm_nodes[0] == warm_nodes[1]
+    # The callee column: counts over every run in one query, as counts() gives them.
+    table = cold.dataset().to_table(columns=["run", "callee"],
+                                    filter=pc.is_valid(pc.field("callee")))
+    table = table.set_column(1, "callee", pc.cast(table["callee"], "string"))
+    by_callee = {r["callee"]: r["run_count"] for r in
+                 table.group_by("callee").aggregate([("run", "count")]).to_pylist()}
+    assert by_callee == dict(counts(cold, by="callee"))
+    assert by_callee["sorted"] == 1
+    with pytest.raises(ValueError, match="warmup must be"):
+        tracer.track_many(cached_work, ["a"], tmp_path / "bad", processes=0, warmup=-1)

@@ -9,7 +9,10 @@ Layout: one table, one row per node (in Parquet, in one row group).
   files without decoding, ``value_kind`` (the entry's kind: "int", "true", "str",
   "opaque", ...) and ``number`` (bool, int and float values as float64, else null).
 - ``function``: the qualified name of the node's code (dictionary-encoded over the
-  code column), and ``line``: the source line of its instruction.
+  code column), ``line``: the source line of its instruction, and ``callee``: for a
+  call, the qualified name of what it called (`table()`'s callee column,
+  dictionary-encoded; null for other nodes), so counts over many files are one
+  Arrow or Dask query.
 - Two blob columns, ``inputs`` and ``tables``: row 0 of each holds an Arrow IPC
   stream of a one-row table of list columns (``read_blob`` reads it with plain
   pyarrow), the other rows are null.  ``inputs``: the inputs of the nodes as CSR,
@@ -52,6 +55,7 @@ from functools import cache
 
 import numpy as np
 
+from ..views.table import table as table_of
 from .codes import line_table
 from .encode import TAG_NAMES, T_FALSE, T_FLOAT, T_INT, T_TRUE, ValueTable
 from .encoded import NODE_COLUMNS, EncodedTrace, as_trace, decode_trace, encode_trace
@@ -107,6 +111,7 @@ def _schema():
         pa.field("number", pa.float64()),
         pa.field("function", pa.dictionary(pa.int32(), pa.string())),
         pa.field("line", pa.int32()),
+        pa.field("callee", pa.dictionary(pa.int32(), pa.string())),
     ]
     fields += [pa.field(INPUTS_COLUMN, pa.binary()), pa.field(TABLES_COLUMN, pa.binary())]
     return pa.schema(fields)
@@ -277,8 +282,10 @@ def _line_column(enc: EncodedTrace, pa):
     return pa.array(line, mask=line < 0)
 
 
-def to_table(enc: EncodedTrace):
-    """The pyarrow Table of an encoded trace (the file's one table)."""
+def to_table(enc: EncodedTrace, callee=None):
+    """The pyarrow Table of an encoded trace (the file's one table).  `callee`:
+    `(ids, names)` of the trace's callee column (`Table.ids_and_names("callee")`,
+    id 0 for nodes that are not calls); without it the column is null."""
     pa = require_pyarrow()
     cols = enc.columns
     n = len(cols["kind"])
@@ -301,6 +308,7 @@ def to_table(enc: EncodedTrace):
         pa.array(code, mask=code < 0),
         pa.array([c["qualname"] for c in enc.codes] or [""], type=pa.string())))
     arrays.append(_line_column(enc, pa))
+    arrays.append(_callee_column(pa, n, callee))
     values_struct = pa.StructArray.from_arrays(
         [pa.array(v.tag, pa.uint8()), pa.array(v.integer, pa.int64()),
          pa.array(v.real, pa.float64()), pa.array(v.text, pa.large_string()),
@@ -320,6 +328,16 @@ def to_table(enc: EncodedTrace):
     schema = _with_blob_types(_schema(), arrays).with_metadata(
         {META_KEY: json.dumps(enc.info).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _callee_column(pa, n: int, callee):
+    """The callee names as a dictionary column over the callee ids (null: no call)."""
+    if callee is None:
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), pa.array([""]))
+    ids, names = callee
+    ids = np.asarray(ids, dtype=np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(ids, mask=ids == 0),
+                                          pa.array([str(x) for x in names], type=pa.string()))
 
 
 @cache
@@ -424,7 +442,7 @@ ARROW_COMPRESSION = "lz4"
 # is their cheap path; elsewhere it costs a hash per value for a file a little
 # smaller); no statistics (min/max per column: a pass per value, and a file is one
 # row group, so no reader could skip anything by them).
-_DICTIONARY_COLUMNS = ["function", "value_kind"]
+_DICTIONARY_COLUMNS = ["function", "value_kind", "callee"]
 
 
 def file_format(path, format: str | None) -> str:
@@ -470,8 +488,8 @@ def save(root_or_trace, path, *, values: str = "encode", format: str | None = No
     require_pyarrow()
     fmt = file_format(path, format)
     trace = as_trace(root_or_trace)
-    table = to_table(encode_trace(trace, values))
-    write_table(table, path, fmt, compression)
+    callee = table_of(trace).ids_and_names("callee")
+    write_table(to_table(encode_trace(trace, values), callee), path, fmt, compression)
 
 
 def write_table(table, path, format: str = "parquet", compression: str | None = None) -> None:

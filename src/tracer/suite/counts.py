@@ -146,15 +146,26 @@ def _count_one(node: Node, by: str) -> Counts:
 
 
 def _line_counts(trace, tab, lo: int, hi: int) -> Counts:
-    """Nodes per `file:line`, counted on (code, line) pairs, named once per pair."""
-    code = tab["code"][lo:hi].astype(np.int64)
-    line = tab["line"][lo:hi].astype(np.int64)
+    """Nodes per `file:line`, counted on (code, line) pairs as one int key each (a
+    bincount over the pairs' range), named once per pair."""
+    code = tab["code"][lo:hi]
+    line = tab["line"][lo:hi]
     keep = (code >= 0) & (line >= 0)
     if not keep.any():
         return Counts("line", {})
-    pairs, n = np.unique(np.stack([code[keep], line[keep]]), axis=1, return_counts=True)
+    width = int(line.max()) + 1
+    keys = code[keep].astype(np.int64) * width + line[keep]
+    present, n = np.unique(keys, return_counts=True) if int(keys.max()) > 4 * len(keys) \
+        else _bincount(keys)
     out: dict[str, int] = {}
-    for cid, ln, k in zip(pairs[0].tolist(), pairs[1].tolist(), n.tolist()):
+    for key, k in zip(present.tolist(), n.tolist()):
+        cid, ln = divmod(key, width)
         name = f"{os.path.basename(trace.codes[cid].co_filename)}:{ln}"
         out[name] = out.get(name, 0) + int(k)
     return Counts("line", out)
+
+
+def _bincount(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    counted = np.bincount(keys)
+    present = np.flatnonzero(counted)
+    return present, counted[present]
