@@ -229,3 +229,36 @@ def test_track_many_warm_up_and_callee_column(tmp_path):
     assert by_callee["sorted"] == 1
     with pytest.raises(ValueError, match="warmup must be"):
         tracer.track_many(cached_work, ["a"], tmp_path / "bad", processes=0, warmup=-1)
+
+
+FLIPS = '''
+def flips(n):
+    perm = list(range(n, 0, -1))
+    pop, ins = perm.pop, perm.insert
+    total = 0
+    for _ in range(n):
+        k = perm[0]
+        while k > 1:
+            perm[:k] = perm[k - 1::-1]
+            total += 1
+            k = perm[0]
+        ins(0, pop())
+    return total
+'''
+
+
+def test_diff_pairs_a_substitution_in_a_short_loop_body(tmp_path):
+    # `total += 1` written `total = total + 1`: one operator for another in each
+    # iteration of a loop body shorter than the resync run.
+    versions = []
+    for name, text in (("a", FLIPS), ("b", FLIPS.replace("total += 1", "total = total + 1"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "flips.py").write_text(text)
+        versions.append(import_file(tmp_path / name / "flips.py", f"flips_{name}"))
+    a, b = (tracer.track(m.flips, 7) for m in versions)
+    changed = counts(a)["operator.iadd"]
+    assert changed > 5 and counts(b)["operator.add"] >= changed
+    d = tracer.diff(a, b)
+    assert d.only_a == d.only_b == changed
+    # The bound methods of the two runs' lists are the same methods of equal lists.
+    assert d.values_total == 0, str(d)

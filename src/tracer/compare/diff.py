@@ -420,7 +420,9 @@ def _align(ka: np.ndarray, kb: np.ndarray) -> list[tuple[str, int, int, int, int
         ops += [(tag, i0 + a0, i1 + a0, j0 + b0, j1 + b0)
                 for tag, i0, i1, j0, j1 in matcher.get_opcodes()]
     else:
-        ops += _align_long(ka, kb, a0, a1, b0, b1)
+        # The rest, common suffix included: a resync near the middle's end then
+        # checks its keys against what follows, not against a list cut short.
+        return ops + _align_long(ka, kb, a0, na, b0, nb)
     if tail:
         ops.append(("equal", na - tail, na, nb - tail, nb))
     return ops
@@ -430,6 +432,10 @@ def _align(ka: np.ndarray, kb: np.ndarray) -> list[tuple[str, int, int, int, int
 # difference (fewer would pair `dt * x` with the next `m1 * mag` after an edit), and
 # the windows it looks ahead in, each tried when the smaller found nothing.
 _RESYNC_RUN = 8
+# A substitution of up to this many nodes on both sides, followed by this many
+# agreeing keys, pairs again on the same diagonal (see `_resync`).
+_SUBSTITUTION = 3
+_SUBSTITUTED_RUN = 3
 _RESYNC_WINDOWS = (64, 1024, 16384)
 
 
@@ -481,7 +487,15 @@ def _resync(ka, kb, i: int, j: int, a1: int, b1: int, memo: dict) -> tuple[int, 
     from which `_RESYNC_RUN` keys (fewer at the lists' ends) agree.
 
     A loop repeats its differences: the skip found for the same keys ahead on both
-    sides (the first window's worth) is remembered in `memo`."""
+    sides (the first window's worth) is remembered in `memo`.  A substitution of as
+    many nodes on both sides (`+= 1` written `= x + 1`: one operator for another)
+    pairs again right after it when `_SUBSTITUTED_RUN` keys agree there: in a short
+    loop body the next substitution comes before `_RESYNC_RUN` keys could agree."""
+    for s in range(1, _SUBSTITUTION + 1):
+        if i + s < a1 and j + s < b1:
+            run = _equal_run(ka, kb, i + s, j + s, min(_RESYNC_RUN, a1 - i - s, b1 - j - s))
+            if run >= min(_SUBSTITUTED_RUN, a1 - i - s, b1 - j - s):
+                return i + s, j + s
     w = _RESYNC_WINDOWS[0]
     context = None
     if i + w <= a1 and j + w <= b1:
