@@ -73,3 +73,5 @@ def test_layers_import_downwards_only():
             assert not {d for d in deps if d.startswith(("tracer.cli", "tracer.tapes"))}, m
         if not m.startswith("tracer.ad") and m != "tracer":
             assert not {d for d in deps if d.startswith("tracer.ad")}, m  # ad is the top layer
+        if not m.startswith(("tracer.suite", "tracer.cli")) and m != "tracer":
+            assert not {d for d in deps if d.startswith("tracer.suite")}, m  # a user layer

@@ -29,6 +29,7 @@ from .compare.diff import diff  # noqa: E402
 from .tapes import GuardError, TapeError  # noqa: E402
 from .tapes.trace import trace as tape  # noqa: E402
 from .ad import NoRuleError, backprop, grad, rule, value_and_grad, vjp  # noqa: E402
+from .suite import compare_counts, counts  # noqa: E402
 
 try:
     from ._version import version as __version__
@@ -44,6 +45,7 @@ __all__ = [
     "diff", "summary", "render", "to_dot", "to_networkx", "Context",
     "TrackingError", "ToolIdError", "GraphError", "TapeError", "GuardError", "NoRuleError",
     "PickleRefused", "GraphvizNotFound",
+    "counts", "compare_counts",
 ]
 
 # Names that left the top level, and their homes.  They still work for a transition

@@ -1,8 +1,9 @@
 """`python -m tracer`: trace a script, a module or a function from the command line,
-look at saved traces and compare two of them.
+look at saved traces and compare two of them (`diff`: node by node; `compare`: their
+work counts).
 
-Exit status: 0 done (for `diff`: no difference); 1 the traced program raised (its
-traceback is printed) or `diff` found differences; 2 a bad command line, a missing
+Exit status: 0 done (for `diff` and `compare`: no difference); 1 the traced program
+raised (its traceback is printed) or `diff`/`compare` found differences; 2 a bad command line, a missing
 script, a module or function that cannot be imported, a file that cannot be read or
 written; 3 tracer itself failed (a context hook raised); a traced program's
 `sys.exit(n)` exits with n.
@@ -110,12 +111,31 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--show", type=_count, default=10, metavar="N",
                          help="list at most N changes of each kind (default 10)")
     compare.set_defaults(handler=_diff)
+
+    counted = commands.add_parser(
+        "compare", help="compare the work counts of two saved traces or sets of runs",
+        description="What work changed between A and B, by callee, function or line, with "
+                    "relative changes (like pyperf compare_to for times).  A and B: saved "
+                    "traces, folders of saved traces (sets of runs: compared per run), or "
+                    "JSON counts (--json output of tracer.Counts.as_dict).")
+    counted.add_argument("a", help="the first trace, folder or counts file")
+    counted.add_argument("b", help="the second trace, folder or counts file")
+    counted.add_argument("--by", choices=("callee", "function", "line"), default="callee",
+                         help="count calls by callee, or nodes by function or by line "
+                              "(default callee)")
+    counted.add_argument("--threshold", type=float, default=0.0, metavar="FRACTION",
+                         help="report only relative changes above this (0.05 = 5%%; "
+                              "default 0: every change)")
+    counted.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    counted.add_argument("--show", type=_count, default=20, metavar="N",
+                         help="list at most N changed names (default 20)")
+    counted.set_defaults(handler=_compare)
     return parser
 
 
 def _trace_options(p: argparse.ArgumentParser) -> None:
     _print_options(p)
-    p.add_argument("--save", metavar="FILE", help="save the trace (Parquet), also when the program raised")
+    p.add_argument("--save", metavar="FILE", help="save the trace (FILE.parquet, or FILE.arrow for Arrow IPC), also when the program raised")
     p.add_argument("--dot", metavar="FILE",
                    help="draw the top --levels as a picture (.svg, .png, .pdf need Graphviz; .dot is text)")
     p.add_argument("--context", metavar="MODULE:CLASS",
@@ -174,6 +194,7 @@ def _trace(target: Target, options) -> int:
     if options.save:
         _check_writable(options.save)
         _require_save()
+        _check_format(options.save)
     enabled = options.progress == "always" or (options.progress == "auto" and sys.stderr.isatty())
     status, failure = OK, None
     with _stdout_kept(), target.running(), Progress(sys.stderr, enabled):
@@ -259,6 +280,15 @@ def _check_writable(path: str) -> None:
         raise CommandError(f"cannot write {path!r}: folder {folder!r} does not exist")
 
 
+def _check_format(path: str) -> None:
+    """Refuse a --save name whose suffix names no trace format, before the run."""
+    from ..persist.parquet import file_format
+    try:
+        file_format(path, None)
+    except ValueError as err:
+        raise CommandError(f"--save: {err}") from None
+
+
 def _require_save():
     import tracer
     save = getattr(tracer, "save", None)
@@ -302,6 +332,40 @@ def _diff(options) -> int:
     d = diff(a, b, rel_tol=options.rel_tol, abs_tol=options.abs_tol)
     print(format_diff(d, show=options.show))
     return OK if d.same else RAISED
+
+
+def _compare(options) -> int:
+    from ..suite.compare import compare_counts, format_comparison
+    if options.threshold < 0:
+        raise CommandError(f"--threshold must be 0 or more, not {options.threshold}")
+    a, b = (_counts_of(p, options.by) for p in (options.a, options.b))
+    d = compare_counts(a, b, by=options.by, threshold=options.threshold)
+    print(d.to_json() if options.json else format_comparison(d, show=options.show))
+    return OK if d.same else RAISED
+
+
+def _counts_of(path: str, by: str):
+    """Work counts of a saved trace, a folder of them, or a JSON counts file."""
+    import json
+
+    from ..suite.counts import Counts, counts
+    if not os.path.exists(path):
+        raise CommandError(f"no such file or folder: {path!r}")
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as f:
+                found = Counts.from_dict(json.load(f))
+        except (OSError, ValueError) as err:
+            raise CommandError(f"cannot read {path!r} as work counts: {err}") from err
+        if found.by != by:
+            raise CommandError(f"{path!r} holds counts by {found.by}: use --by {found.by}")
+        return found
+    if os.path.isdir(path):
+        try:
+            return counts(path, by)
+        except (OSError, ValueError) as err:
+            raise CommandError(f"cannot count the traces under {path!r}: {err}") from err
+    return counts(_load(path), by)
 
 
 def _load(path: str) -> Node:

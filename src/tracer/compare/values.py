@@ -8,16 +8,19 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import types
 
 import numpy as np
 
 from ..persist.encode import SavedText
+from ..views.names import callable_name
 
 __all__ = ["same_value"]
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _MAX_ITEMS = 10_000   # containers longer than this are compared with ==, not item by item
 _MAX_DEPTH = 4
+_BOUND = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
 
 
 def same_value(a, b, rel_tol: float = 1e-9, abs_tol: float = 0.0, _depth: int = 0) -> bool:
@@ -33,6 +36,11 @@ def same_value(a, b, rel_tol: float = 1e-9, abs_tol: float = 0.0, _depth: int = 
         return _address_free_repr(a) == _address_free_repr(b)
     if type(a) is not type(b):
         return False
+    if isinstance(a, _BOUND):
+        # A method bound to a value of each run (`perm.insert`): the same method of
+        # the same value, not the same object.
+        return callable_name(a) == callable_name(b) and same_value(
+            a.__self__, b.__self__, rel_tol, abs_tol, _depth + 1)
     if isinstance(a, BaseException):
         return a.args == b.args
     if _depth < _MAX_DEPTH and isinstance(a, (list, tuple)) and len(a) <= _MAX_ITEMS:

@@ -63,7 +63,7 @@ def _attributes(n: Node, depth: int, top: int) -> dict:
     function = None
     if n.kind in ("primitive", "nested", "special"):
         fn = n.function
-        function = callable_name(fn.value) if isinstance(fn, Const) else short_value(fn.value)
+        function = callable_name(fn.value)
     return {"kind": n.kind, "index": n.index, "parent": parent if n.row != top else None,
             "depth": depth, "function": function, "value": short_value(n.value),
             "location": line}

@@ -9,20 +9,15 @@ makes a Python object per node.
 from __future__ import annotations
 
 import os
-import types
 
 import numpy as np
 
 from .._core import NodeKind
-from ..views.nodes import Const, node_at
-from ..views.values import short_value
+from ..views.names import callable_name, code_name
+from ..views.nodes import node_at
 
 __all__ = ["callee_codes", "call_name", "callable_name", "code_name", "code_place",
            "code_key", "ARGUMENT", "NESTED", "JUMP"]
-
-# Callables short_value already names well (module-qualified, no address).
-_NAMED_BY_SHORT_VALUE = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
-                         types.WrapperDescriptorType, types.ClassMethodDescriptorType, type)
 
 ARGUMENT = int(NodeKind.K_ARGUMENT)
 NESTED = int(NodeKind.K_NESTED)
@@ -55,42 +50,13 @@ def call_name(trace, row: int) -> str:
     kids = trace.children(row) if trace.kind(row) == NESTED else []
     if kids and trace.kind(kids[0]) == ARGUMENT and trace.code(kids[0]) is not None:
         return code_name(trace.code(kids[0]))
-    fn = node_at(trace, row).function
-    return callable_name(fn.value) if isinstance(fn, Const) else short_value(fn.value)
-
-
-def code_name(code) -> str:
-    """A code object's (or a loaded stand-in's) qualified name."""
-    return getattr(code, "co_qualname", None) or getattr(code, "co_name", "?")
+    return callable_name(node_at(trace, row).function.value)
 
 
 def code_place(code) -> str:
     """`file:line` where a code object starts (file by its base name)."""
     filename = getattr(code, "co_filename", "?")
     return f"{os.path.basename(filename)}:{getattr(code, 'co_firstlineno', '?')}"
-
-
-def callable_name(value) -> str:
-    """A called function's name without its receiver or address: `math.sin`,
-    `Random.getrandbits` (for a bound builtin method), `Generator.normal`.  Never
-    raises (a callable that fails to name itself shows as `short_value` has it)."""
-    try:
-        return _callable_name(value)
-    except Exception:  # a user's callable whose __qualname__ or __self__ raises
-        return short_value(value)
-
-
-def _callable_name(value) -> str:
-    if isinstance(value, types.MethodType):
-        value = value.__func__
-    owner = getattr(value, "__self__", None)
-    if isinstance(value, types.BuiltinMethodType) and owner is not None and not isinstance(
-            owner, (types.ModuleType, type)):
-        return f"{type(owner).__qualname__}.{value.__name__}"
-    if isinstance(value, _NAMED_BY_SHORT_VALUE):
-        return short_value(value)
-    qualname = getattr(value, "__qualname__", None)
-    return qualname if isinstance(qualname, str) else short_value(value)
 
 
 def code_key(code) -> tuple[str, str]:

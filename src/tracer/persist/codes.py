@@ -22,15 +22,18 @@ import numpy as np
 
 from .. import callables as _callables
 from .._core import RecordSem
-from ..analysis.bytecode import nlocalsplus
+from ..analysis.bytecode import Handler, nlocalsplus
 from ..analysis.codecache import CodeCache
 from ..analysis.instructions import Rec
 from ..analysis.ir import IR, Statement, ir
-from ..views.values import short_value
+from ..views.values import SavedText, short_value
 
 __all__ = ["describe_code", "line_table", "LoadedCode", "LoadedIR"]
 
-ANALYSIS_VERSION = 1
+# Version 2 added what the tape reads (exception handlers, each instruction's next
+# offset, the parameter counts); version 1 still loads, without them.
+ANALYSIS_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 # Where static functions of records live; a saved name is looked up only here.
 _STATIC_MODULES = ("builtins", "operator", "_operator", _callables.__name__)
 
@@ -63,7 +66,10 @@ def _describe(code) -> dict:
         "locals": [the_ir.local_name(i) for i in range(nlocalsplus(code))],
         "nparams": the_ir.nparams,
         "instrs": [[i.offset, i.opname, i.line, lay.block_of.get(i.offset, 1),
-                    lay.depth.get(i.offset)] for i in lay.instrs],
+                    lay.depth.get(i.offset), i.next, i.arg, _plain_argval(i.argval)]
+                   for i in lay.instrs],
+        "handlers": [[h.start, h.end, h.target, h.depth, h.lasti] for h in lay.handlers],
+        "argcount": [code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount],
         "arguments": [_statement(s) for s in the_ir.arguments],
         "blocks": [[_statement(s) for s in block] for block in the_ir.blocks],
         "feeds": [[off, s.offset, s.id] for off, s in the_ir.feeds.items()],
@@ -92,7 +98,7 @@ def line_table(row: dict) -> np.ndarray:
     if table is None:
         instrs = json.loads(analysis)["instrs"]
         table = np.full(max((i[0] for i in instrs), default=-1) + 1, -1, dtype=np.int32)
-        for off, _, line, _, _ in instrs:
+        for off, _, line, *_ in instrs:
             if line is not None:
                 table[off] = line
         table.flags.writeable = False
@@ -100,6 +106,12 @@ def line_table(row: dict) -> np.ndarray:
             _LINE_TABLES.clear()
         _LINE_TABLES[analysis] = table
     return table
+
+
+def _plain_argval(argval):
+    """An instruction's argval when it is plain data (a name, a number), else None:
+    the tape reads the names of cells and the counts of unpackings."""
+    return argval if argval is None or type(argval) in (str, int, bool) else None
 
 
 def _statement(s: Statement) -> list:
@@ -114,8 +126,9 @@ def _static(rec) -> list | str:
             short_value(fn)]
 
 
-class StaticName:
-    """A record's static function a loaded trace knows by name only."""
+class StaticName(SavedText):
+    """A record's static function a loaded trace knows by name only (its name is its
+    display text, as `tracer.views.names.callable_name` named it live)."""
 
     __slots__ = ("text",)
 
@@ -140,21 +153,34 @@ def _resolve(ref) -> object:
 
 
 class SavedInstr(NamedTuple):
-    """What the views read of an instruction of a loaded code object."""
+    """What the views and the tape read of an instruction of a loaded code object."""
 
     offset: int
     opname: str
     line: int | None
+    next: int  # offset of the following instruction (after inline caches)
+    arg: int | None = None
+    argval: object = None  # a name or number (None for other operands and version 1)
 
 
 class _SavedLayout:
-    """The part of a CodeLayout the views and IR lookups read."""
+    """The part of a CodeLayout the views, IR lookups and the tape read."""
 
-    def __init__(self, instrs: list):
-        self.instrs = [SavedInstr(off, name, line) for off, name, line, _, _ in instrs]
+    def __init__(self, instrs: list, handlers: list):
+        # Version 1 saved no next offsets: the following instruction's offset (the
+        # inline caches after an instruction are no instructions of their own).
+        offsets = [i[0] for i in instrs]
+        nexts = [i[5] if len(i) > 5 else (offsets[k + 1] if k + 1 < len(offsets)
+                                           else offsets[k] + 2)
+                 for k, i in enumerate(instrs)]
+        self.instrs = [SavedInstr(i[0], i[1], i[2], nxt, *i[6:8])
+                       for i, nxt in zip(instrs, nexts)]
         self.by_offset = {i.offset: i for i in self.instrs}
-        self.block_of = {off: block for off, _, _, block, _ in instrs}
-        self.depth = {off: d for off, _, _, _, d in instrs if d is not None}
+        self.block_of = {i[0]: i[3] for i in instrs}
+        self.depth = {i[0]: i[4] for i in instrs if i[4] is not None}
+        self.handlers = [Handler(start, end, target, depth, bool(lasti))
+                         for start, end, target, depth, lasti in handlers]
+        self.handler_targets = {h.target: h for h in self.handlers}
 
 
 class LoadedIR(IR):
@@ -163,7 +189,7 @@ class LoadedIR(IR):
     def __init__(self, code: "LoadedCode", analysis: dict):  # noqa: D107 - no IR.__init__
         self._code_obj = code
         self._locals = analysis["locals"]
-        self.layout = _SavedLayout(analysis["instrs"])
+        self.layout = _SavedLayout(analysis["instrs"], analysis.get("handlers", []))
         self.nparams = analysis["nparams"]
         self.recs = {off: Rec(sem, _resolve(fn), [], list(outs), tuple(kw), display)
                      for off, sem, fn, kw, outs, display in analysis["recs"]}
@@ -196,12 +222,14 @@ class LoadedCode:
 
     It has the code object's descriptive attributes (`co_qualname`, `co_name`,
     `co_filename`, `co_firstlineno`, `co_flags`, `co_varnames`, `co_cellvars`,
-    `co_freevars`), the hash of the original bytecode, and the IR (`tracer.ir(c)`,
-    `ir_text`); it cannot be run.
+    `co_freevars`, the parameter counts), its float constants (`co_consts`: the
+    loaded trace's own objects where the trace held them, as the tape and backprop
+    tell literals apart by identity), the hash of the original bytecode, and the IR
+    (`tracer.ir(c)`, `ir_text`); it cannot be run.
     """
 
     __slots__ = ("co_qualname", "co_name", "co_filename", "co_firstlineno", "co_flags",
-                 "bytecode_sha256", "ir_text", "_analysis", "_ir", "__weakref__")
+                 "bytecode_sha256", "ir_text", "co_consts", "_analysis", "_parsed", "_ir", "__weakref__")
 
     def __init__(self, row: dict):
         self.co_qualname = str(row["qualname"])
@@ -213,6 +241,8 @@ class LoadedCode:
         self.ir_text = str(row["ir_text"])
         self._analysis = str(row["analysis"])
         self._ir: LoadedIR | None = None
+        self._parsed: dict | None = None
+        self.co_consts: tuple = ()    # set by the decoder (encoded.py) from the value table
 
     def describe(self) -> dict:
         """This code's row of the code table (saving a loaded trace again)."""
@@ -222,10 +252,13 @@ class LoadedCode:
                 "ir_text": self.ir_text, "analysis": self._analysis}
 
     def _data(self) -> dict:
+        if self._parsed is not None:
+            return self._parsed
         data = json.loads(self._analysis)
-        if not isinstance(data, dict) or data.get("version") != ANALYSIS_VERSION:
+        if not isinstance(data, dict) or data.get("version") not in _READABLE_VERSIONS:
             raise ValueError(f"the saved analysis of {self.co_qualname} is not of version "
                              f"{ANALYSIS_VERSION}; save the trace again with this tracer")
+        self._parsed = data
         return data
 
     @property
@@ -249,6 +282,25 @@ class LoadedCode:
     @property
     def co_freevars(self) -> tuple:
         return tuple(self._data()["freevars"])
+
+    def _counts(self) -> list:
+        counts = self._data().get("argcount")
+        if counts is None:
+            raise ValueError(f"the saved analysis of {self.co_qualname} has no parameter "
+                             "counts (saved by an older tracer): save the trace again")
+        return counts
+
+    @property
+    def co_argcount(self) -> int:
+        return int(self._counts()[0])
+
+    @property
+    def co_posonlyargcount(self) -> int:
+        return int(self._counts()[1])
+
+    @property
+    def co_kwonlyargcount(self) -> int:
+        return int(self._counts()[2])
 
     def line_of(self, offset: int) -> int | None:
         """The source line of the instruction at `offset` (None if unknown)."""

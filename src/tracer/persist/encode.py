@@ -3,12 +3,15 @@
 Every distinct object (by identity) a trace holds is one entry, so two nodes that
 held the same object hold the same decoded object again (`return %k`'s value *is*
 %k's, as validate checks).  Encoded losslessly: None, bool, int, float, complex,
-str, bytes, numpy scalars and arrays (no object dtype), and tuples, lists, dicts,
-sets and frozensets of those (their items are entries too, so identity inside
+str, bytes, slices, Ellipsis, numpy scalars and arrays (no object dtype), and tuples,
+lists, dicts, sets and frozensets of those (their items are entries too, so identity inside
 containers survives).  Anything else is its bounded display text plus its type's
-name, decoded as an `Opaque` stand-in that prints as the original did.  With
-``values="pickle"`` each value is pickled instead (an explicit opt-in: unpickling
-runs code from the file, so decoding it needs ``allow_pickle=True``).
+name (and a callable's qualified name, `tracer.views.names`), decoded as an `Opaque`
+stand-in that prints and is named as the original was; a callable of a module
+already imported when loading (math.sin, numpy.sqrt: found by name and type, never
+imported) decodes as itself.  With ``values="pickle"`` each value is pickled instead
+(an explicit opt-in: unpickling runs code from the file, so decoding it needs
+``allow_pickle=True``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..views.names import callable_name, find_callable
 from ..views.values import SavedText, short_value
 
 __all__ = ["ValueTable", "encode_values", "decode_values", "Opaque", "OpaqueException",
@@ -28,10 +32,10 @@ __all__ = ["ValueTable", "encode_values", "decode_values", "Opaque", "OpaqueExce
 # Entry tags (a column of the value table).
 T_NONE, T_FALSE, T_TRUE, T_INT, T_BIGINT, T_FLOAT, T_COMPLEX, T_STR, T_BYTES = range(9)
 T_NP_SCALAR, T_NP_ARRAY, T_TUPLE, T_LIST, T_DICT, T_SET, T_FROZENSET, T_OPAQUE = range(9, 17)
-T_OPAQUE_EXCEPTION, T_PICKLE = 17, 18
+T_OPAQUE_EXCEPTION, T_PICKLE, T_SLICE, T_ELLIPSIS = 17, 18, 19, 20
 TAG_NAMES = ("none", "false", "true", "int", "bigint", "float", "complex", "str", "bytes",
              "np_scalar", "np_array", "tuple", "list", "dict", "set", "frozenset", "opaque",
-             "opaque_exception", "pickle")
+             "opaque_exception", "pickle", "slice", "ellipsis")
 
 # Containers longer than this are stored as their display text: a trace's values
 # are mostly small, and a huge list repeated at many nodes would swamp the file.
@@ -63,6 +67,7 @@ class ValueTable:
     type_name: list[str | None] = field(default_factory=list)  # module.qualname / numpy dtype
     repr_text: list[str | None] = field(default_factory=list)  # an opaque value's repr, bounded
     items: list[list[int] | None] = field(default_factory=list)
+    name: list[str | None] = field(default_factory=list)       # a callable's qualified name
 
     def __len__(self) -> int:
         return len(self.tag)
@@ -72,7 +77,7 @@ class ValueTable:
         return T_PICKLE in self.tag
 
 
-_SPARSE = ("text", "blob", "type_name", "repr_text", "items")
+_SPARSE = ("text", "blob", "type_name", "repr_text", "items", "name")
 
 
 class _Encoder:
@@ -87,6 +92,7 @@ class _Encoder:
         self.type_name: dict = {}
         self.repr_text: dict = {}
         self.items: dict = {}
+        self.name: dict = {}
         self.index: dict[int, int] = {}
         self.keep: list = []  # the objects encoded, alive until done (ids stay unique)
         self.use_pickle = use_pickle
@@ -146,6 +152,11 @@ class _Encoder:
             t.tag[i], t.text[i] = T_STR, obj
         elif cls is bytes:
             t.tag[i], t.blob[i] = T_BYTES, obj
+        elif cls is slice:      # an index: a loaded tape indexes with it again
+            t.tag[i] = T_SLICE
+            t.items[i] = [self.add(obj.start), self.add(obj.stop), self.add(obj.step)]
+        elif obj is Ellipsis:
+            t.tag[i] = T_ELLIPSIS
         elif isinstance(obj, np.generic) and obj.dtype.kind not in "OV":
             t.tag[i], t.type_name[i], t.blob[i] = T_NP_SCALAR, obj.dtype.str, obj.tobytes()
         elif cls is np.ndarray and not obj.dtype.hasobject:
@@ -177,6 +188,13 @@ class _Encoder:
         except Exception as exc:  # a repr that raises: say so instead
             t.text[i] = t.repr_text[i] = (f"<{cls.__qualname__} object (repr raised "
                                           f"{type(exc).__name__})>")
+        if callable(obj) and not isinstance(obj, BaseException):
+            # Its name as the live trace's table names it: a loaded trace's callee
+            # column, queries and summary read the same names.
+            try:
+                t.name[i] = callable_name(obj)
+            except Exception:  # a name lookup that raises (a broken __getattr__)
+                t.name[i] = t.text[i]
 
 
 def _bounded(text: str) -> str:
@@ -225,20 +243,51 @@ def encode_values(objects, use_pickle: bool = False) -> tuple[ValueTable, list[i
 
 class Opaque(SavedText):
     """A value a saved trace kept only as text: its type's name, its display text
-    (`text`, as a dump shows it) and its repr (`repr_text`, both ends kept if long).
+    (`text`, as a dump shows it), its repr (`repr_text`, both ends kept if long) and,
+    for a callable, its qualified name (`name`, else None).
 
     Each original type gets a subclass of its own name, so a dump of the loaded
-    trace reads `text::TypeName` as the live one did."""
+    trace reads `text::TypeName` as the live one did.  Two stand-ins of the same
+    saved value compare equal (two loads of one file); asking one for an attribute
+    or calling it says that it is a stand-in."""
 
-    __slots__ = ("type_name", "text", "repr_text")
+    __slots__ = ("type_name", "text", "repr_text", "name")
 
-    def __init__(self, type_name: str, text: str, repr_text: str):
+    def __init__(self, type_name: str, text: str, repr_text: str, name: str | None = None):
         self.type_name = type_name
         self.text = text
         self.repr_text = repr_text
+        self.name = name
 
     def __repr__(self) -> str:
         return self.repr_text
+
+    def __getattr__(self, attr: str):
+        # Only reached for attributes the stand-in lacks (slots are found first).
+        raise AttributeError(f"loaded stand-in for {_what(self)}: attributes were not saved "
+                             f"(no {attr!r}); save with values='pickle' to keep whole objects")
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return _key(self) == _key(other)
+
+    def __hash__(self):
+        return hash(_key(self))
+
+
+def _key(stand_in) -> tuple:
+    return stand_in.type_name, stand_in.text, stand_in.repr_text, stand_in.name
+
+
+def _what(stand_in) -> str:
+    """What a stand-in stands for, in an error: a callable by name, else its type."""
+    return stand_in.name or stand_in.type_name.removeprefix("builtins.")
+
+
+def _refuse_call(self, /, *args, **kwargs):
+    raise TypeError(f"loaded stand-in for {_what(self)}: it cannot be called (a saved "
+                    "trace keeps a callable's name, not the callable)")
 
 
 class OpaqueException(SavedText, Exception):
@@ -253,19 +302,28 @@ class OpaqueException(SavedText, Exception):
     def __repr__(self) -> str:
         return self.repr_text
 
+    @property
+    def name(self) -> None:
+        return None
 
-_stand_in_types: dict[tuple[str, bool], type] = {}
+
+_stand_in_types: dict[tuple[str, bool, bool], type] = {}
 
 
-def _stand_in(type_name: str, exception: bool) -> type:
-    key = (type_name, exception)
+def _stand_in(type_name: str, exception: bool, is_callable: bool = False) -> type:
+    key = (type_name, exception, is_callable)
     cls = _stand_in_types.get(key)
     if cls is None:
         module, _, qualname = type_name.rpartition(".")
         base = OpaqueException if exception else Opaque
         name = qualname.rpartition(".")[2] or base.__name__
-        cls = type(name, (base,),
-                   {"__module__": module, "__qualname__": qualname or base.__name__})
+        body = {"__module__": module, "__qualname__": qualname or base.__name__,
+                "__slots__": ()}
+        if exception:
+            del body["__slots__"]
+        if is_callable:
+            body["__call__"] = _refuse_call
+        cls = type(name, (base,), body)
         _stand_in_types[key] = cls
     return cls
 
@@ -282,6 +340,7 @@ def decode_values(table: ValueTable, allow_pickle: bool = False) -> list:
                 "file you trust")
         warnings.warn("unpickling the values of a trace saved with values='pickle'",
                       stacklevel=3)
+    names = table.name  # empty for files saved before names were
     out: list = [None] * len(tags)
     done = [False] * len(tags)
     active: set[int] = set()
@@ -339,12 +398,28 @@ def decode_values(table: ValueTable, allow_pickle: bool = False) -> list:
             return made
         if tag == T_TUPLE:
             return tuple(get(j) for j in table.items[i])
+        if tag == T_SLICE:
+            start, stop, step = table.items[i]
+            return slice(get(start), get(stop), get(step))
+        if tag == T_ELLIPSIS:
+            return Ellipsis
         if tag == T_FROZENSET:
             return frozenset(get(j) for j in table.items[i])
-        if tag in (T_OPAQUE, T_OPAQUE_EXCEPTION):
-            cls = _stand_in(table.type_name[i] or "builtins.object", tag == T_OPAQUE_EXCEPTION)
+        if tag == T_OPAQUE_EXCEPTION:
+            cls = _stand_in(table.type_name[i] or "builtins.Exception", True)
             return cls(table.type_name[i], table.text[i] or "",
                        table.repr_text[i] or table.text[i] or "")
+        if tag == T_OPAQUE:
+            name = names[i] if i < len(names) else None
+            if name is not None:
+                # A function of a module already imported (math.sin, numpy.sqrt) is
+                # that function again: a loaded tape calls it, backprop finds its rule.
+                found = find_callable(name, table.type_name[i])
+                if found is not None:
+                    return found
+            cls = _stand_in(table.type_name[i] or "builtins.object", False, name is not None)
+            return cls(table.type_name[i], table.text[i] or "",
+                       table.repr_text[i] or table.text[i] or "", name)
         if tag == T_PICKLE:
             return pickle.loads(table.blob[i])  # allow_pickle was checked above
         raise ValueError(f"value entry {i}: unknown tag {tag}")

@@ -59,6 +59,9 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
     objects += trace.pool
     objects += [d for _, d in meta]
     objects += [fn for _, fn in subst]
+    literals = [_float_consts(c) for c in trace.codes]
+    for consts in literals:
+        objects += consts
     objects.append(trace.exception)
     table, index = encode_values(objects, use_pickle=values == "pickle")
     npool = len(trace.pool)
@@ -68,6 +71,11 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
     meta_entries = index[at:at + len(meta)]
     at += len(meta)
     subst_entries = index[at:at + len(subst)]
+    at += len(subst)
+    literal_entries = []
+    for consts in literals:
+        literal_entries.append(index[at:at + len(consts)])
+        at += len(consts)
     exception = index[-1] if trace.exception is not None else -1
     columns = {name: col for name, col in trace.columns().items()}
     columns["value"] = np.asarray(index[:n], dtype=np.int32)
@@ -83,7 +91,15 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
               "exception": exception,
               "events": int(trace.events), "root_keywords": list(trace.root_keywords or ()),
               "pickled": values == "pickle",
+              # Per code, the entries of its float literals (see LoadedCode.co_consts).
+              "float_consts": literal_entries,
               "python": sys.version.split()[0]})
+
+
+def _float_consts(code) -> list:
+    """A code's float constants, the objects themselves: backprop and the tape tell a
+    literal from a value a row produced by identity."""
+    return [c for c in getattr(code, "co_consts", ()) if type(c) is float]
 
 
 def decode_trace(enc: EncodedTrace, allow_pickle: bool = False):
@@ -123,6 +139,11 @@ def decode_trace(enc: EncodedTrace, allow_pickle: bool = False):
         events = int(info.get("events", 0))
         keywords = tuple(str(k) for k in info.get("root_keywords", ()))
         pool = [entry(e) for e in enc.pool]
+        literals = info.get("float_consts") or [[] for _ in codes]
+        if len(literals) != len(codes):
+            raise ValueError(f"{len(literals)} lists of float constants for {len(codes)} codes")
+        for code, entries in zip(codes, literals):
+            code.co_consts = tuple(entry(int(e)) for e in entries)
         substituted = {int(row): entry(e) for row, e in enc.substituted}
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"the trace's columns or attributes are damaged "

@@ -7,6 +7,7 @@ trace).  `Runs` reads it back: per-run traces, or every run at once through
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 import pickle
@@ -52,7 +53,19 @@ def _seed(seed: int | None, run: int) -> None:
     np.random.seed((seed * 1_000_003 + run) % 2 ** 32)
 
 
-def _record_runs(f, batch: list, path: str, seed, ctx, values: str) -> list[RunResult]:
+def _warm_up(f, item, times: int) -> None:
+    """Call f on copies of `item`'s arguments `times` times, untraced: the caches a
+    first call fills (re's compiled patterns, lazy imports) are full when the run is
+    recorded.  Its exceptions are the recorded run's business."""
+    for _ in range(times):
+        try:
+            f(*copy.deepcopy(_call_arguments(item)))
+        except Exception:
+            pass
+
+
+def _record_runs(f, batch: list, path: str, seed, ctx, values: str,
+                 warmup: int = 0) -> list[RunResult]:
     """Trace f over `batch` ([(run, item)]) in this process, saving each run."""
     from ..api import TrackingError, last_trace, track
     from .parquet import save
@@ -60,6 +73,7 @@ def _record_runs(f, batch: list, path: str, seed, ctx, values: str) -> list[RunR
     out = []
     for run, item in batch:
         with _TRACK_LOCK:
+            _warm_up(f, item, warmup)
             _seed(seed, run)
             error = None
             try:
@@ -77,7 +91,8 @@ def _record_runs(f, batch: list, path: str, seed, ctx, values: str) -> list[RunR
 
 
 def track_many(f, argument_list, path, *, processes: int | None = None, client=None,
-               ctx=None, seed: int | None = None, values: str = "encode") -> "Runs":
+               ctx=None, seed: int | None = None, values: str = "encode",
+               warmup: int = 0) -> "Runs":
     """Trace `f` once per item of `argument_list`; write the traces as one Parquet
     dataset at `path` (a directory, created; it must not hold runs already).
 
@@ -97,7 +112,18 @@ def track_many(f, argument_list, path, *, processes: int | None = None, client=N
 
     ``seed=s`` seeds `random` and numpy's global generator before run k from (s, k),
     so runs are reproducible and differ from each other.
+
+    ``warmup=w`` calls `f` w times untraced before each recorded run, on deep copies
+    of that run's arguments (before the seeding: the recorded run draws what it
+    would without them), so a run records its steady state, not a first call's
+    cache filling (a regex's first run in a worker compiles its pattern).
+
+    Each file has a ``callee`` column (the called function's qualified name, per
+    node) beside ``function`` and ``line``: counts over all runs are one query of
+    `Runs.dataset()`.
     """
+    if not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a count of untraced calls (0 or more), not {warmup!r}")
     items = list(argument_list)
     root = Path(path)
     if root.exists() and any(root.glob("run=*")):
@@ -108,7 +134,7 @@ def track_many(f, argument_list, path, *, processes: int | None = None, client=N
     require_pyarrow()
     root.mkdir(parents=True, exist_ok=True)
     batches = [list(enumerate(items))[i:i + BATCH] for i in range(0, len(items), BATCH)]
-    args = (os.fspath(root.resolve()), seed, ctx, values)
+    args = (os.fspath(root.resolve()), seed, ctx, values, warmup)
     if client is not None:
         results = _on_dask(client, f, batches, args, processes)
     elif processes == 0:

@@ -9,7 +9,10 @@ Layout: one table, one row per node (in Parquet, in one row group).
   files without decoding, ``value_kind`` (the entry's kind: "int", "true", "str",
   "opaque", ...) and ``number`` (bool, int and float values as float64, else null).
 - ``function``: the qualified name of the node's code (dictionary-encoded over the
-  code column), and ``line``: the source line of its instruction.
+  code column), ``line``: the source line of its instruction, and ``callee``: for a
+  call, the qualified name of what it called (`table()`'s callee column,
+  dictionary-encoded; null for other nodes), so counts over many files are one
+  Arrow or Dask query.
 - Two blob columns, ``inputs`` and ``tables``: row 0 of each holds an Arrow IPC
   stream of a one-row table of list columns (``read_blob`` reads it with plain
   pyarrow), the other rows are null.  ``inputs``: the inputs of the nodes as CSR,
@@ -52,11 +55,12 @@ from functools import cache
 
 import numpy as np
 
+from ..views.table import table as table_of
 from .codes import line_table
 from .encode import TAG_NAMES, T_FALSE, T_FLOAT, T_INT, T_TRUE, ValueTable
 from .encoded import NODE_COLUMNS, EncodedTrace, as_trace, decode_trace, encode_trace
 
-__all__ = ["save", "load", "to_table", "from_table", "node_arrays", "node_columns", "node_table",
+__all__ = ["save", "load", "file_format", "to_table", "from_table", "node_arrays", "node_columns", "node_table",
            "side_tables", "read_blob", "blob_column", "read_table", "write_table",
            "require_pyarrow"]
 
@@ -88,7 +92,7 @@ def _types():
     value_row = pa.struct([("tag", pa.uint8()), ("integer", pa.int64()), ("real", pa.float64()),
                            ("text", pa.large_string()), ("blob", pa.large_binary()),
                            ("type_name", pa.string()), ("repr_text", pa.large_string()),
-                           ("items", pa.list_(pa.int32()))])
+                           ("items", pa.list_(pa.int32())), ("name", pa.string())])
     pair = pa.struct([("row", pa.int32()), ("value", pa.int32())])
     return {"codes": code_row, "values": value_row, "pool": pa.int32(), "metadata": pair,
             "substituted": pair}
@@ -107,6 +111,7 @@ def _schema():
         pa.field("number", pa.float64()),
         pa.field("function", pa.dictionary(pa.int32(), pa.string())),
         pa.field("line", pa.int32()),
+        pa.field("callee", pa.dictionary(pa.int32(), pa.string())),
     ]
     fields += [pa.field(INPUTS_COLUMN, pa.binary()), pa.field(TABLES_COLUMN, pa.binary())]
     return pa.schema(fields)
@@ -228,12 +233,24 @@ def _checked(one_row, name: str):
     for field in _blob_schemas()[name]:
         if field.name not in one_row.column_names:
             raise ValueError(f"the trace file's {name} column has no {field.name} table")
-        if one_row.schema.field(field.name).type != field.type:
+        if one_row.schema.field(field.name).type != field.type and not _older_values(
+                one_row.schema.field(field.name).type, field):
             raise ValueError(f"the trace file's {field.name} table is not a "
                              f"{field.type} column")
         if one_row.num_rows < 1 or not one_row[field.name][0].is_valid:
             raise ValueError(f"the trace file's {field.name} table is missing")
     return one_row
+
+
+def _older_values(found, field) -> bool:
+    """Whether `found` is the value table's type before callables' names were saved:
+    the current struct without its last field, `name`."""
+    if field.name != "values":
+        return False
+    pa = require_pyarrow()
+    struct = field.type.value_type
+    older = pa.list_(pa.struct([struct.field(k) for k in range(struct.num_fields - 1)]))
+    return found == older
 
 
 def side_tables(table):
@@ -265,8 +282,10 @@ def _line_column(enc: EncodedTrace, pa):
     return pa.array(line, mask=line < 0)
 
 
-def to_table(enc: EncodedTrace):
-    """The pyarrow Table of an encoded trace (the file's one table)."""
+def to_table(enc: EncodedTrace, callee=None):
+    """The pyarrow Table of an encoded trace (the file's one table).  `callee`:
+    `(ids, names)` of the trace's callee column (`Table.ids_and_names("callee")`,
+    id 0 for nodes that are not calls); without it the column is null."""
     pa = require_pyarrow()
     cols = enc.columns
     n = len(cols["kind"])
@@ -289,11 +308,13 @@ def to_table(enc: EncodedTrace):
         pa.array(code, mask=code < 0),
         pa.array([c["qualname"] for c in enc.codes] or [""], type=pa.string())))
     arrays.append(_line_column(enc, pa))
+    arrays.append(_callee_column(pa, n, callee))
     values_struct = pa.StructArray.from_arrays(
         [pa.array(v.tag, pa.uint8()), pa.array(v.integer, pa.int64()),
          pa.array(v.real, pa.float64()), pa.array(v.text, pa.large_string()),
          pa.array(v.blob, pa.large_binary()), pa.array(v.type_name, pa.string()),
-         pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32()))],
+         pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32())),
+         pa.array(v.name, pa.string())],
         fields=list(types["values"]))
     arrays.append(_inputs_column(cols, n))
     side = [_one_list(pa, values_struct, types["values"]),
@@ -307,6 +328,16 @@ def to_table(enc: EncodedTrace):
     schema = _with_blob_types(_schema(), arrays).with_metadata(
         {META_KEY: json.dumps(enc.info).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _callee_column(pa, n: int, callee):
+    """The callee names as a dictionary column over the callee ids (null: no call)."""
+    if callee is None:
+        return pa.DictionaryArray.from_arrays(pa.nulls(n, pa.int32()), pa.array([""]))
+    ids, names = callee
+    ids = np.asarray(ids, dtype=np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(ids, mask=ids == 0),
+                                          pa.array([str(x) for x in names], type=pa.string()))
 
 
 @cache
@@ -383,6 +414,8 @@ def from_table(table) -> EncodedTrace:
         real=vals.field("real").to_pylist(), text=vals.field("text").to_pylist(),
         blob=vals.field("blob").to_pylist(), type_name=vals.field("type_name").to_pylist(),
         repr_text=vals.field("repr_text").to_pylist(),
+        # Files saved before callables' names were have no name field.
+        name=vals.field("name").to_pylist() if vals.type.get_field_index("name") >= 0 else [],
         items=vals.field("items").to_pylist())
     return EncodedTrace(
         columns=columns, values=table_v, pool=side("pool").to_pylist(),
@@ -392,8 +425,10 @@ def from_table(table) -> EncodedTrace:
         info=info, source=arrays)
 
 
-# Files whose name ends so are written as Arrow IPC files; others as Parquet.
+# What a file's suffix names: Arrow IPC files, Parquet files.  Other suffixes are
+# refused unless `format` is given (a trace.csv that holds Parquet misleads).
 ARROW_SUFFIXES = (".arrow", ".feather", ".ipc")
+PARQUET_SUFFIXES = (".parquet", ".pq")
 FORMATS = ("parquet", "arrow")
 # Default codecs, chosen by measurement (bench/persist.py, bench/RESULTS.md): with
 # LZ4 the node columns save at 12 M nodes/s and load at 22 M nodes/s as Parquet;
@@ -407,26 +442,40 @@ ARROW_COMPRESSION = "lz4"
 # is their cheap path; elsewhere it costs a hash per value for a file a little
 # smaller); no statistics (min/max per column: a pass per value, and a file is one
 # row group, so no reader could skip anything by them).
-_DICTIONARY_COLUMNS = ["function", "value_kind"]
+_DICTIONARY_COLUMNS = ["function", "value_kind", "callee"]
 
 
-def _format_of(path, format: str | None) -> str:
-    if format is None:
-        return "arrow" if os.fspath(path).lower().endswith(ARROW_SUFFIXES) else "parquet"
-    if format not in FORMATS:
+def file_format(path, format: str | None) -> str:
+    """The format to write `path` in: the one its suffix names, or `format`; an error
+    when they disagree or when neither says."""
+    if format is not None and format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS} (or None: by the file's suffix), "
                          f"not {format!r}")
-    return format
+    name = os.fspath(path).lower()
+    named = ("arrow" if name.endswith(ARROW_SUFFIXES)
+             else "parquet" if name.endswith(PARQUET_SUFFIXES) else None)
+    if named is None and format is None:
+        suffix = os.path.splitext(name)[1]
+        raise ValueError(f"cannot tell the file format from {os.fspath(path)!r}"
+                         f"{f' (suffix {suffix})' if suffix else ' (no suffix)'}: name it "
+                         f"*.parquet (Parquet) or *.arrow, *.feather, *.ipc (Arrow IPC), "
+                         f"or pass format='parquet' or 'arrow'")
+    if named is not None and format is not None and named != format:
+        raise ValueError(f"{os.fspath(path)!r} names a {named} file but format={format!r}: "
+                         f"change the suffix or the format")
+    return format or named
 
 
 def save(root_or_trace, path, *, values: str = "encode", format: str | None = None,
          compression: str | None = None) -> None:
     """Save a trace (a node of it, or the Trace) to `path` as one file.
 
-    The format is Apache Parquet, or an Arrow IPC file when `format="arrow"` or the
-    name ends in .arrow, .feather or .ipc (larger, faster to load, memory-mapped on
-    load); both hold the same table (see this module's docstring) and `load` reads
-    either.  Both are compressed with LZ4 unless `compression` names another codec
+    The format is the one the name's suffix says: Apache Parquet for .parquet (or
+    .pq), an Arrow IPC file for .arrow, .feather or .ipc (larger, faster to load,
+    memory-mapped on load); `format="parquet"` or `"arrow"` for another name.  Any
+    other suffix is refused (ValueError), as is a format the suffix contradicts.
+    Both hold the same table (see this module's docstring) and `load` reads either.
+    Both are compressed with LZ4 unless `compression` names another codec
     ("zstd": smaller and slower; "none": an Arrow file whose columns a loaded trace
     then reads straight from the mapped file).
 
@@ -437,10 +486,10 @@ def save(root_or_trace, path, *, values: str = "encode", format: str | None = No
     then needs `allow_pickle=True`, since unpickling can run any code.
     """
     require_pyarrow()
-    fmt = _format_of(path, format)
+    fmt = file_format(path, format)
     trace = as_trace(root_or_trace)
-    table = to_table(encode_trace(trace, values))
-    write_table(table, path, fmt, compression)
+    callee = table_of(trace).ids_and_names("callee")
+    write_table(to_table(encode_trace(trace, values), callee), path, fmt, compression)
 
 
 def write_table(table, path, format: str = "parquet", compression: str | None = None) -> None:

@@ -18,6 +18,7 @@ import types
 from .. import callables as tops
 from ..analysis.codecache import CodeCache
 from ..analysis.instructions import R_SPECIAL
+from ..analysis.ir import ir as ir_of
 from . import helpers
 from .common import ATOMIC, Lit, K_ARG
 from .ops import Call, Constant, Op
@@ -252,7 +253,10 @@ def _instructions(code) -> _Instructions:
     hit = _instructions_of.get(code)
     if hit is None:
         hit = _Instructions()
-        hit.list = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        if isinstance(code, types.CodeType):
+            hit.list = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        else:  # a loaded trace's code: the instructions it was saved with
+            hit.list = list(ir_of(code).layout.instrs)
         hit.index_of = {i.offset: k for k, i in enumerate(hit.list)}
         hit.stored_cells = frozenset(i.argval for i in hit.list
                                      if i.opname in ("STORE_DEREF", "DELETE_DEREF"))

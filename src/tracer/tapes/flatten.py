@@ -18,6 +18,7 @@ from .. import _core
 from .. import callables as tops
 from ..analysis.instructions import R_CALL, R_CALL_EX, R_OP, R_SPECIAL
 from ..analysis.ir import ir as ir_of
+from ..views.values import SavedText
 from . import helpers
 from .bind import MISSING, Pack, map_parameters
 from .closures import Closures, fn_is_cells
@@ -166,6 +167,8 @@ class _Flattener(Closures, SpecialInstructions):
         constants; when the object is the result of an op of this tape, it is that
         op's result, and on a new run it must be the new result.
         """
+        if isinstance(v, SavedText) and getattr(v, "name", None):
+            return Lit(v)  # a loaded trace's function: a constant, as functions are live
         if isinstance(v, ATOMIC):
             if isinstance(v, types.FunctionType) and v.__closure__ is not None:
                 return self._closure(v)
@@ -204,6 +207,10 @@ class _Flattener(Closures, SpecialInstructions):
         # A bound method is called without its self: the tape's signature is the
         # method's, and play/compile supply self as Python does.
         tape.func = tape.signature_of = passed if isinstance(passed, types.MethodType) else callee
+        if isinstance(callee, SavedText):
+            # A loaded trace's function is a stand-in: its defaults are unknown, so a
+            # compiled tape takes the recorded parameters positionally (a_1, a_2, ...).
+            tape.signature_of = None
         names = code.co_varnames
         for k in range(nparams):
             row = kids[k]

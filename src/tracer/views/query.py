@@ -19,6 +19,7 @@ Axes:
 
 from __future__ import annotations
 
+import types
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -26,7 +27,9 @@ import numpy as np
 from .. import _core
 from . import queries
 from .checks import given
-from .table import kind_codes, table
+from .names import callable_name, matches_name
+from .table import KIND_NAMES, kind_codes, table
+from .values import SavedText
 
 __all__ = ["Query", "query", "AXES"]
 
@@ -129,9 +132,9 @@ class Query:
 
         - ``kind``: a kind or several, each a name ("primitive", "nested", "jump",
           ...) or the int code the table's ``kind`` column holds (`Kind.PRIMITIVE`, 2);
-        - ``callee``: what a call called: a name (matched against the qualified name
-          and its last part, "sin" matches "math.sin") or a function (its code for
-          Python functions);
+        - ``callee``: what a call called: a name (the qualified name or a dotted tail
+          of it: "sin" matches "math.sin"), a function or other callable (by identity
+          on a live trace, by its name on a loaded one), or a list of either;
         - ``function`` / ``code`` / ``file`` / ``line``: where the node was recorded
           (the enclosing function's qualified name, its code object, the file, the line);
         - ``value``: a predicate on the value (called once per remaining node);
@@ -180,19 +183,59 @@ def _code_mask(trace, code_ids: np.ndarray, code, function, file) -> np.ndarray:
 
 
 def _callee_mask(trace, rows: np.ndarray, callee) -> np.ndarray:
-    names = _table(trace)["callee"][rows]
+    """Which of `rows` are calls of `callee`: a name, a callable, or a list of them."""
+    if isinstance(callee, (list, tuple, set, frozenset)):
+        if not callee:
+            raise ValueError("callee is an empty list: give names or functions to match")
+        mask = np.zeros(len(rows), dtype=bool)
+        for one in callee:
+            mask |= _callee_mask(trace, rows, one)
+        return mask
+    ids, names = _table(trace).ids_and_names("callee")
+    ids = ids[rows]
     if isinstance(callee, str):
-        short = np.array([n.rsplit(".", 1)[-1] for n in names.tolist()], dtype=object)
-        return (names == callee) | (short == callee)
-    code = getattr(callee, "__code__", None)
-    if code is not None:   # a Python function: calls whose body ran its code
-        ids = [cid for cid, co in enumerate(trace.codes) if co is code]
-        cols = trace.columns()
-        first = np.minimum(rows + 1, len(trace) - 1)
-        entered = (cols["parent"][first] == rows) & np.isin(cols["code"][first], ids)
-        return entered & (cols["kind"][rows] == int(_core.NodeKind.K_NESTED))
-    from .values import _name
-    return names == _name(callee)
+        hit = np.array([bool(n) and matches_name(n, callee) for n in names.tolist()], dtype=bool)
+        return hit[ids]
+    if not callable(callee):
+        raise TypeError("callee must be a name, a function (or other callable) or a list of "
+                        f"them, not {type(callee).__name__}")
+    wanted = callable_name(callee)
+    hit = np.array([n == wanted for n in names.tolist()], dtype=bool)
+    mask = hit[ids]
+    for k in np.flatnonzero(mask).tolist():
+        mask[k] = _is_call_of(trace, int(rows[k]), callee)
+    return mask
+
+
+def _is_call_of(trace, row: int, callee) -> bool:
+    """Whether call `row`, named as `callee` is, called that very object: by identity
+    on a live trace (the body's code, or the callee value), by name on a loaded one
+    (its code objects and callables are stand-ins)."""
+    from .nodes import node_at
+    cols = trace.columns()
+    first = row + 1
+    if (first < len(trace) and cols["parent"][first] == row
+            and cols["kind"][first] == int(_core.NodeKind.K_ARGUMENT)):
+        code = trace.code(first)
+        if not isinstance(code, types.CodeType):
+            return True
+        target = getattr(getattr(callee, "__func__", callee), "__code__", None)
+        return target is None or code is target
+    value = node_at(trace, row).function.value
+    if isinstance(value, SavedText):
+        return True
+    if value is callee:
+        return True
+    if isinstance(value, types.MethodType):
+        return value.__func__ is callee or (isinstance(callee, types.MethodType)
+                                            and value.__func__ is callee.__func__
+                                            and value.__self__ is callee.__self__)
+    if isinstance(value, (types.BuiltinMethodType, types.MethodWrapperType)):
+        if type(value) is type(callee):
+            return value == callee      # a new bound builtin per access: same self, same name
+        owner = getattr(value, "__self__", None)   # list.append matches a list's append
+        return getattr(type(owner), getattr(value, "__name__", ""), None) is callee
+    return False
 
 
 def _axis_rows(trace, starts: np.ndarray, axis: str, across_calls: bool) -> np.ndarray:

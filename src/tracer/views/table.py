@@ -20,6 +20,7 @@ from .. import _core
 from ..analysis.instructions import R_CALL, R_CALL_EX, R_SPECIAL
 from ..analysis.ir import ir
 from .checks import trace_arg
+from .names import callable_name
 from .values import _name
 
 __all__ = ["table", "Table", "to_pandas", "to_arrow", "KIND_NAMES", "Kind", "kind_codes"]
@@ -27,6 +28,9 @@ __all__ = ["table", "Table", "to_pandas", "to_arrow", "KIND_NAMES", "Kind", "kin
 # Plain ints, not the IntEnum members: numpy takes a slow, int64 path for those.
 _NESTED = int(_core.NodeKind.K_NESTED)
 _JUMP = int(_core.NodeKind.K_JUMP)
+_SPECIAL = int(_core.NodeKind.K_SPECIAL)
+_F_EXCEPTION = int(_core.NodeFlag.F_EXCEPTION)
+_F_RAISED = int(_core.NodeFlag.F_RAISED)
 #: The names of the node kinds, indexed by the `kind` column.
 KIND_NAMES = np.array(["argument", "constant", "primitive", "nested", "special", "jump",
                        "return"], dtype=object)
@@ -343,14 +347,35 @@ def _callees(trace, cols, qualnames: np.ndarray) -> tuple[np.ndarray, np.ndarray
         out = np.full(max(recs, default=0) // 2 + 1, -1, dtype=np.int32)
         for off, rec in recs.items():
             if rec.sem not in (R_CALL, R_CALL_EX):
-                out[off // 2] = name_id(f"${rec.fn}" if rec.sem == R_SPECIAL else _name(rec.fn))
+                out[off // 2] = name_id(f"${rec.fn}" if rec.sem == R_SPECIAL else callable_name(rec.fn))
         return out
 
     out = _core.callee_ids(trace, cols["code"], *_unit_tables(trace, site_names), by_code)
     by_value = np.flatnonzero(out < 0)
+    special = cols["kind"][by_value] == _SPECIAL
+    if special.any():
+        # A special without a record at its site (a caught exception, a raise): named
+        # as its node view's `function` names it, not by its input.
+        for row in by_value[special].tolist():
+            out[row] = name_id(_special_name(trace, cols, row))
+        by_value = by_value[~special]
     if len(by_value):
         _name_by_value(trace, cols, by_value, out, name_id)
     return out, np.array(names, dtype=object)
+
+
+def _special_name(trace, cols, row: int) -> str:
+    """"$exception" for a handler's caught exception, "$raise" for a `raise`, else ""."""
+    flags = int(cols["flags"][row])
+    if flags & _F_EXCEPTION:
+        return "$exception"
+    code, off = trace.codes[cols["code"][row]] if cols["code"][row] >= 0 else None, \
+        int(cols["offset"][row])
+    if flags & _F_RAISED and code is not None and off >= 0:
+        ins = ir(code).layout.by_offset.get(off)
+        if ins is not None and ins.opname == "RAISE_VARARGS":
+            return "$raise"
+    return ""
 
 
 def _name_by_value(trace, cols, rows: np.ndarray, out: np.ndarray, name_id) -> None:
@@ -361,7 +386,7 @@ def _name_by_value(trace, cols, rows: np.ndarray, out: np.ndarray, name_id) -> N
     if len(pooled):
         distinct, which = group_keys(-2 - out[pooled].astype(np.int64), len(trace.pool))
         pool = trace.pool
-        pool_name = np.array([name_id(_name(pool[k])) for k in distinct.tolist()],
+        pool_name = np.array([name_id(callable_name(pool[k])) for k in distinct.tolist()],
                              dtype=np.int32)
         out[pooled] = pool_name[which]
     valued = rows[marks == -1]
@@ -369,7 +394,7 @@ def _name_by_value(trace, cols, rows: np.ndarray, out: np.ndarray, name_id) -> N
         refs = cols["refs"][cols["ref_start"][valued]]
         addresses = _core.value_addresses(trace, refs)
         _, first_at, which = np.unique(addresses, return_index=True, return_inverse=True)
-        value_name = np.array([name_id(_name(trace.value(int(refs[i]))))
+        value_name = np.array([name_id(callable_name(trace.value(int(refs[i]))))
                                for i in first_at.tolist()], dtype=np.int32)
         out[valued] = value_name[which.reshape(-1)]
 
