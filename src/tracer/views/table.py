@@ -21,7 +21,6 @@ from ..analysis.instructions import R_CALL, R_CALL_EX, R_SPECIAL
 from ..analysis.ir import ir
 from .checks import trace_arg
 from .names import callable_name
-from .values import _name
 
 __all__ = ["table", "Table", "to_pandas", "to_arrow", "KIND_NAMES", "Kind", "kind_codes"]
 
