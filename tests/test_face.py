@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 VERBS = {"track", "last_trace", "query", "table", "printlevels", "format_node", "validate",
          "ir", "save", "load", "track_many", "tape", "grad", "value_and_grad", "vjp",
-         "backprop", "rule", "diff", "summary", "render", "to_dot", "to_networkx"}
+         "backprop", "rule", "diff", "summary", "render", "to_dot", "to_networkx",
+         "counts", "compare_counts"}
 ERRORS = {"TrackingError", "ToolIdError", "GraphError", "TapeError", "GuardError",
           "NoRuleError", "PickleRefused", "GraphvizNotFound"}
 
