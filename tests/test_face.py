@@ -167,13 +167,14 @@ def _readme_python() -> str:
 def test_readme_examples_and_examples_dir_pass_mypy(tmp_path):
     """One mypy run (cached in .mypy_cache between runs): the README's examples and
     examples/ pass; a file of wrong uses in the same run (a tape's result used as a
-    node) fails, so the run checks."""
+    node, a moved name) fails, so the run checks."""
     pytest.importorskip("mypy")
     readme = tmp_path / "readme_examples.py"
     readme.write_text(_readme_python(), encoding="utf-8")
     bad = tmp_path / "wrong_uses.py"
     bad.write_text("import tracer\nvalue, tp = tracer.tape(abs, 1.0)\n"
-                   "reveal_type(tp)\ntracer.printlevels(tp, 'x')\n", encoding="utf-8")
+                   "reveal_type(tp)\ntracer.printlevels(tp, 'x')\nold = tracer.Tape\n",
+                   encoding="utf-8")
     examples = sorted(str(p) for p in (REPO / "examples").glob("*.py"))
     cmd = [sys.executable, "-m", "mypy", "--check-untyped-defs", "--ignore-missing-imports",
            "--follow-imports=silent", "--allow-redefinition", "--disable-error-code=no-redef",
@@ -185,6 +186,8 @@ def test_readme_examples_and_examples_dir_pass_mypy(tmp_path):
     assert not others, done.stdout + done.stderr
     assert any('Revealed type is "tracer.tapes.tape.Tape"' in ln for ln in lines), done.stdout
     assert any("printlevels" in ln and "error" in ln for ln in lines), done.stdout
+    # A moved name is an error for mypy (the run-time __getattr__ is hidden from it).
+    assert any('has no attribute "Tape"' in ln for ln in lines), done.stdout
 
 
 def test_readme_shows_what_examples_face_prints():

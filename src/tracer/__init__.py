@@ -7,6 +7,7 @@ as Julia's IRTracker records).
 """
 
 import sys as _sys
+import typing as _typing
 
 if _sys.version_info < (3, 12):
     raise ImportError(
@@ -66,16 +67,19 @@ _MOVED = {
 }
 
 
-def __getattr__(name: str):
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tracer' has no attribute {name!r}")
-    import importlib
-    import warnings
+# Hidden from type checkers: a module __getattr__ would make every attribute of
+# `tracer` type-check (as Any), typos included; mypy should point at the new home.
+if not _typing.TYPE_CHECKING:  # (mypy knows the attribute, not an alias of the name)
+    def __getattr__(name: str):
+        home = _MOVED.get(name)
+        if home is None:
+            raise AttributeError(f"module 'tracer' has no attribute {name!r}")
+        import importlib
+        import warnings
 
-    warnings.warn(f"tracer.{name} has moved: use `from {home} import {name}` (the "
-                  f"top-level name will be removed)", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(home), name)
+        warnings.warn(f"tracer.{name} has moved: use `from {home} import {name}` (the "
+                      f"top-level name will be removed)", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(home), name)
 
 
 def __dir__() -> list[str]:
