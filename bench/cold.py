@@ -38,6 +38,7 @@ import gc
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -186,6 +187,7 @@ def per_code(repeat: int, batch: int) -> list[dict]:
                                                  batch))
         rows.append({"name": name, "instructions": len(_decode_fast(f.__code__)), **best})
     cache.set_plan_cache(None)
+    shutil.rmtree(plan_dir, ignore_errors=True)
     return rows
 
 
@@ -261,9 +263,12 @@ def suite(toolz_dir: Path, no_gc: bool) -> dict:
                              env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
-    untraced = run(False)
-    first = run(True)
-    second = run(True)
+    try:
+        untraced = run(False)
+        first = run(True)
+        second = run(True)
+    finally:
+        shutil.rmtree(plan_dir, ignore_errors=True)
     return {"untraced": untraced, "first": first, "second": second}
 
 
