@@ -6,7 +6,7 @@ import threading
 
 import tracer
 
-NOTES = []
+NOTES: list[str] = []
 
 
 def explain(f, x):                  # a library's helper, built on tracer
