@@ -1,0 +1,157 @@
+"""Choice and ChoiceTrace: the random choices of one run of a model."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+from .samplers import UnknownSamplerError
+
+__all__ = ["Choice", "ChoiceTrace", "SAMPLED", "REPLAYED", "OBSERVED", "INTERVENED"]
+
+SAMPLED = "sampled"        # drawn by the program
+REPLAYED = "replayed"      # value given (replay, update): a choice like any other
+OBSERVED = "observed"      # value given by condition: an observation, scored
+INTERVENED = "intervened"  # value given by do: not a random choice, not scored
+
+
+class Choice:
+    """One random choice: `value`, `distribution` (scipy's name), `params` (the
+    sampler's parameters by name), `logp` (log-density of `value`; None if the
+    sampler's density is unknown), `node` (the trace node of the draw), `address`
+    and `kind` (sampled, replayed, observed or intervened)."""
+
+    __slots__ = ("address", "value", "distribution", "params", "logp", "node", "kind",
+                 "sampler")
+
+    def __init__(self, address, value, distribution, params, logp, node, kind, sampler):
+        self.address = address
+        self.value = value
+        self.distribution = distribution
+        self.params = params
+        self.logp = logp
+        self.node = node
+        self.kind = kind
+        self.sampler = sampler
+
+    @property
+    def scored(self) -> bool:
+        """Whether the choice counts in the log joint (all but do's)."""
+        return self.kind != INTERVENED
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={_short(v)}" for k, v in self.params.items()
+                           if v is not None and k not in ("out", "dtype"))
+        logp = "None" if self.logp is None else f"{self.logp:.4f}"
+        tag = "" if self.kind == SAMPLED else f" [{self.kind}]"
+        return f"{self.address}: {self.distribution}({params}) = {_short(self.value)}  " \
+               f"logp={logp}{tag}"
+
+
+def _short(v, limit: int = 40) -> str:
+    s = repr(v)
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
+class ChoiceTrace:
+    """The record of one run of a probabilistic program.
+
+    - `value`: what the model returned; `root`: its nested trace (tracer's nodes);
+    - `choices`: address -> Choice, in the order the draws were made;
+    - `log_joint`: the sum of the log-densities of the scored choices (sampled,
+      replayed and observed; not do-interventions);
+    - `model`, `args`, `kwargs`: the call, for replay and update;
+    - `unknown`: how many choices have no known density (traced with
+      unknown="record"); `log_joint` refuses then.
+    """
+
+    def __init__(self, model, args: tuple, kwargs: dict, root, choices: dict[str, Choice]):
+        self.model = model
+        self.args = args
+        self.kwargs = kwargs
+        self.root = root
+        self.value = root.value
+        self.choices = choices
+        self.unknown = sum(1 for c in choices.values() if c.logp is None)
+
+    # -- the choice map ------------------------------------------------------------------
+    def __getitem__(self, address: str) -> Any:
+        """The value of the choice at `address`."""
+        return self.choices[address].value
+
+    def __contains__(self, address: str) -> bool:
+        return address in self.choices
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.choices)
+
+    def __len__(self) -> int:
+        return len(self.choices)
+
+    def values(self) -> dict[str, Any]:
+        """address -> value of every choice (a choice map)."""
+        return {a: c.value for a, c in self.choices.items()}
+
+    def addresses(self, kind: str | None = None) -> list[str]:
+        """The addresses of the choices (of one kind, if given), in draw order."""
+        return [a for a, c in self.choices.items() if kind is None or c.kind == kind]
+
+    @property
+    def observed(self) -> dict[str, Any]:
+        """address -> value of the observations (condition)."""
+        return {a: c.value for a, c in self.choices.items() if c.kind == OBSERVED}
+
+    @property
+    def intervened(self) -> dict[str, Any]:
+        """address -> value of the do-interventions."""
+        return {a: c.value for a, c in self.choices.items() if c.kind == INTERVENED}
+
+    @property
+    def log_joint(self) -> float:
+        """log p(choices, observations) of this run: the scored choices' logp summed."""
+        if self.unknown:
+            raise UnknownSamplerError(
+                f"{self.unknown} choice(s) have no known density (logp is None): "
+                f"{', '.join(a for a, c in self.choices.items() if c.logp is None)[:200]}")
+        return math.fsum(c.logp for c in self.choices.values() if c.scored)
+
+    @property
+    def log_likelihood(self) -> float:
+        """The observations' logp summed."""
+        return math.fsum(c.logp for c in self.choices.values() if c.kind == OBSERVED)
+
+    # -- looking at it --------------------------------------------------------------------
+    def relations(self) -> dict:
+        """Upstream choices: {"choices": {address: [upstream addresses]}, "value":
+        [addresses the model's value depends on]}, following data flow across calls
+        and through in-place changes (lists, dicts, attributes)."""
+        from .relations import relations
+        return relations(self)
+
+    def render(self, path=None, format: str = "svg"):
+        """The model as a Graphviz graph (see tracer.ppl.render.render)."""
+        from .render import render
+        return render(self, path, format=format)
+
+    def to_dot(self) -> str:
+        """DOT text of `render()`'s graph."""
+        from .render import to_dot
+        return to_dot(self)
+
+    def diff(self, other: "ChoiceTrace"):
+        """Choice-level comparison with `other` (see tracer.ppl.diff)."""
+        from .compare import diff
+        return diff(self, other)
+
+    def __repr__(self) -> str:
+        try:
+            lj = f"{self.log_joint:.4f}"
+        except UnknownSamplerError:
+            lj = "unknown"
+        name = getattr(self.model, "__qualname__", repr(self.model))
+        return f"<ChoiceTrace of {name}: {len(self.choices)} choices, log_joint {lj}>"
+
+    def show(self, limit: int | None = None) -> str:
+        """One line per choice (the first `limit`)."""
+        items = list(self.choices.values())[:limit]
+        return "\n".join(repr(c) for c in items)
