@@ -128,8 +128,9 @@ class ChoiceTrace:
         from .relations import relations
         return relations(self)
 
-    def render(self, path=None, format: str = "svg"):
-        """The model as a Graphviz graph (see tracer.ppl.render.render)."""
+    def render(self, path, *, format: str | None = None) -> str:
+        """Draw the choices, grouped by call, with their relations, to `path` with
+        Graphviz (observed choices shaded); see tracer.ppl.render."""
         from .render import render
         return render(self, path, format=format)
 

@@ -198,6 +198,22 @@ for _alias in ("ranf", "sample"):
         _TABLE[_f] = (Sampler(_alias, _b("size=None"), "uniform"), False)
 
 
+# Public methods of the generator classes that are neither known samplers nor
+# _NOT_DRAWS: called unbound (`g.tomaxint()` records RandomState.tomaxint with g as
+# argument 1) they are draws of unknown density.
+_OTHER_METHODS: dict[Any, str] = {}
+for _cls in (_random.Random, _random.SystemRandom, np.random.Generator, np.random.RandomState):
+    for _n in dir(_cls):
+        _m = getattr(_cls, _n, None)
+        if _n.startswith("_") or _n in _NOT_DRAWS or not callable(_m):
+            continue
+        try:
+            if _m not in _TABLE:
+                _OTHER_METHODS[_m] = _n
+        except TypeError:
+            pass
+
+
 def _random_type_of(obj) -> type | None:
     for cls in (np.random.Generator, np.random.RandomState, _random.SystemRandom,
                 _random.Random):
@@ -251,6 +267,7 @@ def sample(name: str, sampler, /, *args, **kwargs):
     address ends in `name` (then `[k]` for its k-th draw in the same call) instead
     of the sampler's method name and line, so it survives edits of the source.
     """
+    _check_name(name)
     return sampler(*args, **kwargs)
 
 
@@ -277,6 +294,9 @@ def _lookup(f) -> tuple[Sampler | None, Any, str | None]:
         return None, None, None
     if hit is not None:
         return hit[0], (None if hit[1] else False), hit[0].name
+    other = _OTHER_METHODS.get(f)
+    if other is not None:
+        return None, True, other
     owner = getattr(f, "__self__", None)
     if owner is None or isinstance(owner, types.ModuleType):
         return None, None, None
@@ -302,8 +322,11 @@ def resolve(f, args: tuple, kwargs: dict) -> Draw | None:
         _check_name(site)
     s, owner, name = _lookup(f)
     if s is None:
+        if owner is True and not (args and _random_type_of(args[0]) is not None):
+            return None
         if owner is not None and name and name not in _NOT_DRAWS:
-            raise UnknownSamplerError(f"{type(owner).__name__}.{name} draws from no "
+            where = type(args[0] if owner is True else owner).__name__
+            raise UnknownSamplerError(f"{where}.{name} draws from no "
                                       f"distribution tracer.ppl knows")
         if owner is None and name is None and site is None:
             return None

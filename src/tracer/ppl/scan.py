@@ -39,7 +39,10 @@ def _candidate_rows(tb) -> np.ndarray:
     ok = np.array([str(n).rsplit(".", 1)[-1] in wanted for n in names.tolist()], dtype=bool)
     if not ok.any():
         return np.empty(0, dtype=np.int64)
-    return np.flatnonzero(ok[tb["callee_id"]] & (tb["kind"] == _PRIMITIVE))
+    # a sampler written in C that calls Python code (numpy's choice, poisson) is a call
+    # with a body of frames entered from C: a nested row
+    kind = tb["kind"]
+    return np.flatnonzero(ok[tb["callee_id"]] & ((kind == _PRIMITIVE) | (kind == _NESTED)))
 
 
 class _Paths:
@@ -109,7 +112,12 @@ def scan(root, unknown: str = "error") -> list[Found]:
     counts: dict = {}
     out: list[Found] = []
     views = _core.node_views(trace, rows)
+    inside_until = -1       # a draw's subtree: a draw is the outermost sampler call
     for row, node in zip(rows.tolist(), views):
+        if row < inside_until:
+            continue
+        if node.kind == "nested" and node.function is None:
+            continue
         f = node.function.value
         fixed = False
         orig = original_of(f)
@@ -145,4 +153,5 @@ def scan(root, unknown: str = "error") -> list[Found]:
             value = tuple(np.asarray(draw.target).tolist()) if isinstance(
                 draw.target, np.ndarray) else tuple(draw.target)
         out.append(Found(row, address, draw, value, fixed, problem))
+        inside_until = trace.end(row)
     return out
