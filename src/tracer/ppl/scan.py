@@ -96,6 +96,24 @@ class _Paths:
         return prefix
 
 
+def _call_of(trace, row: int, node, sites: dict, code: int, offset: int):
+    """(callee, args, kwargs) of call row `row`.  The keyword names of a call site are
+    the same at every execution, so node views are asked once per site; each row's
+    inputs are then read from the refs column."""
+    shape = sites.get((code, offset))
+    if shape is None:
+        star = node.is_star_call
+        shape = sites[(code, offset)] = (star, tuple(node.keywords))
+    star, kwnames = shape
+    if star:
+        return (node.function.value, tuple(a.value for a in node.arguments),
+                {k: v.value for k, v in node.keywords.items()})
+    vals = [trace.value(r) if type(r) is int else r[1] for r in trace.refs(row)]
+    nk = len(kwnames)
+    pos = vals[1:len(vals) - nk]
+    return vals[0], tuple(pos), dict(zip(kwnames, vals[len(vals) - nk:]))
+
+
 def scan(root, unknown: str = "error") -> list[Found]:
     """The draws under `root`, in the order they were made.
 
@@ -109,6 +127,8 @@ def scan(root, unknown: str = "error") -> list[Found]:
         return []
     paths = _Paths(trace, tb)
     lines = tb["line"]
+    codes, offsets = tb["code"], tb["offset"]
+    sites: dict = {}
     counts: dict = {}
     out: list[Found] = []
     views = _core.node_views(trace, rows)
@@ -118,13 +138,11 @@ def scan(root, unknown: str = "error") -> list[Found]:
             continue
         if node.kind == "nested" and node.function is None:
             continue
-        f = node.function.value
+        f, args, kwargs = _call_of(trace, row, node, sites, codes[row], offsets[row])
         fixed = False
         orig = original_of(f)
         if orig is not None:
             f, fixed = orig, True
-        args = tuple(a.value for a in node.arguments)
-        kwargs = {k: v.value for k, v in node.keywords.items()}
         problem = None
         try:
             draw = resolve(f, args, kwargs)
