@@ -5,14 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any, Iterator
 
+from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
 from .samplers import UnknownSamplerError
 
 __all__ = ["Choice", "ChoiceTrace", "SAMPLED", "REPLAYED", "OBSERVED", "INTERVENED"]
 
-SAMPLED = "sampled"        # drawn by the program
-REPLAYED = "replayed"      # value given (replay, update): a choice like any other
-OBSERVED = "observed"      # value given by condition: an observation, scored
-INTERVENED = "intervened"  # value given by do: not a random choice, not scored
 
 
 class Choice:

@@ -8,7 +8,7 @@ grouped in a cluster per call that made it; edges are the relations between choi
 from __future__ import annotations
 
 from ..export.dot import write_picture
-from .choices import INTERVENED, OBSERVED
+from .kinds import INTERVENED, OBSERVED
 
 __all__ = ["to_dot", "render"]
 
