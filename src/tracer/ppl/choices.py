@@ -62,14 +62,38 @@ class ChoiceTrace:
       unknown="record"); `log_joint` refuses then.
     """
 
-    def __init__(self, model, args: tuple, kwargs: dict, root, choices: dict[str, Choice]):
+    def __init__(self, model, args: tuple, kwargs: dict, root, draws, kinds=None):
         self.model = model
         self.args = args
         self.kwargs = kwargs
         self.root = root
         self.value = root.value
-        self.choices = choices
-        self.unknown = sum(1 for c in choices.values() if c.logp is None)
+        self._draws = draws          # scan.Draws: the choices as columns
+        self._kinds = kinds          # kind per draw, None: all sampled
+        self._choices: dict[str, Choice] | None = None
+        self.unknown = sum(len(s.members) for s in draws.sites if s.problem)
+
+    @property
+    def choices(self) -> dict[str, "Choice"]:
+        """address -> Choice, in draw order (made when first read)."""
+        if self._choices is None:
+            self._choices = self._make_choices()
+        return self._choices
+
+    def _make_choices(self) -> dict[str, "Choice"]:
+        from .. import _core
+        d = self._draws
+        out: dict[str, Choice] = {}
+        nodes = _core.node_views(d.trace, d.rows)
+        kinds = self._kinds or [SAMPLED] * len(d)
+        logp = d.logp.tolist()
+        for i, (a, node, kind) in enumerate(zip(d.addresses, nodes, kinds)):
+            if a in out:   # counted addresses cannot repeat; say so if they do
+                raise RuntimeError(f"two draws at address {a}")
+            s = d.site(i)
+            out[a] = Choice(a, d.values[i], d.distribution(i), d.params(i),
+                            None if s.problem else logp[i], node, kind, s.sampler)
+        return out
 
     # -- the choice map ------------------------------------------------------------------
     def __getitem__(self, address: str) -> Any:
@@ -83,7 +107,7 @@ class ChoiceTrace:
         return iter(self.choices)
 
     def __len__(self) -> int:
-        return len(self.choices)
+        return len(self._draws)
 
     def values(self) -> dict[str, Any]:
         """address -> value of every choice (a choice map)."""
@@ -107,15 +131,21 @@ class ChoiceTrace:
     def log_joint(self) -> float:
         """log p(choices, observations) of this run: the scored choices' logp summed."""
         if self.unknown:
-            raise UnknownSamplerError(
-                f"{self.unknown} choice(s) have no known density (logp is None): "
-                f"{', '.join(a for a, c in self.choices.items() if c.logp is None)[:200]}")
-        return math.fsum(c.logp for c in self.choices.values() if c.scored)
+            bad = [a for a, c in self.choices.items() if c.logp is None]
+            raise UnknownSamplerError(f"{self.unknown} choice(s) have no known density "
+                                      f"(logp is None): {', '.join(bad)[:200]}")
+        logp = self._draws.logp
+        if self._kinds is None:
+            return math.fsum(logp.tolist())
+        return math.fsum(lp for lp, k in zip(logp.tolist(), self._kinds) if k != INTERVENED)
 
     @property
     def log_likelihood(self) -> float:
         """The observations' logp summed."""
-        return math.fsum(c.logp for c in self.choices.values() if c.kind == OBSERVED)
+        if self._kinds is None:
+            return 0.0
+        return math.fsum(lp for lp, k in zip(self._draws.logp.tolist(), self._kinds)
+                         if k == OBSERVED)
 
     # -- looking at it --------------------------------------------------------------------
     def relations(self) -> dict:

@@ -8,8 +8,9 @@ import math
 from ..api import track
 from ._hooks import FixingContext, plain_context
 from .address import canonical
-from .choices import INTERVENED, OBSERVED, REPLAYED, SAMPLED, Choice, ChoiceTrace
-from .densities import distribution_name, score
+from .choices import ChoiceTrace
+from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
+from .densities import score_draws
 from .scan import scan
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
@@ -29,35 +30,19 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str) -> 
         raise TypeError(f"tracer.ppl runs a callable model, got {type(model).__name__}")
     ctx = FixingContext(fixed) if fixed else plain_context()
     root = track(model, *args, ctx=ctx, **kwargs)
-    found = scan(root, unknown)
+    draws = scan(root, unknown)
+    kinds = None
     if fixed:
         missing = [a for a in fixed if a not in ctx.hits]
-        given = [a for a, (_, kind) in fixed.items() if kind != REPLAYED]
-        lost = [a for a in given if a in missing]
+        lost = [a for a in missing if fixed[a][1] != REPLAYED]
         if lost:
             raise ValueError(f"no draw was made at {len(lost)} address(es) given to "
                              f"condition/do/update: {', '.join(lost[:5])}; the addresses of "
                              f"this model's draws are tracer.ppl.trace(model, ...).choices")
-    known = [f for f in found if f.unknown is None]
-    logps = score([f.draw for f in known], [f.value for f in known])
-    logp_of = {f.row: lp for f, lp in zip(known, logps)}
-    views = {}
-    if found:
-        from .. import _core
-        views = dict(zip((f.row for f in found),
-                         _core.node_views(root.trace, [f.row for f in found])))
-    choices: dict[str, Choice] = {}
-    for f in found:
-        kind = SAMPLED
-        if f.fixed:
-            kind = fixed[f.address][1]
-        if f.address in choices:   # cannot happen with counted addresses; say so if it does
-            raise RuntimeError(f"two draws at address {f.address}")
-        choices[f.address] = Choice(
-            f.address, f.value,
-            "unknown" if f.unknown else distribution_name(f.draw),
-            f.draw.params, logp_of.get(f.row), views[f.row], kind, f.draw.sampler)
-    return ChoiceTrace(model, args, kwargs, root, choices)
+        kinds = [fixed[a][1] if f else SAMPLED
+                 for a, f in zip(draws.addresses, draws.fixed.tolist())]
+    score_draws(draws)
+    return ChoiceTrace(model, args, kwargs, root, draws, kinds)
 
 
 def trace(model, /, *args, unknown: str = "error", **kwargs) -> ChoiceTrace:

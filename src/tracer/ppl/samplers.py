@@ -349,6 +349,15 @@ def resolve(f, args: tuple, kwargs: dict) -> Draw | None:
     return Draw(s, site or s.name, params, target)
 
 
+def takes_generator(f) -> bool:
+    """Whether sampler `f` is an unbound method: its first argument is the generator."""
+    try:
+        hit = _TABLE.get(f)
+    except TypeError:
+        return False
+    return hit is not None and hit[1]
+
+
 def is_unknown_sampler(f) -> bool:
     """Whether `f` is a drawing method of a random generator with no known density."""
     s, owner, name = _lookup(f)

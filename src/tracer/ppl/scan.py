@@ -1,12 +1,18 @@
-"""Finding the draws of a finished trace: which rows, at which addresses.
+"""Finding the draws of a finished trace: which rows, at which addresses, with which
+parameters — on the trace's columns, a call site at a time.
 
-The rows that may be draws are found on the trace's columns (callee names that end
-in a sampler's name); only those are read as node views.  Addresses are counted as
-the running hooks count them (_hooks.FixingContext): calls by (code, call line) within
-their caller, draws by (site, line) within their call.
+Rows that may be draws are found by callee name.  The rows of one call site that
+call one sampler bind their parameters alike, so each such site is resolved once and
+its parameters are read as columns of the refs array; an irregular site (`f(*args)`,
+`sample(name, ...)`, a shuffle, a user sampler) is resolved row by row.  Addresses
+are counted as the running hooks count them (_hooks.FixingContext): calls by (code,
+call line) within their caller, draws by (site, line) within their call.  What only
+a Choice needs (addresses, parameter dicts, node views) is made when first asked.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -14,23 +20,92 @@ from .. import _core
 from ..views.table import KIND_NAMES
 from ._hooks import FIXED_NAME, code_name, original_of
 from .address import component, join
-from .samplers import Draw, UnknownSamplerError, method_names, resolve, sample
+from .densities import distribution_name
+from .samplers import Draw, Sampler, UnknownSamplerError, method_names, resolve, sample
 
-__all__ = ["scan"]
+__all__ = ["scan", "Draws", "Site"]
 
 _PRIMITIVE = int(np.flatnonzero(KIND_NAMES == "primitive")[0])
 _NESTED = int(np.flatnonzero(KIND_NAMES == "nested")[0])
 
 
-class Found:
-    """A draw row of a trace: its address, the draw and the value it gave."""
+class _Slot:
+    """Stands for input k of a call row while a site's parameters are bound."""
+    __slots__ = ("k",)
 
-    __slots__ = ("row", "address", "draw", "value", "fixed", "unknown")
+    def __init__(self, k: int):
+        self.k = k
 
-    def __init__(self, row, address, draw, value, fixed, unknown=None):
-        self.row, self.address, self.draw, self.value = row, address, draw, value
-        self.fixed = fixed          # whether a fixing context supplied the value
-        self.unknown = unknown      # the error text of a draw with no known density
+
+class Site:
+    """The draws of one call site with one sampler."""
+
+    __slots__ = ("sampler", "site", "line", "template", "members", "columns",
+                 "problem", "draws")
+
+    def __init__(self, sampler: Sampler, site: str, line: int | None):
+        self.sampler = sampler
+        self.site = site            # the address's site name
+        self.line = line            # None for a named site
+        self.template: dict = {}    # params, a _Slot where a row's input goes
+        self.members = np.empty(0, dtype=np.int64)   # indices into Draws, in order
+        self.columns: dict = {}     # input k -> values, one per member
+        self.problem: str | None = None   # why its density is unknown
+        self.draws: list[Draw] | None = None   # per member, for an irregular site
+
+    def index(self, i: int) -> int:
+        """The position among this site's draws of draw `i` of the trace."""
+        return int(np.searchsorted(self.members, i))
+
+    def params(self, j: int) -> dict:
+        if self.draws is not None:
+            return self.draws[j].params
+        cols = self.columns
+        return {k: (cols[v.k][j] if type(v) is _Slot else v) for k, v in self.template.items()}
+
+    def column_params(self) -> dict:
+        """The parameters as columns (lists) where they vary, scalars where not."""
+        cols = self.columns
+        return {k: (cols[v.k] if type(v) is _Slot else v) for k, v in self.template.items()}
+
+
+class Draws:
+    """The draws of one trace, in draw order: `rows` (int64 array of trace rows),
+    `values`, `fixed` (bool array: a fixing context supplied the value), `site_of`
+    (index into `sites`), `logp` (filled by densities.score_draws)."""
+
+    def __init__(self, trace, tb, rows, values, fixed, sites, site_of):
+        self.trace, self.tb = trace, tb
+        self.rows, self.values, self.fixed = rows, values, fixed
+        self.sites, self.site_of = sites, site_of
+        self.logp = np.full(len(rows), np.nan)
+        self._addresses: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def site(self, i: int) -> Site:
+        return self.sites[self.site_of[i]]
+
+    def params(self, i: int) -> dict:
+        s = self.sites[self.site_of[i]]
+        return s.params(s.index(i))
+
+    def draw(self, i: int) -> Draw:
+        s = self.sites[self.site_of[i]]
+        if s.draws is not None:
+            return s.draws[s.index(i)]
+        return Draw(s.sampler, s.site, self.params(i))
+
+    def distribution(self, i: int) -> str:
+        s = self.sites[self.site_of[i]]
+        return "unknown" if s.problem else distribution_name(Draw(s.sampler, s.site, {}))
+
+    @property
+    def addresses(self) -> list[str]:
+        if self._addresses is None:
+            self._addresses = _addresses(self)
+        return self._addresses
 
 
 def _candidate_rows(tb) -> np.ndarray:
@@ -45,6 +120,206 @@ def _candidate_rows(tb) -> np.ndarray:
     return np.flatnonzero(ok[tb["callee_id"]] & ((kind == _PRIMITIVE) | (kind == _NESTED)))
 
 
+def _value_reader(trace):
+    pool, value = trace.pool, trace.value
+    return lambda c: value(c) if c >= 0 else pool[-c - 1]
+
+
+def _outermost(trace, tb, rows: np.ndarray) -> np.ndarray:
+    """Leave out candidates inside another candidate's call (a draw is the outermost
+    sampler call)."""
+    if not (tb["kind"][rows] == _NESTED).any():
+        return rows
+    keep, until = [], -1
+    for r in rows.tolist():
+        if r < until:
+            continue
+        keep.append(r)
+        until = max(until, trace.end(r))
+    return np.array(keep, dtype=np.int64)
+
+
+def scan(root, unknown: str = "error") -> Draws:
+    """The draws under `root`, in the order they were made.
+
+    `unknown="error"` raises UnknownSamplerError at a draw whose distribution is not
+    known; `"record"` keeps it (its site has `problem` set, its logp stays NaN).
+    """
+    trace = root.trace
+    tb = trace.table()
+    cand = _candidate_rows(tb)
+    cols = trace.columns()
+    ref_start, refs = cols["ref_start"], cols["refs"]
+    read = _value_reader(trace)
+    codes, offsets, lines = tb["code"], tb["offset"], tb["line"]
+    # group candidates by (code, offset, callee input): one resolution per group
+    callee_refs = refs[ref_start[cand]].astype(np.int64) if len(cand) else \
+        np.empty(0, dtype=np.int64)
+    shapes: dict = {}           # (code, offset) -> (star call, keyword names)
+    groups: dict = {}           # key -> rows (int64 array)
+    pooled = callee_refs < 0
+    if pooled.any():
+        prows = cand[pooled]
+        site = (codes[prows].astype(np.int64) << 32) | offsets[prows].astype(np.int64)
+        callee = callee_refs[pooled]
+        order = np.lexsort((prows, callee, site))
+        site, callee, prows = site[order], callee[order], prows[order]
+        cut = np.flatnonzero((site[1:] != site[:-1]) | (callee[1:] != callee[:-1])) + 1
+        for start, rows_g in zip(np.concatenate([[0], cut]).tolist(), np.split(prows, cut)):
+            groups[(int(site[start] >> 32), int(site[start] & 0xFFFFFFFF),
+                    int(callee[start]))] = rows_g
+    for r in cand[~pooled].tolist():   # callees that are values of other rows
+        cr = int(refs[ref_start[r]])
+        key = (int(codes[r]), int(offsets[r]), "row", id(read(cr)))
+        groups[key] = np.append(groups.get(key, np.empty(0, dtype=np.int64)), r)
+    groups = dict(sorted(groups.items(), key=lambda kv: int(kv[1][0])))
+    found_rows: list[int] = []
+    found_site: list[int] = []
+    found_fixed: list[bool] = []
+    sites: list[Site] = []
+    site_ids: dict = {}
+    per_row: list[tuple[int, int, bool]] = []
+    chunks: list[tuple[np.ndarray, int]] = []     # (rows, site) of regular sites
+    for (c, o, *_), rows_g in groups.items():
+        rows = rows_g.tolist()
+        first = rows[0]
+        shape = shapes.get((c, o))
+        if shape is None:
+            node = _core.node_view(trace, first)
+            shape = shapes[(c, o)] = (node.is_star_call, tuple(node.keywords))
+        star, kwnames = shape
+        f = read(int(refs[ref_start[first]])) if not star else \
+            _core.node_view(trace, first).function.value
+        orig = original_of(f)
+        fixed = orig is not None
+        if fixed:
+            f = orig
+        irregular = star or f is sample or fixed
+        for r in (rows if irregular else rows[:1]):
+            args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs)
+            if fixed:   # each stand-in is its own callee: the original is what counts
+                f = original_of(read(int(refs[ref_start[r]])) if not star else
+                                _core.node_view(trace, r).function.value)
+            try:
+                d = resolve(f, args, kwargs)
+                problem = None
+            except UnknownSamplerError as e:
+                name = getattr(f, "__name__", type(f).__name__)
+                d = Draw(Sampler(name, lambda *a, **k: {}, "unknown"), name,
+                         {"args": args[1:], "kwargs": kwargs})
+                problem = str(e)
+            if d is None:
+                if irregular:
+                    continue
+                break
+            regular = not irregular and d.sampler.shuffles < 0 and d.sampler.user_logpdf \
+                is None and problem is None
+            line = None if f is sample else int(lines[r])
+            key = (id(d.sampler), d.site, line, c if regular else None,
+                   o if regular else None)
+            sid = site_ids.get(key)
+            if sid is None:
+                sid = site_ids[key] = len(sites)
+                s = Site(d.sampler, d.site, line)
+                s.problem = problem
+                if regular:
+                    s.template = _template(d.sampler, f, len(args), kwnames)
+                else:
+                    s.draws = {}      # row -> Draw, made a list in draw order below
+                sites.append(s)
+            s = sites[sid]
+            if not regular:
+                s.draws[r] = d
+                per_row.append((r, sid, fixed))
+            else:
+                chunks.append((rows_g, sid))
+    parts_rows = [c[0] for c in chunks] + [np.array([t[0] for t in per_row], dtype=np.int64)]
+    parts_site = [np.full(len(c[0]), c[1], dtype=np.int64) for c in chunks] + \
+        [np.array([t[1] for t in per_row], dtype=np.int64)]
+    parts_fixed = [np.zeros(len(c[0]), dtype=bool) for c in chunks] + \
+        [np.array([t[2] for t in per_row], dtype=bool)]
+    all_rows = np.concatenate(parts_rows)
+    order = np.argsort(all_rows, kind="stable")
+    rows_arr = all_rows[order]
+    site_of = np.concatenate(parts_site)[order]
+    fixed_arr = np.concatenate(parts_fixed)[order]
+    keep = _outermost(trace, tb, rows_arr) if len(rows_arr) else rows_arr
+    if len(keep) != len(rows_arr):
+        mask = np.isin(rows_arr, keep)
+        rows_arr, site_of, fixed_arr = rows_arr[mask], site_of[mask], fixed_arr[mask]
+    # members of each site, in draw order; a regular site's inputs as columns
+    by_site = np.argsort(site_of, kind="stable")
+    bounds = np.cumsum(np.bincount(site_of, minlength=len(sites)))[:-1] if len(sites) else []
+    for s, members in zip(sites, np.split(by_site, bounds) if len(sites) else []):
+        s.members = members
+        if s.draws is not None:
+            s.draws = [s.draws[int(r)] for r in rows_arr[members].tolist()]
+    allv = trace.values()
+    pool = trace.pool
+    for s in sites:
+        if s.draws is None and len(s.members):
+            base = ref_start[rows_arr[s.members]]
+            for v in s.template.values():
+                if type(v) is _Slot and v.k not in s.columns:
+                    s.columns[v.k] = _read_many(allv, pool, refs[base + v.k])
+    values = _read_many(allv, pool, rows_arr)
+    for i, sid in enumerate(site_of.tolist()):
+        s = sites[sid]
+        if s.sampler.shuffles >= 0:
+            target = s.draws[s.index(i)].target
+            # shuffle returns None: the choice is the order it left (read now)
+            values[i] = (tuple(np.asarray(target).tolist()) if isinstance(target, np.ndarray)
+                         else tuple(target))
+    draws = Draws(trace, tb, rows_arr, values, fixed_arr, sites, site_of)
+    if unknown == "error":
+        for i, sid in enumerate(site_of.tolist()):
+            if sites[sid].problem:
+                raise UnknownSamplerError(
+                    f"the draw at {draws.addresses[i]} ({sites[sid].problem}); tracer.ppl "
+                    f"cannot score it.  Declare the sampler with "
+                    f"@tracer.ppl.sampler(logpdf=...), or trace with unknown='record' to "
+                    f"keep it with logp=None")
+    return draws
+
+
+def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
+    """The values entries of the refs column name: rows' values and pool constants."""
+    codes = np.asarray(codes, dtype=np.int64)
+    out = [None] * len(codes)
+    if len(codes) == 0:
+        return out
+    pos = codes >= 0
+    if pos.all():
+        got = operator.itemgetter(*codes.tolist())(allv)
+        return list(got) if len(codes) > 1 else [got]
+    for i, c in enumerate(codes.tolist()):
+        out[i] = allv[c] if c >= 0 else pool[-c - 1]
+    return out
+
+
+def _call_args(trace, row, star, kwnames, read, ref_start, refs):
+    """(args, kwargs) of call row `row` (its callee left out)."""
+    if star:
+        node = _core.node_view(trace, row)
+        return (tuple(a.value for a in node.arguments),
+                {k: v.value for k, v in node.keywords.items()})
+    vals = [read(x) for x in refs[ref_start[row] + 1:ref_start[row + 1]].tolist()]
+    nk = len(kwnames)
+    npos = len(vals) - nk
+    return tuple(vals[:npos]), dict(zip(kwnames, vals[npos:]))
+
+
+def _template(sampler: Sampler, f, nargs: int, kwnames: tuple) -> dict:
+    """The parameters of a regular site with a _Slot where each row's input goes
+    (input k: the k-th entry of the row's refs, 0 the callee)."""
+    from .samplers import takes_generator
+    skip = 1 if takes_generator(f) else 0
+    npos = nargs
+    slots = [_Slot(1 + k) for k in range(skip, npos)]
+    kw = {name: _Slot(1 + npos + i) for i, name in enumerate(kwnames)}
+    return sampler.bind(*slots, **kw)
+
+
 class _Paths:
     """Addresses of the recorded calls, built on demand and cached by row."""
 
@@ -55,16 +330,7 @@ class _Paths:
         parent = tb["parent"][self.nested]
         cid = tb["callee_id"][self.nested]
         line = tb["line"][self.nested]
-        order = np.lexsort((self.nested, line, cid, parent))
-        keys = np.stack([parent[order], cid[order], line[order]])
-        new_group = np.ones(len(order), dtype=bool)
-        if len(order) > 1:
-            new_group[1:] = (keys[:, 1:] != keys[:, :-1]).any(axis=0)
-        starts = np.flatnonzero(new_group)
-        group_start = np.repeat(starts, np.diff(np.append(starts, len(order))))
-        occ = np.empty(len(order), dtype=np.int64)
-        occ[order] = np.arange(len(order)) - group_start
-        self.occ = occ
+        self.occ = _occurrences(parent, cid, line, self.nested)
         self.line = line
         self.names = tb.callee_names
         self.cid = cid
@@ -84,8 +350,7 @@ class _Paths:
         for r in reversed(chain):
             i = int(np.searchsorted(self.nested, r))
             if i >= len(self.nested) or self.nested[i] != r:
-                # a primitive call a frame entered from C hangs under: no component
-                self.cache[r] = prefix
+                self.cache[r] = prefix   # not a recorded call: no component
                 continue
             name = code_name(str(self.names[self.cid[i]]))
             if t.parent(r) < 0:
@@ -96,80 +361,47 @@ class _Paths:
         return prefix
 
 
-def _call_of(trace, row: int, node, sites: dict, code: int, offset: int):
-    """(callee, args, kwargs) of call row `row`.  The keyword names of a call site are
-    the same at every execution, so node views are asked once per site; each row's
-    inputs are then read from the refs column."""
-    shape = sites.get((code, offset))
-    if shape is None:
-        star = node.is_star_call
-        shape = sites[(code, offset)] = (star, tuple(node.keywords))
-    star, kwnames = shape
-    if star:
-        return (node.function.value, tuple(a.value for a in node.arguments),
-                {k: v.value for k, v in node.keywords.items()})
-    vals = [trace.value(r) if type(r) is int else r[1] for r in trace.refs(row)]
-    nk = len(kwnames)
-    pos = vals[1:len(vals) - nk]
-    return vals[0], tuple(pos), dict(zip(kwnames, vals[len(vals) - nk:]))
+def _occurrences(*keys_then_rows) -> np.ndarray:
+    """For each element, how many earlier elements (by the last array, the rows)
+    have the same keys (all arrays but the last)."""
+    *keys, rows = keys_then_rows
+    n = len(rows)
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    order = np.lexsort((rows, *reversed(keys)))
+    stacked = np.stack([np.asarray(k)[order] for k in keys])
+    new_group = np.ones(n, dtype=bool)
+    if n > 1:
+        new_group[1:] = (stacked[:, 1:] != stacked[:, :-1]).any(axis=0)
+    starts = np.flatnonzero(new_group)
+    group_start = np.repeat(starts, np.diff(np.append(starts, n)))
+    occ = np.empty(n, dtype=np.int64)
+    occ[order] = np.arange(n) - group_start
+    return occ
 
 
-def scan(root, unknown: str = "error") -> list[Found]:
-    """The draws under `root`, in the order they were made.
-
-    `unknown="error"` raises UnknownSamplerError at a draw whose distribution is not
-    known; `"record"` keeps it with its error text (its logp is None).
-    """
-    trace = root.trace
-    tb = trace.table()
-    rows = _candidate_rows(tb)
-    if len(rows) == 0:
+def _addresses(draws: Draws) -> list[str]:
+    trace, tb = draws.trace, draws.tb
+    if len(draws) == 0:
         return []
     paths = _Paths(trace, tb)
-    lines = tb["line"]
-    codes, offsets = tb["code"], tb["offset"]
-    sites: dict = {}
-    counts: dict = {}
-    out: list[Found] = []
-    views = _core.node_views(trace, rows)
-    inside_until = -1       # a draw's subtree: a draw is the outermost sampler call
-    for row, node in zip(rows.tolist(), views):
-        if row < inside_until:
-            continue
-        if node.kind == "nested" and node.function is None:
-            continue
-        f, args, kwargs = _call_of(trace, row, node, sites, codes[row], offsets[row])
-        fixed = False
-        orig = original_of(f)
-        if orig is not None:
-            f, fixed = orig, True
-        problem = None
-        try:
-            draw = resolve(f, args, kwargs)
-        except UnknownSamplerError as e:
-            problem = str(e)
-            name = getattr(f, "__name__", type(f).__name__)
-            from .samplers import Sampler
-            draw = Draw(Sampler(name, lambda *a, **k: {}, "unknown"),
-                        name, {"args": args[1:], "kwargs": kwargs})
-        if draw is None:
-            continue
-        parent = trace.parent(row)
-        line = None if f is sample else int(lines[row])
-        key = (parent, draw.site, line)
-        k = counts.get(key, 0)
-        counts[key] = k + 1
-        address = join(paths.path(parent), component(draw.site, line, k))
-        if problem is not None and unknown == "error":
-            raise UnknownSamplerError(
-                f"the draw at {address} ({problem}); tracer.ppl cannot score it.  Declare "
-                f"the sampler with @tracer.ppl.sampler(logpdf=...), or trace with "
-                f"unknown='record' to keep it with logp=None")
-        value = node.value
-        if draw.sampler.shuffles >= 0:
-            # shuffle returns None: the choice is the order it left (read now)
-            value = tuple(np.asarray(draw.target).tolist()) if isinstance(
-                draw.target, np.ndarray) else tuple(draw.target)
-        out.append(Found(row, address, draw, value, fixed, problem))
-        inside_until = trace.end(row)
+    parents = tb["parent"][draws.rows]
+    site_key = np.array([_site_key(draws.sites[s]) for s in range(len(draws.sites))],
+                        dtype=np.int64)[draws.site_of]
+    lines = np.array([-(1 << 40) if draws.sites[s].line is None else draws.sites[s].line
+                      for s in draws.site_of.tolist()], dtype=np.int64)
+    occ = _occurrences(parents, site_key, lines, draws.rows).tolist()
+    out = []
+    sites = draws.sites
+    for p, sid, k in zip(parents.tolist(), draws.site_of.tolist(), occ):
+        s = sites[sid]
+        out.append(join(paths.path(p), component(s.site, s.line, k)))
     return out
+
+
+_SITE_KEYS: dict = {}
+
+
+def _site_key(site: Site) -> int:
+    """An int per site name (sites of one name on one line are counted together)."""
+    return _SITE_KEYS.setdefault(site.site, len(_SITE_KEYS))
