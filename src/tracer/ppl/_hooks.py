@@ -52,23 +52,23 @@ def _user_frame():
     return f
 
 
-def _stand_in(original, value, draw):
-    """A callable that returns `value` (or reorders a shuffled list into it) in place
-    of `original`; the trace shows it as the call and it remembers `original`."""
-    if draw.sampler.shuffles >= 0:
-        order = list(value)
-
-        def ppl_fixed(*args, **kwargs):
+def _stand_in(original, box: list):
+    """A function to run in place of sampler `original`: it returns the value the
+    fixing context left in `box` (or reorders the shuffled list into it).  One per
+    sampler and run, so the draws of one site share their callee in the trace, and
+    it remembers `original`."""
+    def ppl_fixed(*args, **kwargs):
+        value, draw = box[0]
+        box[0] = None
+        if draw.sampler.shuffles >= 0:
             target = draw.target
             if isinstance(target, np.ndarray):
-                target[...] = np.asarray(order, dtype=target.dtype).reshape(target.shape)
+                target[...] = np.asarray(list(value), dtype=target.dtype).reshape(target.shape)
             else:
-                target[:] = order
+                target[:] = list(value)
             return None
-    else:
-        def ppl_fixed(*args, **kwargs):
-            # a fresh copy: the program may change a list or array it drew in place
-            return copy.copy(value) if isinstance(value, (list, np.ndarray)) else value
+        # a fresh copy: the program may change a list or array it drew in place
+        return copy.copy(value) if isinstance(value, (list, np.ndarray)) else value
     ppl_fixed._ppl_original = original
     return ppl_fixed
 
@@ -85,6 +85,8 @@ class FixingContext(Context):
         super().__init__(primitives=sampler_callables(), modules=["random", __name__])
         self.fixed = fixed
         self.hits: set = set()
+        self._box: list = [None]          # the value the next stand-in returns
+        self._stand_ins: dict = {}        # sampler -> its stand-in in this run
         self.prefix: str | None = None
         self._calls: dict = {}
         self._sites: dict = {}
@@ -121,4 +123,11 @@ class FixingContext(Context):
         if fix is None:
             return None
         self.hits.add(address)
-        return _stand_in(f, fix[0], draw)
+        try:
+            stand_in = self._stand_ins.get(f)
+            if stand_in is None:
+                stand_in = self._stand_ins[f] = _stand_in(f, self._box)
+        except TypeError:                  # an unhashable sampler: a stand-in of its own
+            stand_in = _stand_in(f, self._box)
+        self._box[0] = (fix[0], draw)
+        return stand_in

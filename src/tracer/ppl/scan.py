@@ -157,21 +157,23 @@ def scan(root, unknown: str = "error") -> Draws:
         np.empty(0, dtype=np.int64)
     shapes: dict = {}           # (code, offset) -> (star call, keyword names)
     groups: dict = {}           # key -> rows (int64 array)
-    pooled = callee_refs < 0
-    if pooled.any():
-        prows = cand[pooled]
-        site = (codes[prows].astype(np.int64) << 32) | offsets[prows].astype(np.int64)
-        callee = callee_refs[pooled]
-        order = np.lexsort((prows, callee, site))
-        site, callee, prows = site[order], callee[order], prows[order]
-        cut = np.flatnonzero((site[1:] != site[:-1]) | (callee[1:] != callee[:-1])) + 1
-        for start, rows_g in zip(np.concatenate([[0], cut]).tolist(), np.split(prows, cut)):
-            groups[(int(site[start] >> 32), int(site[start] & 0xFFFFFFFF),
-                    int(callee[start]))] = rows_g
-    for r in cand[~pooled].tolist():   # callees that are values of other rows
-        cr = int(refs[ref_start[r]])
-        key = (int(codes[r]), int(offsets[r]), "row", id(read(cr)))
-        groups[key] = np.append(groups.get(key, np.empty(0, dtype=np.int64)), r)
+    if len(cand):
+        # the callee of each row as an object id (a fixing run's stand-ins are new
+        # pool entries per call, but one object per sampler)
+        codes_u, which = np.unique(callee_refs, return_inverse=True)
+        objs = [read(int(c)) for c in codes_u.tolist()]
+        obj_ids = {}
+        obj_of_code = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in objs],
+                               dtype=np.int64)
+        callee = obj_of_code[which.reshape(-1)]
+        site = (codes[cand].astype(np.int64) << 32) | offsets[cand].astype(np.int64)
+        order = np.lexsort((cand, callee, site))
+        site_s, callee_s, rows_s = site[order], callee[order], cand[order]
+        firsts = callee_refs[order]
+        cut = np.flatnonzero((site_s[1:] != site_s[:-1]) | (callee_s[1:] != callee_s[:-1])) + 1
+        for start, rows_g in zip(np.concatenate([[0], cut]).tolist(), np.split(rows_s, cut)):
+            groups[(int(site_s[start] >> 32), int(site_s[start] & 0xFFFFFFFF),
+                    int(firsts[start]))] = rows_g
     groups = dict(sorted(groups.items(), key=lambda kv: int(kv[1][0])))
     found_rows: list[int] = []
     found_site: list[int] = []
@@ -194,7 +196,7 @@ def scan(root, unknown: str = "error") -> Draws:
         fixed = orig is not None
         if fixed:
             f = orig
-        irregular = star or f is sample or fixed
+        irregular = star or f is sample
         for r in (rows if irregular else rows[:1]):
             args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs)
             if fixed:   # each stand-in is its own callee: the original is what counts
@@ -232,11 +234,11 @@ def scan(root, unknown: str = "error") -> Draws:
                 s.draws[r] = d
                 per_row.append((r, sid, fixed))
             else:
-                chunks.append((rows_g, sid))
+                chunks.append((rows_g, sid, fixed))
     parts_rows = [c[0] for c in chunks] + [np.array([t[0] for t in per_row], dtype=np.int64)]
     parts_site = [np.full(len(c[0]), c[1], dtype=np.int64) for c in chunks] + \
         [np.array([t[1] for t in per_row], dtype=np.int64)]
-    parts_fixed = [np.zeros(len(c[0]), dtype=bool) for c in chunks] + \
+    parts_fixed = [np.full(len(c[0]), c[2], dtype=bool) for c in chunks] + \
         [np.array([t[2] for t in per_row], dtype=bool)]
     all_rows = np.concatenate(parts_rows)
     order = np.argsort(all_rows, kind="stable")
