@@ -319,3 +319,42 @@ def test_render_with_dot(tmp_path):
     ct = ppl.trace(regression, random.Random(0), 2)
     out = ct.render(tmp_path / "m.svg")
     assert open(out).read().lstrip().startswith("<")
+
+
+def same_line(r, g):
+    m = g.normal
+    x = r.gauss(0, 1) + r.gauss(5, 1)
+    params = (2.0, 0.5)
+    y = r.gauss(*params)
+    z = m(1.0, 2.0) + m(3.0, 4.0)
+    return x + y + z
+
+
+def test_sites_on_one_line_star_calls_and_bound_values():
+    ct = _check(ppl.trace(same_line, random.Random(2), np.random.default_rng(2)))
+    l0 = same_line.__code__.co_firstlineno
+    assert list(ct.choices) == [f"same_line/gauss@L{l0 + 2}", f"same_line/gauss@L{l0 + 2}[1]",
+                                f"same_line/gauss@L{l0 + 4}", f"same_line/normal@L{l0 + 5}",
+                                f"same_line/normal@L{l0 + 5}[1]"]
+    ch = list(ct.choices.values())
+    assert [c.params for c in ch] == [{"mu": 0, "sigma": 1}, {"mu": 5, "sigma": 1},
+                                      {"mu": 2.0, "sigma": 0.5},
+                                      {"loc": 1.0, "scale": 2.0, "size": None},
+                                      {"loc": 3.0, "scale": 4.0, "size": None}]
+    for c in ch:
+        p = list(c.params.values())
+        assert c.logp == pytest.approx(st.norm.logpdf(c.value, p[0], p[1]))
+    again = _check(ppl.replay(ct, random.Random(9), np.random.default_rng(9)))
+    assert again.value == ct.value and not ppl.diff(ct, again)
+    c = ppl.condition(same_line, {list(ct.choices)[1]: 0.0, list(ct.choices)[4]: 1.0},
+                      random.Random(2), np.random.default_rng(2))
+    assert [x.kind for x in c.choices.values()] == ["sampled", "observed", "sampled",
+                                                    "sampled", "observed"]
+
+
+def test_nothing_below_imports_ppl():
+    from test_imports import _imports, _modules
+    modules = _modules()
+    for m, p in modules.items():
+        if not m.startswith("tracer.ppl"):
+            assert not {d for d in _imports(m, p, modules) if d.startswith("tracer.ppl")}, m

@@ -83,16 +83,39 @@ class ChoiceTrace:
     def _make_choices(self) -> dict[str, "Choice"]:
         from .. import _core
         d = self._draws
-        out: dict[str, Choice] = {}
+        n = len(d)
+        params: list = [None] * n
+        dists: list = [None] * n
+        for s in d.sites:                  # a site at a time: its columns zipped
+            members = s.members.tolist()
+            if not members:
+                continue
+            name = d.distribution(members[0])
+            if s.draws is not None:
+                rows = [x.params for x in s.draws]
+            else:
+                keys = list(s.template)
+                cols = s.column_params()
+                per = [cols[k] if isinstance(cols[k], list) else [cols[k]] * len(members)
+                       for k in keys]
+                rows = [dict(zip(keys, vals)) for vals in zip(*per)] if keys else \
+                    [{} for _ in members]
+            for i, p in zip(members, rows):
+                params[i] = p
+                dists[i] = name
         nodes = _core.node_views(d.trace, d.rows)
-        kinds = self._kinds or [SAMPLED] * len(d)
+        kinds = self._kinds or [SAMPLED] * n
         logp = d.logp.tolist()
-        for i, (a, node, kind) in enumerate(zip(d.addresses, nodes, kinds)):
+        unknown = {id(s) for s in d.sites if s.problem}
+        sites = d.sites
+        out: dict[str, Choice] = {}
+        for i, (a, node, kind, sid) in enumerate(zip(d.addresses, nodes, kinds,
+                                                     d.site_of.tolist())):
             if a in out:   # counted addresses cannot repeat; say so if they do
                 raise RuntimeError(f"two draws at address {a}")
-            s = d.site(i)
-            out[a] = Choice(a, d.values[i], d.distribution(i), d.params(i),
-                            None if s.problem else logp[i], node, kind, s.sampler)
+            s = sites[sid]
+            out[a] = Choice(a, d.values[i], dists[i], params[i],
+                            None if id(s) in unknown else logp[i], node, kind, s.sampler)
         return out
 
     # -- the choice map ------------------------------------------------------------------

@@ -355,7 +355,63 @@ def score_draws(draws) -> None:
             if res is not None:
                 draws.logp[idx] = res
                 continue
+        if s.draws is None and s.sampler.family in ("choices", "choice"):
+            res = _categorical_site(st, s, vals)
+            if res is not None:
+                draws.logp[idx] = res
+                continue
         draws.logp[idx] = score([draws.draw(i) for i in idx], vals)
+
+
+def _categorical_site(st, s, vals: list):
+    """The log-masses of a site of `choices`/`choice` draws: each drawn item is one
+    trial of scipy's multinomial over the (pooled) population; draws with
+    populations of one size share one vectorised call."""
+    n = len(vals)
+    choice = s.sampler.family == "choice"
+    items_of = []               # per draw: (probabilities, index of each drawn item)
+    for j in range(n):
+        p = s.params(j)
+        if choice:
+            pop, weights, drawn = p["seq"], None, (vals[j],)
+        else:
+            pop, drawn = p["population"], vals[j]
+            weights = p["weights"]
+            if p["cum_weights"] is not None:
+                cw = [float(x) for x in p["cum_weights"]]
+                weights = [b - a for a, b in zip([0.0] + cw[:-1], cw)]
+        pop = pop if isinstance(pop, list) else list(pop)
+        try:
+            distinct = len(set(pop)) == len(pop)
+        except TypeError:
+            distinct = False
+        if not distinct:
+            return None          # equal items to pool: scored one by one
+        ws = [1.0] * len(pop) if weights is None else [float(x) for x in weights]
+        total = sum(ws)
+        try:
+            picks = [pop.index(v) for v in drawn]
+        except ValueError:
+            return None          # a value outside the population: scored one by one
+        items_of.append(([w / total for w in ws], picks))
+    out = np.zeros(n)
+    by_size: dict[int, list[int]] = {}
+    for j, (probs, _) in enumerate(items_of):
+        by_size.setdefault(len(probs), []).append(j)
+    for size, js in by_size.items():
+        ps, picks, owners = [], [], []
+        for j in js:
+            probs, chosen = items_of[j]
+            for i in chosen:
+                ps.append(probs)
+                picks.append(i)
+                owners.append(j)
+        if picks:
+            onehot = np.zeros((len(picks), size))
+            onehot[np.arange(len(picks)), picks] = 1.0
+            lp = st.multinomial.logpmf(onehot, 1, np.array(ps))
+            np.add.at(out, np.array(owners), np.atleast_1d(lp))
+    return out
 
 
 def _all_scalars(vals: list) -> bool:

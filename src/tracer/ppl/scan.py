@@ -302,9 +302,8 @@ def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
 def _call_args(trace, row, star, kwnames, read, ref_start, refs):
     """(args, kwargs) of call row `row` (its callee left out)."""
     if star:
-        node = _core.node_view(trace, row)
-        return (tuple(a.value for a in node.arguments),
-                {k: v.value for k, v in node.keywords.items()})
+        _, args, kwargs = _core.node_view(trace, row).call_values()
+        return args, kwargs
     vals = [read(x) for x in refs[ref_start[row] + 1:ref_start[row + 1]].tolist()]
     nk = len(kwnames)
     npos = len(vals) - nk
@@ -393,11 +392,14 @@ def _addresses(draws: Draws) -> list[str]:
     lines = np.array([-(1 << 40) if draws.sites[s].line is None else draws.sites[s].line
                       for s in draws.site_of.tolist()], dtype=np.int64)
     occ = _occurrences(parents, site_key, lines, draws.rows).tolist()
+    base = [component(s.site, s.line, 0) for s in draws.sites]
+    prefix: dict[int, str] = {}
     out = []
-    sites = draws.sites
     for p, sid, k in zip(parents.tolist(), draws.site_of.tolist(), occ):
-        s = sites[sid]
-        out.append(join(paths.path(p), component(s.site, s.line, k)))
+        pre = prefix.get(p)
+        if pre is None:
+            pre = prefix[p] = paths.path(p) + "/"
+        out.append(f"{pre}{base[sid]}[{k}]" if k else pre + base[sid])
     return out
 
 
