@@ -358,3 +358,38 @@ def test_nothing_below_imports_ppl():
     for m, p in modules.items():
         if not m.startswith("tracer.ppl"):
             assert not {d for d in _imports(m, p, modules) if d.startswith("tracer.ppl")}, m
+
+
+def _gen(r, n):
+    for i in range(n):
+        yield r.gauss(i, 1.0)
+
+
+def _helper(r, x):
+    return r.random() + x
+
+
+def entered_from_c(r):
+    xs = list(_gen(r, 3))                                  # frames list() resumes
+    ys = [_helper(r, x) for x in xs]
+    zs = sorted(xs, key=lambda v: v + r.random())          # a key function
+    ws = map(lambda v: _helper(r, v), xs)
+    return sum(ys) + sum(zs) + sum(ws)
+
+
+def test_frames_entered_from_c_have_the_addresses_replay_uses():
+    ct = _check(ppl.trace(entered_from_c, random.Random(0)))
+    line = entered_from_c.__code__.co_firstlineno
+    assert list(ct.choices)[:2] == [f"entered_from_c/_gen@L{line + 1}/gauss@L"
+                                    f"{_gen.__code__.co_firstlineno + 2}",
+                                    f"entered_from_c/_gen@L{line + 1}[1]/gauss@L"
+                                    f"{_gen.__code__.co_firstlineno + 2}"]
+    assert len(ct.choices) == 12
+    again = _check(ppl.replay(ct, random.Random(5)))
+    assert again.value == ct.value and not ppl.diff(ct, again)
+
+
+def test_replay_refuses_a_run_that_misses_addresses():
+    ct = ppl.trace(walk, random.Random(3), 4)
+    with pytest.raises(ValueError, match="no draw was made"):
+        ppl.replay(ct, random.Random(3), 2)

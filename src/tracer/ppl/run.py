@@ -23,8 +23,10 @@ def _check_unknown(unknown: str) -> None:
         raise ValueError(f"unknown must be one of {UNKNOWN_POLICIES}, got {unknown!r}")
 
 
-def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str) -> ChoiceTrace:
-    """Trace `model(*args, **kwargs)`; `fixed`: address -> (value, kind)."""
+def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
+         exact: bool = False) -> ChoiceTrace:
+    """Trace `model(*args, **kwargs)`; `fixed`: address -> (value, kind); `exact`:
+    every fixed address must be reached (replay)."""
     _check_unknown(unknown)
     if not callable(model):
         raise TypeError(f"tracer.ppl runs a callable model, got {type(model).__name__}")
@@ -34,10 +36,11 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str) -> 
     kinds = None
     if fixed:
         missing = [a for a in fixed if a not in ctx.hits]
-        lost = [a for a in missing if fixed[a][1] != REPLAYED]
+        lost = [a for a in missing if exact or fixed[a][1] != REPLAYED]
         if lost:
             raise ValueError(f"no draw was made at {len(lost)} address(es) given to "
-                             f"condition/do/update: {', '.join(lost[:5])}; the addresses of "
+                             f"replay/condition/do/update: {', '.join(lost[:5])}; the "
+                             f"addresses of "
                              f"this model's draws are tracer.ppl.trace(model, ...).choices")
         kinds = [fixed[a][1] if f else SAMPLED
                  for a, f in zip(draws.addresses, draws.fixed.tolist())]
@@ -64,7 +67,8 @@ def _fix(values: dict, kind: str) -> dict:
 
 def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs) -> ChoiceTrace:
     """Run the model of `choice_trace` again with every choice fixed to its value
-    (by address): the same run, whatever the generators' state.  Observations stay
+    (by address): the same run, whatever the generators' state (ValueError if the
+    run does not reach every address, e.g. on other arguments).  Observations stay
     observations and do-interventions stay interventions.  With arguments, the
     model runs on them instead of the recorded ones.
     """
@@ -72,7 +76,7 @@ def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs
              for a, c in choice_trace.choices.items()}
     a = args if args or kwargs else choice_trace.args
     k = kwargs if args or kwargs else choice_trace.kwargs
-    return _run(choice_trace.model, a, k, fixed, unknown)
+    return _run(choice_trace.model, a, k, fixed, unknown, exact=True)
 
 
 def condition(model, observations: dict, /, *args, unknown: str = "error",

@@ -27,6 +27,7 @@ __all__ = ["scan", "Draws", "Site"]
 
 _PRIMITIVE = int(np.flatnonzero(KIND_NAMES == "primitive")[0])
 _NESTED = int(np.flatnonzero(KIND_NAMES == "nested")[0])
+_FRAME = int(_core.FLAGS["frame"])
 
 
 class _Slot:
@@ -328,9 +329,21 @@ class _Paths:
         self.trace = trace
         kind = tb["kind"]
         self.nested = np.flatnonzero(kind == _NESTED)
-        parent = tb["parent"][self.nested]
+        parent = tb["parent"][self.nested].astype(np.int64)
         cid = tb["callee_id"][self.nested]
         line = tb["line"][self.nested]
+        # A C call that runs Python frames (list(gen), sorted(key=f), map) is a nested
+        # row with those frames under it; the running program sees no frame for the C
+        # call, so in an address it is no step: its frames count in its caller.
+        self.transparent: set[int] = set()
+        entered = (tb["flags"][self.nested] & _FRAME) != 0
+        for p in np.unique(parent[entered]).tolist():
+            if p >= 0 and not _is_python_call(trace, p):
+                self.transparent.add(p)
+        if self.transparent:
+            for i in np.flatnonzero(entered).tolist():
+                if int(parent[i]) in self.transparent:
+                    parent[i] = trace.parent(int(parent[i]))
         self.occ = _occurrences(parent, cid, line, self.nested)
         self.line = line
         self.names = tb.callee_names
@@ -350,8 +363,8 @@ class _Paths:
         prefix = self.cache.get(r, "") if r >= 0 else ""
         for r in reversed(chain):
             i = int(np.searchsorted(self.nested, r))
-            if i >= len(self.nested) or self.nested[i] != r:
-                self.cache[r] = prefix   # not a recorded call: no component
+            if i >= len(self.nested) or self.nested[i] != r or r in self.transparent:
+                self.cache[r] = prefix   # not a recorded Python call: no component
                 continue
             name = code_name(str(self.names[self.cid[i]]))
             if t.parent(r) < 0:
@@ -360,6 +373,13 @@ class _Paths:
                 prefix = join(prefix, component(name, int(self.line[i]), int(self.occ[i])))
             self.cache[r] = prefix
         return prefix
+
+
+def _is_python_call(trace, row: int) -> bool:
+    """Whether nested row `row` is a Python frame (not a C call that entered some)."""
+    fn = _core.node_view(trace, row).function
+    fn = getattr(fn, "value", None)
+    return getattr(getattr(fn, "__func__", fn), "__code__", None) is not None
 
 
 def _occurrences(*keys_then_rows) -> np.ndarray:

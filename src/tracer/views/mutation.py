@@ -127,7 +127,10 @@ def mutations(trace) -> tuple[np.ndarray, np.ndarray]:
 
 def _reads(trace, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`(reader, address)` for each input of each row of `rows`."""
-    cols = trace.columns()
+    cache = _cache(trace)
+    cols = cache.get("mutation_columns")
+    if cols is None:
+        cols = cache["mutation_columns"] = trace.columns()
     starts = cols["ref_start"]
     lo, hi = starts[rows], starts[rows + 1]
     n = hi - lo
@@ -152,8 +155,8 @@ def reach_through_mutation(trace, rows, forward: bool, across_calls: bool) -> np
         return got
     if forward:
         return _forward(trace, got, mrows, maddr, across_calls)
-    seen = np.zeros(len(trace), dtype=bool)
-    seen[got] = True
+    # sets of rows as sorted arrays: a slice is usually far smaller than the trace
+    seen = got
     fresh = got
     while len(fresh):
         reader, addr = _reads(trace, fresh)
@@ -168,7 +171,7 @@ def reach_through_mutation(trace, rows, forward: bool, across_calls: bool) -> np
         match = np.zeros(len(mrows), dtype=bool)
         match[pos_ok] = keys[pos[pos_ok]] == maddr[pos_ok]
         match[match] &= mrows[match] < latest[pos[match]]
-        match &= ~seen[mrows]
+        match &= ~np.isin(mrows, seen, assume_unique=True)
         seeds = mrows[match]
         if len(seeds) == 0:
             break
@@ -179,9 +182,9 @@ def reach_through_mutation(trace, rows, forward: bool, across_calls: bool) -> np
                 more += _containing_calls(trace, m, rdr)
         more = np.unique(np.array(more, dtype=np.int32))
         new = np.union1d(more, queries.reach(trace, more, False, across_calls))
-        fresh = new[~seen[new]]
-        seen[fresh] = True
-    return np.flatnonzero(seen).astype(np.int32)
+        fresh = np.setdiff1d(new, seen, assume_unique=True)
+        seen = np.union1d(seen, fresh)
+    return seen.astype(np.int32)
 
 
 def _forward(trace, got, mrows, maddr, across_calls) -> np.ndarray:
