@@ -176,6 +176,8 @@ def test_unknown_sampler_raises_or_is_counted():
     assert [c.logp is None for c in ct.choices.values()] == [False, True]
     with pytest.raises(ppl.UnknownSamplerError, match="no known density"):
         ct.log_joint
+    again = _check(ppl.replay(ct, np.random.RandomState(1), unknown="record"))
+    assert again.value == ct.value and not ppl.diff(ct, again)
 
 
 def test_address_parse_and_errors():

@@ -21,7 +21,8 @@ import numpy as np
 
 from ..context import Context
 from .address import component, join
-from .samplers import UnknownSamplerError, resolve, sample, sampler_callables
+from .samplers import (Draw, Sampler, UnknownSamplerError, resolve, sample,
+                       sampler_callables)
 
 __all__ = ["plain_context", "FixingContext", "FIXED_NAME", "original_of", "code_name"]
 
@@ -111,7 +112,10 @@ class FixingContext(Context):
         try:
             draw = resolve(f, args, kwargs)
         except UnknownSamplerError:
-            return None                            # the scan reports it
+            # a draw of unknown density (kept with logp=None when traced with
+            # unknown="record"): named and fixed like the scan names it
+            name = getattr(f, "__name__", type(f).__name__)
+            draw = Draw(Sampler(name, dict, "unknown"), name, {})
         if draw is None or self.prefix is None:
             return None
         line = None if f is sample else _user_frame().f_lineno
