@@ -395,3 +395,98 @@ def test_replay_refuses_a_run_that_misses_addresses():
     ct = ppl.trace(walk, random.Random(3), 4)
     with pytest.raises(ValueError, match="no draw was made"):
         ppl.replay(ct, random.Random(3), 2)
+
+
+def every_numpy_sampler(g):
+    g.random(2), g.integers(0, 10, 3), g.choice(5, 2, replace=False), g.bytes(4)
+    g.permutation(5), g.permuted(np.arange(6).reshape(2, 3), axis=1)
+    g.beta(2, 3), g.binomial(10, 0.5), g.chisquare(3), g.dirichlet([1, 2, 3])
+    g.exponential(2.0), g.f(3, 4), g.gamma(2.0), g.geometric(0.3), g.gumbel()
+    g.hypergeometric(5, 6, 4), g.laplace(), g.logistic(), g.lognormal(), g.logseries(0.5)
+    g.multinomial(10, [0.2, 0.3, 0.5]), g.multivariate_normal([0, 0], [[1, 0], [0, 2]])
+    g.negative_binomial(3, 0.5), g.noncentral_chisquare(3, 1.0), g.noncentral_f(3, 4, 1.0)
+    g.normal(), g.pareto(3.0), g.poisson(3.0), g.power(2.0), g.rayleigh(), g.standard_cauchy()
+    g.standard_exponential(), g.standard_gamma(2.0), g.standard_normal(3), g.standard_t(5)
+    g.triangular(0, 0.3, 1), g.uniform(), g.vonmises(0.5, 2.0), g.wald(1.0, 2.0)
+    g.weibull(2.0), g.zipf(2.0), g.multivariate_hypergeometric([3, 4, 5], 4)
+    a = np.arange(5)
+    g.shuffle(a)
+
+
+EXPECTED = {   # sampler -> log-density of its value, written against scipy.stats directly
+    "random": lambda x: st.uniform.logpdf(x).sum(),
+    "integers": lambda x: st.randint.logpmf(x, 0, 10).sum(),
+    "choice": lambda x: -math.log(5 * 4),
+    "bytes": lambda x: 4 * math.log(1 / 256),
+    "permutation": lambda x: -math.log(math.factorial(5)),
+    "permuted": lambda x: -2 * math.log(6),
+    "beta": lambda x: st.beta.logpdf(x, 2, 3), "binomial": lambda x: st.binom.logpmf(x, 10, .5),
+    "chisquare": lambda x: st.chi2.logpdf(x, 3),
+    "dirichlet": lambda x: st.dirichlet.logpdf(x, [1, 2, 3]),
+    "exponential": lambda x: st.expon.logpdf(x, scale=2.0), "f": lambda x: st.f.logpdf(x, 3, 4),
+    "gamma": lambda x: st.gamma.logpdf(x, 2.0), "geometric": lambda x: st.geom.logpmf(x, 0.3),
+    "gumbel": lambda x: st.gumbel_r.logpdf(x),
+    "hypergeometric": lambda x: st.hypergeom.logpmf(x, 11, 5, 4),
+    "laplace": lambda x: st.laplace.logpdf(x), "logistic": lambda x: st.logistic.logpdf(x),
+    "lognormal": lambda x: st.lognorm.logpdf(x, 1.0), "logseries": lambda x: st.logser.logpmf(x, .5),
+    "multinomial": lambda x: st.multinomial.logpmf(x, 10, [0.2, 0.3, 0.5]),
+    "multivariate_normal": lambda x: st.multivariate_normal.logpdf(x, [0, 0], [[1, 0], [0, 2]]),
+    "negative_binomial": lambda x: st.nbinom.logpmf(x, 3, 0.5),
+    "noncentral_chisquare": lambda x: st.ncx2.logpdf(x, 3, 1.0),
+    "noncentral_f": lambda x: st.ncf.logpdf(x, 3, 4, 1.0), "normal": lambda x: st.norm.logpdf(x),
+    "pareto": lambda x: st.lomax.logpdf(x, 3.0), "poisson": lambda x: st.poisson.logpmf(x, 3.0),
+    "power": lambda x: st.powerlaw.logpdf(x, 2.0), "rayleigh": lambda x: st.rayleigh.logpdf(x),
+    "standard_cauchy": lambda x: st.cauchy.logpdf(x),
+    "standard_exponential": lambda x: st.expon.logpdf(x),
+    "standard_gamma": lambda x: st.gamma.logpdf(x, 2.0),
+    "standard_normal": lambda x: st.norm.logpdf(x).sum(), "standard_t": lambda x: st.t.logpdf(x, 5),
+    "triangular": lambda x: st.triang.logpdf(x, 0.3), "uniform": lambda x: st.uniform.logpdf(x),
+    "vonmises": lambda x: st.vonmises.logpdf(x, 2.0, loc=0.5),
+    "wald": lambda x: st.invgauss.logpdf(x, 0.5, scale=2.0),
+    "weibull": lambda x: st.weibull_min.logpdf(x, 2.0), "zipf": lambda x: st.zipf.logpmf(x, 2.0),
+    "multivariate_hypergeometric": lambda x: st.multivariate_hypergeom.logpmf(x, [3, 4, 5], 4),
+    "shuffle": lambda x: -math.log(math.factorial(5)),
+}
+
+
+def test_every_generator_sampler_against_scipy():
+    ct = _check(ppl.trace(every_numpy_sampler, np.random.default_rng(0)))
+    names = [c.sampler.name for c in ct.choices.values()]
+    assert sorted(names) == sorted(EXPECTED)
+    for c in ct.choices.values():
+        assert c.logp == pytest.approx(float(EXPECTED[c.sampler.name](c.value)), rel=1e-9), c
+    again = _check(ppl.replay(ct, np.random.default_rng(1)))
+    assert not ppl.diff(ct, again)
+
+
+def more_random_samplers(r):
+    r.normalvariate(1, 2), r.lognormvariate(0.5, 0.8), r.expovariate(2.0)
+    r.vonmisesvariate(1.0, 2.0), r.gammavariate(2.0, 1.5), r.betavariate(2, 3)
+    r.paretovariate(3.0), r.weibullvariate(1.5, 2.0), r.binomialvariate(10, 0.3)
+    r.getrandbits(8), r.randbytes(3), r.randint(1, 6)
+
+
+RANDOM_EXPECTED = {
+    "normalvariate": lambda x: st.norm.logpdf(x, 1, 2),
+    "lognormvariate": lambda x: st.lognorm.logpdf(x, 0.8, scale=math.exp(0.5)),
+    "expovariate": lambda x: st.expon.logpdf(x, scale=0.5),
+    # random's von Mises draws lie in [0, 2pi); scipy's density is periodic about loc
+    "vonmisesvariate": lambda x: st.vonmises.logpdf((x - 1.0 + math.pi) % (2 * math.pi)
+                                                    - math.pi + 1.0, 2.0, loc=1.0),
+    "gammavariate": lambda x: st.gamma.logpdf(x, 2.0, scale=1.5),
+    "betavariate": lambda x: st.beta.logpdf(x, 2, 3),
+    "paretovariate": lambda x: st.pareto.logpdf(x, 3.0),
+    "weibullvariate": lambda x: st.weibull_min.logpdf(x, 2.0, scale=1.5),
+    "binomialvariate": lambda x: st.binom.logpmf(x, 10, 0.3),
+    "getrandbits": lambda x: st.randint.logpmf(x, 0, 256),
+    "randbytes": lambda x: 3 * math.log(1 / 256),
+    "randint": lambda x: st.randint.logpmf(x, 1, 7),
+}
+
+
+def test_more_random_samplers_against_scipy():
+    ct = _check(ppl.trace(more_random_samplers, random.Random(4)))
+    assert sorted(c.sampler.name for c in ct.choices.values()) == sorted(RANDOM_EXPECTED)
+    for c in ct.choices.values():
+        assert c.logp == pytest.approx(float(RANDOM_EXPECTED[c.sampler.name](c.value)),
+                                       rel=1e-9), c
