@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import _core
 from . import queries
+from .mutation import reach_through_mutation
 from .table import KIND_NAMES, table
 
 __all__ = ["Query", "query", "AXES"]
@@ -207,7 +208,6 @@ def _axis_rows(trace, starts: np.ndarray, axis: str, across_calls: bool,
     if through_mutation:
         if axis not in ("backward", "forward"):
             raise ValueError("through_mutation applies to the 'backward' and 'forward' axes only")
-        from .mutation import reach_through_mutation
         return reach_through_mutation(trace, starts, axis == "forward", across_calls)
     if axis in ("backward", "forward"):
         return queries.reach(trace, starts, axis == "forward", across_calls)
