@@ -46,3 +46,12 @@ def test_mh_on_the_hierarchical_regression_moves_every_site(ex):
                                         sites, 100, scale=0.4)
     assert rate > 0.1
     assert all(kept[-1][s] != t[s] for s in sites)
+
+
+def test_regression_example_prints_what_the_readme_shows(capsys):
+    import runpy
+    runpy.run_path(str(EXAMPLE.parent / "ppl_regression.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert out.startswith("<ChoiceTrace of regression: 5 choices, log_joint -4.7500>")
+    readme = (EXAMPLE.parent.parent / "README.md").read_text()
+    assert out in readme
