@@ -30,12 +30,12 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
     _check_unknown(unknown)
     if not callable(model):
         raise TypeError(f"tracer.ppl runs a callable model, got {type(model).__name__}")
-    ctx = FixingContext(fixed) if fixed else plain_context()
-    root = track(model, *args, ctx=ctx, **kwargs)
+    fixing = FixingContext(fixed) if fixed else None
+    root = track(model, *args, ctx=fixing or plain_context(), **kwargs)
     draws = scan(root, unknown)
     kinds = None
-    if fixed:
-        missing = [a for a in fixed if a not in ctx.hits]
+    if fixing is not None:
+        missing = [a for a in fixed if a not in fixing.hits]
         lost = [a for a in missing if exact or fixed[a][1] != REPLAYED]
         if lost:
             raise ValueError(f"no draw was made at {len(lost)} address(es) given to "
@@ -72,11 +72,17 @@ def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs
     observations and do-interventions stay interventions.  With arguments, the
     model runs on them instead of the recorded ones.
     """
-    fixed = {a: (c.value, c.kind if c.kind in (OBSERVED, INTERVENED) else REPLAYED)
-             for a, c in choice_trace.choices.items()}
-    a = args if args or kwargs else choice_trace.args
-    k = kwargs if args or kwargs else choice_trace.kwargs
-    return _run(choice_trace.model, a, k, fixed, unknown, exact=True)
+    run_args = args if args or kwargs else choice_trace.args
+    run_kwargs = kwargs if args or kwargs else choice_trace.kwargs
+    return _run(choice_trace.model, run_args, run_kwargs, _kept(choice_trace), unknown,
+                exact=True)
+
+
+def _kept(choice_trace: ChoiceTrace) -> dict:
+    """Every choice of `choice_trace` fixed: observations and interventions stay so,
+    the rest are replayed."""
+    return {addr: (c.value, c.kind if c.kind in (OBSERVED, INTERVENED) else REPLAYED)
+            for addr, c in choice_trace.choices.items()}
 
 
 def condition(model, observations: dict, /, *args, unknown: str = "error",
@@ -108,23 +114,21 @@ def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = No
     visited to those values.  Observations and do-interventions of the old trace
     stay so (a constraint at such an address changes its value).
     """
-    fixed = {}
-    for a, c in choice_trace.choices.items():
-        fixed[a] = (c.value, c.kind if c.kind in (OBSERVED, INTERVENED) else REPLAYED)
-    constraints = {canonical(a): v for a, v in constraints.items()}
-    for a, v in constraints.items():
-        old = fixed.get(a)
-        fixed[a] = (v, old[1] if old is not None else REPLAYED)
-    a = choice_trace.args if args is None else tuple(args)
-    k = choice_trace.kwargs if kwargs is None else dict(kwargs)
-    new = _run(choice_trace.model, a, k, fixed, unknown)
-    missing = [c for c in constraints if c not in new.choices]
+    fixed = _kept(choice_trace)
+    wanted = {canonical(addr): v for addr, v in constraints.items()}
+    for addr, v in wanted.items():
+        before = fixed.get(addr)
+        fixed[addr] = (v, before[1] if before is not None else REPLAYED)
+    run_args = choice_trace.args if args is None else tuple(args)
+    run_kwargs = choice_trace.kwargs if kwargs is None else dict(kwargs)
+    new = _run(choice_trace.model, run_args, run_kwargs, fixed, unknown)
+    missing = [addr for addr in wanted if addr not in new.choices]
     if missing:
         raise ValueError(f"update: the new run made no draw at {', '.join(missing[:5])}")
     old = choice_trace.choices
-    fresh = [c for addr, c in new.choices.items() if addr not in old and addr not in constraints]
+    fresh = [c for addr, c in new.choices.items() if addr not in old and addr not in wanted]
     discard = {addr: c.value for addr, c in old.items()
-               if addr not in new.choices or addr in constraints}
+               if addr not in new.choices or addr in wanted}
     weight = new.log_joint - choice_trace.log_joint - math.fsum(
         c.logp for c in fresh if c.scored)
     return new, weight, discard

@@ -13,6 +13,7 @@ a Choice needs (addresses, parameter dicts, node views) is made when first asked
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class Site:
         self.members = np.empty(0, dtype=np.int64)   # indices into Draws, in order
         self.columns: dict = {}     # input k -> values, one per member
         self.problem: str | None = None   # why its density is unknown
-        self.draws: list[Draw] | None = None   # per member, for an irregular site
+        self.draws: Any = None   # an irregular site's Draws: by row while found, then per member
 
     def index(self, i: int) -> int:
         """The position among this site's draws of draw `i` of the trace."""
@@ -182,7 +183,7 @@ def scan(root, unknown: str = "error") -> Draws:
     sites: list[Site] = []
     site_ids: dict = {}
     per_row: list[tuple[int, int, bool]] = []
-    chunks: list[tuple[np.ndarray, int]] = []     # (rows, site) of regular sites
+    chunks: list[tuple[np.ndarray, int, bool]] = []   # (rows, site, fixed) of regular sites
     for (c, o, *_), rows_g in groups.items():
         rows = rows_g.tolist()
         first = rows[0]
