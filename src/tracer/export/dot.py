@@ -70,12 +70,17 @@ def render(node: Node, path: str | os.PathLike, levels: int = 2, *, format: str 
     GraphvizNotFound saying how to install it when it is missing.
     """
     node_arg(node, "render")
+    return write_picture(to_dot(node, levels, max_nodes=max_nodes), path, format=format)
+
+
+def write_picture(text: str, path: str | os.PathLike, *, format: str | None = None) -> str:
+    """Write DOT `text` to `path` as a picture (by its suffix, or `format`) through
+    Graphviz's `dot`, or as DOT text for `.dot`/`.gv`.  Returns the path."""
     path = os.fspath(path)
     fmt = (format or os.path.splitext(path)[1].lstrip(".")).lower()
     if not fmt:
         raise ValueError(f"cannot tell the picture format of {path!r}: give it a suffix "
                          "(.svg, .png, .pdf, .dot) or pass format=")
-    text = to_dot(node, levels, max_nodes=max_nodes)
     if fmt in ("dot", "gv"):
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)

@@ -27,6 +27,7 @@ import numpy as np
 from .. import _core
 from . import queries
 from .checks import given
+from .mutation import reach_through_mutation
 from .names import callable_name, matches_name
 from .table import KIND_NAMES, kind_codes, table
 from .values import SavedText
@@ -39,10 +40,13 @@ AXES = ("self", "children", "descendants", "ancestors", "parent", "siblings",
 
 
 def query(node, axis: str = "descendants", predicate: Callable[[Any], bool] | None = None,
-          *, across_calls: bool = False, **filters) -> "Query":
+          *, across_calls: bool = False, through_mutation: bool = False,
+          **filters) -> "Query":
     """The nodes on `axis` from `node` (a node view, or a Query to start from each of
     its nodes), filtered by `predicate` (called with each node view) and by `filters`
-    (see `Query.where`)."""
+    (see `Query.where`).  `through_mutation=True` makes `backward`/`forward` follow
+    in-place changes: a value read after `xs.append(v)` depends on `v`
+    (views/mutation.py)."""
     if isinstance(node, Query):
         trace, starts = node.trace, node.rows
     elif isinstance(node, _core.NodeView):
@@ -53,7 +57,7 @@ def query(node, axis: str = "descendants", predicate: Callable[[Any], bool] | No
     if not isinstance(axis, str):
         raise TypeError(f"query: axis must be a str, one of {', '.join(AXES)}; "
                         f"got {given(axis)}")
-    rows = _axis_rows(trace, starts, axis, across_calls)
+    rows = _axis_rows(trace, starts, axis, across_calls, through_mutation)
     q = Query(trace, rows)
     if filters:
         q = q.where(**filters)
@@ -114,9 +118,11 @@ class Query:
         """The first node, or None when the set is empty."""
         return self[0] if len(self._rows) else None
 
-    def query(self, axis: str, predicate=None, *, across_calls: bool = False, **filters):
+    def query(self, axis: str, predicate=None, *, across_calls: bool = False,
+              through_mutation: bool = False, **filters):
         """The nodes on `axis` from any node of this set (duplicates removed)."""
-        return query(self, axis, predicate, across_calls=across_calls, **filters)
+        return query(self, axis, predicate, across_calls=across_calls,
+                     through_mutation=through_mutation, **filters)
 
     def filter(self, predicate: Callable[[Any], bool]) -> "Query":
         """The nodes for which `predicate(node_view)` is true (a view per node: put
@@ -238,11 +244,16 @@ def _is_call_of(trace, row: int, callee) -> bool:
     return False
 
 
-def _axis_rows(trace, starts: np.ndarray, axis: str, across_calls: bool) -> np.ndarray:
+def _axis_rows(trace, starts: np.ndarray, axis: str, across_calls: bool,
+               through_mutation: bool = False) -> np.ndarray:
     if axis not in AXES:
         raise ValueError(f"unknown axis {axis!r}: one of {', '.join(AXES)}")
     if across_calls and axis not in ("backward", "forward"):
         raise ValueError("across_calls applies to the 'backward' and 'forward' axes only")
+    if through_mutation:
+        if axis not in ("backward", "forward"):
+            raise ValueError("through_mutation applies to the 'backward' and 'forward' axes only")
+        return reach_through_mutation(trace, starts, axis == "forward", across_calls)
     if axis in ("backward", "forward"):
         return queries.reach(trace, starts, axis == "forward", across_calls)
     if len(starts) == 1:

@@ -1,0 +1,153 @@
+"""tracer.ppl's costs on three models of ~10^4 draws: a hierarchical regression, a
+Chinese-restaurant-process mixture and a hidden Markov model.
+
+Per model, interleaved best-of-N times of: the untraced model, `tracer.track` with the
+same primitive boundary (the `random` module primitive), `ppl.trace`, `ppl.trace` with
+`log_joint` and every Choice made, `ppl.replay` of every choice, `ppl.condition` on 1 %
+of the sites, `ppl.update` of one site; the ratios; and the memory per choice
+(tracemalloc: the ChoiceTrace with its Choices, trace included; and what ppl adds to
+the trace).  NumPyro's `handlers.trace(handlers.seed(model, 0))` on the regression's
+loop runs when numpyro is installed (the `bench` extra; not installed here).
+
+Run:  nice -n 10 python bench/ppl.py [repeats]
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+import tracemalloc
+
+import tracer
+import tracer.ppl as ppl
+from tracer.context import Context
+
+
+def hier_regression(r, groups, per_group):
+    mu_a = r.gauss(0.0, 5.0)
+    slope = r.gauss(0.0, 5.0)
+    ys = []
+    for g in range(groups):
+        a = r.gauss(mu_a, 1.0)
+        for i in range(per_group):
+            ys.append(r.gauss(a + slope * i / per_group, 0.5))
+    return sum(ys) / len(ys)
+
+
+def crp_mixture(r, n, alpha):
+    counts, means, xs = [], [], []
+    for i in range(n):
+        weights = counts + [alpha]
+        k = r.choices(range(len(weights)), weights=weights)[0]
+        if k == len(counts):
+            counts.append(0)
+            means.append(r.gauss(0.0, 10.0))
+        counts[k] += 1
+        xs.append(r.gauss(means[k], 1.0))
+    return len(counts), sum(xs) / n
+
+
+def hmm(r, steps, trans, mus):
+    z = r.randrange(len(mus))
+    ys = []
+    for t in range(steps):
+        z = r.choices(range(len(mus)), weights=trans[z])[0]
+        ys.append(r.gauss(mus[z], 1.0))
+    return sum(ys)
+
+
+TRANS = [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]
+MODELS = [("hierarchical regression", hier_regression, (50, 200)),
+          ("CRP mixture", crp_mixture, (5000, 2.0)),
+          ("HMM", hmm, (5000, TRANS, [-2.0, 0.0, 2.0]))]
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def full(model, args):
+    ct = ppl.trace(model, *args)
+    ct.log_joint
+    ct.choices
+    return ct
+
+
+def measure(name, model, args, repeats):
+    ctx = Context(modules=["random"])
+    r = random.Random(0)
+    ct = full(model, (r,) + args)
+    n = len(ct.choices)
+    addrs = list(ct.choices)
+    # observe 1 % of the sites, among the data draws (gauss with sigma <= 1)
+    data = [a for a, c in ct.choices.items()
+            if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
+    obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
+    site = addrs[len(addrs) // 2]
+    cases = {
+        "untraced": lambda: model(r, *args),
+        "track": lambda: tracer.track(model, r, *args, ctx=ctx),
+        "ppl.trace": lambda: ppl.trace(model, r, *args),
+        "+choices": lambda: full(model, (r,) + args),
+        "replay": lambda: ppl.replay(ct),
+        "condition": lambda: ppl.condition(model, obs, r, *args),
+        "update": lambda: ppl.update(ct, {site: ct[site]}),
+    }
+    best = {k: float("inf") for k in cases}
+    for _ in range(repeats):
+        for k, fn in cases.items():
+            best[k] = min(best[k], timed(fn))
+    tracemalloc.start()
+    root = tracer.track(model, r, *args, ctx=ctx)
+    plain, _ = tracemalloc.get_traced_memory()
+    del root
+    tracemalloc.stop()
+    tracemalloc.start()
+    keep = full(model, (r,) + args)
+    with_ppl, _ = tracemalloc.get_traced_memory()
+    del keep
+    tracemalloc.stop()
+    ms = {k: v * 1e3 for k, v in best.items()}
+    print(f"{name}: {n} draws")
+    print("  " + "  ".join(f"{k} {v:.1f}ms" for k, v in ms.items()))
+    print(f"  ppl.trace/track {best['ppl.trace'] / best['track']:.2f}x, "
+          f"+choices/track {best['+choices'] / best['track']:.2f}x, "
+          f"track/untraced {best['track'] / best['untraced']:.2f}x, "
+          f"replay/track {best['replay'] / best['track']:.2f}x, "
+          f"condition/track {best['condition'] / best['track']:.2f}x, "
+          f"update/untraced {best['update'] / best['untraced']:.1f}x")
+    print(f"  memory: {with_ppl / n:.0f} B per choice with its trace "
+          f"({(with_ppl - plain) / n:.0f} B more than the trace alone)")
+
+
+def numpyro_loop(n):
+    try:
+        import numpyro
+        import numpyro.distributions as dist
+        from numpyro import handlers
+    except ImportError:
+        print("numpyro is not installed (pip install 'tracer[bench]' numpyro): no NumPyro row")
+        return
+
+    def model():
+        a = numpyro.sample("a", dist.Normal(0.0, 1.0))
+        b = numpyro.sample("b", dist.Normal(0.0, 1.0))
+        for i in range(n):
+            numpyro.sample(f"y{i}", dist.Normal(a + b * i / n, 0.5))
+    t = timed(lambda: handlers.trace(handlers.seed(model, 0)).get_trace())
+    print(f"NumPyro handlers.trace(seed(model, 0)), {n + 2} sites: {t * 1e3:.1f}ms, "
+          f"{t / (n + 2) * 1e6:.0f} us per site")
+
+
+def main(repeats: int = 3):
+    print(f"Python {sys.version.split()[0]}, best of {repeats}, interleaved")
+    for name, model, args in MODELS:
+        measure(name, model, args, repeats)
+    numpyro_loop(1000)
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:]))

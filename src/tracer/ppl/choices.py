@@ -1,0 +1,208 @@
+"""Choice and ChoiceTrace: the random choices of one run of a model."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
+from .samplers import UnknownSamplerError
+
+__all__ = ["Choice", "ChoiceTrace", "SAMPLED", "REPLAYED", "OBSERVED", "INTERVENED"]
+
+
+
+class Choice:
+    """One random choice: `value`, `distribution` (scipy's name), `params` (the
+    sampler's parameters by name), `logp` (log-density of `value`; None if the
+    sampler's density is unknown), `node` (the trace node of the draw), `address`
+    and `kind` (sampled, replayed, observed or intervened)."""
+
+    __slots__ = ("address", "value", "distribution", "params", "logp", "node", "kind",
+                 "sampler")
+
+    def __init__(self, address, value, distribution, params, logp, node, kind, sampler):
+        self.address = address
+        self.value = value
+        self.distribution = distribution
+        self.params = params
+        self.logp = logp
+        self.node = node
+        self.kind = kind
+        self.sampler = sampler
+
+    @property
+    def scored(self) -> bool:
+        """Whether the choice counts in the log joint (all but do's)."""
+        return self.kind != INTERVENED
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={_short(v)}" for k, v in self.params.items()
+                           if v is not None and k not in ("out", "dtype"))
+        logp = "None" if self.logp is None else f"{self.logp:.4f}"
+        tag = "" if self.kind == SAMPLED else f" [{self.kind}]"
+        return f"{self.address}: {self.distribution}({params}) = {_short(self.value)}  " \
+               f"logp={logp}{tag}"
+
+
+def _short(v, limit: int = 40) -> str:
+    s = repr(v)
+    return s if len(s) <= limit else s[:limit - 3] + "..."
+
+
+class ChoiceTrace:
+    """The record of one run of a probabilistic program.
+
+    - `value`: what the model returned; `root`: its nested trace (tracer's nodes);
+    - `choices`: address -> Choice, in the order the draws were made;
+    - `log_joint`: the sum of the log-densities of the scored choices (sampled,
+      replayed and observed; not do-interventions);
+    - `model`, `args`, `kwargs`: the call, for replay and update;
+    - `unknown`: how many choices have no known density (traced with
+      unknown="record"); `log_joint` refuses then.
+    """
+
+    def __init__(self, model, args: tuple, kwargs: dict, root, draws, kinds=None):
+        self.model = model
+        self.args = args
+        self.kwargs = kwargs
+        self.root = root
+        self.value = root.value
+        self._draws = draws          # scan.Draws: the choices as columns
+        self._kinds = kinds          # kind per draw, None: all sampled
+        self._choices: dict[str, Choice] | None = None
+        self.unknown = sum(len(s.members) for s in draws.sites if s.problem)
+
+    @property
+    def choices(self) -> dict[str, "Choice"]:
+        """address -> Choice, in draw order (made when first read)."""
+        if self._choices is None:
+            self._choices = self._make_choices()
+        return self._choices
+
+    def _make_choices(self) -> dict[str, "Choice"]:
+        from .. import _core
+        d = self._draws
+        n = len(d)
+        params: list = [None] * n
+        dists: list = [None] * n
+        for s in d.sites:                  # a site at a time: its columns zipped
+            members = s.members.tolist()
+            if not members:
+                continue
+            name = d.distribution(members[0])
+            if s.draws is not None:
+                rows = [x.params for x in s.draws]
+            else:
+                keys = list(s.template)
+                cols = s.column_params()
+                per = [cols[k] if isinstance(cols[k], list) else [cols[k]] * len(members)
+                       for k in keys]
+                rows = [dict(zip(keys, vals)) for vals in zip(*per)] if keys else \
+                    [{} for _ in members]
+            for i, p in zip(members, rows):
+                params[i] = p
+                dists[i] = name
+        nodes = _core.node_views(d.trace, d.rows)
+        kinds = self._kinds or [SAMPLED] * n
+        logp = d.logp.tolist()
+        unknown = {id(s) for s in d.sites if s.problem}
+        sites = d.sites
+        out: dict[str, Choice] = {}
+        for i, (a, node, kind, sid) in enumerate(zip(d.addresses, nodes, kinds,
+                                                     d.site_of.tolist())):
+            if a in out:   # counted addresses cannot repeat; say so if they do
+                raise RuntimeError(f"two draws at address {a}")
+            s = sites[sid]
+            out[a] = Choice(a, d.values[i], dists[i], params[i],
+                            None if id(s) in unknown else logp[i], node, kind, s.sampler)
+        return out
+
+    # -- the choice map ------------------------------------------------------------------
+    def __getitem__(self, address: str) -> Any:
+        """The value of the choice at `address`."""
+        return self.choices[address].value
+
+    def __contains__(self, address: str) -> bool:
+        return address in self.choices
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.choices)
+
+    def __len__(self) -> int:
+        return len(self._draws)
+
+    def values(self) -> dict[str, Any]:
+        """address -> value of every choice (a choice map)."""
+        return {a: c.value for a, c in self.choices.items()}
+
+    def addresses(self, kind: str | None = None) -> list[str]:
+        """The addresses of the choices (of one kind, if given), in draw order."""
+        return [a for a, c in self.choices.items() if kind is None or c.kind == kind]
+
+    @property
+    def observed(self) -> dict[str, Any]:
+        """address -> value of the observations (condition)."""
+        return {a: c.value for a, c in self.choices.items() if c.kind == OBSERVED}
+
+    @property
+    def intervened(self) -> dict[str, Any]:
+        """address -> value of the do-interventions."""
+        return {a: c.value for a, c in self.choices.items() if c.kind == INTERVENED}
+
+    @property
+    def log_joint(self) -> float:
+        """log p(choices, observations) of this run: the scored choices' logp summed."""
+        if self.unknown:
+            bad = [a for a, c in self.choices.items() if c.logp is None]
+            raise UnknownSamplerError(f"{self.unknown} choice(s) have no known density "
+                                      f"(logp is None): {', '.join(bad)[:200]}")
+        logp = self._draws.logp
+        if self._kinds is None:
+            return math.fsum(logp.tolist())
+        return math.fsum(lp for lp, k in zip(logp.tolist(), self._kinds) if k != INTERVENED)
+
+    @property
+    def log_likelihood(self) -> float:
+        """The observations' logp summed."""
+        if self._kinds is None:
+            return 0.0
+        return math.fsum(lp for lp, k in zip(self._draws.logp.tolist(), self._kinds)
+                         if k == OBSERVED)
+
+    # -- looking at it --------------------------------------------------------------------
+    def relations(self) -> dict:
+        """Upstream choices: {"choices": {address: [upstream addresses]}, "value":
+        [addresses the model's value depends on]}, following data flow across calls
+        and through in-place changes (lists, dicts, attributes)."""
+        from .relations import relations
+        return relations(self)
+
+    def render(self, path, *, format: str | None = None) -> str:
+        """Draw the choices, grouped by call, with their relations, to `path` with
+        Graphviz (observed choices shaded); see tracer.ppl.render."""
+        from .render import render
+        return render(self, path, format=format)
+
+    def to_dot(self) -> str:
+        """DOT text of `render()`'s graph."""
+        from .render import to_dot
+        return to_dot(self)
+
+    def diff(self, other: "ChoiceTrace"):
+        """Choice-level comparison with `other` (see tracer.ppl.diff)."""
+        from .compare import diff
+        return diff(self, other)
+
+    def __repr__(self) -> str:
+        try:
+            lj = f"{self.log_joint:.4f}"
+        except UnknownSamplerError:
+            lj = "unknown"
+        name = getattr(self.model, "__qualname__", repr(self.model))
+        return f"<ChoiceTrace of {name}: {len(self.choices)} choices, log_joint {lj}>"
+
+    def show(self, limit: int | None = None) -> str:
+        """One line per choice (the first `limit`)."""
+        items = list(self.choices.values())[:limit]
+        return "\n".join(repr(c) for c in items)
