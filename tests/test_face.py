@@ -160,7 +160,7 @@ def _readme_python() -> str:
     assert len(blocks) >= 8
     prelude = ("from typing import Any\nimport math\nimport pickle\nimport random\n"
                "import numpy as np\nimport networkx as nx\nimport pyarrow.compute as pc\n"
-               "import tracer\ngeom: Any\npath: Any\ndirectory: Any\nold: Any\nnew: Any\n\n")
+               "import tracer\nfrom tracer import ppl\ngeom: Any\npath: Any\ndirectory: Any\nold: Any\nnew: Any\n\n")
     return prelude + "\n".join(blocks)
 
 
