@@ -208,3 +208,25 @@ def test_numpy_functions_stay_callees(traced):
     assert len(seen) == 1 and seen[0].callee is np.tanh
     assert seen[0].value.shape == (2, 4)
     assert root.value.shape == (2, 4)      # the call's result is kept
+
+
+def raises(x):
+    raise ValueError(x)
+
+
+def catches():
+    try:
+        raises(1)
+    except ValueError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_raised_calls_validate_and_round_trip(traced, policy):
+    root = traced(catches, ctx=Context(values=policy))
+    assert root.value == "1"
+    (call,) = [n for n in root.children if getattr(n, "callee", None) is raises]
+    assert call.value is _core.NOT_KEPT if policy == "none" else \
+        call.value.type is ValueError
+    back = pickle.loads(pickle.dumps(root))
+    tracer.validate(back)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 
 from .. import callables as ops
-from .._core import FLAGS, KINDS
+from .._core import FLAGS, KINDS, NOT_KEPT, ValueSummary
 from .checks import node_arg
 from .nodes import Node, node_at
 from .values import short_value
@@ -159,7 +159,7 @@ def _check_call(t, p: int, children: list[int]) -> None:
     """A call whose body is recorded is closed by its return, with the caller's value."""
     flags = t.flags(p)
     raised = bool(flags & FLAGS["raised"])
-    if raised and not isinstance(t.value(p), BaseException):
+    if raised and not _exception_kept(t, t.value(p)):
         raise GraphError(f"row {p}: raised, but its value is {type(t.value(p)).__name__}, "
                          "not an exception")
     first = children[0] if children else -1
@@ -186,6 +186,16 @@ def _check_call(t, p: int, children: list[int]) -> None:
         if original is not returned:
             raise GraphError(f"row {p}: the caller saw {_short(seen)} but the call returned "
                              f"{_short(returned)} (row {last})")
+
+
+def _exception_kept(t, value) -> bool:
+    """Whether `value` is an exception, or what a value policy kept of one."""
+    if isinstance(value, BaseException) or value is NOT_KEPT:
+        return True
+    if isinstance(value, ValueSummary):
+        return issubclass(value.type, BaseException)
+    # A value policy's trace saved and loaded holds the stand-ins of its summaries.
+    return t.snapshots and t.values_kept == "keep"
 
 
 def _short(value) -> str:
