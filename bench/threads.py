@@ -1,11 +1,13 @@
 """track in one thread vs in 8 threads at once: the traced/untraced ratio per thread.
 
-Each thread times the same call untraced and traced, interleaved, best of N, on its
-own CPU clock (time.thread_time: the time the GIL spent waiting for other threads is
-not counted), so the ratio says what tracing costs a thread whatever runs beside it.
-The ratio of the process's CPU time for all threads together (all traced / all
-untraced, the same calls) is printed too; wall-clock time on a shared machine
-mostly measures the neighbours.
+The untraced call is timed alone in the main thread; then each thread times the
+traced call (best of N) on its own CPU clock (time.thread_time: time spent waiting
+for the GIL is not counted), so the ratio says what tracing costs a thread whatever
+runs beside it.  (An untraced call timed while other threads track pays their
+events: the same code is instrumented for the whole process.)  The ratio of the
+process's CPU time for all threads together (all traced / all untraced, the same
+calls) is printed too; wall-clock time on a shared machine mostly measures the
+neighbours.
 
     .venv-3.13/bin/python bench/threads.py [--threads 8] [--repeat 7] [--n 300]
 """
@@ -45,15 +47,12 @@ def _best(fn, repeat: int) -> float:
 
 def per_thread(n: int, repeat: int, out: list, barrier: threading.Barrier) -> None:
     barrier.wait()
-    untraced = traced = float("inf")
-    for _ in range(repeat):   # interleaved: the machine's noise hits both alike
-        untraced = min(untraced, _best(lambda: workload(n), 3))
-        traced = min(traced, _best(lambda: tracer.track(workload, n), 3))
-    out.append((untraced, traced))
+    out.append(_best(lambda: tracer.track(workload, n), repeat))
 
 
 def run(threads: int, n: int, repeat: int) -> tuple[float, float, float]:
     """(median per-thread ratio, worst per-thread ratio, process CPU ratio)."""
+    untraced = _best(lambda: workload(n), 3 * repeat)   # alone, in this thread
     out: list = []
     barrier = threading.Barrier(threads)
     ts = [threading.Thread(target=per_thread, args=(n, repeat, out, barrier))
@@ -62,7 +61,7 @@ def run(threads: int, n: int, repeat: int) -> tuple[float, float, float]:
         t.start()
     for t in ts:
         t.join()
-    ratios = sorted(tr / un for un, tr in out)
+    ratios = sorted(tr / untraced for tr in out)
     cpu = {}
     for mode in ("untraced", "traced"):
         call = (lambda: workload(n)) if mode == "untraced" else (lambda: tracer.track(workload, n))
