@@ -29,7 +29,7 @@ class NoRuleError(TypeError):
         name = describe_callable(fn)
         at = f" (called at {where})" if where is not None else ""
         extra = f" {note}" if note else ""
-        if message:  # a path the sweep cannot follow, where a rule would not help
+        if message:  # a path the sweep cannot follow, or a rule that does not cover it
             super().__init__(f"cannot differentiate through {name}{at}: {message}")
             return
         super().__init__(

@@ -58,7 +58,7 @@ _binary(np.add, lambda g, ans, a, b: g, lambda g, ans, a, b: g)
 _binary(np.subtract, lambda g, ans, a, b: g, lambda g, ans, a, b: -g)
 _binary(np.multiply, lambda g, ans, a, b: g * b, lambda g, ans, a, b: g * a)
 _binary(np.divide, lambda g, ans, a, b: g / b, lambda g, ans, a, b: -g * a / (b * b))
-_binary(np.power, lambda g, ans, a, b: g * b * np.power(a, b - 1.0),
+_binary(np.power, lambda g, ans, a, b: g * b * np.power(a, np.where(b, b - 1.0, 1.0)),
         lambda g, ans, a, b: g * ans * np.log(np.where(np.asarray(a) > 0, a, 1.0)))
 _binary(np.maximum, lambda g, ans, a, b: g * _tie_share(a, b),
         lambda g, ans, a, b: g * _tie_share(b, a))
@@ -178,14 +178,16 @@ def _for(adj, x):
     return adj
 
 
+_REDUCE_KW = ("axis", "keepdims", "dtype")
 for _fn in (np.sum, np.ndarray.sum):
-    defrule(_fn, _sum_pb)
+    defrule(_fn, _sum_pb, keywords=_REDUCE_KW)
 for _fn in (np.mean, np.ndarray.mean):
-    defrule(_fn, _mean_pb)
-for _fn in (np.max, np.ndarray.max):
-    defrule(_fn, _max_pb)
-for _fn in (np.min, np.ndarray.min):
-    defrule(_fn, lambda g, ans, x, *a, **kw: _max_pb(g, ans, x, *a, **kw))
+    defrule(_fn, _mean_pb, keywords=_REDUCE_KW)
+for _fn in (np.max, np.ndarray.max, np.amax):
+    defrule(_fn, _max_pb, keywords=("axis", "keepdims"))
+for _fn in (np.min, np.ndarray.min, np.amin):
+    defrule(_fn, lambda g, ans, x, *a, **kw: _max_pb(g, ans, x, *a, **kw),
+            keywords=("axis", "keepdims"))
 
 
 # -- shapes ----------------------------------------------------------------------------------
@@ -207,8 +209,8 @@ def _transpose_pb(g, ans, x, *axes, **kw):
     return np.transpose(g, np.argsort(axes))
 
 
-defrule(np.transpose, _transpose_pb)
-defrule(np.ndarray.transpose, _transpose_pb)
+defrule(np.transpose, _transpose_pb, keywords=("axes",))
+defrule(np.ndarray.transpose, _transpose_pb, keywords=("axes",))
 
 
 def _getattr_pb(g, ans, obj, name, *default):
@@ -241,8 +243,8 @@ def _stack_pb(g, ans, arrays, axis=0, *args, **kw):
     return Seq({k: np.take(g, k, axis=axis) for k in range(len(arrays))}, owned=True)
 
 
-defrule(np.concatenate, _concatenate_pb)
-defrule(np.stack, _stack_pb)
+defrule(np.concatenate, _concatenate_pb, keywords=("axis",))
+defrule(np.stack, _stack_pb, keywords=("axis",))
 defrule(np.vstack, lambda g, ans, arrays, *a, **kw: _concatenate_pb(
     g, ans, [np.atleast_2d(x) for x in arrays], 0) if all(np.ndim(x) >= 2 for x in arrays)
     else _stack_pb(g, ans, arrays, 0))
@@ -261,7 +263,9 @@ def _where_y(g, ans, cond, x, y):
 defrule(np.where, None, _where_x, _where_y)
 
 
-def _clip_pb(g, ans, x, lo=None, hi=None, *args, **kw):
+def _clip_pb(g, ans, x, *args, **kw):
+    lo = args[0] if args else kw.get("a_min", kw.get("min"))
+    hi = args[1] if len(args) > 1 else kw.get("a_max", kw.get("max"))
     x = np.asarray(x)
     inside = np.ones(x.shape, dtype=bool)
     if lo is not None:
@@ -271,7 +275,7 @@ def _clip_pb(g, ans, x, lo=None, hi=None, *args, **kw):
     return g * inside
 
 
-defrule(np.clip, _clip_pb)
+defrule(np.clip, _clip_pb, keywords=("a_min", "a_max", "min", "max"))
 
 
 def _array_pb(g, ans, x, *args, **kw):
@@ -283,7 +287,7 @@ def _array_pb(g, ans, x, *args, **kw):
 
 
 for _fn in (np.array, np.asarray):
-    defrule(_fn, _array_pb)
+    defrule(_fn, _array_pb, keywords=("dtype",))
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
 
@@ -295,4 +299,4 @@ def _norm_pb(g, ans, x, ord=None, axis=None, keepdims=False):
     return g * np.asarray(x) / ans if ans else np.zeros(np.shape(x))
 
 
-defrule(np.linalg.norm, _norm_pb)
+defrule(np.linalg.norm, _norm_pb, keywords=("ord", "axis", "keepdims"))

@@ -33,7 +33,7 @@ from ..tape.helpers import STOP, make_binder
 from ..tape.ops import Call, Constant, Guard, Input
 from ..tape.play import evaluate
 from . import adjoints, sweep
-from .errors import NoRuleError
+from .errors import NoRuleError, describe_callable
 from .rules import lookup
 
 __all__ = ["GradientProgram", "build", "GuardError"]
@@ -194,10 +194,11 @@ class _Builder:
         # Values read as constants (closure cells, frozen values) that are the very
         # object an active op produced are that op's result: id(value) -> op id.
         produced: dict[int, int] = {}
+        # An input's object existed before the call: a constant that is the same
+        # object (a global, a default) did not come from it, so inputs are not in
+        # `produced` (values are differentiated by where they came from).
         for op in self.inputs:
             active[op.id] = touched[op.id] = adjoints.is_differentiable(op.value)
-            if active[op.id]:
-                produced[id(op.value)] = op.id
         version: dict[int, int] = {}   # a list op -> the op of its latest append
         count: dict[int, int] = {}     # a list or iterator op -> items appended / read
         for op in self.ops:
@@ -260,7 +261,10 @@ class _Builder:
                 active[k] = touched[k] = True
                 self.target[k] = targets
                 v = op.value
-                if isinstance(v, (float, np.ndarray)):
+                # A call that returned its argument's object (np.asarray(x) is x) did
+                # not produce it: a constant that is that object is not its result.
+                if isinstance(v, (float, np.ndarray)) and not any(
+                        (a.value if _is_op(a) else a) is v for a in op.args):
                     produced[id(v)] = k
             else:
                 touched[k] = _carries(op.value)
@@ -327,12 +331,32 @@ class _Builder:
                     raise NoRuleError(fn.value, op.where)
                 self._nest(op, lambda call: call.fn.value)
                 continue
-            if lookup(fn) is not None:
+            rule = lookup(fn)
+            if rule is not None:
+                self._check_coverage(op, rule)
                 continue
             if _is_python_callable(fn):
                 self._nest(op, lambda call: call.fn)
                 continue
             raise NoRuleError(fn, op.where)
+
+    def _check_coverage(self, op, rule) -> None:
+        """A rule that does not cover a keyword of the call, or gives no adjoint to a
+        differentiated argument, refuses the call (never ignores the part)."""
+        bad = rule.unknown_keywords(op.kwargs)
+        if bad:
+            raise NoRuleError(op.fn, op.where, message="its rule does not cover the "
+                              f"keyword argument{'s' if len(bad) > 1 else ''} "
+                              f"{', '.join(b + '=' for b in bad)} of this call "
+                              f"(replace the rule with @tracer.rule({describe_callable(op.fn)})"
+                              " taking **kwargs, or pass them positionally if it covers "
+                              "them so).")
+        for i, t in self.target.get(op.id, {}).items():
+            if t and self.active[t] and not rule.differentiable(i):
+                raise NoRuleError(op.fn, op.where, message=f"its argument {i} is "
+                                  "differentiated, and its rule gives that argument no "
+                                  "adjoint (replace the rule with @tracer.rule("
+                                  f"{describe_callable(op.fn)}) returning one).")
 
     def _nest(self, op, get_fn) -> None:
         positions = tuple(i for i, t in self.target[op.id].items() if t and self.active[t])

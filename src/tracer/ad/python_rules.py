@@ -30,7 +30,11 @@ def _log(x):
 
 
 def _pow_base(g, ans, a, b):
-    return ub(g * b * a ** (b - 1), a)
+    # x ** 0 is constant: its derivative is 0 also at x = 0 (where x ** -1 is not
+    # defined), as autograd and jax have it.
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return ub(g * b * a ** np.where(b, b - 1, 1), a)
+    return g * b * a ** (b - 1) if b else 0.0 * g
 
 
 def _pow_exp(g, ans, a, b):
@@ -51,7 +55,7 @@ _FLOAT_OPS = {
                         lambda g, ans, a, b: ub(-g * a / (b * b), b)),
                        {0: "{g} / {1}", 1: "-{g} * {ans} / {1}"}),
     operator.pow: ((_pow_base, _pow_exp),
-                   {0: "{g} * {1} * {0} ** ({1} - 1)", 1: "{g} * {ans} * log_({0})"}),
+                   {0: "({g} * {1} * {0} ** ({1} - 1) if {1} else 0.0)", 1: "{g} * {ans} * log_({0})"}),
 }
 _INPLACE = {operator.iadd: operator.add, operator.isub: operator.sub,
             operator.imul: operator.mul, operator.itruediv: operator.truediv,
@@ -211,7 +215,31 @@ def _is_basic_index(key) -> bool:
                and not isinstance(p, bool) for p in parts)
 
 
-defrule(operator.getitem, _getitem_container)
+_AXIS_CONCATENATOR = type(np.r_).__mro__[1]  # numpy's private AxisConcatenator
+
+
+def _getitem_key(g, ans, c, key):
+    """The key's adjoint: only `np.r_[a, b, ...]` and `np.c_[...]` (the indexed object
+    concatenates the items of the key) differentiate their key."""
+    if not isinstance(c, _AXIS_CONCATENATOR):
+        from .errors import NoRuleError
+        raise NoRuleError(operator.getitem, message=f"indexing a {type(c).__name__} "
+                          "with a differentiated key is not differentiable")
+    items = key if isinstance(key, tuple) else (key,)
+    if not all(isinstance(x, (np.ndarray, float, int, np.number)) and not isinstance(x, bool)
+               for x in items):
+        from .errors import NoRuleError
+        raise NoRuleError(operator.getitem, message="np.r_/np.c_ are differentiated "
+                          "for keys of arrays and numbers only (no slices or strings)")
+    axis = c.axis  # 0 for np.r_, -1 for np.c_ (it stacks columns)
+    sizes = [c[x].shape[axis] for x in items]
+    parts = np.split(np.asarray(g), np.cumsum(sizes)[:-1], axis=axis)
+    out = {k: (p.reshape(np.shape(x)) if np.ndim(x) else p.sum())
+           for k, (p, x) in enumerate(zip(parts, items))}
+    return Seq(out, owned=True) if isinstance(key, tuple) else out[0]
+
+
+defrule(operator.getitem, _getitem_container, _getitem_key)
 defrule(tops.getslice, lambda g, ans, c, start, stop: _getitem_container(g, ans, c,
                                                                           slice(start, stop)))
 
@@ -302,4 +330,4 @@ defrule(dict.values, _dict_values_pb)
 defrule(dict.get, lambda g, ans, d, key, default=None: seq_item(g, key) if key in d else Seq({}),
         None, lambda g, ans, d, key, default=None: zeros_like(default) if key in d else g)
 defrule(dict.__getitem__, lambda g, ans, d, key: seq_item(g, key))
-defrule(builtins.sorted, _sorted_pb)
+defrule(builtins.sorted, _sorted_pb, keywords=("key", "reverse"))

@@ -30,13 +30,18 @@ class Rule:
     for calls with any number of arguments; `full(g, ans, *args, **kwargs)` returns a
     tuple of all arguments' adjoints (user rules).  `templates[i]` is an expression
     for argument i when all values are floats: `{g}`, `{ans}`, `{0}`, `{1}`, ...
+    `keywords`: the keyword arguments the pullbacks understand (None: any); a call
+    passing another keyword is refused rather than differentiated as if it were not
+    there.
     """
 
-    __slots__ = ("fn", "per_arg", "varargs", "full", "templates", "template_arity")
+    __slots__ = ("fn", "per_arg", "varargs", "full", "templates", "template_arity",
+                 "keywords")
 
     def __init__(self, fn, per_arg=(), varargs=None, full=None, templates=None,
-                 template_arity=None):
+                 template_arity=None, keywords=None):
         self.fn = fn
+        self.keywords = None if keywords is None else frozenset(keywords)
         self.template_arity = template_arity  # templates hold only for this many args
         self.per_arg = tuple(per_arg)
         self.varargs = varargs
@@ -56,6 +61,12 @@ class Rule:
         if self.varargs is not None:
             return self.varargs(i)
         return None
+
+    def unknown_keywords(self, names) -> list[str]:
+        """The keyword names of a call this rule does not understand."""
+        if self.keywords is None:
+            return []
+        return [n for n in names if n not in self.keywords]
 
     def __repr__(self) -> str:
         return f"<Rule for {getattr(self.fn, '__qualname__', self.fn)!r}>"
@@ -88,9 +99,13 @@ def rules_version() -> int:
     return _VERSION[0]
 
 
-def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None) -> Rule:
-    """Register per-argument pullbacks for `fn` (the built-in rules use this)."""
-    r = Rule(fn, per_arg, varargs=varargs, templates=templates, template_arity=template_arity)
+def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None,
+            keywords=()) -> Rule:
+    """Register per-argument pullbacks for `fn` (the built-in rules use this).
+    `keywords`: the keyword arguments the pullbacks read (a call with any other is
+    refused: NoRuleError)."""
+    r = Rule(fn, per_arg, varargs=varargs, templates=templates,
+             template_arity=template_arity, keywords=keywords)
     _RULES[_key(fn)] = r
     _VERSION[0] += 1
     return r

@@ -124,7 +124,13 @@ class _Flattener(Closures, SpecialInstructions):
         self.ops_.append(op)
         op.id = len(self.ops_)
         v = op.value
-        if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
+        # An input's object existed before the call: a constant read that is the same
+        # object (a global, a default, an attribute of a constant) is not evidence it
+        # came from the input, so inputs are never linked by identity.
+        # Nor is a call that returned one of its arguments (np.asarray(x) is x) the
+        # producer of that object.
+        if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC) and type(op) is not Input \
+                and not (type(op) is Call and _passes_through(op, v)):
             self.produced.setdefault(id(v), op)
         if type(op) is Call:
             self.track_cells(op)
@@ -575,3 +581,11 @@ def _copy_op(op, mapping):
     new.id = 0
     new.map_refs(lambda r: mapping.get(r, r))
     return new
+
+
+def _passes_through(op, v) -> bool:
+    """Whether Call `op` returned one of its own arguments' objects (`v`)."""
+    for a in op.args:
+        if (a.value if isinstance(a, Op) else a) is v:
+            return True
+    return False
