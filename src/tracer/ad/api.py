@@ -22,11 +22,11 @@ from ..api import track
 from ..context import Context
 from ..tape import Tape
 from ..tape.guards import GuardError
-from ..tape.ops import Input
+from ..tape.ops import Call, Input
 from . import adjoints
 from .errors import NoRuleError
 from .program import build
-from .rules import python_primitives, rules_version
+from .rules import lookup, python_primitives, rules_version
 
 __all__ = ["grad", "value_and_grad", "vjp", "vjp_positions", "MAX_PATHS", "COMPILE_AFTER"]
 
@@ -45,6 +45,12 @@ def trace(f, args, kwargs):
     its tape, and the ids of the float constants of the code that ran."""
     root = track(f, *args, ctx=ad_context(), **kwargs)
     tape = Tape.from_trace(root, None)
+    for op in tape.ops:
+        if type(op) is Call and type(op.fn) is Input and op.fn.position == 0 \
+                and lookup(op.fn.value) is not None:
+            # The function itself is a primitive with a rule (np.sin, operator.mul):
+            # its one op is differentiated by that rule.
+            op.fn = op.fn.value
     literals = frozenset(id(c) for code in root.trace.codes for c in code.co_consts
                          if type(c) is float)
     return root.value, tape, literals

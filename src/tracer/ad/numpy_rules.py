@@ -226,32 +226,6 @@ def _getattr_pb(g, ans, obj, name, *default):
 defrule(builtins.getattr, _getattr_pb)
 
 
-def _concatenate_pb(g, ans, arrays, axis=0, *args, **kw):
-    axis = kw.get("axis", axis)
-    if axis is None:
-        g = np.asarray(g)
-        sizes = np.cumsum([np.size(a) for a in arrays])[:-1]
-        parts = [p.reshape(np.shape(a)) for p, a in zip(np.split(g, sizes), arrays)]
-    else:
-        sizes = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
-        parts = np.split(g, sizes, axis=axis)
-    return Seq({k: ub(p, a) for k, (p, a) in enumerate(zip(parts, arrays))}, owned=True)
-
-
-def _stack_pb(g, ans, arrays, axis=0, *args, **kw):
-    axis = kw.get("axis", axis)
-    return Seq({k: np.take(g, k, axis=axis) for k in range(len(arrays))}, owned=True)
-
-
-defrule(np.concatenate, _concatenate_pb, keywords=("axis",))
-defrule(np.stack, _stack_pb, keywords=("axis",))
-defrule(np.vstack, lambda g, ans, arrays, *a, **kw: _concatenate_pb(
-    g, ans, [np.atleast_2d(x) for x in arrays], 0) if all(np.ndim(x) >= 2 for x in arrays)
-    else _stack_pb(g, ans, arrays, 0))
-defrule(np.hstack, lambda g, ans, arrays, *a, **kw: _concatenate_pb(
-    g, ans, arrays, 1 if np.ndim(arrays[0]) > 1 else 0))
-
-
 def _where_x(g, ans, cond, x, y):
     return ub(np.where(cond, g, 0.0), x)
 
@@ -290,13 +264,3 @@ for _fn in (np.array, np.asarray):
     defrule(_fn, _array_pb, keywords=("dtype",))
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
-
-
-def _norm_pb(g, ans, x, ord=None, axis=None, keepdims=False):
-    if ord not in (None, 2, "fro") or axis is not None:
-        raise NoRuleError(np.linalg.norm, note="The built-in rule covers the 2-norm of a "
-                          "whole array (no `ord`, no `axis`).")
-    return g * np.asarray(x) / ans if ans else np.zeros(np.shape(x))
-
-
-defrule(np.linalg.norm, _norm_pb, keywords=("ord", "axis", "keepdims"))
