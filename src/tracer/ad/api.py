@@ -221,6 +221,11 @@ def vjp(f, *args, **kwargs):
 
 
 def _differentiable_argument(a) -> bool:
+    """Whether `a` holds a float anywhere (a list of ints, `[1, 2]`, does not)."""
+    if isinstance(a, (list, tuple)):
+        return any(_differentiable_argument(x) for x in a)
+    if isinstance(a, dict):
+        return any(_differentiable_argument(x) for x in a.values())
     try:
         _check_argument(a, 0)
     except TypeError:

@@ -154,16 +154,16 @@ for _fn in (np.cumsum, np.ndarray.cumsum):
 
 
 # -- diagonals and triangles --------------------------------------------------------------------------
-def _trace_pb(g, ans, x, offset=0, *args, **kw):
-    offset = kw.get("offset", offset)
+def _trace_pb(g, ans, x, offset=0, axis1=0, axis2=1, *args, **kw):
     xa = np.asarray(x)
-    if xa.ndim != 2:
-        raise NoRuleError(np.trace, message="the rule covers 2-D arrays")
-    return g * np.eye(*xa.shape, k=offset)
+    n1, n2 = xa.shape[axis1], xa.shape[axis2]
+    eye = np.eye(n1, n2, k=offset)
+    out = np.asarray(g)[..., None, None] * eye
+    return np.moveaxis(out, (-2, -1), (axis1 % xa.ndim, axis2 % xa.ndim))
 
 
 for _fn in (np.trace, np.ndarray.trace):
-    defrule(_fn, _trace_pb, keywords=("offset",))
+    defrule(_fn, _trace_pb, keywords=("offset", "axis1", "axis2"))
 
 
 def _diag_pb(g, ans, x, k=0, **kw):
@@ -444,7 +444,7 @@ def _select_pb(g, ans, condlist, choicelist, default=0, **kw):
     return Seq(out, owned=True)
 
 
-defrule(np.select, None, _select_pb)
+defrule(np.select, None, _select_pb, keywords=("default",))
 defrule(np.linspace, lambda g, ans, start, stop, num=50, *a, **kw: ub(
     np.sum(np.asarray(g) * (1.0 - np.linspace(0.0, 1.0, kw.get("num", num))), axis=0), start),
         lambda g, ans, start, stop, num=50, *a, **kw: ub(
@@ -478,10 +478,34 @@ def _einsum_parts(subscripts, operands):
     return terms, out
 
 
+def _sublists(args):
+    """`einsum(op0, sub0, op1, sub1, ..., [out])` as (subscripts, operands, the
+    position in `args` of each operand)."""
+    n = len(args) // 2
+    terms = []
+    for j in range(n):
+        sub = args[2 * j + 1]
+        terms.append("".join("..." if s is Ellipsis else _LETTERS[s] for s in sub))
+    spec = ",".join(terms)
+    if len(args) % 2:
+        spec += "->" + "".join("..." if s is Ellipsis else _LETTERS[s] for s in args[-1])
+    return spec, [args[2 * j] for j in range(n)], [2 * j for j in range(n)]
+
+
+def _einsum_any(i):
+    """The pullback of `einsum`'s argument i, in either calling form."""
+    def pb(g, ans, *args, **kw):
+        if isinstance(args[0], str):
+            return _einsum_arg(i)(g, ans, *args)
+        spec, operands, where = _sublists(args)
+        if i not in where:
+            return None
+        return _einsum_arg(where.index(i) + 1)(g, ans, spec, *operands)
+    return pb
+
+
 def _einsum_arg(i):
     def pb(g, ans, subscripts, *operands, **kw):
-        if not isinstance(subscripts, str):
-            raise NoRuleError(np.einsum, message="the rule covers the subscripts-string form")
         k = i - 1
         terms, out = _einsum_parts(subscripts, operands)
         mine = terms[k]
@@ -501,7 +525,7 @@ def _einsum_arg(i):
     return pb
 
 
-defrule(np.einsum, varargs=lambda i: _einsum_arg(i) if i > 0 else None, keywords=("optimize",))
+defrule(np.einsum, varargs=_einsum_any, keywords=("optimize",))
 
 
 def _tensordot_subscripts(a, b, axes):

@@ -90,10 +90,18 @@ def _matmul_parts(g, a, b):
     return ga, gb
 
 
-def _dot_check(a, b):
-    if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise NoRuleError(np.dot, note="The built-in rule covers operands of up to 2 "
-                          "dimensions (use np.matmul or @ for stacks of matrices).")
+def _dot_nd(g, a, b, which):
+    """np.dot of operands with more than 2 dimensions: the last axis of `a` with the
+    second-to-last of `b` (its only one when 1-D), as an einsum."""
+    from .numpy_extra import _LETTERS, _einsum_arg
+
+    na, nb = np.ndim(a), np.ndim(b)
+    sa = _LETTERS[:na]
+    sb = list(_LETTERS[na:na + nb])
+    sb[-2 if nb > 1 else -1] = sa[-1]
+    sb = "".join(sb)
+    out = sa[:-1] + (sb[:-2] + sb[-1] if nb > 1 else "")
+    return _einsum_arg(which + 1)(g, None, f"{sa},{sb}->{out}", a, b)
 
 
 def _mm_a(g, ans, a, b, *rest, **kw):
@@ -105,12 +113,14 @@ def _mm_b(g, ans, a, b, *rest, **kw):
 
 
 def _dot_a(g, ans, a, b, *rest, **kw):
-    _dot_check(a, b)
+    if max(np.ndim(a), np.ndim(b)) > 2 and min(np.ndim(a), np.ndim(b)) > 0:
+        return _dot_nd(g, a, b, 0)
     return _matmul_parts(g, a, b)[0]
 
 
 def _dot_b(g, ans, a, b, *rest, **kw):
-    _dot_check(a, b)
+    if max(np.ndim(a), np.ndim(b)) > 2 and min(np.ndim(a), np.ndim(b)) > 0:
+        return _dot_nd(g, a, b, 1)
     return _matmul_parts(g, a, b)[1]
 
 

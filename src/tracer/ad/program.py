@@ -161,6 +161,7 @@ class _Builder:
             vjp_positions, fn, args, positions)
         self.nested: dict = {}  # Call op -> (its callable from the op, positions)
         self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
+        self.fixed: dict[int, object] = {}  # Call op id -> the primitive its fn op was
 
     # -- analysis ------------------------------------------------------------------------
     def run(self) -> GradientProgram:
@@ -311,10 +312,15 @@ class _Builder:
             k = op.id
             if not needed[k] or type(op) not in (Call, Constant):
                 continue
-            r = lookup(op.fn) if type(op) is Call and not _is_op(op.fn) else None
+            r = self.rule_of(op) if type(op) is Call else None
             for i, t in self.target.get(k, {}).items():
                 if t and active[t] and (r is None or r.differentiable(i)):
                     needed[t] = True
+
+    def rule_of(self, op):
+        """The rule of Call `op`'s function (a function passed as a value included)."""
+        fn = op.fn
+        return lookup(fn.value if _is_op(fn) else fn)
 
     def on_path(self, k: int) -> bool:
         return self.active[k] and self.needed[k]
@@ -327,6 +333,13 @@ class _Builder:
             if _is_append(fn) or fn is next:
                 continue
             if _is_op(fn):
+                rule = lookup(fn.value)
+                if rule is not None and not self.active[fn.id]:
+                    # A primitive passed as a value (`def f(x, red=np.sum)`): its
+                    # rule, while the value is the same function (checked forward).
+                    self.fixed[op.id] = fn.value
+                    self._check_coverage(op, rule)
+                    continue
                 if not _is_python_callable(fn.value):
                     raise NoRuleError(fn.value, op.where)
                 self._nest(op, lambda call: call.fn.value)
@@ -430,6 +443,12 @@ class _Builder:
             env = ", ".join(f"{self.const(r)}: v_{r.id}" for r in op.refs())
             return f"v_{k} = evaluate_({self.const(op)}, {{{env}}}.__getitem__)"
         fn = self.ref(op.fn)
+        if k in self.fixed:  # the function passed must be the one whose rule is used
+            self.globals["GuardError_"] = GuardError
+            check = (f"if {fn} is not {self.const(self.fixed[k])}: raise GuardError_("
+                     f"{'another function was passed than the one traced'!r})\n    ")
+        else:
+            check = ""
         if op.star:
             parts = [f"*{self.ref(op.args[0])}"]
             if len(op.args) > 1:
@@ -437,7 +456,7 @@ class _Builder:
         else:
             parts = [self.ref(a) for a in op.args]
             parts += [f"{name}={self.ref(v)}" for name, v in op.kwargs.items()]
-        return f"v_{k} = {fn}({', '.join(parts)})"
+        return f"{check}v_{k} = {fn}({', '.join(parts)})"
 
     def _saved(self):
         """(op id, is a nested pullback) for every value the sweep reads, in order."""
@@ -510,7 +529,7 @@ class _Builder:
             _, positions = self.nested[op]
             emit(f"    t_{k} = pb_{k}({g})")
             return [(targets[i], f"t_{k}[{j}]") for j, i in enumerate(positions)]
-        rule = lookup(fn)
+        rule = self.rule_of(op)
         assert rule is not None  # _check_rules made sure of it
         args = [self.ref(a) for a in op.args]
         kw = "".join(f", {name}={self.ref(v)}" for name, v in op.kwargs.items())

@@ -16,6 +16,7 @@ recorded inside it; see tracer.ad.program.ad_context).
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Callable
 
@@ -62,11 +63,13 @@ class Rule:
             return self.varargs(i)
         return None
 
-    def unknown_keywords(self, names) -> list[str]:
-        """The keyword names of a call this rule does not understand."""
+    def unknown_keywords(self, kwargs: dict) -> list[str]:
+        """The keyword names of a call this rule does not understand (numpy's
+        `out=None`, no output buffer, is the same as leaving it out)."""
         if self.keywords is None:
             return []
-        return [n for n in names if n not in self.keywords]
+        return [n for n, v in kwargs.items()
+                if n not in self.keywords and not (n == "out" and v is None)]
 
     def __repr__(self) -> str:
         return f"<Rule for {getattr(self.fn, '__qualname__', self.fn)!r}>"
@@ -103,12 +106,54 @@ def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None,
             keywords=()) -> Rule:
     """Register per-argument pullbacks for `fn` (the built-in rules use this).
     `keywords`: the keyword arguments the pullbacks read (a call with any other is
-    refused: NoRuleError)."""
+    refused: NoRuleError).  For a Python function (numpy's), keyword arguments that
+    can be passed by position reach the pullbacks by position."""
+    sig = _python_signature(fn)
+    if sig is not None:
+        per_arg = tuple(_positional(pb, sig) for pb in per_arg)
+        if varargs is not None:
+            va = varargs
+            varargs = lambda i: _positional(va(i), sig)  # noqa: E731
+        names = [p.name for p in sig.parameters.values()
+                 if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        keywords = tuple(keywords) + tuple(names[1:])
     r = Rule(fn, per_arg, varargs=varargs, templates=templates,
              template_arity=template_arity, keywords=keywords)
     _RULES[_key(fn)] = r
     _VERSION[0] += 1
     return r
+
+
+def _python_signature(fn):
+    """The signature of a Python function (numpy's wrappers included), else None."""
+    if isinstance(fn, (types.BuiltinFunctionType, types.MethodDescriptorType,
+                       types.WrapperDescriptorType, type)) or not callable(fn):
+        return None  # C functions: their keywords are few and listed by the rule
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None  # a ufunc
+    kinds = [p.kind for p in sig.parameters.values()]
+    return sig if kinds.count(inspect.Parameter.POSITIONAL_OR_KEYWORD) > 1 else None
+
+
+def _positional(pb, sig):
+    """`pb` called with the call's keyword arguments moved to their positions
+    where Python allows (all earlier parameters given: the rest stay keywords)."""
+    if pb is None:
+        return None
+
+    def positional(g, ans, *args, **kwargs):
+        if kwargs:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError:
+                return pb(g, ans, *args, **kwargs)
+            return pb(g, ans, *bound.args, **bound.kwargs)
+        return pb(g, ans, *args)
+
+    positional.__wrapped__ = pb
+    return positional
 
 
 def rule(fn, pullback: Callable | None = None):

@@ -10,11 +10,10 @@ which are the generated code's shortcut for the same arithmetic on floats).
 from __future__ import annotations
 
 from .. import callables
-from ..tape.guards import guard_failure
+from ..tape.guards import GuardError, guard_failure
 from ..tape.ops import Call, Constant, Guard, Op
 from ..tape.play import bind_inputs, evaluate
 from . import adjoints
-from .rules import lookup
 
 __all__ = ["Values", "play", "recorded", "backward"]
 
@@ -60,6 +59,8 @@ def play(a, args, kwargs):
                 argv = tuple(values[x.id] if isinstance(x, Op) else x for x in op.args)
                 values[k], pullbacks[k] = a.nested_vjp(fn, argv, nested[op][1])
             else:
+                if k in a.fixed and values[op.fn.id] is not a.fixed[k]:
+                    raise GuardError("another function was passed than the one traced")
                 values[k] = evaluate(op, get)
         elif cls is Guard:
             c = op.condition
@@ -116,7 +117,7 @@ def _contributions(a, op, g, values, pullbacks):
         positions = a.nested[op][1]
         adj = pullbacks[k](g)
         return [(targets[i], adj[j]) for j, i in enumerate(positions)]
-    rule = lookup(fn)
+    rule = a.rule_of(op)
     assert rule is not None  # the analysis made sure of it
     kw = {name: values[x.id] if isinstance(x, Op) else x for name, x in op.kwargs.items()}
     ans = values[k]
