@@ -143,11 +143,15 @@ def is_differentiable(v) -> bool:
         return True
     if t in _NOT_DIFFERENTIABLE:
         return False
+    if t is tuple:  # a shape or an index of ints carries no adjoint (tuples are short)
+        return any(type(x) not in _NOT_DIFFERENTIABLE and is_differentiable(x) for x in v)
     if isinstance(v, np.ndarray):
         return v.dtype.kind in "fc"
     if isinstance(v, np.generic):
         return isinstance(v, (np.floating, np.complexfloating))
     if isinstance(v, (type, BaseException)) or callable(v) and not hasattr(v, "__next__"):
+        return False
+    if getattr(t, "__no_adjoint__", False):  # a gradient program (see tracer.ad.program)
         return False
     return not isinstance(v, (int, str, bytes))
 

@@ -14,15 +14,19 @@ used tried first).
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 
 import numpy as np
 
+from .. import api as _api
 from ..api import track
 from ..context import Context
+from ..tape.common import K_NESTED, K_PRIM
 from ..tape import Tape
 from ..tape.guards import GuardError
-from ..tape.ops import Call, Input
+from ..analysis.ir import ir as ir_of
+from ..tape.ops import Call, Input, Where
 from . import adjoints
 from .errors import NoRuleError
 from .program import build
@@ -35,9 +39,40 @@ COMPILE_AFTER = 2  # a path is compiled when it is taken this many times after i
 
 
 def ad_context() -> Context | None:
-    """The tracing context: every Python callable with a rule is primitive."""
-    prims = python_primitives()
-    return Context(primitives=prims) if prims else None
+    """The tracing context: every Python callable with a rule is primitive, and so
+    is making a gradient program (a gradient taken inside a differentiated call)."""
+    return Context(primitives=python_primitives() + [prepare])
+
+
+def prepare(runner, args, kwargs):
+    """The compiled gradient program of `runner`'s function for this call (traced
+    if no cached path holds).  Kept primitive while tracing: an outer gradient
+    differentiates the program's code, not its making."""
+    prog = runner.run(args, kwargs)[2]
+    prog.compile()
+    return prog
+
+
+def _locator(root):
+    """`locate(op)`: where the trace under `root` recorded the call that made op's
+    value (its code, offset and line), for error messages; None if not found."""
+    def locate(op):
+        t = root.trace
+        cols = t.columns()
+        codes = t.codes
+        for row in range(len(t) - 1, 0, -1):
+            if cols["kind"][row] not in (K_PRIM, K_NESTED) or t.value(row) is not op.value:
+                continue
+            refs = t.refs(row)
+            callee = refs[0][1] if refs and not isinstance(refs[0], int) else None
+            if callee is not None and callable(callee) and callee is not op.fn:
+                continue
+            code = codes[cols["code"][row]]
+            off = int(cols["offset"][row])
+            line = ir_of(code).layout.by_offset[off].line if off >= 0 else None
+            return Where(code, off, line)
+        return None
+    return locate
 
 
 def trace(f, args, kwargs):
@@ -53,6 +88,7 @@ def trace(f, args, kwargs):
             op.fn = op.fn.value
     literals = frozenset(id(c) for code in root.trace.codes for c in code.co_consts
                          if type(c) is float)
+    tape.locate = _locator(root)
     return root.value, tape, literals
 
 
@@ -71,24 +107,39 @@ def _signature(v):
 
 
 def _input_ops(tape, positions):
-    """The Input ops of the tape for the caller's positional arguments `positions`."""
+    """The Input ops of the tape for the caller's positional arguments `positions`,
+    and for each the item of a `*args` parameter it is (None: its own parameter)."""
     func = tape.signature_of
     shift = 1
     if isinstance(func, types.MethodType):
         shift = 2  # parameter 1 is self
     by_pos = {op.position: op for op in tape.ops if type(op) is Input}
-    out = []
+    out, items = [], []
+    code = getattr(getattr(func, "__func__", func), "__code__", None)
     for p in positions:
-        code = getattr(getattr(func, "__func__", func), "__code__", None)
-        if code is not None and p + shift - 1 >= code.co_argcount:
-            raise TypeError(f"argnums {p}: {tape.func.__qualname__} has only "
-                            f"{code.co_argcount - shift + 1} positional parameters to "
-                            "differentiate with respect to")
-        op = by_pos.get(p + shift)
+        item = None
+        k = p + shift
+        if code is not None and k - 1 >= code.co_argcount:
+            if not code.co_flags & inspect.CO_VARARGS:
+                raise TypeError(f"argnums {p}: {tape.func.__qualname__} has only "
+                                f"{code.co_argcount - shift + 1} positional parameters to "
+                                "differentiate with respect to")
+            # An item of the *args tuple: the parameter after the named ones.
+            item = k - 1 - code.co_argcount
+            k = code.co_argcount + code.co_kwonlyargcount + 1
+        op = by_pos.get(k)
         if op is None:
             raise TypeError(f"argnums {p}: no such positional argument")
         out.append(op)
-    return out
+        items.append(item)
+    return out, items
+
+
+def _build(tape, positions, literals):
+    ops, items = _input_ops(tape, positions)
+    prog = build(tape, ops, vjp_positions, literals, getattr(tape, "locate", None))
+    prog.items = items
+    return prog
 
 
 def _check_argument(v, p):
@@ -130,7 +181,7 @@ class _Paths:
                 return value, state, prog
         value, tape, literals = trace(self.f, args, kwargs)
         self.traces += 1
-        prog = build(tape, _input_ops(tape, self.positions), vjp_positions, literals)
+        prog = _build(tape, self.positions, literals)
         if key is not None:
             progs = self.cache.setdefault(key, [])
             progs.insert(0, prog)
@@ -180,10 +231,18 @@ def value_and_grad(f, argnums=0):
         runner = paths.get(positions)
         if runner is None:
             runner = paths[positions] = _Paths(f, positions)
-        value, saved, prog = runner.run(args, kwargs)
+        if _api._recorders:
+            # An outer track (a gradient of this gradient) records this call: the
+            # program is made where it does not look (a primitive), then its
+            # generated forward and backward code run as plain Python it follows.
+            prog = prepare(runner, args, kwargs)
+            value, saved = prog.forward(args, kwargs)
+        else:
+            value, saved, prog = runner.run(args, kwargs)
         raw = prog.backward(saved, _scalar_seed(value, f))
-        grads = tuple(adjoints.to_gradient(g, args[p]) for g, p in zip(raw, positions))
-        return value, (grads[0] if single else grads)
+        # A list, not a generator: an outer gradient follows comprehensions.
+        grads = [adjoints.to_gradient(g, args[p]) for g, p in zip(raw, positions)]
+        return value, (grads[0] if single else tuple(grads))
 
     value_and_grad_f.paths = paths  # type: ignore[attr-defined]
     return value_and_grad_f
@@ -242,7 +301,7 @@ def vjp_positions(f, args, positions, kwargs=None):
         # The call itself is one op (a C function, or Python code entered from C):
         # there is nothing inside to differentiate.
         raise NoRuleError(f)
-    prog = build(tape, _input_ops(tape, positions), vjp_positions, literals)
+    prog = _build(tape, positions, literals)
     state = prog.state_from_tape()
 
     def pullback(g):

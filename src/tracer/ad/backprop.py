@@ -27,7 +27,7 @@ from ..views.nodes import CallNode, node_at
 from . import adjoints
 from .errors import NoRuleError
 from .program import is_mutator
-from .rules import lookup
+from .rules import lookup, positional
 
 __all__ = ["backprop"]
 
@@ -327,6 +327,7 @@ class _Sweep:
                               note="backprop differentiates the recorded calls; a "
                               "primitive call needs a rule.")
         f, args, kwargs = node.call_values()
+        args, kwargs = positional(rule, tuple(args), kwargs)
         bad = rule.unknown_keywords(kwargs)
         if bad:
             raise NoRuleError(fn, getattr(node, "location", None), message="its rule "

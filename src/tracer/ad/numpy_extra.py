@@ -598,3 +598,9 @@ def _cross_arg(i):
 
 
 defrule(np.cross, _cross_arg(0), _cross_arg(1))
+defrule(np.broadcast_to, lambda g, ans, x, shape, *a, **kw: ub(np.asarray(g), x),
+        keywords=("subok",))
+defrule(np.full_like, None, lambda g, ans, x, fill, *a, **kw: ub(np.asarray(g), fill),
+        keywords=("dtype",))
+defrule(np.full, None, lambda g, ans, shape, fill, *a, **kw: ub(np.asarray(g), fill),
+        keywords=("dtype",))

@@ -34,7 +34,7 @@ from ..tape.ops import Call, Constant, Guard, Input
 from ..tape.play import evaluate
 from . import adjoints, sweep
 from .errors import NoRuleError, describe_callable
-from .rules import lookup
+from .rules import lookup, positional
 
 __all__ = ["GradientProgram", "build", "GuardError"]
 
@@ -58,11 +58,14 @@ class GradientProgram:
     by generated Python code (`compile()`: CPython compiles a long function at
     about 25-40 µs per line, which pays off only for a path that is reused)."""
 
+    __no_adjoint__ = True  # a program carries no differentiated value (higher order)
+
     def __init__(self, analysis):
         self.analysis = analysis
         self.tape = analysis.tape
         self.inputs = analysis.inputs  # the Input ops differentiated, in the caller's order
         self.hits = 0                  # calls that took this path after it was traced
+        self.items = [None] * len(self.inputs)  # per input: its item of a *args tuple
         self._forward = None
         self._backward = None
         self._source = None
@@ -92,8 +95,14 @@ class GradientProgram:
     def backward(self, state, seed):
         """The raw adjoints of the inputs, from a forward `state` and the seed."""
         if type(state) is sweep.Values:
-            return sweep.backward(self.analysis, state, seed)
-        return self._backward(state, seed)
+            raw = sweep.backward(self.analysis, state, seed)
+        else:
+            raw = self._backward(state, seed)
+        if not any(i is not None for i in self.items):
+            return raw
+        # Arguments passed into a *args parameter: their items of its adjoint.
+        return tuple(r if i is None else adjoints.seq_get(r, i, op.value[i])
+                     for r, i, op in zip(raw, self.items, self.inputs))
 
     def state_from_tape(self):
         """The forward state as the trace recorded it (the function is not re-run)."""
@@ -128,15 +137,19 @@ def _is_python_callable(fn) -> bool:
     return isinstance(call, types.FunctionType)
 
 
-def build(tape, inputs, vjp_positions, literals=frozenset()) -> GradientProgram:
+def build(tape, inputs, vjp_positions, literals=frozenset(), locate=None) -> GradientProgram:
     """The gradient program of `tape` with respect to Input ops `inputs`.
 
     `literals`: ids of the code constants of the traced code: a constant argument
     that is one of them is a literal, never a differentiated value read as a
     constant (CPython shares equal float constants between code objects, so a
     literal `1.0` may be the very object passed as an argument).  `vjp_positions`
-    differentiates a call of Python code the tape kept as one op (tracer.ad.api's)."""
-    return _Builder(tape, inputs, vjp_positions, literals).run()
+    differentiates a call of Python code the tape kept as one op (tracer.ad.api's).
+    `locate(op)` finds where an op was recorded, for errors (the tape keeps it only
+    for ops that raised)."""
+    b = _Builder(tape, inputs, vjp_positions, literals)
+    b.locate = locate
+    return b.run()
 
 
 class _Builder:
@@ -161,6 +174,7 @@ class _Builder:
             vjp_positions, fn, args, positions)
         self.nested: dict = {}  # Call op -> (its callable from the op, positions)
         self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
+        self.locate = None  # op -> Where, for errors (see build)
         self.fixed: dict[int, object] = {}  # Call op id -> the primitive its fn op was
 
     # -- analysis ------------------------------------------------------------------------
@@ -185,6 +199,12 @@ class _Builder:
 
     def _name(self) -> str:
         return getattr(self.tape.func, "__qualname__", "f")
+
+    def where(self, op):
+        """Where `op` was recorded (code, offset, line), for an error message."""
+        if op.where is None and self.locate is not None:
+            op.where = self.locate(op)
+        return op.where
 
     def _forward_mask(self) -> None:
         active = self.active
@@ -221,6 +241,11 @@ class _Builder:
                 self._append(op, version, count)
                 touched[k] = active[k]
                 continue
+            if op.kwargs and not _is_op(fn):
+                r = lookup(fn)
+                if r is not None and r.signature is not None:
+                    # numpy's keywords by position: the same call, read by the rule
+                    op.args, op.kwargs = positional(r, op.args, op.kwargs)
             targets = {}
             hit = False
             for i, a in enumerate(op.args):
@@ -230,18 +255,18 @@ class _Builder:
                     hit = hit or active[t]
             for name, a in op.kwargs.items():
                 if _is_op(a) and active[version.get(a.id, a.id)]:
-                    raise NoRuleError(fn, op.where, note=f"Its keyword argument {name}= is "
+                    raise NoRuleError(fn, self.where(op), note=f"Its keyword argument {name}= is "
                                       "differentiated; pass it positionally.")
             reached = hit or any(touched[r.id] for r in op.refs())
             if not reached:
                 continue
             if _is_op(fn) and touched[fn.id]:
-                raise NoRuleError(fn.value, op.where, message="the function called is "
+                raise NoRuleError(fn.value, self.where(op), message="the function called is "
                                   "made from a differentiated value (a closure or bound "
                                   "method of it, called from C code); call it directly.")
             if not hit:
                 if adjoints.is_differentiable(op.value):
-                    raise NoRuleError(fn, op.where, message=(
+                    raise NoRuleError(fn, self.where(op), message=(
                         "its result depends on a differentiated value through a "
                         "generator, closure or object made from it, which is not "
                         "differentiated (use a list comprehension instead of a generator "
@@ -249,11 +274,14 @@ class _Builder:
                 touched[k] = _carries(op.value)
                 continue
             if _is_mutator(fn):
-                raise NoRuleError(fn, op.where, note="It changes a container in place with "
+                raise NoRuleError(fn, self.where(op), note="It changes a container in place with "
                                   "a differentiated value, which is not supported.")
-            if op.star:
-                raise NoRuleError(fn, op.where, note="It is called as f(*args) with a "
+            if op.star and (_is_op(fn) or lookup(fn) is None):
+                raise NoRuleError(fn, self.where(op), note="It is called as f(*args) with a "
                                   "differentiated value, which is not supported.")
+            if op.star and len(op.args) > 1 and 1 in targets and active[targets[1]]:
+                raise NoRuleError(fn, self.where(op), message="a differentiated value is passed "
+                                  "to it in **kwargs; pass it positionally.")
             if fn is next and op.args and _is_op(op.args[0]):
                 it = op.args[0].id
                 self.index[k] = count.get(it, 0)
@@ -296,7 +324,7 @@ class _Builder:
         if not (self.active[prev] or _is_op(item) and self.active[item.id]):
             return
         if index is None:
-            raise NoRuleError(op.fn, op.where, note="Appending a differentiated value to a "
+            raise NoRuleError(op.fn, self.where(op), note="Appending a differentiated value to a "
                               "list the function did not build itself is not supported.")
         self.index[k] = index
         self.active[k] = True
@@ -341,7 +369,7 @@ class _Builder:
                     self._check_coverage(op, rule)
                     continue
                 if not _is_python_callable(fn.value):
-                    raise NoRuleError(fn.value, op.where)
+                    raise NoRuleError(fn.value, self.where(op))
                 self._nest(op, lambda call: call.fn.value)
                 continue
             rule = lookup(fn)
@@ -351,14 +379,21 @@ class _Builder:
             if _is_python_callable(fn):
                 self._nest(op, lambda call: call.fn)
                 continue
-            raise NoRuleError(fn, op.where)
+            raise NoRuleError(fn, self.where(op))
 
     def _check_coverage(self, op, rule) -> None:
         """A rule that does not cover a keyword of the call, or gives no adjoint to a
         differentiated argument, refuses the call (never ignores the part)."""
+        if op.star:
+            kw = op.args[1] if len(op.args) > 1 else {}
+            bad = rule.unknown_keywords(kw.value if _is_op(kw) else kw)
+            if bad:
+                raise NoRuleError(op.fn, self.where(op), message="its rule does not cover the "
+                                  f"keyword arguments {', '.join(b + '=' for b in bad)}")
+            return
         bad = rule.unknown_keywords(op.kwargs)
         if bad:
-            raise NoRuleError(op.fn, op.where, message="its rule does not cover the "
+            raise NoRuleError(op.fn, self.where(op), message="its rule does not cover the "
                               f"keyword argument{'s' if len(bad) > 1 else ''} "
                               f"{', '.join(b + '=' for b in bad)} of this call "
                               f"(replace the rule with @tracer.rule({describe_callable(op.fn)})"
@@ -366,7 +401,7 @@ class _Builder:
                               "them so).")
         for i, t in self.target.get(op.id, {}).items():
             if t and self.active[t] and not rule.differentiable(i):
-                raise NoRuleError(op.fn, op.where, message=f"its argument {i} is "
+                raise NoRuleError(op.fn, self.where(op), message=f"its argument {i} is "
                                   "differentiated, and its rule gives that argument no "
                                   "adjoint (replace the rule with @tracer.rule("
                                   f"{describe_callable(op.fn)}) returning one).")
@@ -407,7 +442,9 @@ class _Builder:
                 self.globals["self_"] = func.__self__
                 prefix, target = "self_, ", func.__func__
             self.globals["binder_"] = make_binder(target)
-            emit(f"    p_ = binder_({prefix}*args_, **kwargs_)")
+            # Without keywords, no **: an outer gradient follows *args_ item by item.
+            emit(f"    p_ = binder_({prefix}*args_, **kwargs_) if kwargs_ else "
+                 f"binder_({prefix}*args_)")
         for op in inputs:
             if op.position == 0:
                 emit(f"    v_{op.id} = {self.const(op.value)}")
@@ -531,6 +568,11 @@ class _Builder:
             return [(targets[i], f"t_{k}[{j}]") for j, i in enumerate(positions)]
         rule = self.rule_of(op)
         assert rule is not None  # _check_rules made sure of it
+        if op.star:  # fn(*seq, **kw): the adjoint of seq, item by item
+            self.globals["star_pb_"] = sweep.star_adjoint
+            kw = self.ref(op.args[1]) if len(op.args) > 1 else "{}"
+            return [(targets[0], f"star_pb_({self.const(rule)}, {g}, v_{k}, "
+                                 f"{self.ref(op.args[0])}, {kw})")]
         args = [self.ref(a) for a in op.args]
         kw = "".join(f", {name}={self.ref(v)}" for name, v in op.kwargs.items())
         out = []
@@ -566,10 +608,13 @@ def _carries(v) -> bool:
     """Whether a non-differentiable value can still carry a differentiated one
     (a closure, a generator, an object), rather than being plain data (an int, a
     bool, a str: what comparisons, len() and the like give)."""
-    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_)):
+    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_)) \
+            or getattr(type(v), "__no_adjoint__", False):
         return False
     if isinstance(v, np.ndarray):
         return False
+    if type(v) is tuple:  # a shape or an index
+        return any(_carries(x) or adjoints.is_differentiable(x) for x in v)
     return True
 
 

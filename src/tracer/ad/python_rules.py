@@ -331,3 +331,44 @@ defrule(dict.get, lambda g, ans, d, key, default=None: seq_item(g, key) if key i
         None, lambda g, ans, d, key, default=None: zeros_like(default) if key in d else g)
 defrule(dict.__getitem__, lambda g, ans, d, key: seq_item(g, key))
 defrule(builtins.sorted, _sorted_pb, keywords=("key", "reverse"))
+
+
+# -- f(*args, **kwargs) into Python code: the tape binds them with bind_call ----------------------
+def _bound_slots(binder, nargs, kwargs, nself):
+    """For `bind_call(binder, args, kwargs, *self)`: where each positional argument
+    and keyword went, as (parameter index, item of a *args/**kwargs parameter or None)."""
+    code = binder.__code__
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    star = npos + nkw  # the *args parameter's index, if any
+    kwstar = star + bool(code.co_flags & 0x04)
+    pos = []
+    for i in range(nargs):
+        slot = nself + i
+        pos.append((slot, None) if slot < npos else (star, slot - npos))
+    kws = {}
+    for name in kwargs:
+        k = names.index(name) if name in names[:npos + nkw] else None
+        kws[name] = (k, None) if k is not None else (kwstar, name)
+    return pos, kws
+
+
+def _bind_args_pb(g, ans, binder, args, kwargs, *self):
+    pos, _ = _bound_slots(binder, len(args), kwargs, len(self))
+    out = {}
+    for i, (slot, item) in enumerate(pos):
+        gp = seq_get(g, slot, ans[slot])
+        out[i] = gp if item is None else seq_get(gp, item, args[i])
+    return Seq(out, owned=True)
+
+
+def _bind_kwargs_pb(g, ans, binder, args, kwargs, *self):
+    _, kws = _bound_slots(binder, len(args), kwargs, len(self))
+    out = {}
+    for name, (slot, item) in kws.items():
+        gp = seq_get(g, slot, ans[slot])
+        out[name] = gp if item is None else seq_get(gp, item, kwargs[name])
+    return Seq(out, owned=True)
+
+
+defrule(tape_helpers.bind_call, None, _bind_args_pb, _bind_kwargs_pb)

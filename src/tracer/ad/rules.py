@@ -20,7 +20,8 @@ import inspect
 import types
 from typing import Callable
 
-__all__ = ["Rule", "rule", "defrule", "lookup", "rules_version", "python_primitives"]
+__all__ = ["Rule", "rule", "defrule", "lookup", "rules_version", "python_primitives",
+           "positional"]
 
 
 class Rule:
@@ -33,16 +34,17 @@ class Rule:
     for argument i when all values are floats: `{g}`, `{ans}`, `{0}`, `{1}`, ...
     `keywords`: the keyword arguments the pullbacks understand (None: any); a call
     passing another keyword is refused rather than differentiated as if it were not
-    there.
+    there.  `signature`: for a Python function, its signature (see `positional`).
     """
 
     __slots__ = ("fn", "per_arg", "varargs", "full", "templates", "template_arity",
-                 "keywords")
+                 "keywords", "signature")
 
     def __init__(self, fn, per_arg=(), varargs=None, full=None, templates=None,
                  template_arity=None, keywords=None):
         self.fn = fn
         self.keywords = None if keywords is None else frozenset(keywords)
+        self.signature = None  # a Python function's: keywords reach pullbacks by position
         self.template_arity = template_arity  # templates hold only for this many args
         self.per_arg = tuple(per_arg)
         self.varargs = varargs
@@ -110,15 +112,12 @@ def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None,
     can be passed by position reach the pullbacks by position."""
     sig = _python_signature(fn)
     if sig is not None:
-        per_arg = tuple(_positional(pb, sig) for pb in per_arg)
-        if varargs is not None:
-            va = varargs
-            varargs = lambda i: _positional(va(i), sig)  # noqa: E731
         names = [p.name for p in sig.parameters.values()
                  if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
         keywords = tuple(keywords) + tuple(names[1:])
     r = Rule(fn, per_arg, varargs=varargs, templates=templates,
              template_arity=template_arity, keywords=keywords)
+    r.signature = sig
     _RULES[_key(fn)] = r
     _VERSION[0] += 1
     return r
@@ -137,23 +136,18 @@ def _python_signature(fn):
     return sig if kinds.count(inspect.Parameter.POSITIONAL_OR_KEYWORD) > 1 else None
 
 
-def _positional(pb, sig):
-    """`pb` called with the call's keyword arguments moved to their positions
-    where Python allows (all earlier parameters given: the rest stay keywords)."""
-    if pb is None:
-        return None
-
-    def positional(g, ans, *args, **kwargs):
-        if kwargs:
-            try:
-                bound = sig.bind(*args, **kwargs)
-            except TypeError:
-                return pb(g, ans, *args, **kwargs)
-            return pb(g, ans, *bound.args, **bound.kwargs)
-        return pb(g, ans, *args)
-
-    positional.__wrapped__ = pb
-    return positional
+def positional(rule, args: tuple, kwargs: dict):
+    """`(args, kwargs)` of a call of `rule.fn` with the keyword arguments that can be
+    passed by position moved there (all earlier parameters given: Python binds the
+    rest as keywords), so pullbacks read them by position."""
+    sig = rule.signature
+    if sig is None or not kwargs:
+        return args, kwargs
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    return tuple(bound.args), dict(bound.kwargs)
 
 
 def rule(fn, pullback: Callable | None = None):

@@ -14,8 +14,9 @@ from ..tape.guards import GuardError, guard_failure
 from ..tape.ops import Call, Constant, Guard, Op
 from ..tape.play import bind_inputs, evaluate
 from . import adjoints
+from .errors import NoRuleError
 
-__all__ = ["Values", "play", "recorded", "backward"]
+__all__ = ["Values", "play", "recorded", "backward", "star_adjoint"]
 
 
 class Values:
@@ -121,6 +122,9 @@ def _contributions(a, op, g, values, pullbacks):
     assert rule is not None  # the analysis made sure of it
     kw = {name: values[x.id] if isinstance(x, Op) else x for name, x in op.kwargs.items()}
     ans = values[k]
+    if op.star:  # fn(*seq, **kw)
+        return [(targets[0], star_adjoint(rule, g, ans, argv[0],
+                                          argv[1] if len(argv) > 1 else {}))]
     out = []
     if rule.full is not None:
         adj = rule.full(g, ans, *argv, **kw)
@@ -137,3 +141,19 @@ def _contributions(a, op, g, values, pullbacks):
             out.append((t, pb(g, ans, *argv, **kw)))
     return out
 
+
+def star_adjoint(rule, g, ans, seq, kw):
+    """The adjoint of `seq` in `fn(*seq, **kw)` from `fn`'s rule: a Seq by position."""
+    if rule.full is not None:
+        adj = rule.full(g, ans, *seq, **kw)
+        return adjoints.Seq({i: a for i, a in enumerate(adj) if a is not None}, owned=True)
+    out = {}
+    for i in range(len(seq)):
+        pb = rule.pullback(i)
+        if pb is None:
+            if adjoints.is_differentiable(seq[i]):
+                raise NoRuleError(rule.fn, message=f"its argument {i} (passed in *args) "
+                                  "gets no adjoint from its rule")
+            continue
+        out[i] = pb(g, ans, *seq, **kw)
+    return adjoints.Seq(out, owned=True)
