@@ -115,6 +115,9 @@ class Checker:
         self.order = order
         self.rng = np.random.default_rng(0)
         self.second = collections.Counter()  # second-order outcomes
+        self.second_why = collections.Counter()  # by what failed
+        self.second_wrong: list[str] = []  # the tests whose second order is wrong
+        self.current = ""  # the test running
         self.checked = 0  # first-order checks run (per test)
         self.skipped = 0  # checks tracer does not claim (per test)
 
@@ -177,12 +180,11 @@ class Checker:
         v = _rebuild(y, iter(_randn_like(y, self.rng)))
 
         def pulled(*xv):
-            new = list(args)
-            for p, a in zip(nums, xv[:-1]):
-                new[p] = a
+            # The arguments rebuilt by a comprehension (traced: no stores into a list).
+            new = [xv[nums.index(i)] if i in nums else a for i, a in enumerate(args)]
             _, pb = tracer.vjp(f, *new, **kwargs)
             out = pb(xv[-1])
-            return tuple(out[p] for p in nums)
+            return tuple([out[p] for p in nums])
 
         try:
             self.check_vjp(pulled, tuple(args[p] for p in nums) + (v,), {},
@@ -191,7 +193,11 @@ class Checker:
         except NotApplicable:
             self.second["not applicable"] += 1
         except Exception as e:  # counted apart: the first order decides the test
-            self.second[_classify(e)[0]] += 1
+            kind, what = _classify(e)
+            self.second[kind] += 1
+            self.second_why[f"{kind}: {what}"] += 1
+            if kind == "wrong value":
+                self.second_wrong.append(f"{self.current}: {what}")
 
 
 # -- fake autograd --------------------------------------------------------------------------------
@@ -312,6 +318,7 @@ def run(tests_dir: Path, order: int):
             for name, fn in cases(module):
                 np.random.seed(42)  # autograd's conftest fixture
                 checker.checked = checker.skipped = 0
+                checker.current = name
                 try:
                     with contextlib.redirect_stdout(io.StringIO()):
                         fn()
@@ -322,10 +329,11 @@ def run(tests_dir: Path, order: int):
                 except Exception as e:
                     kind, what = _classify(e)
                     results.append((name, kind, what))
-    return results, checker.second
+    return results, checker
 
 
-def report(results, second, show):
+def report(results, checker, show):
+    second = checker.second
     counts = collections.Counter(kind for _, kind, _ in results)
     applicable = len(results) - counts["not applicable"]
     print(f"autograd {VERSION} tests ({', '.join(MODULES)}): {len(results)} tests")
@@ -335,6 +343,10 @@ def report(results, second, show):
         print(f"  {kind:14s} {counts[kind]:4d}")
     if second:
         print("  second-order checks: " + ", ".join(f"{k} {v}" for k, v in second.items()))
+        for k, v in checker.second_why.most_common(12):
+            print(f"    {v:5d}  {k}")
+        for w in checker.second_wrong:
+            print(f"    second order wrong: {w}")
     by = collections.Counter(what for _, kind, what in results if kind == "missing rule")
     print("missing rules (tests): " + ", ".join(f"{k} {v}" for k, v in by.most_common()))
     by = collections.Counter(what for _, kind, what in results if kind == "other error")
@@ -356,8 +368,8 @@ def main(argv=None) -> None:
     opts = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tests_dir = opts.tests or fetch_tests(Path(tmp))
-        results, second = run(tests_dir, opts.order)
-    report(results, second, opts.show)
+        results, checker = run(tests_dir, opts.order)
+    report(results, checker, opts.show)
 
 
 if __name__ == "__main__":

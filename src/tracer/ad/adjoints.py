@@ -8,9 +8,11 @@ of 1,000 floats then costs one dict entry per item, not a list of 1,000 per read
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
-__all__ = ["Seq", "add", "zeros_like", "seq_item", "seq_get", "from_seq", "to_gradient",
+__all__ = ["Seq", "add", "zeros_like", "seq_item", "seq_get", "seq_part", "from_seq", "to_gradient",
            "is_differentiable", "unbroadcast"]
 
 
@@ -78,6 +80,17 @@ def seq_get(g, key, like):
     return g[key]
 
 
+def seq_part(g, start, n):
+    """Items `start .. start + n` of a container adjoint `g`, as the adjoint of the
+    sequence of n items appended there (`lst.extend(items)`)."""
+    if g is None:
+        return None
+    if type(g) is not Seq:
+        g = Seq(dict(enumerate(g)))
+    return Seq({k - start: v for k, v in g.items.items() if start <= k < start + n},
+               owned=True)
+
+
 def from_seq(g, x):
     """The adjoint of `x` from a Seq over its items (an array's rows when `x` is one)."""
     if type(g) is not Seq:
@@ -132,6 +145,7 @@ def _zero_gradient(x):
     return zeros_like(x)
 
 
+_CELL = types.CellType
 _NOT_DIFFERENTIABLE = frozenset((bool, int, str, bytes, type(None), range, np.bool_))
 
 
@@ -143,6 +157,11 @@ def is_differentiable(v) -> bool:
         return True
     if t in _NOT_DIFFERENTIABLE:
         return False
+    if t is _CELL:  # a closure cell made in the run: what it holds
+        try:
+            return is_differentiable(v.cell_contents)
+        except ValueError:  # empty
+            return False
     if t is tuple:  # a shape or an index of ints carries no adjoint (tuples are short)
         return any(type(x) not in _NOT_DIFFERENTIABLE and is_differentiable(x) for x in v)
     if isinstance(v, np.ndarray):

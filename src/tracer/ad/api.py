@@ -41,7 +41,7 @@ COMPILE_AFTER = 2  # a path is compiled when it is taken this many times after i
 def ad_context() -> Context | None:
     """The tracing context: every Python callable with a rule is primitive, and so
     is making a gradient program (a gradient taken inside a differentiated call)."""
-    return Context(primitives=python_primitives() + [prepare])
+    return Context(primitives=python_primitives() + [prepare, prepare_vjp])
 
 
 def prepare(runner, args, kwargs):
@@ -271,10 +271,9 @@ def vjp(f, *args, **kwargs):
 
     def pullback(g):
         adj = pb(g)
-        out: list = [None] * len(args)
-        for p, a in zip(positions, adj):
-            out[p] = adjoints.to_gradient(a, args[p])
-        return tuple(out)
+        # Built by a comprehension, not stored into: an outer gradient follows it.
+        return tuple([adjoints.to_gradient(adj[positions.index(i)], a) if i in positions
+                      else None for i, a in enumerate(args)])
 
     return value, pullback
 
@@ -295,16 +294,33 @@ def _differentiable_argument(a) -> bool:
 def vjp_positions(f, args, positions, kwargs=None):
     """`(value, pullback)` with `pullback(g)` the raw adjoints of `args[p]` for p in
     `positions` (the nested calls of a gradient program use this)."""
-    value, tape, literals = trace(f, args, kwargs or {})
-    if tape.signature_of is None and len(tape.ops) and tape.result is not None \
-            and type(tape.result) is not Input and tape.result.fn is tape.ops[0]:
-        # The call itself is one op (a C function, or Python code entered from C):
-        # there is nothing inside to differentiate.
-        raise NoRuleError(f)
-    prog = _build(tape, positions, literals)
-    state = prog.state_from_tape()
+    kwargs = kwargs or {}
+    if _api._recorders:  # an outer gradient records this: see value_and_grad
+        prog = prepare_vjp(f, args, positions, kwargs)
+        value, state = prog.forward(args, kwargs)
+    else:
+        value, prog = _vjp_program(f, args, positions, kwargs)
+        state = prog.state_from_tape()
 
     def pullback(g):
         return prog.backward(state, g)
 
     return value, pullback
+
+
+def _vjp_program(f, args, positions, kwargs):
+    """(value, program) of one traced call of `f` for the adjoints of `positions`."""
+    value, tape, literals = trace(f, args, kwargs)
+    if tape.signature_of is None and len(tape.ops) and tape.result is not None \
+            and type(tape.result) is not Input and tape.result.fn is tape.ops[0]:
+        # The call itself is one op (a C function, or Python code entered from C):
+        # there is nothing inside to differentiate.
+        raise NoRuleError(f)
+    return value, _build(tape, positions, literals)
+
+
+def prepare_vjp(f, args, positions, kwargs):
+    """vjp_positions' compiled program, made in a primitive call (see `prepare`)."""
+    prog = _vjp_program(f, args, positions, kwargs)[1]
+    prog.compile()
+    return prog

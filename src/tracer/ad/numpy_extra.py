@@ -271,6 +271,14 @@ for _fn in (np.take, np.ndarray.take):
 def _repeat_pb(g, ans, x, repeats, axis=None, **kw):
     axis = kw.get("axis", axis)
     xa = np.asarray(x)
+    if np.ndim(repeats) == 0:  # each item r times in a row: a reshape and a sum
+        r = int(repeats)
+        if axis is None:
+            return np.reshape(g, (xa.size, r)).sum(axis=1).reshape(xa.shape)
+        axis %= xa.ndim
+        shape = np.shape(g)
+        split = shape[:axis] + (xa.shape[axis], r) + shape[axis + 1:]
+        return np.reshape(g, split).sum(axis=axis + 1)
     if axis is None:
         src = np.repeat(np.arange(xa.size), repeats)
         out = np.zeros(xa.size)

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import callables as tops
 from ..tape.guards import GuardError, failing_test, guard_failure
+from ..tape import helpers as tape_helpers
 from ..tape.helpers import STOP, make_binder
 from ..tape.ops import Call, Constant, Guard, Input
 from ..tape.play import evaluate
@@ -41,7 +42,7 @@ __all__ = ["GradientProgram", "build", "GuardError"]
 # Calls that change a container in place: on the path they would be silently wrong.
 _MUTATORS = frozenset((operator.setitem, operator.delitem, tops.list_extend, list.extend, list.insert, tops.setslice,
                        tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
-                       dict.__setitem__, list.__setitem__, setattr))
+                       dict.__setitem__, list.__setitem__, setattr, tape_helpers.cell_set))
 _SCALAR_TYPES = (float, int)
 _INSTRUCTION_MODULES = (tops.__name__, "tracer.tape.helpers")
 _INLINE_GLOBALS = {"cos_": math.cos, "sin_": math.sin, "cosh_": math.cosh,
@@ -166,9 +167,11 @@ class _Builder:
         self.needed = [False] * (n + 1)   # the result depends on it (among active ops)
         self.target: dict[int, dict[int, int]] = {}  # op id -> {arg position: adjoint op id}
         self.index: dict[int, int] = {}   # next()/append op id -> the item index it reads
+        self.extent: dict[int, int | None] = {}  # extend op id -> how many items it added
         self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
                               "add_": adjoints.add, "seq_item_": adjoints.seq_item,
-                              "seq_get_": adjoints.seq_get, "nz_": _nonzero,
+                              "seq_get_": adjoints.seq_get, "seq_part_": adjoints.seq_part,
+                              "nz_": _nonzero,
                               "log_": _log_, **_INLINE_GLOBALS}
         self.globals["nested_"] = lambda fn, args, positions: _nested_vjp(
             vjp_positions, fn, args, positions)
@@ -310,25 +313,46 @@ class _Builder:
 
     def _append(self, op, version, count) -> None:
         """`lst.append(item)` makes a new version of the list: later reads of the list
-        send their adjoint to this op, which passes item `index`'s adjoint to `item`."""
+        send their adjoint to this op, which passes item `index`'s adjoint to `item`.
+        `lst.extend(items)` passes items `index ..` on to `items`, whose length is
+        known when it is a tuple or a list this tape built and tracks (a list's
+        value is its final state, not its state at the call)."""
         k = op.id
         lst, item = op.args
         prev = version.get(lst.id, lst.id)
+        item_t = version.get(item.id, item.id) if _is_op(item) else 0
         if lst.id not in count:
             built = type(lst) is Call and lst.fn is tops.build_list and not lst.star
             count[lst.id] = len(lst.args) if built else None
         index = count[lst.id]
+        n = 1
+        if _is_extend(op.fn):
+            n = self._extent(item, count)
+            self.extent[k] = n
         if index is not None:
-            count[lst.id] = index + 1
+            count[lst.id] = None if n is None else index + n
         version[lst.id] = k
-        if not (self.active[prev] or _is_op(item) and self.active[item.id]):
+        if not (self.active[prev] or item_t and self.active[item_t]):
             return
-        if index is None:
+        if index is None or n is None:
             raise NoRuleError(op.fn, self.where(op), note="Appending a differentiated value to a "
-                              "list the function did not build itself is not supported.")
+                              "list the function did not build itself, or extending a list "
+                              "with an iterator, is not supported.")
         self.index[k] = index
         self.active[k] = True
-        self.target[k] = {0: prev, 1: item.id if _is_op(item) else 0}
+        self.target[k] = {0: prev, 1: item_t}
+
+    def _extent(self, item, count):
+        """How many items `lst.extend(item)` added, or None if that is not known."""
+        if not _is_op(item):
+            return _length(item)
+        if item.id in count:
+            return count[item.id]
+        if type(item.value) is tuple:
+            return len(item.value)
+        if type(item) is Call and item.fn is tops.build_list and not item.star:
+            return len(item.args)  # never appended to (it would be in count)
+        return None
 
     def _backward_mask(self) -> None:
         res = self.tape.result
@@ -434,7 +458,7 @@ class _Builder:
         func = tape.signature_of
         inputs = [op for op in tape.ops if type(op) is Input]
         if func is None:
-            emit("    p_ = (*args_, *kwargs_.values())")
+            emit("    p_ = (*args_, *kwargs_.values()) if kwargs_ else tuple(args_)")
         else:
             prefix = ""
             target = func
@@ -558,7 +582,10 @@ class _Builder:
         if _is_append(fn):
             out = [(targets[0], g)]
             if targets.get(1):
-                out.append((targets[1], f"seq_get_({g}, {self.index[k]}, {self.ref(op.args[1])})"))
+                if _is_extend(fn):
+                    out.append((targets[1], f"seq_part_({g}, {self.index[k]}, {self.extent[k]})"))
+                else:
+                    out.append((targets[1], f"seq_get_({g}, {self.index[k]}, {self.ref(op.args[1])})"))
             return out
         if fn is next:
             return [(targets[0], f"seq_item_({g}, {self.index[k]})")]
@@ -619,14 +646,38 @@ def _carries(v) -> bool:
 
 
 def _is_append(fn) -> bool:
-    return fn is tops.list_append or fn is list.append
+    """`lst.append(x)` or `lst.extend(xs)`: a new version of a list (see _append)."""
+    return fn is tops.list_append or fn is list.append or fn is tops.list_extend \
+        or fn is list.extend
+
+
+def _is_extend(fn) -> bool:
+    return fn is tops.list_extend or fn is list.extend
+
+
+def _length(v):
+    """How many items extending a list with `v` adds (None: not known without
+    consuming it)."""
+    return len(v) if isinstance(v, (list, tuple, dict, str, range)) else None
+
+
+# numpy functions that write into an array argument (their result is None): a
+# differentiated value stored so would be lost without an error.
+_NUMPY_WRITERS = frozenset((np.copyto, np.put, np.put_along_axis, np.place, np.putmask,
+                            np.fill_diagonal, np.ndarray.fill, np.ndarray.put,
+                            np.ndarray.sort, np.ndarray.partition, np.ndarray.resize,
+                            np.ndarray.setfield, np.ndarray.__setitem__))
 
 
 def _is_mutator(fn) -> bool:
     try:
-        return fn in _MUTATORS
+        if fn in _MUTATORS or fn in _NUMPY_WRITERS:
+            return True
     except TypeError:  # unhashable
         return False
+    # A ufunc's `at` method (np.add.at(out, index, values)) writes into `out`.
+    return getattr(fn, "__name__", None) == "at" and isinstance(
+        getattr(fn, "__self__", None), np.ufunc)
 
 
 def is_mutator(fn) -> bool:

@@ -372,3 +372,8 @@ def _bind_kwargs_pb(g, ans, binder, args, kwargs, *self):
 
 
 defrule(tape_helpers.bind_call, None, _bind_args_pb, _bind_kwargs_pb)
+
+
+# -- closure cells the tape makes for this run (new_cell(x), cell_get(cell)) --------------------
+defrule(tape_helpers.new_cell, lambda g, ans, *content: seq_get(g, 0, content[0]))
+defrule(tape_helpers.cell_get, lambda g, ans, cell: seq_item(g, 0))

@@ -112,6 +112,11 @@ def _contributions(a, op, g, values, pullbacks):
         if targets.get(1):
             out.append((targets[1], adjoints.seq_get(g, a.index[k], argv[1])))
         return out
+    if fn is list.extend or fn is callables.list_extend:
+        out = [(targets[0], g)]
+        if targets.get(1):
+            out.append((targets[1], adjoints.seq_part(g, a.index[k], a.extent[k])))
+        return out
     if fn is next:
         return [(targets[0], adjoints.seq_item(g, a.index[k]))]
     if op in a.nested:
