@@ -458,7 +458,7 @@ class _Builder:
         func = tape.signature_of
         inputs = [op for op in tape.ops if type(op) is Input]
         if func is None:
-            emit("    p_ = (*args_, *kwargs_.values()) if kwargs_ else tuple(args_)")
+            emit("    p_ = tuple(args_) + tuple(kwargs_.values()) if kwargs_ else tuple(args_)")
         else:
             prefix = ""
             target = func
@@ -642,7 +642,23 @@ def _carries(v) -> bool:
         return False
     if type(v) is tuple:  # a shape or an index
         return any(_carries(x) or adjoints.is_differentiable(x) for x in v)
-    return True
+    return not _plain_callable(v)
+
+
+_DISPATCHER = type(np.sum)  # numpy's array-function dispatchers
+
+
+def _plain_callable(v) -> bool:
+    """A function that holds no value of the run: no closure, defaults or bound
+    object (np.sum, math.sin, a module-level function taken out of a tuple)."""
+    if isinstance(v, types.FunctionType):
+        return v.__closure__ is None and not v.__defaults__ and not v.__kwdefaults__
+    if isinstance(v, (np.ufunc, type, _DISPATCHER)):
+        return True
+    if isinstance(v, types.BuiltinFunctionType):
+        owner = v.__self__
+        return owner is None or isinstance(owner, types.ModuleType)
+    return False
 
 
 def _is_append(fn) -> bool:
