@@ -133,8 +133,8 @@ def _norm_pb(g, ans, x, ord=None, axis=None, keepdims=False, **kw):
     a = np.asarray(ans)
     if axis is not None and not keepdims:
         axes = axis if isinstance(axis, tuple) else (axis,)
-        g = np.expand_dims(g, sorted(ax % x.ndim for ax in axes))
-        a = np.expand_dims(a, sorted(ax % x.ndim for ax in axes))
+        g = np.expand_dims(g, sorted([ax % x.ndim for ax in axes]))
+        a = np.expand_dims(a, sorted([ax % x.ndim for ax in axes]))
     elif axis is None and not keepdims:
         g = g.reshape((1,) * x.ndim)
         a = a.reshape((1,) * x.ndim)

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from .adjoints import Seq, unbroadcast as ub
+from .adjoints import Seq, seq_get, unbroadcast as ub
 from .errors import NoRuleError
 from .rules import defrule
 
@@ -83,7 +83,7 @@ def _expand(g, x, axis, keepdims):
     g = np.asarray(g)
     if axis is not None and not keepdims:
         axes = axis if isinstance(axis, tuple) else (axis,)
-        g = np.expand_dims(g, sorted(a % x.ndim for a in axes))
+        g = np.expand_dims(g, sorted([a % x.ndim for a in axes]))
     return np.broadcast_to(g, x.shape)
 
 
@@ -612,3 +612,25 @@ defrule(np.full_like, None, lambda g, ans, x, fill, *a, **kw: ub(np.asarray(g), 
         keywords=("dtype",))
 defrule(np.full, None, lambda g, ans, shape, fill, *a, **kw: ub(np.asarray(g), fill),
         keywords=("dtype",))
+for _fn in (np.floor_divide, operator.floordiv):
+    defrule(_fn, _zero, lambda g, ans, a, b: _zero(g, ans, b))  # piecewise constant
+
+
+def _dict_pb(g, ans, *args, **kw):
+    """`dict(mapping_or_pairs, **kw)`: the positional argument's adjoint."""
+    if type(g) is not Seq or not args:
+        return g
+    src = args[0]
+    if isinstance(src, dict):
+        return Seq(dict(g.items), owned=True)
+    keys = [k for k, _ in src]
+    out = {}
+    for j, key in enumerate(keys):
+        v = g.items.get(key)
+        if v is not None and kw.get(key) is None:
+            out[j] = Seq({1: v}, owned=True)
+    return Seq(out, owned=True)
+
+
+defrule(dict, _dict_pb, keywords=None,
+        by_keyword=lambda name: lambda g, ans, *args, **kw: seq_get(g, name, kw[name]))

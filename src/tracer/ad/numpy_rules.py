@@ -143,7 +143,7 @@ def _expand(g, x, axis, keepdims):
     g = np.asarray(g)
     if axis is not None and not keepdims:
         axes = axis if isinstance(axis, tuple) else (axis,)
-        axes = tuple(a % x.ndim for a in axes)
+        axes = tuple([a % x.ndim for a in axes])  # a list: an outer gradient follows it
         g = np.expand_dims(g, sorted(axes))
     return np.broadcast_to(g, x.shape)
 
@@ -244,7 +244,7 @@ def _where_y(g, ans, cond, x, y):
     return ub(np.where(cond, 0.0, g), y)
 
 
-defrule(np.where, None, _where_x, _where_y)
+defrule(np.where, lambda g, ans, cond, *xy: np.zeros(np.shape(cond)), _where_x, _where_y)
 
 
 def _clip_pb(g, ans, x, *args, **kw):

@@ -258,8 +258,12 @@ class _Builder:
                     hit = hit or active[t]
             for name, a in op.kwargs.items():
                 if _is_op(a) and active[version.get(a.id, a.id)]:
-                    raise NoRuleError(fn, self.where(op), note=f"Its keyword argument {name}= is "
-                                      "differentiated; pass it positionally.")
+                    r = None if _is_op(fn) else lookup(fn)
+                    if r is None or r.pullback(name) is None:
+                        raise NoRuleError(fn, self.where(op), note=f"Its keyword argument "
+                                          f"{name}= is differentiated; pass it positionally.")
+                    targets[name] = version.get(a.id, a.id)
+                    hit = True
             reached = hit or any(touched[r.id] for r in op.refs())
             if not reached:
                 continue
@@ -605,9 +609,9 @@ class _Builder:
         out = []
         if rule.full is not None:
             name = self.const(rule.full)
-            emit(f"    t_{k} = {name}({g}, v_{k}, {', '.join(args)}{kw})")
+            emit(f"    t_{k} = {name}({g}, v_{k}{''.join(', ' + x for x in args)}{kw})")
             for i, t in targets.items():
-                if t and self.active[t]:
+                if t and self.active[t] and not isinstance(i, str):
                     out.append((t, f"nz_(t_{k}[{i}], {args[i]})"))
             return out
         scalar = (not op.kwargs and _is_scalar(op.value)
@@ -616,7 +620,7 @@ class _Builder:
         for i, t in targets.items():
             if not t or not self.active[t]:
                 continue
-            tpl = rule.templates.get(i) if scalar else None
+            tpl = rule.templates.get(i) if scalar and not isinstance(i, str) else None
             if tpl:
                 out.append((t, "(" + tpl.format(*args, g=g, ans=f"v_{k}") + ")"))
                 continue
@@ -624,7 +628,7 @@ class _Builder:
             if pb is None:
                 continue
             name = self.const(pb)
-            out.append((t, f"{name}({g}, v_{k}, {', '.join(args)}{kw})"))
+            out.append((t, f"{name}({g}, v_{k}{''.join(', ' + x for x in args)}{kw})"))
         return out
 
 

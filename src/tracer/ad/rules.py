@@ -38,11 +38,12 @@ class Rule:
     """
 
     __slots__ = ("fn", "per_arg", "varargs", "full", "templates", "template_arity",
-                 "keywords", "signature")
+                 "keywords", "signature", "by_keyword")
 
     def __init__(self, fn, per_arg=(), varargs=None, full=None, templates=None,
-                 template_arity=None, keywords=None):
+                 template_arity=None, keywords=None, by_keyword=None):
         self.fn = fn
+        self.by_keyword = by_keyword  # name -> the pullback of that keyword argument
         self.keywords = None if keywords is None else frozenset(keywords)
         self.signature = None  # a Python function's: keywords reach pullbacks by position
         self.template_arity = template_arity  # templates hold only for this many args
@@ -51,14 +52,16 @@ class Rule:
         self.full = full
         self.templates = templates or {}
 
-    def differentiable(self, i: int) -> bool:
-        """Whether argument i can get an adjoint from this rule."""
-        if self.full is not None:
+    def differentiable(self, i: int | str) -> bool:
+        """Whether argument i (a position, or a keyword's name) can get an adjoint."""
+        if self.full is not None and not isinstance(i, str):
             return True
         return self.pullback(i) is not None
 
-    def pullback(self, i: int):
-        """The per-argument pullback of argument i, or None."""
+    def pullback(self, i: int | str):
+        """The per-argument pullback of argument i (a position or a keyword), or None."""
+        if isinstance(i, str):
+            return self.by_keyword(i) if self.by_keyword is not None else None
         if i < len(self.per_arg):
             return self.per_arg[i]
         if self.varargs is not None:
@@ -105,7 +108,7 @@ def rules_version() -> int:
 
 
 def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None,
-            keywords=()) -> Rule:
+            keywords=(), by_keyword=None) -> Rule:
     """Register per-argument pullbacks for `fn` (the built-in rules use this).
     `keywords`: the keyword arguments the pullbacks read (a call with any other is
     refused: NoRuleError).  For a Python function (numpy's), keyword arguments that
@@ -116,7 +119,7 @@ def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None,
                  if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
         keywords = tuple(keywords) + tuple(names[1:])
     r = Rule(fn, per_arg, varargs=varargs, templates=templates,
-             template_arity=template_arity, keywords=keywords)
+             template_arity=template_arity, keywords=keywords, by_keyword=by_keyword)
     r.signature = sig
     _RULES[_key(fn)] = r
     _VERSION[0] += 1

@@ -134,7 +134,7 @@ def _contributions(a, op, g, values, pullbacks):
     if rule.full is not None:
         adj = rule.full(g, ans, *argv, **kw)
         for i, t in targets.items():
-            if t and a.active[t]:
+            if t and a.active[t] and not isinstance(i, str):
                 c = adj[i]
                 out.append((t, adjoints.zeros_like(argv[i]) if c is None else c))
         return out
