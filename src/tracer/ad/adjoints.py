@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-__all__ = ["Seq", "add", "zeros_like", "seq_item", "seq_get", "seq_part", "from_seq", "to_gradient",
+__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "from_seq", "to_gradient",
            "is_differentiable", "unbroadcast"]
 
 
@@ -58,6 +58,21 @@ def add(a, b):
     if type(b) is Seq:
         return add(b, a)
     return a + b
+
+
+def add_pure(a, b):
+    """`add` without changing either operand (no store into a dict): the form an
+    outer gradient can follow when it differentiates a gradient's own code."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if type(a) is not Seq and type(b) is not Seq:
+        return a + b
+    a = a if type(a) is Seq else _as_seq(a)
+    b = b if type(b) is Seq else _as_seq(b)
+    keys = list(a.items) + [k for k in b.items if k not in a.items]
+    return Seq(dict([(k, add_pure(a.items.get(k), b.items.get(k))) for k in keys]))
 
 
 def _as_seq(x) -> Seq:
@@ -170,8 +185,8 @@ def is_differentiable(v) -> bool:
         return isinstance(v, (np.floating, np.complexfloating))
     if isinstance(v, (type, BaseException)) or callable(v) and not hasattr(v, "__next__"):
         return False
-    if getattr(t, "__no_adjoint__", False):  # a gradient program (see tracer.ad.program)
-        return False
+    if getattr(t, "__no_adjoint__", False) or isinstance(v, np.dtype):
+        return False  # a gradient program (see tracer.ad.program), a dtype
     return not isinstance(v, (int, str, bytes))
 
 

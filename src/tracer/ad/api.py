@@ -153,6 +153,8 @@ def _check_argument(v, p):
 class _Paths:
     """The gradient programs of one function, by argument signature, one per path."""
 
+    __no_adjoint__ = True  # holds programs, no differentiated value (higher order)
+
     def __init__(self, f, positions):
         self.f = f
         self.positions = positions
@@ -186,7 +188,8 @@ class _Paths:
             progs = self.cache.setdefault(key, [])
             progs.insert(0, prog)
             del progs[MAX_PATHS:]
-        return value, prog.state_from_tape(), prog
+        value, state = prog.first_state(value, args, kwargs)
+        return value, state, prog
 
 
 def _positions(argnums, nargs):
@@ -300,7 +303,7 @@ def vjp_positions(f, args, positions, kwargs=None):
         value, state = prog.forward(args, kwargs)
     else:
         value, prog = _vjp_program(f, args, positions, kwargs)
-        state = prog.state_from_tape()
+        value, state = prog.first_state(value, args, kwargs)
 
     def pullback(g):
         return prog.backward(state, g)

@@ -24,7 +24,7 @@ import numpy as np
 from .. import _core
 from ..tape.bind import Pack, map_parameters
 from ..views.nodes import CallNode, node_at
-from . import adjoints
+from . import adjoints, inplace
 from .errors import NoRuleError
 from .program import is_mutator
 from .rules import lookup, positional
@@ -250,11 +250,18 @@ class _Sweep:
         """A differentiated value stored into a container in place: later reads of
         the container refer to the row that built it, so the value's adjoint would
         be lost.  (tracer.grad follows `append` on a list the function built.)"""
-        fn = getattr(_call_node(self.t, row).function, "value", None)
+        node = _call_node(self.t, row)
+        fn = getattr(node.function, "value", None)
         if is_mutator(fn):
             raise NoRuleError(fn, message="backprop does not follow a differentiated "
                               "value stored into a container in place (tracer.grad "
                               "follows appends to a list the function built).")
+        value = self.t.value(row)
+        if fn in inplace.IN_PLACE and isinstance(value, np.ndarray) and any(
+                r >= 0 and self.t.value(r) is value for r in self.refs(row)):
+            raise NoRuleError(fn, message="backprop does not follow an array changed in "
+                              "place (`y += d`: the values read before were recorded "
+                              "after the change); tracer.grad does.")
 
     def _is_next(self, row: int) -> bool:
         f = _call_node(self.t, row).function

@@ -226,8 +226,8 @@ defrule(np.ndarray.transpose, _transpose_pb, keywords=("axes",))
 def _getattr_pb(g, ans, obj, name, *default):
     if name == "T" or name == "mT" and np.ndim(obj) == 2:
         return np.transpose(g)
-    if name == "real":
-        return g
+    if name == "real" or name == "items" and type(obj) is Seq:
+        return g  # an adjoint Seq's adjoint is keyed like its items (second order)
     raise NoRuleError(getattr, note=f"The built-in rule covers the attributes `.T` and "
                       f"`.real` of arrays; this reads `.{name}` of a "
                       f"{type(obj).__name__}.")
@@ -274,3 +274,5 @@ for _fn in (np.array, np.asarray):
     defrule(_fn, _array_pb, keywords=("dtype",))
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
+# An adjoint container built in a pullback (second order): its items' adjoint.
+defrule(Seq, lambda g, ans, items, owned=False: g, keywords=("owned",))

@@ -15,7 +15,7 @@ generated as two Python functions:
   assignment and later ones additions (known while generating, so the code never
   tests for a missing adjoint); float arguments use the rules' inline templates.
 
-`state_from_tape()` gives the values the trace itself recorded, so the first
+`first_state()` gives the values the trace itself recorded, so the first
 gradient of a call runs the function once (a stochastic function is not re-run).
 """
 
@@ -27,13 +27,14 @@ import types
 
 import numpy as np
 
+from .. import api as _api
 from .. import callables as tops
 from ..tape.guards import GuardError, failing_test, guard_failure
 from ..tape import helpers as tape_helpers
 from ..tape.helpers import STOP, make_binder
 from ..tape.ops import Call, Constant, Guard, Input
 from ..tape.play import evaluate
-from . import adjoints, sweep
+from . import adjoints, inplace, sweep
 from .errors import NoRuleError, describe_callable
 from .rules import lookup, positional
 
@@ -105,9 +106,13 @@ class GradientProgram:
         return tuple(r if i is None else adjoints.seq_get(r, i, op.value[i])
                      for r, i, op in zip(raw, self.items, self.inputs))
 
-    def state_from_tape(self):
-        """The forward state as the trace recorded it (the function is not re-run)."""
-        return sweep.recorded(self.analysis)
+    def first_state(self, value, args, kwargs):
+        """`(value, state)` for the call just traced: the values the trace recorded
+        (the function is not re-run), unless in-place updates were rewritten (then
+        the forward runs on the arguments: see tracer.ad.inplace)."""
+        if self.analysis.rerun:
+            return self.forward(args, kwargs)
+        return value, sweep.recorded(self.analysis)
 
 
 def _nested_vjp(vjp_positions, fn, args, positions):
@@ -169,7 +174,7 @@ class _Builder:
         self.index: dict[int, int] = {}   # next()/append op id -> the item index it reads
         self.extent: dict[int, int | None] = {}  # extend op id -> how many items it added
         self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
-                              "add_": adjoints.add, "seq_item_": adjoints.seq_item,
+                              "add_": _add, "seq_item_": adjoints.seq_item,
                               "seq_get_": adjoints.seq_get, "seq_part_": adjoints.seq_part,
                               "nz_": _nonzero,
                               "log_": _log_, **_INLINE_GLOBALS}
@@ -178,10 +183,14 @@ class _Builder:
         self.nested: dict = {}  # Call op -> (its callable from the op, positions)
         self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
         self.locate = None  # op -> Where, for errors (see build)
+        self.rerun = False  # in-place updates were rewritten (see run)
         self.fixed: dict[int, object] = {}  # Call op id -> the primitive its fn op was
 
     # -- analysis ------------------------------------------------------------------------
     def run(self) -> GradientProgram:
+        # In-place array updates become functional ops; the recorded values are then
+        # not the forward's (an array read before a change was recorded after it).
+        self.rerun = inplace.rewrite(self.ops)
         self._forward_mask()
         self._backward_mask()
         self._check_rules()
@@ -639,7 +648,7 @@ def _carries(v) -> bool:
     """Whether a non-differentiable value can still carry a differentiated one
     (a closure, a generator, an object), rather than being plain data (an int, a
     bool, a str: what comparisons, len() and the like give)."""
-    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_)) \
+    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_, np.dtype)) \
             or getattr(type(v), "__no_adjoint__", False):
         return False
     if isinstance(v, np.ndarray):
@@ -707,6 +716,14 @@ def is_mutator(fn) -> bool:
 
 def _is_op(a) -> bool:
     return isinstance(a, (Call, Input, Constant))
+
+
+def _add(a, b):
+    """Adjoint addition in generated code: in place where it may, functional while
+    an outer gradient records the code (second order: see tracer.ad.api.prepare)."""
+    if _api._recorders:
+        return adjoints.add_pure(a, b)
+    return adjoints.add(a, b)
 
 
 def _nonzero(g, like):
