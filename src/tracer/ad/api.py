@@ -231,17 +231,18 @@ def value_and_grad(f, argnums=0):
         single, positions = _positions(argnums, len(args))
         for p in positions:
             _check_argument(args[p], p)
+        fn, call_args, call_kwargs, shift = _unpartial(f, args, kwargs)
         runner = paths.get(positions)
         if runner is None:
-            runner = paths[positions] = _Paths(f, positions)
+            runner = paths[positions] = _Paths(fn, tuple([p + shift for p in positions]))
         if _api._recorders:
             # An outer track (a gradient of this gradient) records this call: the
             # program is made where it does not look (a primitive), then its
             # generated forward and backward code run as plain Python it follows.
-            prog = prepare(runner, args, kwargs)
-            value, saved = prog.forward(args, kwargs)
+            prog = prepare(runner, call_args, call_kwargs)
+            value, saved = prog.forward(call_args, call_kwargs)
         else:
-            value, saved, prog = runner.run(args, kwargs)
+            value, saved, prog = runner.run(call_args, call_kwargs)
         raw = prog.backward(saved, _scalar_seed(value, f))
         # A list, not a generator: an outer gradient follows comprehensions.
         grads = [adjoints.to_gradient(g, args[p]) for g, p in zip(raw, positions)]
@@ -249,6 +250,16 @@ def value_and_grad(f, argnums=0):
 
     value_and_grad_f.paths = paths  # type: ignore[attr-defined]
     return value_and_grad_f
+
+
+def _unpartial(f, args, kwargs):
+    """`(function, args, kwargs, shift)` of a call of `f`: a functools.partial is
+    differentiated as the call of its function it makes (its bound arguments first:
+    the caller's argument p is the function's p + shift)."""
+    if type(f) is not functools.partial:
+        return f, args, kwargs, 0
+    inner, pre, kw, _ = _unpartial(f.func, f.args, f.keywords)
+    return inner, tuple(pre) + tuple(args), {**kw, **kwargs}, len(pre)
 
 
 def grad(f, argnums=0):

@@ -634,3 +634,4 @@ def _dict_pb(g, ans, *args, **kw):
 
 defrule(dict, _dict_pb, keywords=None,
         by_keyword=lambda name: lambda g, ans, *args, **kw: seq_get(g, name, kw[name]))
+defrule(np.generic.item, lambda g, ans, x, *a: g)  # a numpy scalar's Python number

@@ -292,6 +292,8 @@ class _Builder:
             if _is_mutator(fn):
                 raise NoRuleError(fn, self.where(op), note="It changes a container in place with "
                                   "a differentiated value, which is not supported.")
+            if not _is_python_callable(fn):
+                self._refuse_output_argument(op, active)
             if op.star and (_is_op(fn) or lookup(fn) is None):
                 raise NoRuleError(fn, self.where(op), note="It is called as f(*args) with a "
                                   "differentiated value, which is not supported.")
@@ -313,6 +315,21 @@ class _Builder:
                     produced[id(v)] = k
             else:
                 touched[k] = _carries(op.value)
+
+    def _refuse_output_argument(self, op, active) -> None:
+        """A C call given a differentiated value and an array, list or dict it may
+        write into (it returns None, or returns that very argument: numpy's `out`)
+        would lose the value: later reads of the container do not see it."""
+        v = op.value
+        for i, a in enumerate(op.args):
+            if not _is_op(a) or active[a.id] and v is None:
+                continue
+            if isinstance(a.value, (np.ndarray, list, dict)) and (
+                    v is None or i > 0 and a.value is v and _is_numpy(op.fn)):
+                raise NoRuleError(op.fn, self.where(op), message=f"it is given a "
+                                  f"differentiated value and may write it into its "
+                                  f"argument {i} (a {type(a.value).__name__}), which the "
+                                  "gradient would not see; use the function's result.")
 
     def _link_constants(self, op, produced) -> None:
         """Replace constant arguments that are an active op's very value by that op."""
@@ -661,6 +678,12 @@ def _carries(v) -> bool:
 _DISPATCHER = type(np.sum)  # numpy's array-function dispatchers
 
 
+def _is_numpy(fn) -> bool:
+    """A numpy function or ufunc (whose `out` argument is its result)."""
+    return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith(
+        "numpy")
+
+
 def _plain_callable(v) -> bool:
     """A function that holds no value of the run: no closure, defaults or bound
     object (np.sum, math.sin, a module-level function taken out of a tuple)."""
@@ -695,7 +718,7 @@ def _length(v):
 _NUMPY_WRITERS = frozenset((np.copyto, np.put, np.put_along_axis, np.place, np.putmask,
                             np.fill_diagonal, np.ndarray.fill, np.ndarray.put,
                             np.ndarray.sort, np.ndarray.partition, np.ndarray.resize,
-                            np.ndarray.setfield, np.ndarray.__setitem__))
+                            np.ndarray.setfield, np.ndarray.__setitem__, np.ufunc.at))
 
 
 def _is_mutator(fn) -> bool:
