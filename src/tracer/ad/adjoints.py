@@ -148,7 +148,8 @@ def to_gradient(g, x):
         return np.full(x.shape, g, dtype=_float_dtype(x))
     if isinstance(x, np.ndarray) and g.dtype != x.dtype and x.dtype.kind in "fc":
         return g.astype(x.dtype)  # a float32 argument gets a float32 gradient
-    if isinstance(x, float) and isinstance(g, np.ndarray) and g.shape == ():
+    if isinstance(x, float) and (isinstance(g, np.ndarray) and g.shape == ()
+                                 or isinstance(g, np.floating)):
         return float(g)
     return g
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -232,9 +233,12 @@ def value_and_grad(f, argnums=0):
         for p in positions:
             _check_argument(args[p], p)
         fn, call_args, call_kwargs, shift = _unpartial(f, args, kwargs)
-        runner = paths.get(positions)
+        # Inside an outer gradient, `grad(f)` is typically remade on every call:
+        # its paths are kept with `f` (see _paths_of).
+        cache = _paths_of(f) if _api._recorders else paths
+        runner = cache.get(positions)
         if runner is None:
-            runner = paths[positions] = _Paths(fn, tuple([p + shift for p in positions]))
+            runner = cache[positions] = _Paths(fn, tuple([p + shift for p in positions]))
         if _api._recorders:
             # An outer track (a gradient of this gradient) records this call: the
             # program is made where it does not look (a primitive), then its
@@ -250,6 +254,22 @@ def value_and_grad(f, argnums=0):
 
     value_and_grad_f.paths = paths  # type: ignore[attr-defined]
     return value_and_grad_f
+
+
+_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _paths_of(f) -> dict:
+    """The traced paths of `f` by argnums while an outer gradient records, shared by
+    every `grad(f)` of the same function object (`grad(g)` written inside a
+    differentiated function makes a new wrapper on each call; its paths stay).
+    Kept as long as `f` lives."""
+    if isinstance(f, types.FunctionType):
+        paths = _PATHS.get(f)
+        if paths is None:
+            paths = _PATHS[f] = {}
+        return paths
+    return {}
 
 
 def _unpartial(f, args, kwargs):

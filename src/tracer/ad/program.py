@@ -21,6 +21,7 @@ gradient of a call runs the function once (a stochastic function is not re-run).
 
 from __future__ import annotations
 
+import inspect
 import math
 import operator
 import types
@@ -414,6 +415,8 @@ class _Builder:
             fn = op.fn
             if _is_append(fn) or fn is next:
                 continue
+            if self.rule_of(op) is None:
+                self._refuse_generator(op)
             if _is_op(fn):
                 rule = lookup(fn.value)
                 if rule is not None and not self.active[fn.id]:
@@ -434,6 +437,17 @@ class _Builder:
                 self._nest(op, lambda call: call.fn)
                 continue
             raise NoRuleError(fn, self.where(op))
+
+    def _refuse_generator(self, op) -> None:
+        """A generator made on the path (a generator expression a builtin consumes,
+        `map` over a Python function): say what to write instead."""
+        for a in (op.fn, *op.args, op):
+            v = a.value if _is_op(a) else a
+            if isinstance(v, (types.GeneratorType, map, filter)) or _is_generator_function(v):
+                raise NoRuleError(op.fn, self.where(op), message="a generator, map or "
+                                  "filter over a differentiated value is not differentiated "
+                                  "(its items come from C code calling Python); write a "
+                                  "list comprehension instead: sum([x * x for x in xs]).")
 
     def _check_coverage(self, op, rule) -> None:
         """A rule that does not cover a keyword of the call, or gives no adjoint to a
@@ -676,6 +690,12 @@ def _carries(v) -> bool:
 
 
 _DISPATCHER = type(np.sum)  # numpy's array-function dispatchers
+
+
+def _is_generator_function(f) -> bool:
+    code = getattr(f, "__code__", None)
+    return code is not None and bool(code.co_flags & (inspect.CO_GENERATOR |
+                                                      inspect.CO_ASYNC_GENERATOR))
 
 
 def _is_numpy(fn) -> bool:
