@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tracer
+import tracer.ad
 from tracer.ad.errors import NoRuleError
 
 EPS = 1e-6
@@ -252,3 +253,31 @@ def test_no_rule_error_names_the_source_line():
         tracer.grad(uses_i0)(np.array([0.5]))
     assert "uses_i0" in str(info.value) and "test_ad_constructs.py:" in str(info.value)
     assert "@tracer.rule(numpy.i0)" in str(info.value)
+
+
+# -- Jacobians, Hessians, forward mode --------------------------------------------------------------
+def vector_map(x):
+    return np.sin(x) * x[::-1] + np.array([1.0, 2.0, 3.0]) @ x
+
+
+def test_jacobian_reverse_and_forward_against_finite_differences():
+    x = np.array([0.3, 0.7, -0.2])
+    want = np.array([(vector_map(x + EPS * e) - vector_map(x - EPS * e)) / (2 * EPS)
+                     for e in np.eye(3)]).T
+    assert np.allclose(tracer.ad.jacobian(vector_map)(x), want, atol=1e-6)
+    assert np.allclose(tracer.ad.jacfwd(vector_map)(x), want, atol=1e-6)
+    y, jv = tracer.ad.jvp(vector_map, (x,), np.array([0.0, 1.0, 0.0]))
+    assert np.allclose(y, vector_map(x)) and np.allclose(jv, want[:, 1], atol=1e-6)
+
+
+def test_hessian_of_a_quadratic_form_through_tracer_ad_hessian():
+    x = np.array([0.3, -0.2, 1.1])
+    assert np.allclose(tracer.ad.hessian(quadratic)(x), A, atol=1e-12)
+    h = tracer.ad.hessian(lambda x: quadratic(x) + np.sum(np.cos(x)))(x)
+    assert np.allclose(h, A - np.diag(np.cos(x)), atol=1e-12)
+
+
+def test_jvp_of_scalar_code():
+    y, jv = tracer.ad.jvp(lambda a: math.sin(a) * a, (0.5,), 1.0)
+    assert y == pytest.approx(math.sin(0.5) * 0.5)
+    assert jv == pytest.approx(math.cos(0.5) * 0.5 + math.sin(0.5))

@@ -17,7 +17,9 @@ from . import linalg_rules as _linalg_rules  # noqa: F401  (and numpy.linalg's)
 from . import python_rules as _python_rules  # noqa: F401  (registers the Python rules)
 from .api import grad, value_and_grad, vjp
 from .backprop import backprop
+from .derived import hessian, jacfwd, jacobian, jvp
 from .errors import NoRuleError
 from .rules import rule
 
-__all__ = ["grad", "value_and_grad", "vjp", "backprop", "rule", "NoRuleError"]
+__all__ = ["grad", "value_and_grad", "vjp", "backprop", "rule", "NoRuleError",
+           "jacobian", "hessian", "jvp", "jacfwd"]
