@@ -281,3 +281,18 @@ def test_jvp_of_scalar_code():
     y, jv = tracer.ad.jvp(lambda a: math.sin(a) * a, (0.5,), 1.0)
     assert y == pytest.approx(math.sin(0.5) * 0.5)
     assert jv == pytest.approx(math.cos(0.5) * 0.5 + math.sin(0.5))
+
+
+def list_item_stores(a):
+    out = [0.0, 0.0, 1.0]
+    out[1] = a * 2
+    out[-1] = out[1] * a
+    ys = [a * k for k in range(3)]
+    ys[0] = ys[1] * ys[2]
+    ys.append(a * 3)
+    ys[3] = ys[3] * ys[0]
+    return out[0] + out[1] * 3 + out[2] + sum(ys)
+
+
+def test_item_stores_into_lists_the_function_built():
+    assert_grad(list_item_stores, 1.5)

@@ -1,12 +1,13 @@
 """In-place updates of numpy arrays as functional updates on a gradient's tape.
 
-`y += d`, `out[i] = v` and `out[:, k] += v` change an array in place: the ops that
+`y += d`, `out[i] = v` and `out[:, k] += v` change an array in place (and
+`xs[i] = v` a list): the ops that
 read it before the change recorded the same object as the ops after, so a
 pullback reading the value would see the array as it ended, and a store into it
 would pass no adjoint.  `rewrite` turns them into functional ops before the
 gradient analysis: `y += d` becomes `y + d`, `out[i] = v` becomes
-`stored(out, i, v)` (a new array; later reads of `out` read it), each with its
-own rule.  The program then recomputes its forward values instead of using the
+`stored(out, i, v)` (a new array; later reads of `out` read it), `xs[i] = v` on a
+list the function built `stored_item(xs, i, v)`, each with its own rule.  The program then recomputes its forward values instead of using the
 recorded ones (`rewrite` returns True).
 
 It refuses (NoRuleError) what the rewrite would change: an array that another
@@ -22,11 +23,12 @@ import operator
 import numpy as np
 
 from ..tape.ops import Call, Constant, Input, Op
-from .adjoints import unbroadcast
+from .. import callables as tops
+from .adjoints import Seq, seq_get, unbroadcast
 from .errors import NoRuleError
 from .rules import defrule
 
-__all__ = ["rewrite", "stored", "IN_PLACE"]
+__all__ = ["rewrite", "stored", "stored_item", "IN_PLACE"]
 
 _FUNCTIONAL = {operator.iadd: operator.add, operator.isub: operator.sub,
                operator.imul: operator.mul, operator.itruediv: operator.truediv,
@@ -52,6 +54,27 @@ def _stored_value(g, ans, array, key, value):
 
 
 defrule(stored, _stored_array, None, _stored_value)
+
+
+def stored_item(items: list, key, value) -> list:
+    """`items` with `items[key] = value`, as a new list."""
+    out = list(items)
+    out[key] = value
+    return out
+
+
+def _stored_item_list(g, ans, items, key, value):
+    if type(g) is not Seq:
+        g = Seq(dict(enumerate(g)))
+    k = key % len(items)
+    return Seq({i: v for i, v in g.items.items() if i != k}, owned=True)
+
+
+def _stored_item_value(g, ans, items, key, value):
+    return seq_get(g, key % len(items), value)
+
+
+defrule(stored_item, _stored_item_list, None, _stored_item_value)
 
 
 def rewrite(ops) -> bool:
@@ -81,6 +104,15 @@ def rewrite(ops) -> bool:
             changed.append((op.value, {op.id}, op.id))
             any_change = True
         elif fn is operator.setitem and len(op.args) == 3 and isinstance(op.args[0], Op) \
+                and type(op.args[1]) is int and _is_own_list(op, base, ops):
+            target = op.args[0]
+            op.fn = stored_item
+            op.value = target.value  # a list (its items are recomputed forward)
+            root = base.get(target.id, target.id)
+            latest[root] = op
+            base[op.id] = root
+            any_change = True
+        elif fn is operator.setitem and len(op.args) == 3 and isinstance(op.args[0], Op) \
                 and isinstance(op.args[0].value, np.ndarray):
             target = op.args[0]
             _check_owner(op, target.value, owned)
@@ -93,6 +125,26 @@ def rewrite(ops) -> bool:
             changed.append((target.value, {op.id, root}, op.id))
             any_change = True
     return any_change
+
+
+def _is_own_list(store, base, ops) -> bool:
+    """Whether `store` (`xs[i] = v`) stores into a list the function built (`[...]`,
+    a comprehension, `list(...)`) and put in no other container before (the store
+    would not reach it there: refused): its item stores become new lists."""
+    target = store.args[0]
+    root = ops[base.get(target.id, target.id) - 1]
+    if type(root) is not Call or root.fn not in (tops.build_list, list) \
+            or type(root.value) is not list:
+        return False
+    for other in ops[root.id:store.id - 1]:
+        v = other.value
+        if isinstance(v, (list, tuple, dict)) and other is not root and any(
+                x is root.value for x in (v.values() if isinstance(v, dict) else v)):
+            raise NoRuleError(operator.setitem, other.where, message="it stores into a "
+                              "list that was put into another container before, which "
+                              "would not see the store in the gradient's program; build "
+                              "the list before putting it there.")
+    return True
 
 
 def _forget(changed, array) -> None:

@@ -353,8 +353,7 @@ class _Builder:
         prev = version.get(lst.id, lst.id)
         item_t = version.get(item.id, item.id) if _is_op(item) else 0
         if lst.id not in count:
-            built = type(lst) is Call and lst.fn is tops.build_list and not lst.star
-            count[lst.id] = len(lst.args) if built else None
+            count[lst.id] = _list_length(lst, count)
         index = count[lst.id]
         n = 1
         if _is_extend(op.fn):
@@ -721,6 +720,21 @@ def _is_append(fn) -> bool:
     """`lst.append(x)` or `lst.extend(xs)`: a new version of a list (see _append)."""
     return fn is tops.list_append or fn is list.append or fn is tops.list_extend \
         or fn is list.extend
+
+
+def _list_length(lst, count):
+    """How many items list op `lst` holds at this point of the tape: tracked in
+    `count` (appends), known from `[...]`, or from the list an item store copied
+    (tracer.ad.inplace.stored_item: a store keeps the length); None if unknown."""
+    src = lst
+    while src.id not in count and type(src) is Call and src.fn is inplace.stored_item \
+            and _is_op(src.args[0]):
+        src = src.args[0]
+    if src.id in count:
+        return count[src.id]
+    if type(src) is Call and src.fn is tops.build_list and not src.star:
+        return len(src.args)
+    return None
 
 
 def _is_extend(fn) -> bool:
