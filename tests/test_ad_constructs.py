@@ -296,3 +296,23 @@ def list_item_stores(a):
 
 def test_item_stores_into_lists_the_function_built():
     assert_grad(list_item_stores, 1.5)
+
+
+class Scale:
+    def __call__(self, v, scale=1.0):
+        return v * v * scale
+
+
+SCALE = Scale()
+
+
+def partials_and_instances_inside(x):
+    def g(a, b, k=1.0):
+        return a * b * k
+
+    p = functools.partial(g, x, k=x * 2)
+    return p(3.0) + functools.partial(np.multiply, x)(4.0) + SCALE(x, scale=3.0)
+
+
+def test_partials_and_callable_instances_called_inside():
+    assert_grad(partials_and_instances_inside, 1.5)

@@ -21,6 +21,7 @@ gradient of a call runs the function once (a stochastic function is not re-run).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import operator
@@ -116,14 +117,14 @@ class GradientProgram:
         return value, sweep.recorded(self.analysis)
 
 
-def _nested_vjp(vjp_positions, fn, args, positions):
+def _nested_vjp(vjp_positions, fn, args, positions, kwargs=None):
     """`vjp_positions(fn, args, positions)` (tracer.ad.api's, passed in: a nested
     call is differentiated as a call of its own)."""
     if not isinstance(fn, (types.FunctionType, types.MethodType)):
         # An instance with a Python __call__: trace the method (a call of the instance
         # itself enters its frame from C, which the tape keeps as one op).
         fn = types.MethodType(type(fn).__call__, fn)
-    return vjp_positions(fn, args, positions)
+    return vjp_positions(fn, args, positions, kwargs)
 
 
 def _is_scalar(v) -> bool:
@@ -179,8 +180,8 @@ class _Builder:
                               "seq_get_": adjoints.seq_get, "seq_part_": adjoints.seq_part,
                               "nz_": _nonzero,
                               "log_": _log_, **_INLINE_GLOBALS}
-        self.globals["nested_"] = lambda fn, args, positions: _nested_vjp(
-            vjp_positions, fn, args, positions)
+        self.globals["nested_"] = lambda fn, args, positions, kwargs=None: _nested_vjp(
+            vjp_positions, fn, args, positions, kwargs)
         self.nested: dict = {}  # Call op -> (its callable from the op, positions)
         self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
         self.locate = None  # op -> Where, for errors (see build)
@@ -197,8 +198,8 @@ class _Builder:
         self._check_rules()
         return GradientProgram(self)
 
-    def nested_vjp(self, fn, args, positions):
-        return _nested_vjp(self.vjp, fn, args, positions)
+    def nested_vjp(self, fn, args, positions, kwargs=None):
+        return _nested_vjp(self.vjp, fn, args, positions, kwargs)
 
     def source(self) -> str:
         fwd_src, saved = self._forward_source()
@@ -254,11 +255,24 @@ class _Builder:
                 self._append(op, version, count)
                 touched[k] = active[k]
                 continue
+            if _is_op(fn) and type(fn) is Call and fn.fn is functools.partial \
+                    and not fn.star and fn.args and type(fn.value) is functools.partial:
+                # Calling a partial made on the tape: the call of its function it makes.
+                maker = fn
+                op.fn = fn = maker.args[0]
+                op.args = tuple(maker.args[1:]) + tuple(op.args)
+                op.kwargs = {**maker.kwargs, **op.kwargs}
             if op.kwargs and not _is_op(fn):
                 r = lookup(fn)
                 if r is not None and r.signature is not None:
                     # numpy's keywords by position: the same call, read by the rule
                     op.args, op.kwargs = positional(r, op.args, op.kwargs)
+            if op.kwargs and isinstance(fn.value if _is_op(fn) else fn, types.FunctionType) \
+                    and lookup(fn.value if _is_op(fn) else fn) is None:
+                # Python code called with keywords (differentiated as a call of its
+                # own): those that can be passed by position are.
+                op.args, op.kwargs = _bind_positional(fn.value if _is_op(fn) else fn,
+                                                      op.args, op.kwargs)
             targets = {}
             hit = False
             for i, a in enumerate(op.args):
@@ -267,6 +281,8 @@ class _Builder:
                     targets[i] = t
                     hit = hit or active[t]
             for name, a in op.kwargs.items():
+                if fn is functools.partial:
+                    break  # made, not called: its calls are its function's (above)
                 if _is_op(a) and active[version.get(a.id, a.id)]:
                     r = None if _is_op(fn) else lookup(fn)
                     if r is None or r.pullback(name) is None:
@@ -542,7 +558,8 @@ class _Builder:
             get_fn, positions = self.nested[op]
             fn = self.ref(op.fn)
             args = "".join(self.ref(a) + ", " for a in op.args)
-            return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r})"
+            kw = ", ".join(f"{name!r}: {self.ref(v)}" for name, v in op.kwargs.items())
+            return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r}, {{{kw}}})"
         if op.raises or op.handled:
             env = ", ".join(f"{self.const(r)}: v_{r.id}" for r in op.refs())
             return f"v_{k} = evaluate_({self.const(op)}, {{{env}}}.__getitem__)"
@@ -689,6 +706,16 @@ def _carries(v) -> bool:
 
 
 _DISPATCHER = type(np.sum)  # numpy's array-function dispatchers
+
+
+def _bind_positional(f, args, kwargs):
+    """`(args, kwargs)` of a call of Python function `f` with the keywords that can
+    be passed by position moved there (as Python binds them)."""
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs
+    return tuple(bound.args), dict(bound.kwargs)
 
 
 def _is_generator_function(f) -> bool:

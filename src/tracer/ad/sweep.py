@@ -35,7 +35,8 @@ def recorded(a) -> Values:
     pullbacks = {}
     for op, (get_fn, positions) in a.nested.items():
         args = tuple(x.value if isinstance(x, Op) else x for x in op.args)
-        pullbacks[op.id] = a.nested_vjp(get_fn(op), args, positions)[1]
+        kwargs = {n: x.value if isinstance(x, Op) else x for n, x in op.kwargs.items()}
+        pullbacks[op.id] = a.nested_vjp(get_fn(op), args, positions, kwargs)[1]
     return Values(values, pullbacks)
 
 
@@ -58,7 +59,8 @@ def play(a, args, kwargs):
             if op in nested:
                 fn = values[op.fn.id] if isinstance(op.fn, Op) else op.fn
                 argv = tuple(values[x.id] if isinstance(x, Op) else x for x in op.args)
-                values[k], pullbacks[k] = a.nested_vjp(fn, argv, nested[op][1])
+                kw = {n: values[x.id] if isinstance(x, Op) else x for n, x in op.kwargs.items()}
+                values[k], pullbacks[k] = a.nested_vjp(fn, argv, nested[op][1], kw)
             else:
                 if k in a.fixed and values[op.fn.id] is not a.fixed[k]:
                     raise GuardError("another function was passed than the one traced")
