@@ -78,7 +78,7 @@ def add_pure(a, b):
 def _as_seq(x) -> Seq:
     if isinstance(x, dict):
         return Seq(dict(x))
-    return Seq(dict(enumerate(x)))
+    return Seq(dict(list(enumerate(x))))  # a list of pairs: an outer gradient follows it
 
 
 def seq_item(g, key) -> Seq:
@@ -101,7 +101,7 @@ def seq_part(g, start, n):
     if g is None:
         return None
     if type(g) is not Seq:
-        g = Seq(dict(enumerate(g)))
+        g = Seq(dict(list(enumerate(g))))
     return Seq({k - start: v for k, v in g.items.items() if start <= k < start + n},
                owned=True)
 

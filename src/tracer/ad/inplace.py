@@ -65,7 +65,7 @@ def stored_item(items: list, key, value) -> list:
 
 def _stored_item_list(g, ans, items, key, value):
     if type(g) is not Seq:
-        g = Seq(dict(enumerate(g)))
+        g = Seq(dict(list(enumerate(g))))
     k = key % len(items)
     return Seq({i: v for i, v in g.items.items() if i != k}, owned=True)
 

@@ -58,7 +58,7 @@ def _cholesky_pb(g, ans, a):
 
 def _eigh_pb(g, ans, a, UPLO="L", **kw):
     w, v = ans
-    items = g.items if hasattr(g, "items") and not isinstance(g, (tuple, list)) else dict(enumerate(g))
+    items = g.items if hasattr(g, "items") and not isinstance(g, (tuple, list)) else dict(list(enumerate(g)))
     gw, gv = items.get(0), items.get(1)
     out = np.zeros(np.shape(a))
     if gw is not None:
@@ -89,7 +89,7 @@ def _svd_pb(g, ans, a, full_matrices=True, compute_uv=True, *args, **kw):
         raise NoRuleError(la.svd, message="the rule covers full_matrices=False (or square "
                           "matrices)")
     u, s, vt = ans
-    items = g.items if hasattr(g, "items") and not isinstance(g, (tuple, list)) else dict(enumerate(g))
+    items = g.items if hasattr(g, "items") and not isinstance(g, (tuple, list)) else dict(list(enumerate(g)))
     gu, gs, gvt = items.get(0), items.get(1), items.get(2)
     u, vt = u[..., :, :k], vt[..., :k, :]
     v = _T(vt)

@@ -420,9 +420,7 @@ def _split_pb(fn, default_axis):
         xa = np.asarray(x)
         if fn is np.hsplit and xa.ndim == 1:
             axis = 0
-        items = g.items if type(g) is Seq else dict(enumerate(g))
-        parts = [items.get(k) for k in range(len(ans))]
-        parts = [np.zeros(np.shape(a)) if p is None else p for p, a in zip(parts, ans)]
+        parts = [seq_get(g, k, a) for k, a in enumerate(ans)]  # zeros where none
         return np.concatenate(parts, axis=axis)
     return pb
 
@@ -623,6 +621,11 @@ def _dict_pb(g, ans, *args, **kw):
     src = args[0]
     if isinstance(src, dict):
         return Seq(dict(g.items), owned=True)
+    if not isinstance(src, (list, tuple)):
+        # An iterator of pairs was consumed by the call: which pair made which key
+        # is not known afterwards.
+        raise NoRuleError(dict, message="dict() of an iterator of pairs is differentiated "
+                          "for a list or tuple of pairs only; pass a list")
     keys = [k for k, _ in src]
     out = {}
     for j, key in enumerate(keys):

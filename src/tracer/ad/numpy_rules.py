@@ -184,7 +184,7 @@ def _max_pb(g, ans, x, *args, **kw):
 def _for(adj, x):
     """An array adjoint for `x`: a Seq of rows when `x` is a list of numbers/arrays."""
     if isinstance(x, (list, tuple)):
-        return Seq(dict(enumerate(adj)), owned=True)
+        return Seq(dict(list(enumerate(adj))), owned=True)
     return adj
 
 

@@ -193,7 +193,7 @@ def _getitem_container(g, ans, c, key):
     if isinstance(c, (list, tuple)) and isinstance(key, slice):
         index = range(*key.indices(len(c)))
         if type(g) is not Seq:
-            g = Seq(dict(enumerate(g)))
+            g = Seq(dict(list(enumerate(g))))
         return Seq({index[j]: v for j, v in g.items.items()}, owned=True)
     if type(key) is int and key < 0 and isinstance(c, (list, tuple)):
         key += len(c)  # one item, one index: xs[-1] is xs[len(xs) - 1]
@@ -314,7 +314,7 @@ def _sorted_pb(g, ans, items, *args, **kwargs):
     (found by identity, ties by equal position)."""
     items = list(items)
     if type(g) is not Seq:
-        g = Seq(dict(enumerate(g)))
+        g = Seq(dict(list(enumerate(g))))
     where: dict[int, list[int]] = {}
     for k, x in enumerate(items):
         where.setdefault(id(x), []).append(k)
