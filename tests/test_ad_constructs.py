@@ -316,3 +316,13 @@ def partials_and_instances_inside(x):
 
 def test_partials_and_callable_instances_called_inside():
     assert_grad(partials_and_instances_inside, 1.5)
+
+
+def dict_comprehensions(a):
+    d = {k: a * (i + 1.0) for i, k in enumerate("xyz")}
+    e = {k: v * v for k, v in d.items()}
+    return d["x"] + e["z"] * 2 + sum(e.values())
+
+
+def test_dict_comprehensions():
+    assert_grad(dict_comprehensions, 1.5)

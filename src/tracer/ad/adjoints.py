@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "from_seq", "to_gradient",
+__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "seq_drop", "from_seq", "to_gradient",
            "is_differentiable", "unbroadcast"]
 
 
@@ -93,6 +93,13 @@ def seq_get(g, key, like):
     if g is None:
         return zeros_like(like)
     return g[key]
+
+
+def seq_drop(g, key):
+    """A container adjoint `g` without item `key` (what a store into it replaced)."""
+    if type(g) is not Seq or key not in g.items:
+        return g
+    return Seq(dict([(k, v) for k, v in g.items.items() if k != key]), owned=True)
 
 
 def seq_part(g, start, n):

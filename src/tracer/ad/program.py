@@ -178,6 +178,7 @@ class _Builder:
         self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
                               "add_": _add, "seq_item_": adjoints.seq_item,
                               "seq_get_": adjoints.seq_get, "seq_part_": adjoints.seq_part,
+                              "seq_drop_": adjoints.seq_drop,
                               "nz_": _nonzero,
                               "log_": _log_, **_INLINE_GLOBALS}
         self.globals["nested_"] = lambda fn, args, positions, kwargs=None: _nested_vjp(
@@ -253,6 +254,10 @@ class _Builder:
             fn = op.fn
             if _is_append(fn) and len(op.args) == 2 and _is_op(op.args[0]):
                 self._append(op, version, count)
+                touched[k] = active[k]
+                continue
+            if fn is tops.map_add and len(op.args) == 3 and _is_op(op.args[0]):
+                self._map_add(op, version)
                 touched[k] = active[k]
                 continue
             if _is_op(fn) and type(fn) is Call and fn.fn is functools.partial \
@@ -388,6 +393,21 @@ class _Builder:
         self.active[k] = True
         self.target[k] = {0: prev, 1: item_t}
 
+    def _map_add(self, op, version) -> None:
+        """A dict comprehension's store `d[key] = value` makes a new version of `d`
+        (nothing reads a comprehension's dict before it is complete): later reads
+        send their adjoint here, which passes item `key`'s on to `value`."""
+        k = op.id
+        d, key, value = op.args
+        prev = version.get(d.id, d.id)
+        value_t = version.get(value.id, value.id) if _is_op(value) else 0
+        version[d.id] = k
+        if _is_op(key) and self.active[key.id]:
+            raise NoRuleError(op.fn, self.where(op), message="a differentiated dict key")
+        if self.active[prev] or value_t and self.active[value_t]:
+            self.active[k] = True
+            self.target[k] = {0: prev, 2: value_t}
+
     def _extent(self, item, count):
         """How many items `lst.extend(item)` added, or None if that is not known."""
         if not _is_op(item):
@@ -428,7 +448,7 @@ class _Builder:
             if type(op) is not Call or not self.on_path(op.id):
                 continue
             fn = op.fn
-            if _is_append(fn) or fn is next:
+            if _is_append(fn) or fn is next or fn is tops.map_add:
                 continue
             if self.rule_of(op) is None:
                 self._refuse_generator(op)
@@ -649,6 +669,12 @@ class _Builder:
             return out
         if fn is next:
             return [(targets[0], f"seq_item_({g}, {self.index[k]})")]
+        if fn is tops.map_add:
+            key, value = self.ref(op.args[1]), self.ref(op.args[2])
+            out = [(targets[0], f"seq_drop_({g}, {key})")]
+            if targets.get(2):
+                out.append((targets[2], f"seq_get_({g}, {key}, {value})"))
+            return out
         if op in self.nested:
             _, positions = self.nested[op]
             emit(f"    t_{k} = pb_{k}({g})")

@@ -121,6 +121,11 @@ def _contributions(a, op, g, values, pullbacks):
         return out
     if fn is next:
         return [(targets[0], adjoints.seq_item(g, a.index[k]))]
+    if fn is callables.map_add:
+        out = [(targets[0], adjoints.seq_drop(g, argv[1]))]
+        if targets.get(2):
+            out.append((targets[2], adjoints.seq_get(g, argv[1], argv[2])))
+        return out
     if op in a.nested:
         positions = a.nested[op][1]
         adj = pullbacks[k](g)
