@@ -45,10 +45,18 @@ def ad_context() -> Context | None:
     return Context(primitives=python_primitives() + [prepare, prepare_vjp])
 
 
-def prepare(runner, args, kwargs):
-    """The compiled gradient program of `runner`'s function for this call (traced
-    if no cached path holds).  Kept primitive while tracing: an outer gradient
-    differentiates the program's code, not its making."""
+def prepare(f, positions, args, kwargs):
+    """The compiled gradient program of `f` (its `positions`) for a call with
+    `args` and `kwargs` (the call `f` makes, a partial unwrapped), traced if no
+    cached path holds.  Kept primitive while tracing: an outer gradient
+    differentiates the program's code, not its making (nor the cache's branches).
+    Its paths are kept with `f`: `grad(f)` written inside a differentiated function
+    is a new wrapper on every call."""
+    fn, _, _, shift = _unpartial(f, (), {})
+    cache = _paths_of(f)
+    runner = cache.get(positions)
+    if runner is None:
+        runner = cache[positions] = _Paths(fn, tuple([p + shift for p in positions]))
     prog = runner.run(args, kwargs)[2]
     prog.compile()
     return prog
@@ -233,19 +241,16 @@ def value_and_grad(f, argnums=0):
         for p in positions:
             _check_argument(args[p], p)
         fn, call_args, call_kwargs, shift = _unpartial(f, args, kwargs)
-        # Inside an outer gradient, `grad(f)` is typically remade on every call:
-        # its paths are kept with `f` (see _paths_of).
-        cache = _paths_of(f) if _api._recorders else paths
-        runner = cache.get(positions)
-        if runner is None:
-            runner = cache[positions] = _Paths(fn, tuple([p + shift for p in positions]))
         if _api._recorders:
             # An outer track (a gradient of this gradient) records this call: the
-            # program is made where it does not look (a primitive), then its
-            # generated forward and backward code run as plain Python it follows.
-            prog = prepare(runner, call_args, call_kwargs)
+            # program is found or made where it does not look (a primitive), then
+            # its generated forward and backward code run as plain Python it follows.
+            prog = prepare(f, positions, call_args, call_kwargs)
             value, saved = prog.forward(call_args, call_kwargs)
         else:
+            runner = paths.get(positions)
+            if runner is None:
+                runner = paths[positions] = _Paths(fn, tuple([p + shift for p in positions]))
             value, saved, prog = runner.run(call_args, call_kwargs)
         raw = prog.backward(saved, _scalar_seed(value, f))
         # A list, not a generator: an outer gradient follows comprehensions.
