@@ -326,3 +326,14 @@ def dict_comprehensions(a):
 
 def test_dict_comprehensions():
     assert_grad(dict_comprehensions, 1.5)
+
+
+def sorted_dict_items(w):
+    d = {"b": w * 1.0, "a": w * 2.0, "c": w * w}
+    pairs = sorted(d.items(), key=lambda kv: kv[0])
+    return sum([np.sum(v * v) * (i + 1) for i, (k, v) in enumerate(pairs)]) \
+        + sorted([w[0], 2.0, w[1] * 3], reverse=True)[0]
+
+
+def test_sorted_over_dict_items_and_reversed():
+    assert_grad(sorted_dict_items, np.array([0.5, -1.5]))

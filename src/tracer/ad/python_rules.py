@@ -309,20 +309,20 @@ def _dict_values_pb(g, ans, d):
     return Seq({keys[k]: v for k, v in g.items.items()}, owned=True)
 
 
-def _sorted_pb(g, ans, items, *args, **kwargs):
-    """`sorted(items)` is a permutation: item j of the result is some item of `items`
-    (found by identity, ties by equal position)."""
-    items = list(items)
+def _sorted_pb(g, ans, items, *args, key=None, reverse=False):
+    """`sorted(items)` is a permutation: sorting the positions by the same key (a
+    stable sort, as `sorted` is) tells which item of `items` each result item is
+    (items are not matched by identity: `d.items()` makes new pairs each time)."""
+    seq = list(items)
+    if len(seq) != len(ans):
+        from .errors import NoRuleError
+        raise NoRuleError(sorted, message="sorted() of an iterator is differentiated for "
+                          "lists, tuples and dict views only (the iterator was consumed)")
+    kf = key if key is not None else (lambda v: v)
+    order = sorted(range(len(seq)), key=lambda i: kf(seq[i]), reverse=reverse)
     if type(g) is not Seq:
         g = Seq(dict(list(enumerate(g))))
-    where: dict[int, list[int]] = {}
-    for k, x in enumerate(items):
-        where.setdefault(id(x), []).append(k)
-    out = {}
-    for j, v in g.items.items():
-        k = where[id(ans[j])].pop(0)
-        out[k] = v
-    return Seq(out, owned=True)
+    return Seq({order[j]: v for j, v in g.items.items()}, owned=True)
 
 
 defrule(dict.items, _dict_items_pb)
