@@ -101,6 +101,7 @@ class _Flattener(Closures, SpecialInstructions):
         self.tape = tape_class(func=None, ctx=ctx)
         self.ref: dict[int, object] = {}  # row -> Op or Lit
         self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
+        self.input_objects: dict[int, Op] = {}  # id(value) -> the Input op holding it
         self.pending_next: dict[int, Call] = {}  # id(iterator op) -> its latest next() op
         self.unpack_of: dict[int, Call] = {}  # row of an unpacked item -> its unpack op
         self.cells: dict[int, Op] = {}  # id(traced cell) -> the op making this run's cell
@@ -129,9 +130,11 @@ class _Flattener(Closures, SpecialInstructions):
         # came from the input, so inputs are never linked by identity.
         # Nor is a call that returned one of its arguments (np.asarray(x) is x) the
         # producer of that object.
-        if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC) and type(op) is not Input \
-                and not (type(op) is Call and _passes_through(op, v)):
-            self.produced.setdefault(id(v), op)
+        if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
+            if type(op) is Input:
+                self.input_objects.setdefault(id(v), op)
+            elif not (type(op) is Call and _passes_through(op, v)):
+                self.produced.setdefault(id(v), op)
         if type(op) is Call:
             self.track_cells(op)
         if self.pending_fill and type(op) is Call:
@@ -186,7 +189,9 @@ class _Flattener(Closures, SpecialInstructions):
         return Lit(v)
 
     def _bound(self, m):
-        owner = self.produced.get(id(getattr(m, "__self__", None)))
+        # A bound method is made from its object at run time: an input's as well.
+        me = id(getattr(m, "__self__", None))
+        owner = self.produced.get(me) or self.input_objects.get(me)
         if owner is None or isinstance(owner.value, types.ModuleType):
             return Lit(m)
         func = getattr(m, "__func__", None)
