@@ -2,10 +2,12 @@
 
     python bench/ad.py [--repeat N] [--number K]
 
-Two workloads, each written once over a module namespace so that every library
+Three workloads, each written once over a module namespace so that every library
 differentiates the same code: a scalar Python loop (`loop`: 200 iterations of
-float arithmetic and `sin`, about 1,000 ops) and a numpy MLP (`mlp`: 2 layers,
-64 x 32 x 16, a batch of 128, squared loss).  For each: the time of one gradient
+float arithmetic and `sin`, about 1,000 ops), a numpy MLP (`mlp`: 2 layers,
+64 x 32 x 16, a batch of 128, squared loss) and a Hessian-vector product (`hvp`:
+the gradient of <grad f(x), v> for f(x) = sum(tanh(W x)) + |x|^2 / 2, n = 50;
+each library's grad of its own grad, jax's jitted).  For each: the time of one gradient
 call, best of N rounds of K calls, for
 
 - tracer.grad (math / numpy as written): its steady state (the path's generated
@@ -162,6 +164,70 @@ def run(repeat: int, number: int) -> None:
             print(f"{name:<8} {lib:<26} {_fmt(t):>10} {ratio:>12}  {check}")
 
 
+HVP_N = 50
+
+
+def make_hvp(M, grad):
+    """A Hessian-vector product written once: the gradient of <grad f(x), v>."""
+    np_ = M.np
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(HVP_N, HVP_N)) * 0.2
+
+    def f(x):
+        return np_.sum(np_.tanh(W @ x)) + 0.5 * np_.sum(x * x)
+
+    def hvp(x, v):
+        return grad(lambda y: np_.sum(grad(f)(y) * v))(x)
+    return hvp
+
+
+def run_hvp(repeat: int, number: int) -> None:
+    """The `hvp` workload: second order, each library's grad of its own grad."""
+    ns = namespaces()
+    rng = np.random.default_rng(2)
+    x, v = rng.normal(size=HVP_N), rng.normal(size=HVP_N)
+    rows = []
+    hvp = make_hvp(ns["tracer"], tracer.grad)
+    t0 = time.perf_counter()
+    ref = hvp(x, v)
+    rows.append(("tracer.grad(tracer.grad)", None, "-"))
+    first = time.perf_counter() - t0
+    outer = tracer.grad(lambda y: np.sum(tracer.grad(_hvp_f(ns["tracer"]))(y) * v))
+    rows[0] = ("tracer.grad(tracer.grad)", best(lambda: outer(x), repeat, number), "-")
+    rows.append(("tracer, first call", first, "-"))
+    if "autograd" in ns:
+        autograd, M = ns["autograd"]
+        h = make_hvp(M, autograd.grad)
+        rows.append(("autograd.grad(grad)", best(lambda: h(x, v), repeat, number),
+                     _check(ref, h(x, v))))
+    else:
+        rows.append(("autograd.grad(grad)", None, "not installed"))
+    if "jax" in ns:
+        jax, M = ns["jax"]
+        jf = _hvp_f(M)
+        jv = jax.numpy.asarray(v)
+        h = jax.jit(jax.grad(lambda y: jax.numpy.sum(jax.grad(jf)(y) * jv)))
+        jx = jax.numpy.asarray(x)
+        rows.append(("jax.jit(grad(grad))", best(lambda: _block(h(jx)), repeat, number),
+                     _check(ref, h(jx))))
+    else:
+        rows.append(("jax.jit(grad(grad))", None, "not installed"))
+    ag = next((t for lib, t, _ in rows if lib.startswith("autograd")), None)
+    for lib, t, check in rows:
+        if t is None:
+            print(f"{'hvp':<8} {lib:<26} {'-':>10} {'-':>12}  {check}")
+            continue
+        ratio = f"{t / ag:.3g}x" if ag else "-"
+        print(f"{'hvp':<8} {lib:<26} {_fmt(t):>10} {ratio:>12}  {check}")
+
+
+def _hvp_f(M):
+    """make_hvp's f on its own (the same W: the same seed)."""
+    np_ = M.np
+    W = np.random.default_rng(1).normal(size=(HVP_N, HVP_N)) * 0.2
+    return lambda x: np_.sum(np_.tanh(W @ x)) + 0.5 * np_.sum(x * x)
+
+
 def _block(x):
     import jax
 
@@ -193,6 +259,7 @@ def main() -> None:
     ap.add_argument("--number", type=int, default=20)
     a = ap.parse_args()
     run(a.repeat, a.number)
+    run_hvp(a.repeat, a.number)
 
 
 if __name__ == "__main__":

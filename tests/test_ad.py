@@ -307,11 +307,28 @@ def test_generator_expression_raises_instead_of_zero():
         tracer.grad(k)(1.0)
 
 
-def test_in_place_mutation_raises():
+def test_item_store_into_a_list_it_built_and_into_a_shared_one():
     def k(x):
         v = [0.0, 0.0]
         v[0] = x
-        return v[0] * 2
+        return v[0] * 2 + v[1]
+
+    def shared(x):
+        v = [0.0, 0.0]
+        holder = {"v": v}
+        v[0] = x
+        return holder["v"][0] * 2
+
+    assert tracer.grad(k)(1.0) == 2.0
+    with pytest.raises(NoRuleError, match="another container"):
+        tracer.grad(shared)(1.0)
+
+
+def test_a_dict_changed_in_place_raises():
+    def k(x):
+        d = {"a": 0.0}
+        d["a"] = x
+        return d["a"] * 2
 
     with pytest.raises(NoRuleError, match="in place"):
         tracer.grad(k)(1.0)

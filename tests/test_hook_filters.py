@@ -228,7 +228,7 @@ def test_hook_parameters_become_positional_only():
 
 @pytest.mark.parametrize("name", ["tape", "fn", "self"])
 def test_record_primitive_takes_any_keyword_argument(name):
-    from tracer.tape import Call
+    from tracer.tapes import Call
 
     class Keep(Context):
         def record_primitive(self, tape, fn, *args, **kwargs):

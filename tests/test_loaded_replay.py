@@ -15,7 +15,7 @@ from ad_cases import CASES as AD_CASES, PLAIN
 from corpus import CASES
 from tracer.ad.backprop import backprop
 from tracer.ad.errors import NoRuleError
-from tracer.tape import Tape, TapeError
+from tracer.tapes import Tape, TapeError
 from tracer.views.values import SavedText
 
 pytest.importorskip("pyarrow", reason="saving traces needs pyarrow (tracer[arrow])")

@@ -8,9 +8,11 @@ of 1,000 floats then costs one dict entry per item, not a list of 1,000 per read
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
-__all__ = ["Seq", "add", "zeros_like", "seq_item", "seq_get", "from_seq", "to_gradient",
+__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "seq_drop", "from_seq", "to_gradient",
            "is_differentiable", "unbroadcast"]
 
 
@@ -58,10 +60,25 @@ def add(a, b):
     return a + b
 
 
+def add_pure(a, b):
+    """`add` without changing either operand (no store into a dict): the form an
+    outer gradient can follow when it differentiates a gradient's own code."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if type(a) is not Seq and type(b) is not Seq:
+        return a + b
+    a = a if type(a) is Seq else _as_seq(a)
+    b = b if type(b) is Seq else _as_seq(b)
+    keys = list(a.items) + [k for k in b.items if k not in a.items]
+    return Seq(dict([(k, add_pure(a.items.get(k), b.items.get(k))) for k in keys]))
+
+
 def _as_seq(x) -> Seq:
     if isinstance(x, dict):
         return Seq(dict(x))
-    return Seq(dict(enumerate(x)))
+    return Seq(dict(list(enumerate(x))))  # a list of pairs: an outer gradient follows it
 
 
 def seq_item(g, key) -> Seq:
@@ -76,6 +93,24 @@ def seq_get(g, key, like):
     if g is None:
         return zeros_like(like)
     return g[key]
+
+
+def seq_drop(g, key):
+    """A container adjoint `g` without item `key` (what a store into it replaced)."""
+    if type(g) is not Seq or key not in g.items:
+        return g
+    return Seq(dict([(k, v) for k, v in g.items.items() if k != key]), owned=True)
+
+
+def seq_part(g, start, n):
+    """Items `start .. start + n` of a container adjoint `g`, as the adjoint of the
+    sequence of n items appended there (`lst.extend(items)`)."""
+    if g is None:
+        return None
+    if type(g) is not Seq:
+        g = Seq(dict(list(enumerate(g))))
+    return Seq({k - start: v for k, v in g.items.items() if start <= k < start + n},
+               owned=True)
 
 
 def from_seq(g, x):
@@ -118,7 +153,10 @@ def to_gradient(g, x):
         return from_seq(g, x)
     if isinstance(x, np.ndarray) and not isinstance(g, np.ndarray):
         return np.full(x.shape, g, dtype=_float_dtype(x))
-    if isinstance(x, float) and isinstance(g, np.ndarray) and g.shape == ():
+    if isinstance(x, np.ndarray) and g.dtype != x.dtype and x.dtype.kind in "fc":
+        return g.astype(x.dtype)  # a float32 argument gets a float32 gradient
+    if isinstance(x, float) and (isinstance(g, np.ndarray) and g.shape == ()
+                                 or isinstance(g, np.floating)):
         return float(g)
     return g
 
@@ -132,6 +170,7 @@ def _zero_gradient(x):
     return zeros_like(x)
 
 
+_CELL = types.CellType
 _NOT_DIFFERENTIABLE = frozenset((bool, int, str, bytes, type(None), range, np.bool_))
 
 
@@ -143,12 +182,21 @@ def is_differentiable(v) -> bool:
         return True
     if t in _NOT_DIFFERENTIABLE:
         return False
+    if t is _CELL:  # a closure cell made in the run: what it holds
+        try:
+            return is_differentiable(v.cell_contents)
+        except ValueError:  # empty
+            return False
+    if t is tuple:  # a shape or an index of ints carries no adjoint (tuples are short)
+        return any(type(x) not in _NOT_DIFFERENTIABLE and is_differentiable(x) for x in v)
     if isinstance(v, np.ndarray):
         return v.dtype.kind in "fc"
     if isinstance(v, np.generic):
         return isinstance(v, (np.floating, np.complexfloating))
     if isinstance(v, (type, BaseException)) or callable(v) and not hasattr(v, "__next__"):
         return False
+    if getattr(t, "__no_adjoint__", False) or isinstance(v, np.dtype):
+        return False  # a gradient program (see tracer.ad.program), a dtype
     return not isinstance(v, (int, str, bytes))
 
 

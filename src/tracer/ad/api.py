@@ -14,19 +14,24 @@ used tried first).
 from __future__ import annotations
 
 import functools
+import inspect
 import types
+import weakref
 
 import numpy as np
 
+from .. import api as _api
 from ..api import track
 from ..context import Context
+from ..tapes.common import K_NESTED, K_PRIM
 from ..tapes import Tape
 from ..tapes.guards import GuardError
-from ..tapes.ops import Input
+from ..analysis.ir import ir as ir_of
+from ..tapes.ops import Call, Input, Where
 from . import adjoints
 from .errors import NoRuleError
 from .program import build
-from .rules import python_primitives, rules_version
+from .rules import lookup, python_primitives, rules_version
 
 __all__ = ["grad", "value_and_grad", "vjp", "vjp_positions", "MAX_PATHS", "COMPILE_AFTER"]
 
@@ -35,9 +40,48 @@ COMPILE_AFTER = 2  # a path is compiled when it is taken this many times after i
 
 
 def ad_context() -> Context | None:
-    """The tracing context: every Python callable with a rule is primitive."""
-    prims = python_primitives()
-    return Context(primitives=prims) if prims else None
+    """The tracing context: every Python callable with a rule is primitive, and so
+    is making a gradient program (a gradient taken inside a differentiated call)."""
+    return Context(primitives=python_primitives() + [prepare, prepare_vjp])
+
+
+def prepare(f, positions, args, kwargs):
+    """The compiled gradient program of `f` (its `positions`) for a call with
+    `args` and `kwargs` (the call `f` makes, a partial unwrapped), traced if no
+    cached path holds.  Kept primitive while tracing: an outer gradient
+    differentiates the program's code, not its making (nor the cache's branches).
+    Its paths are kept with `f`: `grad(f)` written inside a differentiated function
+    is a new wrapper on every call."""
+    fn, _, _, shift = _unpartial(f, (), {})
+    cache = _paths_of(f)
+    runner = cache.get(positions)
+    if runner is None:
+        runner = cache[positions] = _Paths(fn, tuple([p + shift for p in positions]))
+    prog = runner.run(args, kwargs)[2]
+    prog.compile()
+    return prog
+
+
+def _locator(root):
+    """`locate(op)`: where the trace under `root` recorded the call that made op's
+    value (its code, offset and line), for error messages; None if not found."""
+    def locate(op):
+        t = root.trace
+        cols = t.columns()
+        codes = t.codes
+        for row in range(len(t) - 1, 0, -1):
+            if cols["kind"][row] not in (K_PRIM, K_NESTED) or t.value(row) is not op.value:
+                continue
+            refs = t.refs(row)
+            callee = refs[0][1] if refs and not isinstance(refs[0], int) else None
+            if callee is not None and callable(callee) and callee is not op.fn:
+                continue
+            code = codes[cols["code"][row]]
+            off = int(cols["offset"][row])
+            line = ir_of(code).layout.by_offset[off].line if off >= 0 else None
+            return Where(code, off, line)
+        return None
+    return locate
 
 
 def trace(f, args, kwargs):
@@ -45,8 +89,15 @@ def trace(f, args, kwargs):
     its tape, and the ids of the float constants of the code that ran."""
     root = track(f, *args, ctx=ad_context(), **kwargs)
     tape = Tape.from_trace(root, None)
+    for op in tape.ops:
+        if type(op) is Call and type(op.fn) is Input and op.fn.position == 0 \
+                and lookup(op.fn.value) is not None:
+            # The function itself is a primitive with a rule (np.sin, operator.mul):
+            # its one op is differentiated by that rule.
+            op.fn = op.fn.value
     literals = frozenset(id(c) for code in root.trace.codes for c in code.co_consts
                          if type(c) is float)
+    tape.locate = _locator(root)
     return root.value, tape, literals
 
 
@@ -65,24 +116,39 @@ def _signature(v):
 
 
 def _input_ops(tape, positions):
-    """The Input ops of the tape for the caller's positional arguments `positions`."""
+    """The Input ops of the tape for the caller's positional arguments `positions`,
+    and for each the item of a `*args` parameter it is (None: its own parameter)."""
     func = tape.signature_of
     shift = 1
     if isinstance(func, types.MethodType):
         shift = 2  # parameter 1 is self
     by_pos = {op.position: op for op in tape.ops if type(op) is Input}
-    out = []
+    out, items = [], []
+    code = getattr(getattr(func, "__func__", func), "__code__", None)
     for p in positions:
-        code = getattr(getattr(func, "__func__", func), "__code__", None)
-        if code is not None and p + shift - 1 >= code.co_argcount:
-            raise TypeError(f"argnums {p}: {tape.func.__qualname__} has only "
-                            f"{code.co_argcount - shift + 1} positional parameters to "
-                            "differentiate with respect to")
-        op = by_pos.get(p + shift)
+        item = None
+        k = p + shift
+        if code is not None and k - 1 >= code.co_argcount:
+            if not code.co_flags & inspect.CO_VARARGS:
+                raise TypeError(f"argnums {p}: {tape.func.__qualname__} has only "
+                                f"{code.co_argcount - shift + 1} positional parameters to "
+                                "differentiate with respect to")
+            # An item of the *args tuple: the parameter after the named ones.
+            item = k - 1 - code.co_argcount
+            k = code.co_argcount + code.co_kwonlyargcount + 1
+        op = by_pos.get(k)
         if op is None:
             raise TypeError(f"argnums {p}: no such positional argument")
         out.append(op)
-    return out
+        items.append(item)
+    return out, items
+
+
+def _build(tape, positions, literals):
+    ops, items = _input_ops(tape, positions)
+    prog = build(tape, ops, vjp_positions, literals, getattr(tape, "locate", None))
+    prog.items = items
+    return prog
 
 
 def _check_argument(v, p):
@@ -95,6 +161,8 @@ def _check_argument(v, p):
 
 class _Paths:
     """The gradient programs of one function, by argument signature, one per path."""
+
+    __no_adjoint__ = True  # holds programs, no differentiated value (higher order)
 
     def __init__(self, f, positions):
         self.f = f
@@ -124,12 +192,13 @@ class _Paths:
                 return value, state, prog
         value, tape, literals = trace(self.f, args, kwargs)
         self.traces += 1
-        prog = build(tape, _input_ops(tape, self.positions), vjp_positions, literals)
+        prog = _build(tape, self.positions, literals)
         if key is not None:
             progs = self.cache.setdefault(key, [])
             progs.insert(0, prog)
             del progs[MAX_PATHS:]
-        return value, prog.state_from_tape(), prog
+        value, state = prog.first_state(value, args, kwargs)
+        return value, state, prog
 
 
 def _positions(argnums, nargs):
@@ -171,16 +240,51 @@ def value_and_grad(f, argnums=0):
         single, positions = _positions(argnums, len(args))
         for p in positions:
             _check_argument(args[p], p)
-        runner = paths.get(positions)
-        if runner is None:
-            runner = paths[positions] = _Paths(f, positions)
-        value, saved, prog = runner.run(args, kwargs)
+        fn, call_args, call_kwargs, shift = _unpartial(f, args, kwargs)
+        if _api._recorders:
+            # An outer track (a gradient of this gradient) records this call: the
+            # program is found or made where it does not look (a primitive), then
+            # its generated forward and backward code run as plain Python it follows.
+            prog = prepare(f, positions, call_args, call_kwargs)
+            value, saved = prog.forward(call_args, call_kwargs)
+        else:
+            runner = paths.get(positions)
+            if runner is None:
+                runner = paths[positions] = _Paths(fn, tuple([p + shift for p in positions]))
+            value, saved, prog = runner.run(call_args, call_kwargs)
         raw = prog.backward(saved, _scalar_seed(value, f))
-        grads = tuple(adjoints.to_gradient(g, args[p]) for g, p in zip(raw, positions))
-        return value, (grads[0] if single else grads)
+        # A list, not a generator: an outer gradient follows comprehensions.
+        grads = [adjoints.to_gradient(g, args[p]) for g, p in zip(raw, positions)]
+        return value, (grads[0] if single else tuple(grads))
 
     value_and_grad_f.paths = paths  # type: ignore[attr-defined]
     return value_and_grad_f
+
+
+_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _paths_of(f) -> dict:
+    """The traced paths of `f` by argnums while an outer gradient records, shared by
+    every `grad(f)` of the same function object (`grad(g)` written inside a
+    differentiated function makes a new wrapper on each call; its paths stay).
+    Kept as long as `f` lives."""
+    if isinstance(f, types.FunctionType):
+        paths = _PATHS.get(f)
+        if paths is None:
+            paths = _PATHS[f] = {}
+        return paths
+    return {}
+
+
+def _unpartial(f, args, kwargs):
+    """`(function, args, kwargs, shift)` of a call of `f`: a functools.partial is
+    differentiated as the call of its function it makes (its bound arguments first:
+    the caller's argument p is the function's p + shift)."""
+    if type(f) is not functools.partial:
+        return f, args, kwargs, 0
+    inner, pre, kw, _ = _unpartial(f.func, f.args, f.keywords)
+    return inner, tuple(pre) + tuple(args), {**kw, **kwargs}, len(pre)
 
 
 def grad(f, argnums=0):
@@ -206,15 +310,19 @@ def vjp(f, *args, **kwargs):
 
     def pullback(g):
         adj = pb(g)
-        out: list = [None] * len(args)
-        for p, a in zip(positions, adj):
-            out[p] = adjoints.to_gradient(a, args[p])
-        return tuple(out)
+        # Built by a comprehension, not stored into: an outer gradient follows it.
+        return tuple([adjoints.to_gradient(adj[positions.index(i)], a) if i in positions
+                      else None for i, a in enumerate(args)])
 
     return value, pullback
 
 
 def _differentiable_argument(a) -> bool:
+    """Whether `a` holds a float anywhere (a list of ints, `[1, 2]`, does not)."""
+    if isinstance(a, (list, tuple)):
+        return any(_differentiable_argument(x) for x in a)
+    if isinstance(a, dict):
+        return any(_differentiable_argument(x) for x in a.values())
     try:
         _check_argument(a, 0)
     except TypeError:
@@ -225,16 +333,33 @@ def _differentiable_argument(a) -> bool:
 def vjp_positions(f, args, positions, kwargs=None):
     """`(value, pullback)` with `pullback(g)` the raw adjoints of `args[p]` for p in
     `positions` (the nested calls of a gradient program use this)."""
-    value, tape, literals = trace(f, args, kwargs or {})
-    if tape.signature_of is None and len(tape.ops) and tape.result is not None \
-            and type(tape.result) is not Input and tape.result.fn is tape.ops[0]:
-        # The call itself is one op (a C function, or Python code entered from C):
-        # there is nothing inside to differentiate.
-        raise NoRuleError(f)
-    prog = build(tape, _input_ops(tape, positions), vjp_positions, literals)
-    state = prog.state_from_tape()
+    kwargs = kwargs or {}
+    if _api._recorders:  # an outer gradient records this: see value_and_grad
+        prog = prepare_vjp(f, args, positions, kwargs)
+        value, state = prog.forward(args, kwargs)
+    else:
+        value, prog = _vjp_program(f, args, positions, kwargs)
+        value, state = prog.first_state(value, args, kwargs)
 
     def pullback(g):
         return prog.backward(state, g)
 
     return value, pullback
+
+
+def _vjp_program(f, args, positions, kwargs):
+    """(value, program) of one traced call of `f` for the adjoints of `positions`."""
+    value, tape, literals = trace(f, args, kwargs)
+    if tape.signature_of is None and len(tape.ops) and tape.result is not None \
+            and type(tape.result) is not Input and tape.result.fn is tape.ops[0]:
+        # The call itself is one op (a C function, or Python code entered from C):
+        # there is nothing inside to differentiate.
+        raise NoRuleError(f)
+    return value, _build(tape, positions, literals)
+
+
+def prepare_vjp(f, args, positions, kwargs):
+    """vjp_positions' compiled program, made in a primitive call (see `prepare`)."""
+    prog = _vjp_program(f, args, positions, kwargs)[1]
+    prog.compile()
+    return prog

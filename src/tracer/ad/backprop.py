@@ -24,10 +24,10 @@ import numpy as np
 from .. import _core
 from ..tapes.bind import Pack, map_parameters
 from ..views.nodes import CallNode, node_at
-from . import adjoints
+from . import adjoints, inplace
 from .errors import NoRuleError
 from .program import is_mutator
-from .rules import lookup
+from .rules import lookup, positional
 
 __all__ = ["backprop"]
 
@@ -49,6 +49,12 @@ def backprop(root, seed=1.0):
     if trace.stopped or root.raised:
         raise ValueError("backprop needs a trace of a call that returned normally")
     sweep = _Sweep(trace)
+    if not sweep.body[0]:
+        raise NoRuleError(root.function.value if hasattr(root, "function") else root,
+                          message="backprop follows the recorded body of the root call, "
+                          "and this call's body was entered from C code (a callable "
+                          "instance, a functools.partial, a C function); track the "
+                          "Python function itself, or use tracer.grad.")
     sweep.mask()
     sweep.run(seed)
     out = []
@@ -98,6 +104,7 @@ class _Sweep:
         self.produced: dict[int, list[int]] = {}  # id(value) -> active rows, in order
         self.literals = frozenset(id(c) for code in trace.codes for c in code.co_consts
                                   if type(c) is float)
+        self.in_cells: dict[int, list[int]] = {}  # the same for closure cells' contents
         self._bindings: dict[int, list] = {}
         self.active = [False] * n
         self.adj: dict[int, object] = {}
@@ -137,7 +144,7 @@ class _Sweep:
                     if src is None and self._is_cell_read(row):
                         # A closure variable read from its cell: the row whose value
                         # was stored there (the same object), as for a constant.
-                        src = self._link(t.value(row), row)
+                        src = self._link(t.value(row), row, self.in_cells)
                         self.cell_source[row] = src
                     refs = [src] if src is not None else refs
                 elif self.produced and any(r < 0 for r in refs):
@@ -151,10 +158,17 @@ class _Sweep:
                         self.next_index[row] = count.get(it, 0)
                         count[it] = self.next_index[row] + 1
                     active[row] = adjoints.is_differentiable(t.value(row))
-            if active[row]:
+            if active[row] and k != K_RETURN:
                 v = t.value(row)
                 if isinstance(v, (float, np.ndarray)):
-                    self.produced.setdefault(id(v), []).append(row)
+                    # Any active value may be what a closure cell of this run holds;
+                    # only a call's own new object links a constant: an argument
+                    # existed before the call (a global may be the same object), and
+                    # a call that returned its argument (np.asarray(x)) did not make it.
+                    self.in_cells.setdefault(id(v), []).append(row)
+                    if id(v) in self.produced or k == K_PRIM and not any(
+                            r >= 0 and t.value(r) is v for r in self.refs(row)):
+                        self.produced.setdefault(id(v), []).append(row)
             if k == K_RETURN:
                 refs = self.refs(row)
                 if refs and refs[0] >= 0 and active[refs[0]]:
@@ -221,12 +235,12 @@ class _Sweep:
         r = getattr(inp, "row", None)
         return r if r is not None else self._link(getattr(inp, "value", None), reader)
 
-    def _link(self, value, reader: int):
+    def _link(self, value, reader: int, produced=None):
         """The latest active row before `reader` whose value a constant is (see
         `produced`), or None."""
         if not isinstance(value, (float, np.ndarray)) or id(value) in self.literals:
             return None
-        rows = self.produced.get(id(value))
+        rows = (self.produced if produced is None else produced).get(id(value))
         if not rows:
             return None
         k = bisect.bisect_left(rows, reader) - 1
@@ -236,11 +250,18 @@ class _Sweep:
         """A differentiated value stored into a container in place: later reads of
         the container refer to the row that built it, so the value's adjoint would
         be lost.  (tracer.grad follows `append` on a list the function built.)"""
-        fn = getattr(_call_node(self.t, row).function, "value", None)
+        node = _call_node(self.t, row)
+        fn = getattr(node.function, "value", None)
         if is_mutator(fn):
             raise NoRuleError(fn, message="backprop does not follow a differentiated "
                               "value stored into a container in place (tracer.grad "
                               "follows appends to a list the function built).")
+        value = self.t.value(row)
+        if fn in inplace.IN_PLACE and isinstance(value, np.ndarray) and any(
+                r >= 0 and self.t.value(r) is value for r in self.refs(row)):
+            raise NoRuleError(fn, message="backprop does not follow an array changed in "
+                              "place (`y += d`: the values read before were recorded "
+                              "after the change); tracer.grad does.")
 
     def _is_next(self, row: int) -> bool:
         f = _call_node(self.t, row).function
@@ -313,6 +334,11 @@ class _Sweep:
                               note="backprop differentiates the recorded calls; a "
                               "primitive call needs a rule.")
         f, args, kwargs = node.call_values()
+        args, kwargs = positional(rule, tuple(args), kwargs)
+        bad = rule.unknown_keywords(kwargs)
+        if bad:
+            raise NoRuleError(fn, getattr(node, "location", None), message="its rule "
+                              f"does not cover the keyword arguments {bad} of this call")
         inputs = node.arguments
         value = t.value(row)
         full = rule.full(g, value, *args, **kwargs) if rule.full is not None else None
@@ -324,7 +350,11 @@ class _Sweep:
                 c = full[i]
             else:
                 pb = rule.pullback(i)
-                c = pb(g, value, *args, **kwargs) if pb is not None else None
+                if pb is None:
+                    raise NoRuleError(fn, getattr(node, "location", None), message=(
+                        f"its argument {i} is differentiated, and its rule gives that "
+                        "argument no adjoint"))
+                c = pb(g, value, *args, **kwargs)
             if c is not None:
                 self._add(r, c)
 

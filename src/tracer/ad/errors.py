@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 __all__ = ["NoRuleError", "describe_callable"]
 
 
@@ -18,6 +20,22 @@ def describe_callable(fn) -> str:
     return qual
 
 
+def _place(where) -> str:
+    """`function (file:line)` of a Where, the file relative to the working directory
+    when it lies below it."""
+    code = getattr(where, "code", None)
+    if code is None:
+        return str(where)
+    path = code.co_filename
+    try:
+        rel = os.path.relpath(path)
+        if not rel.startswith(".."):
+            path = rel
+    except ValueError:  # another drive
+        pass
+    return f"{getattr(code, 'co_qualname', code.co_name)} ({path}:{where.line})"
+
+
 class NoRuleError(TypeError):
     """A call on the differentiated path has no differentiation rule and no Python body
     to differentiate through.  `function` is the callable, `where` where it was called.
@@ -27,9 +45,9 @@ class NoRuleError(TypeError):
         self.function = fn
         self.where = where
         name = describe_callable(fn)
-        at = f" (called at {where})" if where is not None else ""
+        at = f" (called at {_place(where)})" if where is not None else ""
         extra = f" {note}" if note else ""
-        if message:  # a path the sweep cannot follow, where a rule would not help
+        if message:  # a path the sweep cannot follow, or a rule that does not cover it
             super().__init__(f"cannot differentiate through {name}{at}: {message}")
             return
         super().__init__(

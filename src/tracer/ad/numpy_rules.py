@@ -58,7 +58,7 @@ _binary(np.add, lambda g, ans, a, b: g, lambda g, ans, a, b: g)
 _binary(np.subtract, lambda g, ans, a, b: g, lambda g, ans, a, b: -g)
 _binary(np.multiply, lambda g, ans, a, b: g * b, lambda g, ans, a, b: g * a)
 _binary(np.divide, lambda g, ans, a, b: g / b, lambda g, ans, a, b: -g * a / (b * b))
-_binary(np.power, lambda g, ans, a, b: g * b * np.power(a, b - 1.0),
+_binary(np.power, lambda g, ans, a, b: g * b * np.power(a, np.where(b, b - 1.0, 1.0)),
         lambda g, ans, a, b: g * ans * np.log(np.where(np.asarray(a) > 0, a, 1.0)))
 _binary(np.maximum, lambda g, ans, a, b: g * _tie_share(a, b),
         lambda g, ans, a, b: g * _tie_share(b, a))
@@ -90,10 +90,18 @@ def _matmul_parts(g, a, b):
     return ga, gb
 
 
-def _dot_check(a, b):
-    if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise NoRuleError(np.dot, note="The built-in rule covers operands of up to 2 "
-                          "dimensions (use np.matmul or @ for stacks of matrices).")
+def _dot_nd(g, a, b, which):
+    """np.dot of operands with more than 2 dimensions: the last axis of `a` with the
+    second-to-last of `b` (its only one when 1-D), as an einsum."""
+    from .numpy_extra import _LETTERS, _einsum_arg
+
+    na, nb = np.ndim(a), np.ndim(b)
+    sa = _LETTERS[:na]
+    sb = list(_LETTERS[na:na + nb])
+    sb[-2 if nb > 1 else -1] = sa[-1]
+    sb = "".join(sb)
+    out = sa[:-1] + (sb[:-2] + sb[-1] if nb > 1 else "")
+    return _einsum_arg(which + 1)(g, None, f"{sa},{sb}->{out}", a, b)
 
 
 def _mm_a(g, ans, a, b, *rest, **kw):
@@ -105,12 +113,14 @@ def _mm_b(g, ans, a, b, *rest, **kw):
 
 
 def _dot_a(g, ans, a, b, *rest, **kw):
-    _dot_check(a, b)
+    if max(np.ndim(a), np.ndim(b)) > 2 and min(np.ndim(a), np.ndim(b)) > 0:
+        return _dot_nd(g, a, b, 0)
     return _matmul_parts(g, a, b)[0]
 
 
 def _dot_b(g, ans, a, b, *rest, **kw):
-    _dot_check(a, b)
+    if max(np.ndim(a), np.ndim(b)) > 2 and min(np.ndim(a), np.ndim(b)) > 0:
+        return _dot_nd(g, a, b, 1)
     return _matmul_parts(g, a, b)[1]
 
 
@@ -133,7 +143,7 @@ def _expand(g, x, axis, keepdims):
     g = np.asarray(g)
     if axis is not None and not keepdims:
         axes = axis if isinstance(axis, tuple) else (axis,)
-        axes = tuple(a % x.ndim for a in axes)
+        axes = tuple([a % x.ndim for a in axes])  # a list: an outer gradient follows it
         g = np.expand_dims(g, sorted(axes))
     return np.broadcast_to(g, x.shape)
 
@@ -174,18 +184,20 @@ def _max_pb(g, ans, x, *args, **kw):
 def _for(adj, x):
     """An array adjoint for `x`: a Seq of rows when `x` is a list of numbers/arrays."""
     if isinstance(x, (list, tuple)):
-        return Seq(dict(enumerate(adj)), owned=True)
+        return Seq(dict(list(enumerate(adj))), owned=True)
     return adj
 
 
+_REDUCE_KW = ("axis", "keepdims", "dtype")
 for _fn in (np.sum, np.ndarray.sum):
-    defrule(_fn, _sum_pb)
+    defrule(_fn, _sum_pb, keywords=_REDUCE_KW)
 for _fn in (np.mean, np.ndarray.mean):
-    defrule(_fn, _mean_pb)
-for _fn in (np.max, np.ndarray.max):
-    defrule(_fn, _max_pb)
-for _fn in (np.min, np.ndarray.min):
-    defrule(_fn, lambda g, ans, x, *a, **kw: _max_pb(g, ans, x, *a, **kw))
+    defrule(_fn, _mean_pb, keywords=_REDUCE_KW)
+for _fn in (np.max, np.ndarray.max, np.amax):
+    defrule(_fn, _max_pb, keywords=("axis", "keepdims"))
+for _fn in (np.min, np.ndarray.min, np.amin):
+    defrule(_fn, lambda g, ans, x, *a, **kw: _max_pb(g, ans, x, *a, **kw),
+            keywords=("axis", "keepdims"))
 
 
 # -- shapes ----------------------------------------------------------------------------------
@@ -207,47 +219,21 @@ def _transpose_pb(g, ans, x, *axes, **kw):
     return np.transpose(g, np.argsort(axes))
 
 
-defrule(np.transpose, _transpose_pb)
-defrule(np.ndarray.transpose, _transpose_pb)
+defrule(np.transpose, _transpose_pb, keywords=("axes",))
+defrule(np.ndarray.transpose, _transpose_pb, keywords=("axes",))
 
 
 def _getattr_pb(g, ans, obj, name, *default):
     if name == "T" or name == "mT" and np.ndim(obj) == 2:
         return np.transpose(g)
-    if name == "real":
-        return g
+    if name == "real" or name == "items" and type(obj) is Seq:
+        return g  # an adjoint Seq's adjoint is keyed like its items (second order)
     raise NoRuleError(getattr, note=f"The built-in rule covers the attributes `.T` and "
                       f"`.real` of arrays; this reads `.{name}` of a "
                       f"{type(obj).__name__}.")
 
 
 defrule(builtins.getattr, _getattr_pb)
-
-
-def _concatenate_pb(g, ans, arrays, axis=0, *args, **kw):
-    axis = kw.get("axis", axis)
-    if axis is None:
-        g = np.asarray(g)
-        sizes = np.cumsum([np.size(a) for a in arrays])[:-1]
-        parts = [p.reshape(np.shape(a)) for p, a in zip(np.split(g, sizes), arrays)]
-    else:
-        sizes = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
-        parts = np.split(g, sizes, axis=axis)
-    return Seq({k: ub(p, a) for k, (p, a) in enumerate(zip(parts, arrays))}, owned=True)
-
-
-def _stack_pb(g, ans, arrays, axis=0, *args, **kw):
-    axis = kw.get("axis", axis)
-    return Seq({k: np.take(g, k, axis=axis) for k in range(len(arrays))}, owned=True)
-
-
-defrule(np.concatenate, _concatenate_pb)
-defrule(np.stack, _stack_pb)
-defrule(np.vstack, lambda g, ans, arrays, *a, **kw: _concatenate_pb(
-    g, ans, [np.atleast_2d(x) for x in arrays], 0) if all(np.ndim(x) >= 2 for x in arrays)
-    else _stack_pb(g, ans, arrays, 0))
-defrule(np.hstack, lambda g, ans, arrays, *a, **kw: _concatenate_pb(
-    g, ans, arrays, 1 if np.ndim(arrays[0]) > 1 else 0))
 
 
 def _where_x(g, ans, cond, x, y):
@@ -258,10 +244,12 @@ def _where_y(g, ans, cond, x, y):
     return ub(np.where(cond, 0.0, g), y)
 
 
-defrule(np.where, None, _where_x, _where_y)
+defrule(np.where, lambda g, ans, cond, *xy: np.zeros(np.shape(cond)), _where_x, _where_y)
 
 
-def _clip_pb(g, ans, x, lo=None, hi=None, *args, **kw):
+def _clip_pb(g, ans, x, *args, **kw):
+    lo = args[0] if args else kw.get("a_min", kw.get("min"))
+    hi = args[1] if len(args) > 1 else kw.get("a_max", kw.get("max"))
     x = np.asarray(x)
     inside = np.ones(x.shape, dtype=bool)
     if lo is not None:
@@ -271,7 +259,7 @@ def _clip_pb(g, ans, x, lo=None, hi=None, *args, **kw):
     return g * inside
 
 
-defrule(np.clip, _clip_pb)
+defrule(np.clip, _clip_pb, keywords=("a_min", "a_max", "min", "max"))
 
 
 def _array_pb(g, ans, x, *args, **kw):
@@ -283,16 +271,8 @@ def _array_pb(g, ans, x, *args, **kw):
 
 
 for _fn in (np.array, np.asarray):
-    defrule(_fn, _array_pb)
+    defrule(_fn, _array_pb, keywords=("dtype",))
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
-
-
-def _norm_pb(g, ans, x, ord=None, axis=None, keepdims=False):
-    if ord not in (None, 2, "fro") or axis is not None:
-        raise NoRuleError(np.linalg.norm, note="The built-in rule covers the 2-norm of a "
-                          "whole array (no `ord`, no `axis`).")
-    return g * np.asarray(x) / ans if ans else np.zeros(np.shape(x))
-
-
-defrule(np.linalg.norm, _norm_pb)
+# An adjoint container built in a pullback (second order): its items' adjoint.
+defrule(Seq, lambda g, ans, items, owned=False: g, keywords=("owned",))

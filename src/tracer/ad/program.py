@@ -15,33 +15,37 @@ generated as two Python functions:
   assignment and later ones additions (known while generating, so the code never
   tests for a missing adjoint); float arguments use the rules' inline templates.
 
-`state_from_tape()` gives the values the trace itself recorded, so the first
+`first_state()` gives the values the trace itself recorded, so the first
 gradient of a call runs the function once (a stochastic function is not re-run).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import operator
 import types
 
 import numpy as np
 
+from .. import api as _api
 from .. import callables as tops
 from ..tapes.guards import GuardError, failing_test, guard_failure
+from ..tapes import helpers as tape_helpers
 from ..tapes.helpers import STOP, make_binder
 from ..tapes.ops import Call, Constant, Guard, Input
 from ..tapes.play import evaluate
-from . import adjoints, sweep
-from .errors import NoRuleError
-from .rules import lookup
+from . import adjoints, inplace, sweep
+from .errors import NoRuleError, describe_callable
+from .rules import lookup, positional
 
 __all__ = ["GradientProgram", "build", "GuardError"]
 
 # Calls that change a container in place: on the path they would be silently wrong.
 _MUTATORS = frozenset((operator.setitem, operator.delitem, tops.list_extend, list.extend, list.insert, tops.setslice,
                        tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
-                       dict.__setitem__, list.__setitem__, setattr))
+                       dict.__setitem__, list.__setitem__, setattr, tape_helpers.cell_set))
 _SCALAR_TYPES = (float, int)
 _INSTRUCTION_MODULES = (tops.__name__, "tracer.tapes.helpers")
 _INLINE_GLOBALS = {"cos_": math.cos, "sin_": math.sin, "cosh_": math.cosh,
@@ -58,11 +62,14 @@ class GradientProgram:
     by generated Python code (`compile()`: CPython compiles a long function at
     about 25-40 µs per line, which pays off only for a path that is reused)."""
 
+    __no_adjoint__ = True  # a program carries no differentiated value (higher order)
+
     def __init__(self, analysis):
         self.analysis = analysis
         self.tape = analysis.tape
         self.inputs = analysis.inputs  # the Input ops differentiated, in the caller's order
         self.hits = 0                  # calls that took this path after it was traced
+        self.items = [None] * len(self.inputs)  # per input: its item of a *args tuple
         self._forward = None
         self._backward = None
         self._source = None
@@ -92,22 +99,32 @@ class GradientProgram:
     def backward(self, state, seed):
         """The raw adjoints of the inputs, from a forward `state` and the seed."""
         if type(state) is sweep.Values:
-            return sweep.backward(self.analysis, state, seed)
-        return self._backward(state, seed)
+            raw = sweep.backward(self.analysis, state, seed)
+        else:
+            raw = self._backward(state, seed)
+        if not any(i is not None for i in self.items):
+            return raw
+        # Arguments passed into a *args parameter: their items of its adjoint.
+        return tuple(r if i is None else adjoints.seq_get(r, i, op.value[i])
+                     for r, i, op in zip(raw, self.items, self.inputs))
 
-    def state_from_tape(self):
-        """The forward state as the trace recorded it (the function is not re-run)."""
-        return sweep.recorded(self.analysis)
+    def first_state(self, value, args, kwargs):
+        """`(value, state)` for the call just traced: the values the trace recorded
+        (the function is not re-run), unless in-place updates were rewritten (then
+        the forward runs on the arguments: see tracer.ad.inplace)."""
+        if self.analysis.rerun:
+            return self.forward(args, kwargs)
+        return value, sweep.recorded(self.analysis)
 
 
-def _nested_vjp(vjp_positions, fn, args, positions):
+def _nested_vjp(vjp_positions, fn, args, positions, kwargs=None):
     """`vjp_positions(fn, args, positions)` (tracer.ad.api's, passed in: a nested
     call is differentiated as a call of its own)."""
     if not isinstance(fn, (types.FunctionType, types.MethodType)):
         # An instance with a Python __call__: trace the method (a call of the instance
         # itself enters its frame from C, which the tape keeps as one op).
         fn = types.MethodType(type(fn).__call__, fn)
-    return vjp_positions(fn, args, positions)
+    return vjp_positions(fn, args, positions, kwargs)
 
 
 def _is_scalar(v) -> bool:
@@ -128,15 +145,19 @@ def _is_python_callable(fn) -> bool:
     return isinstance(call, types.FunctionType)
 
 
-def build(tape, inputs, vjp_positions, literals=frozenset()) -> GradientProgram:
+def build(tape, inputs, vjp_positions, literals=frozenset(), locate=None) -> GradientProgram:
     """The gradient program of `tape` with respect to Input ops `inputs`.
 
     `literals`: ids of the code constants of the traced code: a constant argument
     that is one of them is a literal, never a differentiated value read as a
     constant (CPython shares equal float constants between code objects, so a
     literal `1.0` may be the very object passed as an argument).  `vjp_positions`
-    differentiates a call of Python code the tape kept as one op (tracer.ad.api's)."""
-    return _Builder(tape, inputs, vjp_positions, literals).run()
+    differentiates a call of Python code the tape kept as one op (tracer.ad.api's).
+    `locate(op)` finds where an op was recorded, for errors (the tape keeps it only
+    for ops that raised)."""
+    b = _Builder(tape, inputs, vjp_positions, literals)
+    b.locate = locate
+    return b.run()
 
 
 class _Builder:
@@ -153,24 +174,33 @@ class _Builder:
         self.needed = [False] * (n + 1)   # the result depends on it (among active ops)
         self.target: dict[int, dict[int, int]] = {}  # op id -> {arg position: adjoint op id}
         self.index: dict[int, int] = {}   # next()/append op id -> the item index it reads
+        self.extent: dict[int, int | None] = {}  # extend op id -> how many items it added
         self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
-                              "add_": adjoints.add, "seq_item_": adjoints.seq_item,
-                              "seq_get_": adjoints.seq_get, "nz_": _nonzero,
+                              "add_": _add, "seq_item_": adjoints.seq_item,
+                              "seq_get_": adjoints.seq_get, "seq_part_": adjoints.seq_part,
+                              "seq_drop_": adjoints.seq_drop,
+                              "nz_": _nonzero,
                               "log_": _log_, **_INLINE_GLOBALS}
-        self.globals["nested_"] = lambda fn, args, positions: _nested_vjp(
-            vjp_positions, fn, args, positions)
+        self.globals["nested_"] = lambda fn, args, positions, kwargs=None: _nested_vjp(
+            vjp_positions, fn, args, positions, kwargs)
         self.nested: dict = {}  # Call op -> (its callable from the op, positions)
         self.alias: dict[int, int] = {}  # frozen Constant op id -> the op it is
+        self.locate = None  # op -> Where, for errors (see build)
+        self.rerun = False  # in-place updates were rewritten (see run)
+        self.fixed: dict[int, object] = {}  # Call op id -> the primitive its fn op was
 
     # -- analysis ------------------------------------------------------------------------
     def run(self) -> GradientProgram:
+        # In-place array updates become functional ops; the recorded values are then
+        # not the forward's (an array read before a change was recorded after it).
+        self.rerun = inplace.rewrite(self.ops)
         self._forward_mask()
         self._backward_mask()
         self._check_rules()
         return GradientProgram(self)
 
-    def nested_vjp(self, fn, args, positions):
-        return _nested_vjp(self.vjp, fn, args, positions)
+    def nested_vjp(self, fn, args, positions, kwargs=None):
+        return _nested_vjp(self.vjp, fn, args, positions, kwargs)
 
     def source(self) -> str:
         fwd_src, saved = self._forward_source()
@@ -185,6 +215,12 @@ class _Builder:
     def _name(self) -> str:
         return getattr(self.tape.func, "__qualname__", "f")
 
+    def where(self, op):
+        """Where `op` was recorded (code, offset, line), for an error message."""
+        if op.where is None and self.locate is not None:
+            op.where = self.locate(op)
+        return op.where
+
     def _forward_mask(self) -> None:
         active = self.active
         # `touched`: reached from the inputs through any value, differentiable or not
@@ -194,10 +230,11 @@ class _Builder:
         # Values read as constants (closure cells, frozen values) that are the very
         # object an active op produced are that op's result: id(value) -> op id.
         produced: dict[int, int] = {}
+        # An input's object existed before the call: a constant that is the same
+        # object (a global, a default) did not come from it, so inputs are not in
+        # `produced` (values are differentiated by where they came from).
         for op in self.inputs:
             active[op.id] = touched[op.id] = adjoints.is_differentiable(op.value)
-            if active[op.id]:
-                produced[id(op.value)] = op.id
         version: dict[int, int] = {}   # a list op -> the op of its latest append
         count: dict[int, int] = {}     # a list or iterator op -> items appended / read
         for op in self.ops:
@@ -219,6 +256,28 @@ class _Builder:
                 self._append(op, version, count)
                 touched[k] = active[k]
                 continue
+            if fn is tops.map_add and len(op.args) == 3 and _is_op(op.args[0]):
+                self._map_add(op, version)
+                touched[k] = active[k]
+                continue
+            if _is_op(fn) and type(fn) is Call and fn.fn is functools.partial \
+                    and not fn.star and fn.args and type(fn.value) is functools.partial:
+                # Calling a partial made on the tape: the call of its function it makes.
+                maker = fn
+                op.fn = fn = maker.args[0]
+                op.args = tuple(maker.args[1:]) + tuple(op.args)
+                op.kwargs = {**maker.kwargs, **op.kwargs}
+            if op.kwargs and not _is_op(fn):
+                r = lookup(fn)
+                if r is not None and r.signature is not None:
+                    # numpy's keywords by position: the same call, read by the rule
+                    op.args, op.kwargs = positional(r, op.args, op.kwargs)
+            if op.kwargs and isinstance(fn.value if _is_op(fn) else fn, types.FunctionType) \
+                    and lookup(fn.value if _is_op(fn) else fn) is None:
+                # Python code called with keywords (differentiated as a call of its
+                # own): those that can be passed by position are.
+                op.args, op.kwargs = _bind_positional(fn.value if _is_op(fn) else fn,
+                                                      op.args, op.kwargs)
             targets = {}
             hit = False
             for i, a in enumerate(op.args):
@@ -227,19 +286,25 @@ class _Builder:
                     targets[i] = t
                     hit = hit or active[t]
             for name, a in op.kwargs.items():
+                if fn is functools.partial:
+                    break  # made, not called: its calls are its function's (above)
                 if _is_op(a) and active[version.get(a.id, a.id)]:
-                    raise NoRuleError(fn, op.where, note=f"Its keyword argument {name}= is "
-                                      "differentiated; pass it positionally.")
+                    r = None if _is_op(fn) else lookup(fn)
+                    if r is None or r.pullback(name) is None:
+                        raise NoRuleError(fn, self.where(op), note=f"Its keyword argument "
+                                          f"{name}= is differentiated; pass it positionally.")
+                    targets[name] = version.get(a.id, a.id)
+                    hit = True
             reached = hit or any(touched[r.id] for r in op.refs())
             if not reached:
                 continue
             if _is_op(fn) and touched[fn.id]:
-                raise NoRuleError(fn.value, op.where, message="the function called is "
+                raise NoRuleError(fn.value, self.where(op), message="the function called is "
                                   "made from a differentiated value (a closure or bound "
                                   "method of it, called from C code); call it directly.")
             if not hit:
                 if adjoints.is_differentiable(op.value):
-                    raise NoRuleError(fn, op.where, message=(
+                    raise NoRuleError(fn, self.where(op), message=(
                         "its result depends on a differentiated value through a "
                         "generator, closure or object made from it, which is not "
                         "differentiated (use a list comprehension instead of a generator "
@@ -247,11 +312,16 @@ class _Builder:
                 touched[k] = _carries(op.value)
                 continue
             if _is_mutator(fn):
-                raise NoRuleError(fn, op.where, note="It changes a container in place with "
+                raise NoRuleError(fn, self.where(op), note="It changes a container in place with "
                                   "a differentiated value, which is not supported.")
-            if op.star:
-                raise NoRuleError(fn, op.where, note="It is called as f(*args) with a "
+            if not _is_python_callable(fn):
+                self._refuse_output_argument(op, active)
+            if op.star and (_is_op(fn) or lookup(fn) is None):
+                raise NoRuleError(fn, self.where(op), note="It is called as f(*args) with a "
                                   "differentiated value, which is not supported.")
+            if op.star and len(op.args) > 1 and 1 in targets and active[targets[1]]:
+                raise NoRuleError(fn, self.where(op), message="a differentiated value is passed "
+                                  "to it in **kwargs; pass it positionally.")
             if fn is next and op.args and _is_op(op.args[0]):
                 it = op.args[0].id
                 self.index[k] = count.get(it, 0)
@@ -260,10 +330,28 @@ class _Builder:
                 active[k] = touched[k] = True
                 self.target[k] = targets
                 v = op.value
-                if isinstance(v, (float, np.ndarray)):
+                # A call that returned its argument's object (np.asarray(x) is x) did
+                # not produce it: a constant that is that object is not its result.
+                if isinstance(v, (float, np.ndarray)) and not any(
+                        (a.value if _is_op(a) else a) is v for a in op.args):
                     produced[id(v)] = k
             else:
                 touched[k] = _carries(op.value)
+
+    def _refuse_output_argument(self, op, active) -> None:
+        """A C call given a differentiated value and an array, list or dict it may
+        write into (it returns None, or returns that very argument: numpy's `out`)
+        would lose the value: later reads of the container do not see it."""
+        v = op.value
+        for i, a in enumerate(op.args):
+            if not _is_op(a) or active[a.id] and v is None:
+                continue
+            if isinstance(a.value, (np.ndarray, list, dict)) and (
+                    v is None or i > 0 and a.value is v and _is_numpy(op.fn)):
+                raise NoRuleError(op.fn, self.where(op), message=f"it is given a "
+                                  f"differentiated value and may write it into its "
+                                  f"argument {i} (a {type(a.value).__name__}), which the "
+                                  "gradient would not see; use the function's result.")
 
     def _link_constants(self, op, produced) -> None:
         """Replace constant arguments that are an active op's very value by that op."""
@@ -277,25 +365,60 @@ class _Builder:
 
     def _append(self, op, version, count) -> None:
         """`lst.append(item)` makes a new version of the list: later reads of the list
-        send their adjoint to this op, which passes item `index`'s adjoint to `item`."""
+        send their adjoint to this op, which passes item `index`'s adjoint to `item`.
+        `lst.extend(items)` passes items `index ..` on to `items`, whose length is
+        known when it is a tuple or a list this tape built and tracks (a list's
+        value is its final state, not its state at the call)."""
         k = op.id
         lst, item = op.args
         prev = version.get(lst.id, lst.id)
+        item_t = version.get(item.id, item.id) if _is_op(item) else 0
         if lst.id not in count:
-            built = type(lst) is Call and lst.fn is tops.build_list and not lst.star
-            count[lst.id] = len(lst.args) if built else None
+            count[lst.id] = _list_length(lst, count)
         index = count[lst.id]
+        n = 1
+        if _is_extend(op.fn):
+            n = self._extent(item, count)
+            self.extent[k] = n
         if index is not None:
-            count[lst.id] = index + 1
+            count[lst.id] = None if n is None else index + n
         version[lst.id] = k
-        if not (self.active[prev] or _is_op(item) and self.active[item.id]):
+        if not (self.active[prev] or item_t and self.active[item_t]):
             return
-        if index is None:
-            raise NoRuleError(op.fn, op.where, note="Appending a differentiated value to a "
-                              "list the function did not build itself is not supported.")
+        if index is None or n is None:
+            raise NoRuleError(op.fn, self.where(op), note="Appending a differentiated value to a "
+                              "list the function did not build itself, or extending a list "
+                              "with an iterator, is not supported.")
         self.index[k] = index
         self.active[k] = True
-        self.target[k] = {0: prev, 1: item.id if _is_op(item) else 0}
+        self.target[k] = {0: prev, 1: item_t}
+
+    def _map_add(self, op, version) -> None:
+        """A dict comprehension's store `d[key] = value` makes a new version of `d`
+        (nothing reads a comprehension's dict before it is complete): later reads
+        send their adjoint here, which passes item `key`'s on to `value`."""
+        k = op.id
+        d, key, value = op.args
+        prev = version.get(d.id, d.id)
+        value_t = version.get(value.id, value.id) if _is_op(value) else 0
+        version[d.id] = k
+        if _is_op(key) and self.active[key.id]:
+            raise NoRuleError(op.fn, self.where(op), message="a differentiated dict key")
+        if self.active[prev] or value_t and self.active[value_t]:
+            self.active[k] = True
+            self.target[k] = {0: prev, 2: value_t}
+
+    def _extent(self, item, count):
+        """How many items `lst.extend(item)` added, or None if that is not known."""
+        if not _is_op(item):
+            return _length(item)
+        if item.id in count:
+            return count[item.id]
+        if type(item.value) is tuple:
+            return len(item.value)
+        if type(item) is Call and item.fn is tops.build_list and not item.star:
+            return len(item.args)  # never appended to (it would be in count)
+        return None
 
     def _backward_mask(self) -> None:
         res = self.tape.result
@@ -307,10 +430,15 @@ class _Builder:
             k = op.id
             if not needed[k] or type(op) not in (Call, Constant):
                 continue
-            r = lookup(op.fn) if type(op) is Call and not _is_op(op.fn) else None
+            r = self.rule_of(op) if type(op) is Call else None
             for i, t in self.target.get(k, {}).items():
                 if t and active[t] and (r is None or r.differentiable(i)):
                     needed[t] = True
+
+    def rule_of(self, op):
+        """The rule of Call `op`'s function (a function passed as a value included)."""
+        fn = op.fn
+        return lookup(fn.value if _is_op(fn) else fn)
 
     def on_path(self, k: int) -> bool:
         return self.active[k] and self.needed[k]
@@ -320,19 +448,66 @@ class _Builder:
             if type(op) is not Call or not self.on_path(op.id):
                 continue
             fn = op.fn
-            if _is_append(fn) or fn is next:
+            if _is_append(fn) or fn is next or fn is tops.map_add:
                 continue
+            if self.rule_of(op) is None:
+                self._refuse_generator(op)
             if _is_op(fn):
+                rule = lookup(fn.value)
+                if rule is not None and not self.active[fn.id]:
+                    # A primitive passed as a value (`def f(x, red=np.sum)`): its
+                    # rule, while the value is the same function (checked forward).
+                    self.fixed[op.id] = fn.value
+                    self._check_coverage(op, rule)
+                    continue
                 if not _is_python_callable(fn.value):
-                    raise NoRuleError(fn.value, op.where)
+                    raise NoRuleError(fn.value, self.where(op))
                 self._nest(op, lambda call: call.fn.value)
                 continue
-            if lookup(fn) is not None:
+            rule = lookup(fn)
+            if rule is not None:
+                self._check_coverage(op, rule)
                 continue
             if _is_python_callable(fn):
                 self._nest(op, lambda call: call.fn)
                 continue
-            raise NoRuleError(fn, op.where)
+            raise NoRuleError(fn, self.where(op))
+
+    def _refuse_generator(self, op) -> None:
+        """A generator made on the path (a generator expression a builtin consumes,
+        `map` over a Python function): say what to write instead."""
+        for a in (op.fn, *op.args, op):
+            v = a.value if _is_op(a) else a
+            if isinstance(v, (types.GeneratorType, map, filter)) or _is_generator_function(v):
+                raise NoRuleError(op.fn, self.where(op), message="a generator, map or "
+                                  "filter over a differentiated value is not differentiated "
+                                  "(its items come from C code calling Python); write a "
+                                  "list comprehension instead: sum([x * x for x in xs]).")
+
+    def _check_coverage(self, op, rule) -> None:
+        """A rule that does not cover a keyword of the call, or gives no adjoint to a
+        differentiated argument, refuses the call (never ignores the part)."""
+        if op.star:
+            kw = op.args[1] if len(op.args) > 1 else {}
+            bad = rule.unknown_keywords(kw.value if _is_op(kw) else kw)
+            if bad:
+                raise NoRuleError(op.fn, self.where(op), message="its rule does not cover the "
+                                  f"keyword arguments {', '.join(b + '=' for b in bad)}")
+            return
+        bad = rule.unknown_keywords(op.kwargs)
+        if bad:
+            raise NoRuleError(op.fn, self.where(op), message="its rule does not cover the "
+                              f"keyword argument{'s' if len(bad) > 1 else ''} "
+                              f"{', '.join(b + '=' for b in bad)} of this call "
+                              f"(replace the rule with @tracer.rule({describe_callable(op.fn)})"
+                              " taking **kwargs, or pass them positionally if it covers "
+                              "them so).")
+        for i, t in self.target.get(op.id, {}).items():
+            if t and self.active[t] and not rule.differentiable(i):
+                raise NoRuleError(op.fn, self.where(op), message=f"its argument {i} is "
+                                  "differentiated, and its rule gives that argument no "
+                                  "adjoint (replace the rule with @tracer.rule("
+                                  f"{describe_callable(op.fn)}) returning one).")
 
     def _nest(self, op, get_fn) -> None:
         positions = tuple(i for i, t in self.target[op.id].items() if t and self.active[t])
@@ -362,7 +537,7 @@ class _Builder:
         func = tape.signature_of
         inputs = [op for op in tape.ops if type(op) is Input]
         if func is None:
-            emit("    p_ = (*args_, *kwargs_.values())")
+            emit("    p_ = tuple(args_) + tuple(kwargs_.values()) if kwargs_ else tuple(args_)")
         else:
             prefix = ""
             target = func
@@ -370,7 +545,9 @@ class _Builder:
                 self.globals["self_"] = func.__self__
                 prefix, target = "self_, ", func.__func__
             self.globals["binder_"] = make_binder(target)
-            emit(f"    p_ = binder_({prefix}*args_, **kwargs_)")
+            # Without keywords, no **: an outer gradient follows *args_ item by item.
+            emit(f"    p_ = binder_({prefix}*args_, **kwargs_) if kwargs_ else "
+                 f"binder_({prefix}*args_)")
         for op in inputs:
             if op.position == 0:
                 emit(f"    v_{op.id} = {self.const(op.value)}")
@@ -401,11 +578,18 @@ class _Builder:
             get_fn, positions = self.nested[op]
             fn = self.ref(op.fn)
             args = "".join(self.ref(a) + ", " for a in op.args)
-            return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r})"
+            kw = ", ".join(f"{name!r}: {self.ref(v)}" for name, v in op.kwargs.items())
+            return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r}, {{{kw}}})"
         if op.raises or op.handled:
             env = ", ".join(f"{self.const(r)}: v_{r.id}" for r in op.refs())
             return f"v_{k} = evaluate_({self.const(op)}, {{{env}}}.__getitem__)"
         fn = self.ref(op.fn)
+        if k in self.fixed:  # the function passed must be the one whose rule is used
+            self.globals["GuardError_"] = GuardError
+            check = (f"if {fn} is not {self.const(self.fixed[k])}: raise GuardError_("
+                     f"{'another function was passed than the one traced'!r})\n    ")
+        else:
+            check = ""
         if op.star:
             parts = [f"*{self.ref(op.args[0])}"]
             if len(op.args) > 1:
@@ -413,7 +597,7 @@ class _Builder:
         else:
             parts = [self.ref(a) for a in op.args]
             parts += [f"{name}={self.ref(v)}" for name, v in op.kwargs.items()]
-        return f"v_{k} = {fn}({', '.join(parts)})"
+        return f"{check}v_{k} = {fn}({', '.join(parts)})"
 
     def _saved(self):
         """(op id, is a nested pullback) for every value the sweep reads, in order."""
@@ -478,24 +662,38 @@ class _Builder:
         if _is_append(fn):
             out = [(targets[0], g)]
             if targets.get(1):
-                out.append((targets[1], f"seq_get_({g}, {self.index[k]}, {self.ref(op.args[1])})"))
+                if _is_extend(fn):
+                    out.append((targets[1], f"seq_part_({g}, {self.index[k]}, {self.extent[k]})"))
+                else:
+                    out.append((targets[1], f"seq_get_({g}, {self.index[k]}, {self.ref(op.args[1])})"))
             return out
         if fn is next:
             return [(targets[0], f"seq_item_({g}, {self.index[k]})")]
+        if fn is tops.map_add:
+            key, value = self.ref(op.args[1]), self.ref(op.args[2])
+            out = [(targets[0], f"seq_drop_({g}, {key})")]
+            if targets.get(2):
+                out.append((targets[2], f"seq_get_({g}, {key}, {value})"))
+            return out
         if op in self.nested:
             _, positions = self.nested[op]
             emit(f"    t_{k} = pb_{k}({g})")
             return [(targets[i], f"t_{k}[{j}]") for j, i in enumerate(positions)]
-        rule = lookup(fn)
+        rule = self.rule_of(op)
         assert rule is not None  # _check_rules made sure of it
+        if op.star:  # fn(*seq, **kw): the adjoint of seq, item by item
+            self.globals["star_pb_"] = sweep.star_adjoint
+            kw = self.ref(op.args[1]) if len(op.args) > 1 else "{}"
+            return [(targets[0], f"star_pb_({self.const(rule)}, {g}, v_{k}, "
+                                 f"{self.ref(op.args[0])}, {kw})")]
         args = [self.ref(a) for a in op.args]
         kw = "".join(f", {name}={self.ref(v)}" for name, v in op.kwargs.items())
         out = []
         if rule.full is not None:
             name = self.const(rule.full)
-            emit(f"    t_{k} = {name}({g}, v_{k}, {', '.join(args)}{kw})")
+            emit(f"    t_{k} = {name}({g}, v_{k}{''.join(', ' + x for x in args)}{kw})")
             for i, t in targets.items():
-                if t and self.active[t]:
+                if t and self.active[t] and not isinstance(i, str):
                     out.append((t, f"nz_(t_{k}[{i}], {args[i]})"))
             return out
         scalar = (not op.kwargs and _is_scalar(op.value)
@@ -504,7 +702,7 @@ class _Builder:
         for i, t in targets.items():
             if not t or not self.active[t]:
                 continue
-            tpl = rule.templates.get(i) if scalar else None
+            tpl = rule.templates.get(i) if scalar and not isinstance(i, str) else None
             if tpl:
                 out.append((t, "(" + tpl.format(*args, g=g, ans=f"v_{k}") + ")"))
                 continue
@@ -512,7 +710,7 @@ class _Builder:
             if pb is None:
                 continue
             name = self.const(pb)
-            out.append((t, f"{name}({g}, v_{k}, {', '.join(args)}{kw})"))
+            out.append((t, f"{name}({g}, v_{k}{''.join(', ' + x for x in args)}{kw})"))
         return out
 
 
@@ -523,22 +721,102 @@ def _carries(v) -> bool:
     """Whether a non-differentiable value can still carry a differentiated one
     (a closure, a generator, an object), rather than being plain data (an int, a
     bool, a str: what comparisons, len() and the like give)."""
-    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_)):
+    if isinstance(v, _DATA_TYPES) or isinstance(v, (np.integer, np.bool_, np.dtype)) \
+            or getattr(type(v), "__no_adjoint__", False):
         return False
     if isinstance(v, np.ndarray):
         return False
-    return True
+    if type(v) is tuple:  # a shape or an index
+        return any(_carries(x) or adjoints.is_differentiable(x) for x in v)
+    return not _plain_callable(v)
+
+
+_DISPATCHER = type(np.sum)  # numpy's array-function dispatchers
+
+
+def _bind_positional(f, args, kwargs):
+    """`(args, kwargs)` of a call of Python function `f` with the keywords that can
+    be passed by position moved there (as Python binds them)."""
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs
+    return tuple(bound.args), dict(bound.kwargs)
+
+
+def _is_generator_function(f) -> bool:
+    code = getattr(f, "__code__", None)
+    return code is not None and bool(code.co_flags & (inspect.CO_GENERATOR |
+                                                      inspect.CO_ASYNC_GENERATOR))
+
+
+def _is_numpy(fn) -> bool:
+    """A numpy function or ufunc (whose `out` argument is its result)."""
+    return isinstance(fn, np.ufunc) or (getattr(fn, "__module__", None) or "").startswith(
+        "numpy")
+
+
+def _plain_callable(v) -> bool:
+    """A function that holds no value of the run: no closure, defaults or bound
+    object (np.sum, math.sin, a module-level function taken out of a tuple)."""
+    if isinstance(v, types.FunctionType):
+        return v.__closure__ is None and not v.__defaults__ and not v.__kwdefaults__
+    if isinstance(v, (np.ufunc, type, _DISPATCHER)):
+        return True
+    if isinstance(v, types.BuiltinFunctionType):
+        owner = v.__self__
+        return owner is None or isinstance(owner, types.ModuleType)
+    return False
 
 
 def _is_append(fn) -> bool:
-    return fn is tops.list_append or fn is list.append
+    """`lst.append(x)` or `lst.extend(xs)`: a new version of a list (see _append)."""
+    return fn is tops.list_append or fn is list.append or fn is tops.list_extend \
+        or fn is list.extend
+
+
+def _list_length(lst, count):
+    """How many items list op `lst` holds at this point of the tape: tracked in
+    `count` (appends), known from `[...]`, or from the list an item store copied
+    (tracer.ad.inplace.stored_item: a store keeps the length); None if unknown."""
+    src = lst
+    while src.id not in count and type(src) is Call and src.fn is inplace.stored_item \
+            and _is_op(src.args[0]):
+        src = src.args[0]
+    if src.id in count:
+        return count[src.id]
+    if type(src) is Call and src.fn is tops.build_list and not src.star:
+        return len(src.args)
+    return None
+
+
+def _is_extend(fn) -> bool:
+    return fn is tops.list_extend or fn is list.extend
+
+
+def _length(v):
+    """How many items extending a list with `v` adds (None: not known without
+    consuming it)."""
+    return len(v) if isinstance(v, (list, tuple, dict, str, range)) else None
+
+
+# numpy functions that write into an array argument (their result is None): a
+# differentiated value stored so would be lost without an error.
+_NUMPY_WRITERS = frozenset((np.copyto, np.put, np.put_along_axis, np.place, np.putmask,
+                            np.fill_diagonal, np.ndarray.fill, np.ndarray.put,
+                            np.ndarray.sort, np.ndarray.partition, np.ndarray.resize,
+                            np.ndarray.setfield, np.ndarray.__setitem__, np.ufunc.at))
 
 
 def _is_mutator(fn) -> bool:
     try:
-        return fn in _MUTATORS
+        if fn in _MUTATORS or fn in _NUMPY_WRITERS:
+            return True
     except TypeError:  # unhashable
         return False
+    # A ufunc's `at` method (np.add.at(out, index, values)) writes into `out`.
+    return getattr(fn, "__name__", None) == "at" and isinstance(
+        getattr(fn, "__self__", None), np.ufunc)
 
 
 def is_mutator(fn) -> bool:
@@ -548,6 +826,14 @@ def is_mutator(fn) -> bool:
 
 def _is_op(a) -> bool:
     return isinstance(a, (Call, Input, Constant))
+
+
+def _add(a, b):
+    """Adjoint addition in generated code: in place where it may, functional while
+    an outer gradient records the code (second order: see tracer.ad.api.prepare)."""
+    if _api._recorders:
+        return adjoints.add_pure(a, b)
+    return adjoints.add(a, b)
 
 
 def _nonzero(g, like):

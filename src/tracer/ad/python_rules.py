@@ -30,7 +30,11 @@ def _log(x):
 
 
 def _pow_base(g, ans, a, b):
-    return ub(g * b * a ** (b - 1), a)
+    # x ** 0 is constant: its derivative is 0 also at x = 0 (where x ** -1 is not
+    # defined), as autograd and jax have it.
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return ub(g * b * a ** np.where(b, b - 1, 1), a)
+    return g * b * a ** (b - 1) if b else 0.0 * g
 
 
 def _pow_exp(g, ans, a, b):
@@ -51,7 +55,7 @@ _FLOAT_OPS = {
                         lambda g, ans, a, b: ub(-g * a / (b * b), b)),
                        {0: "{g} / {1}", 1: "-{g} * {ans} / {1}"}),
     operator.pow: ((_pow_base, _pow_exp),
-                   {0: "{g} * {1} * {0} ** ({1} - 1)", 1: "{g} * {ans} * log_({0})"}),
+                   {0: "({g} * {1} * {0} ** ({1} - 1) if {1} else 0.0)", 1: "{g} * {ans} * log_({0})"}),
 }
 _INPLACE = {operator.iadd: operator.add, operator.isub: operator.sub,
             operator.imul: operator.mul, operator.itruediv: operator.truediv,
@@ -189,7 +193,7 @@ def _getitem_container(g, ans, c, key):
     if isinstance(c, (list, tuple)) and isinstance(key, slice):
         index = range(*key.indices(len(c)))
         if type(g) is not Seq:
-            g = Seq(dict(enumerate(g)))
+            g = Seq(dict(list(enumerate(g))))
         return Seq({index[j]: v for j, v in g.items.items()}, owned=True)
     if type(key) is int and key < 0 and isinstance(c, (list, tuple)):
         key += len(c)  # one item, one index: xs[-1] is xs[len(xs) - 1]
@@ -211,7 +215,31 @@ def _is_basic_index(key) -> bool:
                and not isinstance(p, bool) for p in parts)
 
 
-defrule(operator.getitem, _getitem_container)
+_AXIS_CONCATENATOR = type(np.r_).__mro__[1]  # numpy's private AxisConcatenator
+
+
+def _getitem_key(g, ans, c, key):
+    """The key's adjoint: only `np.r_[a, b, ...]` and `np.c_[...]` (the indexed object
+    concatenates the items of the key) differentiate their key."""
+    if not isinstance(c, _AXIS_CONCATENATOR):
+        from .errors import NoRuleError
+        raise NoRuleError(operator.getitem, message=f"indexing a {type(c).__name__} "
+                          "with a differentiated key is not differentiable")
+    items = key if isinstance(key, tuple) else (key,)
+    if not all(isinstance(x, (np.ndarray, float, int, np.number)) and not isinstance(x, bool)
+               for x in items):
+        from .errors import NoRuleError
+        raise NoRuleError(operator.getitem, message="np.r_/np.c_ are differentiated "
+                          "for keys of arrays and numbers only (no slices or strings)")
+    axis = c.axis  # 0 for np.r_, -1 for np.c_ (it stacks columns)
+    sizes = [c[x].shape[axis] for x in items]
+    parts = np.split(np.asarray(g), np.cumsum(sizes)[:-1], axis=axis)
+    out = {k: (p.reshape(np.shape(x)) if np.ndim(x) else p.sum())
+           for k, (p, x) in enumerate(zip(parts, items))}
+    return Seq(out, owned=True) if isinstance(key, tuple) else out[0]
+
+
+defrule(operator.getitem, _getitem_container, _getitem_key)
 defrule(tops.getslice, lambda g, ans, c, start, stop: _getitem_container(g, ans, c,
                                                                           slice(start, stop)))
 
@@ -281,20 +309,20 @@ def _dict_values_pb(g, ans, d):
     return Seq({keys[k]: v for k, v in g.items.items()}, owned=True)
 
 
-def _sorted_pb(g, ans, items, *args, **kwargs):
-    """`sorted(items)` is a permutation: item j of the result is some item of `items`
-    (found by identity, ties by equal position)."""
-    items = list(items)
+def _sorted_pb(g, ans, items, *args, key=None, reverse=False):
+    """`sorted(items)` is a permutation: sorting the positions by the same key (a
+    stable sort, as `sorted` is) tells which item of `items` each result item is
+    (items are not matched by identity: `d.items()` makes new pairs each time)."""
+    seq = list(items)
+    if len(seq) != len(ans):
+        from .errors import NoRuleError
+        raise NoRuleError(sorted, message="sorted() of an iterator is differentiated for "
+                          "lists, tuples and dict views only (the iterator was consumed)")
+    kf = key if key is not None else (lambda v: v)
+    order = sorted(range(len(seq)), key=lambda i: kf(seq[i]), reverse=reverse)
     if type(g) is not Seq:
-        g = Seq(dict(enumerate(g)))
-    where: dict[int, list[int]] = {}
-    for k, x in enumerate(items):
-        where.setdefault(id(x), []).append(k)
-    out = {}
-    for j, v in g.items.items():
-        k = where[id(ans[j])].pop(0)
-        out[k] = v
-    return Seq(out, owned=True)
+        g = Seq(dict(list(enumerate(g))))
+    return Seq({order[j]: v for j, v in g.items.items()}, owned=True)
 
 
 defrule(dict.items, _dict_items_pb)
@@ -302,4 +330,50 @@ defrule(dict.values, _dict_values_pb)
 defrule(dict.get, lambda g, ans, d, key, default=None: seq_item(g, key) if key in d else Seq({}),
         None, lambda g, ans, d, key, default=None: zeros_like(default) if key in d else g)
 defrule(dict.__getitem__, lambda g, ans, d, key: seq_item(g, key))
-defrule(builtins.sorted, _sorted_pb)
+defrule(builtins.sorted, _sorted_pb, keywords=("key", "reverse"))
+
+
+# -- f(*args, **kwargs) into Python code: the tape binds them with bind_call ----------------------
+def _bound_slots(binder, nargs, kwargs, nself):
+    """For `bind_call(binder, args, kwargs, *self)`: where each positional argument
+    and keyword went, as (parameter index, item of a *args/**kwargs parameter or None)."""
+    code = binder.__code__
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    star = npos + nkw  # the *args parameter's index, if any
+    kwstar = star + bool(code.co_flags & 0x04)
+    pos = []
+    for i in range(nargs):
+        slot = nself + i
+        pos.append((slot, None) if slot < npos else (star, slot - npos))
+    kws = {}
+    for name in kwargs:
+        k = names.index(name) if name in names[:npos + nkw] else None
+        kws[name] = (k, None) if k is not None else (kwstar, name)
+    return pos, kws
+
+
+def _bind_args_pb(g, ans, binder, args, kwargs, *self):
+    pos, _ = _bound_slots(binder, len(args), kwargs, len(self))
+    out = {}
+    for i, (slot, item) in enumerate(pos):
+        gp = seq_get(g, slot, ans[slot])
+        out[i] = gp if item is None else seq_get(gp, item, args[i])
+    return Seq(out, owned=True)
+
+
+def _bind_kwargs_pb(g, ans, binder, args, kwargs, *self):
+    _, kws = _bound_slots(binder, len(args), kwargs, len(self))
+    out = {}
+    for name, (slot, item) in kws.items():
+        gp = seq_get(g, slot, ans[slot])
+        out[name] = gp if item is None else seq_get(gp, item, kwargs[name])
+    return Seq(out, owned=True)
+
+
+defrule(tape_helpers.bind_call, None, _bind_args_pb, _bind_kwargs_pb)
+
+
+# -- closure cells the tape makes for this run (new_cell(x), cell_get(cell)) --------------------
+defrule(tape_helpers.new_cell, lambda g, ans, *content: seq_get(g, 0, content[0]))
+defrule(tape_helpers.cell_get, lambda g, ans, cell: seq_item(g, 0))

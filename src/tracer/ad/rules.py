@@ -16,10 +16,12 @@ recorded inside it; see tracer.ad.program.ad_context).
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Callable
 
-__all__ = ["Rule", "rule", "defrule", "lookup", "rules_version", "python_primitives"]
+__all__ = ["Rule", "rule", "defrule", "lookup", "rules_version", "python_primitives",
+           "positional"]
 
 
 class Rule:
@@ -30,32 +32,49 @@ class Rule:
     for calls with any number of arguments; `full(g, ans, *args, **kwargs)` returns a
     tuple of all arguments' adjoints (user rules).  `templates[i]` is an expression
     for argument i when all values are floats: `{g}`, `{ans}`, `{0}`, `{1}`, ...
+    `keywords`: the keyword arguments the pullbacks understand (None: any); a call
+    passing another keyword is refused rather than differentiated as if it were not
+    there.  `signature`: for a Python function, its signature (see `positional`).
     """
 
-    __slots__ = ("fn", "per_arg", "varargs", "full", "templates", "template_arity")
+    __slots__ = ("fn", "per_arg", "varargs", "full", "templates", "template_arity",
+                 "keywords", "signature", "by_keyword")
 
     def __init__(self, fn, per_arg=(), varargs=None, full=None, templates=None,
-                 template_arity=None):
+                 template_arity=None, keywords=None, by_keyword=None):
         self.fn = fn
+        self.by_keyword = by_keyword  # name -> the pullback of that keyword argument
+        self.keywords = None if keywords is None else frozenset(keywords)
+        self.signature = None  # a Python function's: keywords reach pullbacks by position
         self.template_arity = template_arity  # templates hold only for this many args
         self.per_arg = tuple(per_arg)
         self.varargs = varargs
         self.full = full
         self.templates = templates or {}
 
-    def differentiable(self, i: int) -> bool:
-        """Whether argument i can get an adjoint from this rule."""
-        if self.full is not None:
+    def differentiable(self, i: int | str) -> bool:
+        """Whether argument i (a position, or a keyword's name) can get an adjoint."""
+        if self.full is not None and not isinstance(i, str):
             return True
         return self.pullback(i) is not None
 
-    def pullback(self, i: int):
-        """The per-argument pullback of argument i, or None."""
+    def pullback(self, i: int | str):
+        """The per-argument pullback of argument i (a position or a keyword), or None."""
+        if isinstance(i, str):
+            return self.by_keyword(i) if self.by_keyword is not None else None
         if i < len(self.per_arg):
             return self.per_arg[i]
         if self.varargs is not None:
             return self.varargs(i)
         return None
+
+    def unknown_keywords(self, kwargs: dict) -> list[str]:
+        """The keyword names of a call this rule does not understand (numpy's
+        `out=None`, no output buffer, is the same as leaving it out)."""
+        if self.keywords is None:
+            return []
+        return [n for n, v in kwargs.items()
+                if n not in self.keywords and not (n == "out" and v is None)]
 
     def __repr__(self) -> str:
         return f"<Rule for {getattr(self.fn, '__qualname__', self.fn)!r}>"
@@ -88,12 +107,50 @@ def rules_version() -> int:
     return _VERSION[0]
 
 
-def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None) -> Rule:
-    """Register per-argument pullbacks for `fn` (the built-in rules use this)."""
-    r = Rule(fn, per_arg, varargs=varargs, templates=templates, template_arity=template_arity)
+def defrule(fn, *per_arg, varargs=None, templates=None, template_arity=None,
+            keywords=(), by_keyword=None) -> Rule:
+    """Register per-argument pullbacks for `fn` (the built-in rules use this).
+    `keywords`: the keyword arguments the pullbacks read (a call with any other is
+    refused: NoRuleError).  For a Python function (numpy's), keyword arguments that
+    can be passed by position reach the pullbacks by position."""
+    sig = _python_signature(fn)
+    if sig is not None:
+        names = [p.name for p in sig.parameters.values()
+                 if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        keywords = tuple(keywords) + tuple(names[1:])
+    r = Rule(fn, per_arg, varargs=varargs, templates=templates,
+             template_arity=template_arity, keywords=keywords, by_keyword=by_keyword)
+    r.signature = sig
     _RULES[_key(fn)] = r
     _VERSION[0] += 1
     return r
+
+
+def _python_signature(fn):
+    """The signature of a Python function (numpy's wrappers included), else None."""
+    if isinstance(fn, (types.BuiltinFunctionType, types.MethodDescriptorType,
+                       types.WrapperDescriptorType, type)) or not callable(fn):
+        return None  # C functions: their keywords are few and listed by the rule
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None  # a ufunc
+    kinds = [p.kind for p in sig.parameters.values()]
+    return sig if kinds.count(inspect.Parameter.POSITIONAL_OR_KEYWORD) > 1 else None
+
+
+def positional(rule, args: tuple, kwargs: dict):
+    """`(args, kwargs)` of a call of `rule.fn` with the keyword arguments that can be
+    passed by position moved there (all earlier parameters given: Python binds the
+    rest as keywords), so pullbacks read them by position."""
+    sig = rule.signature
+    if sig is None or not kwargs:
+        return args, kwargs
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    return tuple(bound.args), dict(bound.kwargs)
 
 
 def rule(fn, pullback: Callable | None = None):

@@ -10,13 +10,13 @@ which are the generated code's shortcut for the same arithmetic on floats).
 from __future__ import annotations
 
 from .. import callables
-from ..tapes.guards import guard_failure
+from ..tapes.guards import GuardError, guard_failure
 from ..tapes.ops import Call, Constant, Guard, Op
 from ..tapes.play import bind_inputs, evaluate
 from . import adjoints
-from .rules import lookup
+from .errors import NoRuleError
 
-__all__ = ["Values", "play", "recorded", "backward"]
+__all__ = ["Values", "play", "recorded", "backward", "star_adjoint"]
 
 
 class Values:
@@ -35,7 +35,8 @@ def recorded(a) -> Values:
     pullbacks = {}
     for op, (get_fn, positions) in a.nested.items():
         args = tuple(x.value if isinstance(x, Op) else x for x in op.args)
-        pullbacks[op.id] = a.nested_vjp(get_fn(op), args, positions)[1]
+        kwargs = {n: x.value if isinstance(x, Op) else x for n, x in op.kwargs.items()}
+        pullbacks[op.id] = a.nested_vjp(get_fn(op), args, positions, kwargs)[1]
     return Values(values, pullbacks)
 
 
@@ -58,8 +59,11 @@ def play(a, args, kwargs):
             if op in nested:
                 fn = values[op.fn.id] if isinstance(op.fn, Op) else op.fn
                 argv = tuple(values[x.id] if isinstance(x, Op) else x for x in op.args)
-                values[k], pullbacks[k] = a.nested_vjp(fn, argv, nested[op][1])
+                kw = {n: values[x.id] if isinstance(x, Op) else x for n, x in op.kwargs.items()}
+                values[k], pullbacks[k] = a.nested_vjp(fn, argv, nested[op][1], kw)
             else:
+                if k in a.fixed and values[op.fn.id] is not a.fixed[k]:
+                    raise GuardError("another function was passed than the one traced")
                 values[k] = evaluate(op, get)
         elif cls is Guard:
             c = op.condition
@@ -110,21 +114,34 @@ def _contributions(a, op, g, values, pullbacks):
         if targets.get(1):
             out.append((targets[1], adjoints.seq_get(g, a.index[k], argv[1])))
         return out
+    if fn is list.extend or fn is callables.list_extend:
+        out = [(targets[0], g)]
+        if targets.get(1):
+            out.append((targets[1], adjoints.seq_part(g, a.index[k], a.extent[k])))
+        return out
     if fn is next:
         return [(targets[0], adjoints.seq_item(g, a.index[k]))]
+    if fn is callables.map_add:
+        out = [(targets[0], adjoints.seq_drop(g, argv[1]))]
+        if targets.get(2):
+            out.append((targets[2], adjoints.seq_get(g, argv[1], argv[2])))
+        return out
     if op in a.nested:
         positions = a.nested[op][1]
         adj = pullbacks[k](g)
         return [(targets[i], adj[j]) for j, i in enumerate(positions)]
-    rule = lookup(fn)
+    rule = a.rule_of(op)
     assert rule is not None  # the analysis made sure of it
     kw = {name: values[x.id] if isinstance(x, Op) else x for name, x in op.kwargs.items()}
     ans = values[k]
+    if op.star:  # fn(*seq, **kw)
+        return [(targets[0], star_adjoint(rule, g, ans, argv[0],
+                                          argv[1] if len(argv) > 1 else {}))]
     out = []
     if rule.full is not None:
         adj = rule.full(g, ans, *argv, **kw)
         for i, t in targets.items():
-            if t and a.active[t]:
+            if t and a.active[t] and not isinstance(i, str):
                 c = adj[i]
                 out.append((t, adjoints.zeros_like(argv[i]) if c is None else c))
         return out
@@ -136,3 +153,19 @@ def _contributions(a, op, g, values, pullbacks):
             out.append((t, pb(g, ans, *argv, **kw)))
     return out
 
+
+def star_adjoint(rule, g, ans, seq, kw):
+    """The adjoint of `seq` in `fn(*seq, **kw)` from `fn`'s rule: a Seq by position."""
+    if rule.full is not None:
+        adj = rule.full(g, ans, *seq, **kw)
+        return adjoints.Seq({i: a for i, a in enumerate(adj) if a is not None}, owned=True)
+    out = {}
+    for i in range(len(seq)):
+        pb = rule.pullback(i)
+        if pb is None:
+            if adjoints.is_differentiable(seq[i]):
+                raise NoRuleError(rule.fn, message=f"its argument {i} (passed in *args) "
+                                  "gets no adjoint from its rule")
+            continue
+        out[i] = pb(g, ans, *seq, **kw)
+    return adjoints.Seq(out, owned=True)

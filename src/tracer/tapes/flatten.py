@@ -102,6 +102,7 @@ class _Flattener(Closures, SpecialInstructions):
         self.tape = tape_class(func=None, ctx=ctx)
         self.ref: dict[int, object] = {}  # row -> Op or Lit
         self.produced: dict[int, Op] = {}  # id(value) -> first op that produced it
+        self.input_objects: dict[int, Op] = {}  # id(value) -> the Input op holding it
         self.pending_next: dict[int, Call] = {}  # id(iterator op) -> its latest next() op
         self.unpack_of: dict[int, Call] = {}  # row of an unpacked item -> its unpack op
         self.cells: dict[int, Op] = {}  # id(traced cell) -> the op making this run's cell
@@ -125,8 +126,16 @@ class _Flattener(Closures, SpecialInstructions):
         self.ops_.append(op)
         op.id = len(self.ops_)
         v = op.value
+        # An input's object existed before the call: a constant read that is the same
+        # object (a global, a default, an attribute of a constant) is not evidence it
+        # came from the input, so inputs are never linked by identity.
+        # Nor is a call that returned one of its arguments (np.asarray(x) is x) the
+        # producer of that object.
         if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
-            self.produced.setdefault(id(v), op)
+            if type(op) is Input:
+                self.input_objects.setdefault(id(v), op)
+            elif not (type(op) is Call and _passes_through(op, v)):
+                self.produced.setdefault(id(v), op)
         if type(op) is Call:
             self.track_cells(op)
         if self.pending_fill and type(op) is Call:
@@ -183,7 +192,9 @@ class _Flattener(Closures, SpecialInstructions):
         return Lit(v)
 
     def _bound(self, m):
-        owner = self.produced.get(id(getattr(m, "__self__", None)))
+        # A bound method is made from its object at run time: an input's as well.
+        me = id(getattr(m, "__self__", None))
+        owner = self.produced.get(me) or self.input_objects.get(me)
         if owner is None or isinstance(owner.value, types.ModuleType):
             return Lit(m)
         func = getattr(m, "__func__", None)
@@ -582,3 +593,11 @@ def _copy_op(op, mapping):
     new.id = 0
     new.map_refs(lambda r: mapping.get(r, r))
     return new
+
+
+def _passes_through(op, v) -> bool:
+    """Whether Call `op` returned one of its own arguments' objects (`v`)."""
+    for a in op.args:
+        if (a.value if isinstance(a, Op) else a) is v:
+            return True
+    return False
