@@ -60,6 +60,7 @@ cdef class Trace:
     cdef object borrowed_columns
     cdef object code_column      # the loaded code column, checked against the frames
     cdef readonly object source  # what the columns were loaded from (Arrow arrays by name), or None
+    cdef object __weakref__      # tracer.last_trace() holds a returned call's trace weakly
 
     def __cinit__(self):
         self.n = 0
