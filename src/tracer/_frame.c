@@ -30,6 +30,11 @@ const Py_ssize_t tracer_executable_offset = offsetof(_PyInterpreterFrame, f_exec
 const Py_ssize_t tracer_executable_offset = offsetof(_PyInterpreterFrame, f_code);
 #endif
 const Py_ssize_t tracer_funcobj_offset = offsetof(_PyInterpreterFrame, f_funcobj);
+#if PY_VERSION_HEX >= 0x030D0000
+const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, instr_ptr);
+#else
+const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, prev_instr);
+#endif
 #endif
 
 void *tracer_thread_state(void)
@@ -100,11 +105,13 @@ PyObject *tracer_frame_local(void *frame, int index)
 }
 #endif
 
+#if PY_VERSION_HEX >= 0x030E0000
 int tracer_frame_lasti(void *frame)
 {
     int units = _PyInterpreterFrame_LASTI((_PyInterpreterFrame *)frame);
     return units < 0 ? -1 : units * (int)sizeof(_Py_CODEUNIT);
 }
+#endif
 
 void *tracer_frame_caller(void *frame)
 {

@@ -22,6 +22,7 @@ void *tracer_current_frame(void);
 extern const Py_ssize_t tracer_localsplus_offset;   /* _PyInterpreterFrame.localsplus */
 extern const Py_ssize_t tracer_executable_offset;   /* .f_executable (3.12: .f_code) */
 extern const Py_ssize_t tracer_funcobj_offset;      /* .f_funcobj */
+extern const Py_ssize_t tracer_instr_offset;        /* .instr_ptr (3.12: .prev_instr) */
 
 /* The frame a thread (a non-NULL tracer_thread_state()) is executing, or NULL. */
 static inline void *tracer_thread_frame(void *tstate)
@@ -58,7 +59,19 @@ static inline PyObject *tracer_frame_stack_item(void *frame, int index)
     PyCodeObject *code = (PyCodeObject *)tracer_frame_code(frame);
     return tracer_frame_local(frame, code->co_nlocalsplus + index);
 }
+
+/* Byte offset of the code unit a frame is executing (for a frame suspended in a
+ * call, one of the calling instruction's units); -1 before its first instruction
+ * (CPython's _PyInterpreterFrame_LASTI). */
+static inline int tracer_frame_lasti(void *frame)
+{
+    /* Code units are two bytes from co_code_adaptive (_PyCode_CODE). */
+    const char *ip = *(const char **)((char *)frame + tracer_instr_offset);
+    int bytes = (int)(ip - ((PyCodeObject *)tracer_frame_code(frame))->co_code_adaptive);
+    return bytes < 0 ? -1 : bytes;
+}
 #else
+int tracer_frame_lasti(void *frame);
 void *tracer_thread_frame(void *tstate);
 PyObject *tracer_frame_code(void *frame);
 PyObject *tracer_frame_function(void *frame);
@@ -70,10 +83,6 @@ PyObject *tracer_frame_stack_item(void *frame, int index);
  * old one.  Same liveness guarantee as tracer_frame_stack_item; the old value is
  * released last, so its destructor sees the frame already consistent. */
 void tracer_frame_stack_set(void *frame, int index, PyObject *value);
-
-/* Byte offset of the code unit a frame is executing (for a frame suspended in a
- * call, one of the calling instruction's units); -1 before its first instruction. */
-int tracer_frame_lasti(void *frame);
 
 /* The Python frame that called `frame`, skipping the entry frames CPython puts on
  * the C stack when C code calls Python; NULL if none. */
