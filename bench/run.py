@@ -19,12 +19,15 @@ It also checks, once per workload, that the traced run returned the same value
 as the untraced one; any difference is reported as MISMATCH and makes the
 runner exit with status 1.
 
-A traced run here includes freeing the previous traced run's trace, which
-``tracer.last_trace()`` kept until ``track`` replaced it (a steady state of
-repeated tracing: about as much freeing as recording).  The freed trace's column
+Each run's result is dropped after its timing, and with it the trace
+(``tracer.last_trace()`` holds a returned call's trace only weakly), so a traced
+run does not pay for freeing the one before it.  The freed trace's column
 buffers are kept for the next trace (``tracer.views.spare_columns_limit``), so the timed
 runs, which follow the warm-up, record into memory an earlier run touched: the
-steady state of a program that traces repeatedly.
+steady state of a program that traces repeatedly.  The values a trace kept (the
+program's own objects) are freed with it, and the allocator may give that memory
+back to the system: a traced run that keeps much (the MLP's arrays) then pays
+page faults for it again.
 
 The machine the results were taken on is shared and noisy; the minimum of more
 repeats (``--repeat 25``) is the steadier figure.
@@ -99,12 +102,9 @@ def _nothing() -> None:
 
 
 def release_last_trace() -> None:
-    """Free the trace of the latest ``track`` call, which ``tracer.last_trace()`` keeps.
-
-    ``track`` replaces that trace with its own when it finishes, so otherwise a
-    timed traced run includes freeing the trace of the traced run before it, which
-    in ``--contexts`` may be a bigger one (the metadata hook's).  Tracking a no-op
-    leaves a tiny trace in its place.
+    """Free the trace of the latest ``track`` call if ``tracer.last_trace()`` keeps it
+    (it does when that call raised), so that no timed run pays for freeing it.
+    Tracking a no-op leaves a tiny trace in its place.
     """
     tracer.track(_nothing)
 

@@ -21,6 +21,22 @@
 #define SLOT_IS_NULL(slot) ((slot) == NULL)
 #endif
 
+#if PY_VERSION_HEX < 0x030E0000
+/* The layout _frame.h's inline reads use (see there). */
+const Py_ssize_t tracer_localsplus_offset = offsetof(_PyInterpreterFrame, localsplus);
+#if PY_VERSION_HEX >= 0x030D0000
+const Py_ssize_t tracer_executable_offset = offsetof(_PyInterpreterFrame, f_executable);
+#else
+const Py_ssize_t tracer_executable_offset = offsetof(_PyInterpreterFrame, f_code);
+#endif
+const Py_ssize_t tracer_funcobj_offset = offsetof(_PyInterpreterFrame, f_funcobj);
+#if PY_VERSION_HEX >= 0x030D0000
+const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, instr_ptr);
+#else
+const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, prev_instr);
+#endif
+#endif
+
 void *tracer_thread_state(void)
 {
 #if PY_VERSION_HEX >= 0x030D0000
@@ -30,42 +46,21 @@ void *tracer_thread_state(void)
 #endif
 }
 
+#if PY_VERSION_HEX >= 0x030E0000
+/* 3.14: the reads _frame.h inlines before 3.14, through tagged slots. */
 void *tracer_thread_frame(void *tstate)
 {
-    PyThreadState *ts = (PyThreadState *)tstate;
-#if PY_VERSION_HEX >= 0x030D0000
-    return ts->current_frame;
-#else
-    return ts->cframe->current_frame;
-#endif
-}
-
-void *tracer_current_frame(void)
-{
-    void *tstate = tracer_thread_state();
-    return tstate == NULL ? NULL : tracer_thread_frame(tstate);
+    return ((PyThreadState *)tstate)->current_frame;
 }
 
 PyObject *tracer_frame_code(void *frame)
 {
-    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
-#if PY_VERSION_HEX >= 0x030E0000
-    return PyStackRef_AsPyObjectBorrow(f->f_executable);
-#elif PY_VERSION_HEX >= 0x030D0000
-    return f->f_executable;
-#else
-    return (PyObject *)f->f_code;
-#endif
+    return PyStackRef_AsPyObjectBorrow(((_PyInterpreterFrame *)frame)->f_executable);
 }
 
 PyObject *tracer_frame_function(void *frame)
 {
-    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
-#if PY_VERSION_HEX >= 0x030E0000
-    return PyStackRef_AsPyObjectBorrow(f->f_funcobj);
-#else
-    return f->f_funcobj;
-#endif
+    return PyStackRef_AsPyObjectBorrow(((_PyInterpreterFrame *)frame)->f_funcobj);
 }
 
 PyObject *tracer_frame_stack_item(void *frame, int index)
@@ -73,6 +68,13 @@ PyObject *tracer_frame_stack_item(void *frame, int index)
     _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
     PyCodeObject *code = (PyCodeObject *)tracer_frame_code(frame);
     return SLOT_AS_OBJECT(f->localsplus[code->co_nlocalsplus + index]);
+}
+#endif
+
+void *tracer_current_frame(void)
+{
+    void *tstate = tracer_thread_state();
+    return tstate == NULL ? NULL : tracer_thread_frame(tstate);
 }
 
 void tracer_frame_stack_set(void *frame, int index, PyObject *value)
@@ -92,6 +94,7 @@ void tracer_frame_stack_set(void *frame, int index, PyObject *value)
 #endif
 }
 
+#if PY_VERSION_HEX >= 0x030E0000
 PyObject *tracer_frame_local(void *frame, int index)
 {
     _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
@@ -100,12 +103,15 @@ PyObject *tracer_frame_local(void *frame, int index)
     }
     return SLOT_AS_OBJECT(f->localsplus[index]);
 }
+#endif
 
+#if PY_VERSION_HEX >= 0x030E0000
 int tracer_frame_lasti(void *frame)
 {
     int units = _PyInterpreterFrame_LASTI((_PyInterpreterFrame *)frame);
     return units < 0 ? -1 : units * (int)sizeof(_Py_CODEUNIT);
 }
+#endif
 
 void *tracer_frame_caller(void *frame)
 {

@@ -11,33 +11,78 @@
 /* The current thread's state (PyThreadState *), or NULL; no checks, one TLS read. */
 void *tracer_thread_state(void);
 
-/* The frame a thread (a non-NULL tracer_thread_state()) is executing, or NULL. */
-void *tracer_thread_frame(void *tstate);
-
 /* The frame the current thread is executing, or NULL. */
 void *tracer_current_frame(void);
 
+/* The reads below run several times per recorded node.  Before 3.14 a frame's
+ * slots are plain object pointers, so they are inline loads at offsets _frame.c
+ * measures in the internal struct (the module still sees no internal header);
+ * 3.14's tagged slots go through _frame.c. */
+#if PY_VERSION_HEX < 0x030E0000
+extern const Py_ssize_t tracer_localsplus_offset;   /* _PyInterpreterFrame.localsplus */
+extern const Py_ssize_t tracer_executable_offset;   /* .f_executable (3.12: .f_code) */
+extern const Py_ssize_t tracer_funcobj_offset;      /* .f_funcobj */
+extern const Py_ssize_t tracer_instr_offset;        /* .instr_ptr (3.12: .prev_instr) */
+
+/* The frame a thread (a non-NULL tracer_thread_state()) is executing, or NULL. */
+static inline void *tracer_thread_frame(void *tstate)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return ((PyThreadState *)tstate)->current_frame;
+#else
+    return ((PyThreadState *)tstate)->cframe->current_frame;
+#endif
+}
+
 /* The code object a frame runs (borrowed). */
-PyObject *tracer_frame_code(void *frame);
+static inline PyObject *tracer_frame_code(void *frame)
+{
+    return *(PyObject **)((char *)frame + tracer_executable_offset);
+}
 
 /* The function object of a frame (borrowed), or NULL. */
-PyObject *tracer_frame_function(void *frame);
+static inline PyObject *tracer_frame_function(void *frame)
+{
+    return *(PyObject **)((char *)frame + tracer_funcobj_offset);
+}
+
+/* Fast local `index` (borrowed), NULL when unbound. */
+static inline PyObject *tracer_frame_local(void *frame, int index)
+{
+    return ((PyObject **)((char *)frame + tracer_localsplus_offset))[index];
+}
 
 /* Value-stack slot `index` counted from the stack base (borrowed).  The caller
  * guarantees, from the static stack-depth analysis, that the slot is live. */
+static inline PyObject *tracer_frame_stack_item(void *frame, int index)
+{
+    PyCodeObject *code = (PyCodeObject *)tracer_frame_code(frame);
+    return tracer_frame_local(frame, code->co_nlocalsplus + index);
+}
+
+/* Byte offset of the code unit a frame is executing (for a frame suspended in a
+ * call, one of the calling instruction's units); -1 before its first instruction
+ * (CPython's _PyInterpreterFrame_LASTI). */
+static inline int tracer_frame_lasti(void *frame)
+{
+    /* Code units are two bytes from co_code_adaptive (_PyCode_CODE). */
+    const char *ip = *(const char **)((char *)frame + tracer_instr_offset);
+    int bytes = (int)(ip - ((PyCodeObject *)tracer_frame_code(frame))->co_code_adaptive);
+    return bytes < 0 ? -1 : bytes;
+}
+#else
+int tracer_frame_lasti(void *frame);
+void *tracer_thread_frame(void *tstate);
+PyObject *tracer_frame_code(void *frame);
+PyObject *tracer_frame_function(void *frame);
+PyObject *tracer_frame_local(void *frame, int index);
 PyObject *tracer_frame_stack_item(void *frame, int index);
+#endif
 
 /* Replace value-stack slot `index` with a new reference to `value`, releasing the
  * old one.  Same liveness guarantee as tracer_frame_stack_item; the old value is
  * released last, so its destructor sees the frame already consistent. */
 void tracer_frame_stack_set(void *frame, int index, PyObject *value);
-
-/* Fast local `index` (borrowed), NULL when unbound. */
-PyObject *tracer_frame_local(void *frame, int index);
-
-/* Byte offset of the code unit a frame is executing (for a frame suspended in a
- * call, one of the calling instruction's units); -1 before its first instruction. */
-int tracer_frame_lasti(void *frame);
 
 /* The Python frame that called `frame`, skipping the entry frames CPython puts on
  * the C stack when C code calls Python; NULL if none. */

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 
 from . import _core
 from .context import DEFAULT, KEEP, Context, ask_enter, ask_substitute, call_from_parameters
@@ -105,8 +106,31 @@ class ToolIdError(TrackingError):
 
 def last_trace() -> NestedCallNode | None:
     """The root of the most recent `track` call in this thread, also when the traced
-    call raised (then `root.value` is the exception and `root.raised` is True)."""
-    return getattr(_state, "last", None)
+    call raised (then `root.value` is the exception and `root.raised` is True).
+
+    A call that raised (or whose tracking failed) leaves its trace here: `track`
+    returned no root.  A call that returned is held weakly: its root is available
+    while the caller keeps the trace alive, and None once the caller dropped it, so
+    its values (every intermediate array of a model) are freed when the program
+    drops the root, not kept until the next `track`.
+    """
+    root = getattr(_state, "last", None)
+    if root is not None:
+        return root
+    ref = getattr(_state, "last_returned", None)
+    trace = ref() if ref is not None else None
+    return node_at(trace, 0) if trace is not None else None
+
+
+def _remember(root: NestedCallNode, returned: bool) -> None:
+    # What last_trace() answers (see there): the root of a call that raised, or a
+    # weak reference to the trace of one that returned.
+    if returned:
+        _state.last = None
+        _state.last_returned = weakref.ref(root.trace)
+    else:
+        _state.last = root
+        _state.last_returned = None
 
 
 def recording(thread: threading.Thread | int | None = None):
@@ -198,7 +222,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
             mine[-1].reclaim_plans()
     rec.end_root(result, exception)
     root = node_at(rec.trace, 0)
-    _state.last = root
+    _remember(root, returned=exception is None and rec.internal_error is None
+              and rec.hook_error is None)
     if rec.internal_error is not None:
         err = TrackingError(
             f"tracer failed while recording ({type(rec.internal_error).__name__}: "

@@ -91,26 +91,32 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         return 0
     if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
         return 0
-    # Analysing and instrumenting a new code object runs Python code (see
-    # _user_code_starts for why the collector waits).
-    _user_code_starts(self)
-    try:
-        plan = _plan_for(code, self.plan_mode)
+    plan = _cached_plan(self, code)
+    if plan != NULL and plan.session == self.session and plan.code_id >= 0:
+        # A plan this session already uses is the common case: no Python runs for it.
         code_id = plan.code_id
-        if plan.session != self.session or code_id < 0:
-            # Read before on_code: it runs Python code, during which another
-            # thread tracking the same code may take the plan over.
-            code_id = plan.code_id = t.intern_code(code)
-            _own_refs(self, plan)
-            if id(code) not in self.instrumented:
-                self.instrumented[id(code)] = code
-                self.on_code(code, bool((<object>plan.owner).jump_events))
-    finally:
-        _user_code_ran(self)
+    else:
+        # Analysing and instrumenting a new code object runs Python code (see
+        # _user_code_starts for why the collector waits).
+        _user_code_starts(self)
+        try:
+            plan = _plan_for(code, self.plan_mode)
+            code_id = plan.code_id
+            if plan.session != self.session or code_id < 0:
+                # Read before on_code: it runs Python code, during which another
+                # thread tracking the same code may take the plan over.
+                code_id = plan.code_id = t.intern_code(code)
+                _own_refs(self, plan)
+                if id(code) not in self.instrumented:
+                    self.instrumented[id(code)] = code
+                    self.on_code(code, bool((<object>plan.owner).jump_events))
+        finally:
+            _user_code_ran(self)
     func = tracer_frame_function(frame)
     if parent.open_row >= 0 and parent.body_may_be_callee and not parent.callee_body_entered \
             and not resumed and t.n == parent.open_row + 1 \
-            and _is_callee(self, parent.open_row, func):
+            and ((func != NULL and _callee_ptr(t, parent.open_row) == func) or
+                 _is_callee(self, parent.open_row, func)):
         call_row = parent.open_row
     else:
         # A frame entered from C (a key function, a dunder method, a generator
@@ -376,6 +382,19 @@ cdef int _py_unwind(Recorder self, object code, int offset, object exception) ex
     self.events += 1
     _close_call(self, fr, <PyObject *>exception, F_RAISED)
     return EV_CONTINUE
+
+
+cdef inline PyObject *_callee_ptr(Trace t, int32_t row) noexcept:
+    # The value of a call row's first input (its callee), borrowed, or NULL: the
+    # common case of _is_callee (a plain function called) without Python objects.
+    cdef int32_t first = t.ref_start_[row]
+    cdef int32_t ref
+    if first == t.ref_start_[row + 1]:
+        return NULL
+    ref = t.refs_[first]
+    if ref >= 0:
+        return t.value_[ref]
+    return PyList_GET_ITEM(t.pool, -ref - 1)
 
 
 cdef inline bint _is_record(int32_t opc) noexcept:

@@ -192,8 +192,11 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
     fr.filters = NULL
     fr.subst_pc = -1
     fr.subst_new = fr.subst_orig = fr.subst_args = NULL
+    # Through a local pointer: stores through self.shadow could alias
+    # self.shadow_top (both int64), which kept the compiler from vectorising.
+    cdef int64_t *slots = self.shadow + self.shadow_top
     for i in range(need):
-        self.shadow[self.shadow_top + i] = S_UNKNOWN
+        slots[i] = S_UNKNOWN
     self.shadow_top += need
     return fr
 

@@ -250,13 +250,20 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
     return True
 
 
-cdef int _catch_up(Recorder self, FrameRec *fr, int32_t here, bint instruction_event) except -1:
+cdef inline int _catch_up(Recorder self, FrameRec *fr, int32_t here,
+                          bint instruction_event) except -1:
     """Take the silent branch ending the pending segment if the event at
     instruction `here` lies past it (tracer.plan.silent_branches)."""
-    cdef int32_t k, side, n, j
-    cdef int32_t *p
+    # Inline: every event asks, few segments end in a silent branch.
     if fr.pending < 0 or fr.plan.branch_sides_at[fr.pc] < 0:
         return 0
+    return _take_silent_branch(self, fr, here, instruction_event)
+
+
+cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here,
+                             bint instruction_event) except -1:
+    cdef int32_t k, side, n, j
+    cdef int32_t *p
     k = fr.plan.branch_sides_at[fr.pc]
     p = fr.plan.branch_sides + k + 3
     for side in range(2):

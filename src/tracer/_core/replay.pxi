@@ -1,7 +1,7 @@
 # Segment replay: the micro-ops run on a frame's shadow locals and stack, and the
 # shadow helpers (constants pooled once per trace, values read off the frame).
 
-cdef int32_t _ref(Recorder self, FrameRec *fr, int64_t s) except? -2147483647:
+cdef inline int32_t _ref(Recorder self, FrameRec *fr, int64_t s) except? -2147483647:
     """The ref encoding of a shadow value (constants go to the pool)."""
     cdef int64_t tag = s & 3
     if tag == 0:
