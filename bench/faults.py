@@ -5,7 +5,7 @@ Usage::
     python bench/faults.py [--only NAME,...] [--runs N]
 
 For each workload of ``bench/workloads.py`` it traces the workload N times in a row
-(each trace freed when the next one replaces it, as a program tracing in a loop
+(each trace freed as soon as its run returns, as a program tracing in a loop
 does), first with ``tracer.views.spare_columns_limit(0)`` (every trace in fresh memory)
 and then with the default limit (a freed trace's columns reused), and prints the
 median minor page faults and the best milliseconds per traced run of each (the first

@@ -102,7 +102,7 @@ def test_backprop_does_not_link_by_identity(f, x):
 
 
 def test_the_tape_keeps_a_global_that_is_the_argument_constant():
-    tape = tracer.Tape.from_trace(tracer.track(times_global_array, X))
+    tape = tracer.tapes.Tape.from_trace(tracer.track(times_global_array, X))
     y = np.array([5.0, 6.0, 7.0])
     assert tape.play(y) == pytest.approx(np.sum(y * X))
 

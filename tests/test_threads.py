@@ -64,7 +64,7 @@ def shape(node):
     fn = None
     if isinstance(node, CallNode):
         f = node.function
-        fn = getattr(f.value, "__qualname__", plain(f.value)) if isinstance(f, tracer.Const) \
+        fn = getattr(f.value, "__qualname__", plain(f.value)) if isinstance(f, tracer.views.Const) \
             else "ref"
     loc = node.location
     return (type(node).__name__, node.raised, plain(node.value), fn,

@@ -304,7 +304,7 @@ class Host(Protocol):
     when the core calls them (tracer.persist sets save and reduce)."""
 
     track_code: CodeType                # `track`'s code: a track inside a trace is primitive
-    keep: object                        # tracer.KEEP, what override returns to keep a value
+    keep: object                        # tracer.context.KEEP, what override returns to keep a value
     node_classes: tuple[type, ...]      # the node view class of each NodeKind
     save: Callable[..., None] | None    # tracer.persist: Trace.save(path, **options)
     reduce: Callable[[Trace], Any] | None   # tracer.persist: Trace.__reduce__

@@ -81,7 +81,7 @@ class Context:
       `operator.mul`: after it, its result replaced); the node's
       metadata["substituted"] is `callee`.
     - `override={callee: hook}`: `hook(node)` returns the value the program goes
-      on with instead of the call's result, or tracer.KEEP.
+      on with instead of the call's result, or tracer.context.KEEP.
 
     A key is a callable or its qualified name ("random.gauss",
     "numpy.random.Generator.normal"), imported once when the context is made.  A

@@ -156,7 +156,7 @@ cdef uint32_t _mask_of(Recorder self, object ctx) noexcept:
                 "override (or has substitute=/override= filters), but the context "
                 "passed to track does not: interventions are prepared for a whole "
                 "call, so pass a root context that intervenes too (its own hooks may "
-                "return None / tracer.KEEP)")
+                "return None / tracer.context.KEEP)")
         if mask & H_SNAP_ANY and self.plan_mode == PLAN_PLAIN:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) takes snapshots of values, "
