@@ -93,34 +93,49 @@ cdef class CallFilter:
             self.keys[i] = key
             self.entries[i] = k
 
-    cdef inline int32_t _probe(self, size_t key) noexcept:
-        cdef size_t i = _slot_of(key, self.mask)
-        while self.keys[i] != 0:
-            if self.keys[i] == key:
-                return self.entries[i]
-            i = (i + 1) & self.mask
-        return -1
-
     cdef int32_t match(self, PyObject *callee) noexcept:
         """The entry for `callee`, or -1 (no Python code runs)."""
-        cdef int32_t k
-        if callee == NULL:
-            return -1
-        k = self._probe(<size_t>callee)
-        if k >= 0:
-            return k
-        if PyMethod_Check(callee):
-            return self._probe(<size_t>PyMethod_GET_FUNCTION(callee))
-        if PyCFunction_Check(callee):
-            return self._probe(<size_t>(<PyCFunctionObject *>callee).m_ml)
-        return -1
+        return _match(self, callee)
 
     def find(self, f):
         """The index of the entry `f` matches, or -1 (for tests and tools)."""
-        return self.match(<PyObject *>f)
+        return _match(self, <PyObject *>f)
 
     def __len__(self):
         return len(self.callables)
+
+
+cdef inline int32_t _probe(CallFilter f, size_t key) noexcept:
+    cdef size_t i = _slot_of(key, f.mask)
+    while f.keys[i] != 0:
+        if f.keys[i] == key:
+            return f.entries[i]
+        i = (i + 1) & f.mask
+    return -1
+
+
+cdef inline int32_t _match(CallFilter f, PyObject *callee) noexcept:
+    # Inlined into the recorder's per-row path: a miss is a probe or two.
+    cdef int32_t k
+    cdef size_t key
+    if callee == NULL:
+        return -1
+    k = _probe(f, <size_t>callee)
+    if k >= 0:
+        return k
+    if PyMethod_Check(callee):
+        return _probe(f, <size_t>PyMethod_GET_FUNCTION(callee))
+    if PyCFunction_Check(callee):
+        return _probe(f, <size_t>(<PyCFunctionObject *>callee).m_ml)
+    key = _summary_key(callee)   # a callee a value policy summarised
+    return _probe(f, key) if key != 0 else -1
+
+
+cdef inline bint _no_filtered_hook(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
+    # Whether a row of a frame whose only hooks are on_call filters can skip
+    # _recorded: its callee matches none of them (most rows).
+    return (fr.hooks & ~<uint32_t>H_ON_CALL) == 0 and fr.filters != NULL and \
+        fr.subst_pc < 0 and _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) < 0
 
 
 cdef PyObject *_row_callee(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
@@ -180,7 +195,7 @@ cdef object _filtered_substitute(Recorder self, FrameRec *fr, PyObject *callee):
     cdef int32_t k
     if not (fr.hooks & H_SUBST_BY) or fr.filters == NULL:
         return None
-    k = (<CallFilter>fr.filters).match(callee)
+    k = _match(<CallFilter>fr.filters, callee)
     return None if k < 0 else (<CallFilter>fr.filters).substitute[k]
 
 

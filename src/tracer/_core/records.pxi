@@ -78,7 +78,7 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
     t.n = row + 1
     t.ref_start_[row + 1] = t.nrefs
     ss[out] = (<int64_t>row) << 2
-    if fr.hooks:
+    if fr.hooks and not _no_filtered_hook(self, fr, r, row):
         return _recorded(self, fr, r, row, out if known == NULL else -1,
                          fr.plan.rec_iv[r - fr.plan.recs])
     return 0
@@ -152,7 +152,7 @@ cdef int _recorded(Recorder self, FrameRec *fr, int32_t *r, int32_t row, int32_t
         self.trace.set_value(row, _kept(self, fr, self.trace.value_[row]))
     if fr.hooks & H_FILTERED and fr.filters != NULL:
         # Matched before _substituted forgets the callable a substitute replaced.
-        k = (<CallFilter>fr.filters).match(_row_callee(self, fr, r, row))
+        k = _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row))
     if fr.subst_pc >= 0 and fr.subst_pc == fr.pc:
         _substituted(self, fr, row, out, iv)
     if k >= 0:
