@@ -241,7 +241,7 @@ def value_and_grad(f, argnums=0):
         for p in positions:
             _check_argument(args[p], p)
         fn, call_args, call_kwargs, shift = _unpartial(f, args, kwargs)
-        if _api._recorders:
+        if _api.recording() is not None:
             # An outer track (a gradient of this gradient) records this call: the
             # program is found or made where it does not look (a primitive), then
             # its generated forward and backward code run as plain Python it follows.
@@ -334,7 +334,7 @@ def vjp_positions(f, args, positions, kwargs=None):
     """`(value, pullback)` with `pullback(g)` the raw adjoints of `args[p]` for p in
     `positions` (the nested calls of a gradient program use this)."""
     kwargs = kwargs or {}
-    if _api._recorders:  # an outer gradient records this: see value_and_grad
+    if _api.recording() is not None:  # an outer gradient records this: see value_and_grad
         prog = prepare_vjp(f, args, positions, kwargs)
         value, state = prog.forward(args, kwargs)
     else:

@@ -831,7 +831,7 @@ def _is_op(a) -> bool:
 def _add(a, b):
     """Adjoint addition in generated code: in place where it may, functional while
     an outer gradient records the code (second order: see tracer.ad.api.prepare)."""
-    if _api._recorders:
+    if _api.recording() is not None:
         return adjoints.add_pure(a, b)
     return adjoints.add(a, b)
 
