@@ -194,6 +194,7 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     try:
         # begin_root and the call of f must stay in this same frame: the root's
         # pseudo-frame is the frame that calls f.
+        rec.follow_own = getattr(ctx, "follows_ad_code", False)
         rec.begin_root(f, args, kwargs, ctx)
         share = _join(rec.plan_mode)
         rec.on_code = share.instrument
@@ -320,7 +321,11 @@ HOST = _Host()
 _core.set_host(HOST)
 # tracer's own modules are primitive inside any trace (a library using tracer in
 # a traced function does not show up in its users' traces).
-_core.set_own_files(os.path.dirname(os.path.abspath(__file__)) + os.sep)
+# Except for tracer.ad in a gradient's own trace (a context with follows_ad_code set):
+# a gradient taken inside a differentiated function runs code the outer gradient
+# must see (its generated forward and backward code, and what calls it).
+_OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_core.set_own_files(_OWN, (_OWN + "ad" + os.sep,))
 
 
 def _with_outcome(err: TrackingError, result, exception) -> TrackingError:

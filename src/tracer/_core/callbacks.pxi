@@ -278,8 +278,11 @@ def allow_disable(bint allowed):
     ALLOW_DISABLE = allowed
 
 
-def set_own_files(str prefix):
+def set_own_files(str prefix, tuple followed=()):
     """Tell the core where tracer's own source files are (the package directory
-    with a trailing separator): code from there is primitive inside any trace."""
-    global OWN_PREFIX
+    with a trailing separator): code from there is primitive inside any trace,
+    but for code under one of `followed` (directories, with their separators)
+    in a recorder whose `follow_own` is set."""
+    global OWN_PREFIX, OWN_FOLLOWED
     OWN_PREFIX = prefix
+    OWN_FOLLOWED = followed

@@ -14,21 +14,35 @@ cdef bint _is_callee(Recorder self, int32_t row, PyObject *func) except -1:
 
 
 # tracer's own code: files under OWN_PREFIX (tracer's package directory), a
-# verdict kept per code object in a co_extra slot of its own (1: own, 2: not).
+# verdict kept per code object in a co_extra slot of its own (1: own, 2: not, 3:
+# own but under one of OWN_FOLLOWED, which a recorder that asks (follow_own)
+# records like the program's: a gradient taken inside a differentiated function
+# runs tracer.ad's code, which the outer gradient's trace must see).
 cdef str OWN_PREFIX = None
+cdef tuple OWN_FOLLOWED = ()
 cdef Py_ssize_t OWN_EXTRA_INDEX = PyUnstable_Eval_RequestCodeExtraIndex(NULL)
 
 
-cdef bint _own_code(object code) except -1:
-    """Whether `code` is tracer's own (primitive inside any trace)."""
+cdef int _own_verdict(object code) except -1:
     cdef void *extra = NULL
+    cdef int verdict
     if PyUnstable_Code_GetExtra(code, OWN_EXTRA_INDEX, &extra) == 0 and extra != NULL:
-        return extra == <void *>1
+        return <int><size_t>extra
     filename = code.co_filename
-    cdef bint own = OWN_PREFIX is not None and isinstance(filename, str) and \
-        filename.startswith(OWN_PREFIX)
-    PyUnstable_Code_SetExtra(code, OWN_EXTRA_INDEX, <void *>(<size_t>(1 if own else 2)))
-    return own
+    if OWN_PREFIX is None or not isinstance(filename, str) or not filename.startswith(OWN_PREFIX):
+        verdict = 2
+    elif OWN_FOLLOWED and filename.startswith(OWN_FOLLOWED):
+        verdict = 3
+    else:
+        verdict = 1
+    PyUnstable_Code_SetExtra(code, OWN_EXTRA_INDEX, <void *>(<size_t>verdict))
+    return verdict
+
+
+cdef bint _own_code(Recorder self, object code) except -1:
+    """Whether `code` is tracer's own (primitive inside any trace) for this recorder."""
+    cdef int verdict = _own_verdict(code)
+    return verdict == 1 or (verdict == 3 and not self.follow_own)
 
 
 # -- contexts -------------------------------------------------------------------------

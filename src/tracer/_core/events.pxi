@@ -78,7 +78,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         # an object it dropped under a value policy, is not part of it), or the
         # frame is not the traced call's own (see _root_program_frame).
         return 0
-    if code is TRACK_CODE or (parent.plan != NULL and _own_code(code)):
+    if code is TRACK_CODE or (parent.plan != NULL and _own_code(self, code)):
         # A `track` inside the traced call records its own trace, and tracer's
         # own code (a library printing, querying or taping inside the traced
         # call) is not the program's: for this trace a primitive call, nothing

@@ -48,6 +48,7 @@ cdef class Recorder:
     cdef readonly object internal_error
     cdef readonly bint broken
     cdef readonly long events
+    cdef public bint follow_own        # record tracer's code under OWN_FOLLOWED (set_own_files)
     cdef readonly int plan_mode        # the plan variant of this session (PlanMode)
     cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
     cdef object kept                    # the last snapshot _kept made (until its row takes it)

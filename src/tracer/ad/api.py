@@ -42,7 +42,12 @@ COMPILE_AFTER = 2  # a path is compiled when it is taken this many times after i
 def ad_context() -> Context | None:
     """The tracing context: every Python callable with a rule is primitive, and so
     is making a gradient program (a gradient taken inside a differentiated call)."""
-    return Context(primitives=python_primitives() + [prepare, prepare_vjp])
+    ctx = Context(primitives=python_primitives() + [prepare, prepare_vjp])
+    # tracer's own code is primitive inside any trace, but a gradient's trace follows
+    # tracer.ad's: a gradient taken inside the differentiated function runs its
+    # generated code there (tracer.api reads this flag).
+    ctx.follows_ad_code = True
+    return ctx
 
 
 def prepare(f, positions, args, kwargs):
