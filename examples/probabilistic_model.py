@@ -181,7 +181,7 @@ def draw_of(node):
     argument 1) and calls of a bound method value (`random.gauss(...)`, or `m(...)`
     after `m = g.normal`).
     """
-    fn = node.function.value
+    fn = node.callee
     args = [_value(a) for a in node.arguments]
     try:
         draw = DRAWS.get(fn)
@@ -233,7 +233,7 @@ class ChoiceRecorder(tracer.Context):
         child._site_counts, child._call_counts, child._addresses = {}, {}, {}
         return child
 
-    def enter(self, f, *args, **kwargs):
+    def enter(self, f, /, *args, **kwargs):
         if self.prefix is None:               # the traced call itself: addresses start here
             return self._child(())
         name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
@@ -351,7 +351,7 @@ def _receiving_parameters(call, positions: set[int]) -> list:
         return every
     args, kwargs = call.arguments, call.keywords
     try:
-        sig = inspect.signature(call.function.value)
+        sig = inspect.signature(call.callee)
         bound = sig.bind(*range(1, len(args) + 1),
                          **{k: len(args) + 1 + i for i, k in enumerate(kwargs)})
     except (TypeError, ValueError):
@@ -469,9 +469,9 @@ def main(seed: int = 7) -> None:
     print(f"  {len(deps)} nodes depend on {address}:")
     for n in deps:
         if n.parent is None:
-            print(f"    the traced call: {n.function.value.__name__}(...) -> {n.value!r}")
+            print(f"    the traced call: {n.callee.__name__}(...) -> {n.value!r}")
         else:
-            print(f"    in {n.parent.function.value.__name__}: {tracer.format_node(n)}")
+            print(f"    in {n.parent.callee.__name__}: {tracer.format_node(n)}")
 
 
 if __name__ == "__main__":

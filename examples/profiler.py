@@ -38,7 +38,7 @@ class TimingContext(tracer.Context):
         self.start = start
         self._entered = None   # (callee, start) of the call most recently entered from here
 
-    def enter(self, f, *args, **kwargs):
+    def enter(self, f, /, *args, **kwargs):
         start = time.perf_counter_ns()
         self._entered = (f, start)
         return TimingContext(start)
@@ -54,7 +54,7 @@ class TimingContext(tracer.Context):
             md["end"] = time.perf_counter_ns()
         if "start" not in md:
             entered, self._entered = self._entered, None
-            if entered is not None and entered[0] is node.function.value:
+            if entered is not None and entered[0] is node.callee:
                 md["start"] = entered[1]
             else:                            # no enter: a C call that ran Python code
                 starts = [c.metadata["start"] for c in node.children
@@ -81,7 +81,7 @@ def profile(f, /, *args, **kwargs):
 
 
 def _name(call) -> str:
-    fn = call.function.value
+    fn = call.callee
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 

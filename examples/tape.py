@@ -33,7 +33,7 @@ def baz(x, y):
 class FooPrimitive(tracer.Context):
     """foo is primitive (Umlaut's `isprimitive(::MyCtx, f, args...) = ... || f == foo`)."""
 
-    def canrecur(self, f, *args, **kwargs):
+    def canrecur(self, f, /, *args, **kwargs):
         return f is not foo
 
 
@@ -54,7 +54,7 @@ class CountingReplacingCtx(tracer.Context):
         self.replace = replace
         self.count = 0
 
-    def record_primitive(self, tape, fn, *args, **kwargs):
+    def record_primitive(self, tape, fn, /, *args, **kwargs):
         if fn is self.replace[0]:
             self.count += 1
             return tape.push(mkcall(self.replace[1], *args, **kwargs))

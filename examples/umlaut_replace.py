@@ -26,7 +26,7 @@ class CountingReplacer(tracer.Context):
         super().__init__()
         self.count = 0
 
-    def substitute(self, f, *args, **kwargs):
+    def substitute(self, f, /, *args, **kwargs):
         if f is operator.mul:
             self.count += 1
             return operator.add

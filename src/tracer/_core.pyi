@@ -6,7 +6,7 @@ Checked against the built module by `python -m mypy.stubtest tracer._core` (a te
 from enum import IntEnum
 from types import CodeType
 from collections.abc import Iterator, Sequence
-from typing import Any, Callable, ClassVar, Mapping, final, overload
+from typing import Any, Callable, ClassVar, Mapping, Protocol, final, overload
 
 import numpy as np
 from typing_extensions import disjoint_base
@@ -88,6 +88,46 @@ NODE_HOOKS: tuple[str, ...]
 HOOK_BITS: dict[str, int]
 UNKNOWN: object
 
+# -- the value policy (src/tracer/_core/values.pxi) ---------------------------------------
+
+VALUE_POLICIES: dict[str, int]
+def value_policy(name: str) -> int: ...
+
+@final
+class NotKept:
+    """What a trace recorded with values="none" holds for a value it did not keep."""
+
+NOT_KEPT: NotKept
+
+@final
+class ValueSummary:
+    """What a trace keeps of a value instead of the value (values="summary"/"weak")."""
+
+    @property
+    def type(self) -> type: ...
+    @property
+    def shape(self) -> tuple[int, ...] | None: ...
+    @property
+    def dtype(self) -> Any: ...
+    @property
+    def length(self) -> int | None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def function(self) -> Any: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class WeakValue:
+    """A value held by weak reference (values="weak"): the object while alive."""
+
+    @property
+    def ref(self) -> Any: ...
+    @property
+    def summary(self) -> ValueSummary: ...
+    def get(self) -> Any: ...
+
 # -- the arena ---------------------------------------------------------------------------
 
 @final
@@ -105,6 +145,8 @@ class Trace:
     events: int
     substituted_operators: dict[int, Any]
     source: Any  # what a loaded trace's columns view (Arrow arrays by column), else None
+    @property
+    def values_kept(self) -> str: ...
     def __len__(self) -> int: ...
     def kind(self, row: int) -> int: ...
     def flags(self, row: int) -> int: ...
@@ -208,7 +250,27 @@ def trace_from_columns(kind: Any, flags: Any, parent: Any, code: Any, offset: An
                        substituted_operators: dict[Any, Any], stopped: bool, snapshots: bool,
                        exception: Any, events: int, root_keywords: Any,
                        source: Any = None) -> Trace: ...
-def set_persist_hooks(**hooks: Any) -> None: ...
+
+# -- call filters (src/tracer/_core/filters.pxi) --------------------------------------------
+
+@final
+class CallFilter:
+    """The hooks a context asks for by callee (on_call / substitute / override),
+    matched in C by the identity of what a call or operator calls."""
+
+    @property
+    def callables(self) -> tuple[Any, ...]: ...
+    @property
+    def on_call(self) -> tuple[Callable[[Any], object] | None, ...]: ...
+    @property
+    def substitute(self) -> tuple[Callable[..., Any] | None, ...]: ...
+    @property
+    def override(self) -> tuple[Callable[[Any], Any] | None, ...]: ...
+    @property
+    def bits(self) -> int: ...
+    def __new__(cls, entries: Any) -> CallFilter: ...
+    def find(self, f: object) -> int: ...
+    def __len__(self) -> int: ...
 
 # -- plans and the recorder ----------------------------------------------------------------
 
@@ -236,14 +298,29 @@ def new_recorder() -> Recorder: ...
 
 # -- what the Python layer hands the core, and the callbacks -------------------------------
 
-def configure(*, build_plan: Callable[..., Any], node_at: Callable[..., Any],
-              ask_enter: Callable[..., Any], ask_substitute: Callable[..., Any],
-              call_from_parameters: Callable[..., Any], keep: object,
-              table: Callable[..., Any] | None = None,
-              node_classes: tuple[type, ...] = ()) -> None: ...
+class Host(Protocol):
+    """What the core calls in the Python layer, in one place (tracer.api's HOST, given
+    to set_host).  track_code and node_classes are read by set_host; the functions
+    when the core calls them (tracer.persist sets save and reduce)."""
+
+    track_code: CodeType                # `track`'s code: a track inside a trace is primitive
+    keep: object                        # tracer.KEEP, what override returns to keep a value
+    node_classes: tuple[type, ...]      # the node view class of each NodeKind
+    save: Callable[..., None] | None    # tracer.persist: Trace.save(path, **options)
+    reduce: Callable[[Trace], Any] | None   # tracer.persist: Trace.__reduce__
+    def build_plan(self, code: CodeType, mode: int) -> Any: ...
+    def node_at(self, trace: Trace, row: int) -> Any: ...
+    def ask_enter(self, ctx: Any, parts: tuple[Any, tuple[Any, ...], dict[str, Any]], /) -> Any: ...
+    def ask_substitute(self, ctx: Any, f: Any, args: tuple[Any, ...], kwargs: dict[str, Any], /) -> Any: ...
+    def call_from_parameters(self, code: CodeType, values: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]: ...
+    def table(self, trace: Trace, **options: Any) -> Any: ...
+
+HOST_FUNCTIONS: tuple[str, ...]
+HOST_REQUIRED: tuple[str, ...]
+def set_host(host: Host) -> None: ...
+def host() -> Host | None: ...
 def activate(tool: int, rec: Recorder) -> None: ...
 def deactivate(tool: int) -> None: ...
-def set_track_code(code: CodeType) -> None: ...
 
 # sys.monitoring callbacks of one tool id, by event name ("py_start", "py_resume",
 # "instruction", "branch", "jump", "py_return", "py_yield", "raise", "py_unwind",

@@ -190,10 +190,25 @@ def _leave_thread() -> None:
             _owner = None
 
 
-_core.set_track_code(track.__code__)
-_core.configure(build_plan=build_plan, node_at=node_at, ask_enter=ask_enter,
-                ask_substitute=ask_substitute, call_from_parameters=call_from_parameters,
-                keep=KEEP, table=table, node_classes=_CLASSES)
+class _Host:
+    """The Python layer as the core calls it (the Host protocol in tracer/_core.pyi):
+    every callback of the core is one of these attributes."""
+
+    track_code = track.__code__          # a `track` inside a traced call is primitive
+    keep = KEEP                          # what Context.override returns to keep a value
+    node_classes = _CLASSES              # the node view class of each NodeKind
+    build_plan = staticmethod(build_plan)
+    node_at = staticmethod(node_at)
+    ask_enter = staticmethod(ask_enter)
+    ask_substitute = staticmethod(ask_substitute)
+    call_from_parameters = staticmethod(call_from_parameters)
+    table = staticmethod(table)
+    save = None     # tracer.persist sets save and reduce (Trace.save, Trace.__reduce__)
+    reduce = None
+
+
+HOST = _Host()
+_core.set_host(HOST)
 
 
 def _with_outcome(err: TrackingError, result, exception) -> TrackingError:

@@ -9,13 +9,19 @@ overrides only `canrecur` costs one Python call per call event.
 
 from __future__ import annotations
 
+import copy
+import importlib
 import types
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from ._core import HOOK_BITS as _CORE_BITS
-from ._core import NODE_HOOKS
+from ._core import NODE_HOOKS, CallFilter, value_policy
 
-__all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS"]
+__all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS", "VALUE_POLICIES",
+           "with_values"]
+
+# What a trace keeps of the program's values (Context(values=...)).
+VALUE_POLICIES = ("keep", "none", "summary", "weak")
 
 
 class _Keep:
@@ -36,6 +42,9 @@ KEEP = _Keep()
 # the core defines them (a hook's bit is set when a context's class overrides it).
 HOOK_BITS = {name: _CORE_BITS[name]
              for name in ("canrecur", "enter", "substitute", "override", "snapshot")}
+# The hooks called with the traced call's arguments: their own parameters before
+# *args are made positional-only (see Context.__init_subclass__).
+CALL_HOOKS = ("canrecur", "enter", "substitute", "record_primitive")
 HOOK_BITS.update({name: _CORE_BITS["node"] << kind for kind, name in enumerate(NODE_HOOKS)})
 H_PRIMITIVES = _CORE_BITS["primitives"]   # the context has primitive callables or modules
 # The snapshot policies a context can be given by name (Context(snapshot=...)).
@@ -57,15 +66,76 @@ class Context:
       `trackedspecial`, `trackedjump`, `trackedreturn`: called with each node of
       that kind just recorded (a nested call once it has finished); they may read
       it and write `node.metadata`.
-    - `substitute(f, *args, **kwargs)` and `override(node)`: interventions that
+    - `substitute(f, /, *args, **kwargs)` and `override(node)`: interventions that
       change what the program computes (see their docstrings).
+
+    Hooks for chosen callables only, matched in C by what a call or operator
+    calls, so that every other call costs what plain tracing costs (no Python
+    code runs for it):
+
+    - `on_call={callee: hook}`: `hook(node)` with each call node of `callee`
+      once its value is known (a PrimitiveCallNode, or a NestedCallNode once its
+      body has returned).
+    - `substitute={callee: replacement}`: `replacement(*args, **kwargs)` runs
+      natively instead of each call of `callee` (for an operator such as
+      `operator.mul`: after it, its result replaced); the node's
+      metadata["substituted"] is `callee`.
+    - `override={callee: hook}`: `hook(node)` returns the value the program goes
+      on with instead of the call's result, or tracer.KEEP.
+
+    A key is a callable or its qualified name ("random.gauss",
+    "numpy.random.Generator.normal"), imported once when the context is made.  A
+    callable matches itself; a bound method also matches its function called
+    through any instance (`rng.gauss(...)` for `random.Random.gauss`), and a
+    builtin method every bound builtin made from it.  These filters apply to the
+    calls the program makes (call instructions and operators), not to Python
+    frames entered from C (a key function, a dunder method).  They combine with
+    the methods: a subclass's own `substitute` is asked when no filter matched.
+
+    What the trace keeps of values, `values=` (the root context's, for the whole
+    trace):
+
+    - "keep" (the default): the objects themselves, alive as long as the trace;
+    - "none": structure and edges only — every value is `tracer._core.NOT_KEPT`
+      but None, True and False (branch outcomes) and the program's code
+      (functions, classes, builtins, modules: callees stay recognisable);
+    - "summary": immutable scalars (int, float, complex, bool, None, str and
+      bytes up to 80 characters) and code kept, every other value a
+      `ValueSummary` (type, shape, dtype, length, a bounded text), made in C
+      without calling any of the program's code;
+    - "weak": immutable values (those scalars, any str or bytes, tuples of
+      immutables) and code kept, other values by weak reference (the node's
+      value is the object while the program keeps it, then its summary), or a
+      summary when they cannot be weakly referenced;
+    - a function of one value: what it returns is kept (as `snapshot=fn`).
+
+    Under every policy but "keep" the trace holds no reference to the program's
+    data, so objects die (and `__del__` and weakref callbacks run) when the
+    program drops them, as untraced; exceptions raised inside are summarised too
+    (a traceback holds frames).  The root's value (the call's result) is kept.
+
+    Hooks are called with the traced call's arguments as `hook(f, *args,
+    **kwargs)`; the parameters before `*args` of a hook a subclass defines are
+    made positional-only when the class is created, so a traced keyword argument
+    named `f` or `self` reaches `**kwargs` instead of colliding with them.
 
     An exception raised by any hook stops tracking at once; `track` then raises
     TrackingError chained to it, after the traced call has run to its end.
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in CALL_HOOKS:
+            fn = cls.__dict__.get(name)
+            if isinstance(fn, types.FunctionType):
+                setattr(cls, name, _positional_only(fn))
+
     def __init__(self, primitives: Iterable[Callable] = (), modules: Iterable[str] = (),
-                 snapshot: str | Callable | None = None):
+                 snapshot: str | Callable | None = None, *,
+                 on_call: Mapping[Any, Callable] | None = None,
+                 substitute: Mapping[Any, Callable] | None = None,
+                 override: Mapping[Any, Callable] | None = None,
+                 values: str | Callable = "keep"):
         prims = tuple(primitives)
         for p in prims:
             if not callable(p):
@@ -78,10 +148,16 @@ class Context:
         # bound methods and classmethods are stored as their underlying function.
         self.primitives = frozenset(_function_of(p) for p in prims) | frozenset(prims)
         self.modules = mods
+        if callable(values) and not isinstance(values, str):
+            if snapshot is not None:
+                raise TypeError("give either values=fn or snapshot=..., not both")
+            snapshot, values = values, "keep"
+        self._values_policy = value_policy(values)
         self._snapshot_bits, self._snapshot_fn = _snapshot_policy(snapshot)
+        self._call_filter = _call_filter(on_call, substitute, override)
 
     # -- the primitive boundary ------------------------------------------------------------
-    def canrecur(self, f, *args, **kwargs) -> bool:
+    def canrecur(self, f, /, *args, **kwargs) -> bool:
         """Whether to record inside the Python call `f(*args, **kwargs)`.
 
         Called for calls that run Python code and that `primitives` and `modules`
@@ -92,7 +168,7 @@ class Context:
         """
         return True
 
-    def enter(self, f, *args, **kwargs) -> "Context":
+    def enter(self, f, /, *args, **kwargs) -> "Context":
         """The context for the body of the nested call `f(*args, **kwargs)`."""
         return self
 
@@ -126,7 +202,7 @@ class Context:
         """Called with each ReturnNode just recorded (before its call is closed)."""
 
     # -- interventions -------------------------------------------------------------------
-    def substitute(self, f, *args, **kwargs):
+    def substitute(self, f, /, *args, **kwargs):
         """A callable to run instead of `f(*args, **kwargs)`, or None to keep `f`.
 
         Asked before every call and operator the recorder records.  For a call the
@@ -181,7 +257,21 @@ class Context:
         if getattr(self, "primitives", None) or getattr(self, "modules", None):
             mask |= H_PRIMITIVES
         mask |= getattr(self, "_snapshot_bits", 0)
+        flt = getattr(self, "_call_filter", None)
+        if flt is not None:
+            mask |= flt.bits
         return mask
+
+    @property
+    def values(self) -> str:
+        """The value policy name ("keep", "none", "summary" or "weak")."""
+        return VALUE_POLICIES[getattr(self, "_values_policy", 0)]
+
+    @property
+    def call_filter(self) -> CallFilter | None:
+        """The callables this context asked about by `on_call`, `substitute` and
+        `override`, as the core matches them (None without any)."""
+        return getattr(self, "_call_filter", None)
 
 
 
@@ -201,6 +291,80 @@ def _snapshot_policy(snapshot) -> tuple[int, Callable | None]:
         raise TypeError(f"snapshot must be a policy name or a function of one value, "
                         f"got {type(snapshot).__name__}")
     return HOOK_BITS["snapshot"], snapshot
+
+
+def with_values(ctx: "Context | None", values: str) -> "Context":
+    """A copy of `ctx` (or of the default context) that keeps values by policy
+    `values` ("keep", "none", "summary", "weak"); for `tracer run --values`."""
+    policy = value_policy(values)
+    new = Context() if ctx is None else copy.copy(ctx)
+    new._values_policy = policy
+    return new
+
+
+def _positional_only(fn: types.FunctionType) -> types.FunctionType:
+    """`fn` with its parameters before *args positional-only, when it takes
+    **kwargs (so a traced keyword argument named like one of them reaches
+    **kwargs instead of raising "got multiple values")."""
+    code = fn.__code__
+    if not code.co_flags & 0x08 or code.co_posonlyargcount == code.co_argcount:
+        return fn   # no **kwargs to collide with, or already positional-only
+    new = types.FunctionType(code.replace(co_posonlyargcount=code.co_argcount),
+                             fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__dict__.update(fn.__dict__)
+    for attr in ("__module__", "__qualname__", "__doc__", "__annotations__"):
+        setattr(new, attr, getattr(fn, attr))
+    if hasattr(fn, "__type_params__"):
+        new.__type_params__ = fn.__type_params__
+    return new
+
+
+def resolve_callable(key) -> Any:
+    """The object a filter key names: a callable itself, or a qualified name
+    ("random.gauss", "numpy.random.Generator.normal") imported now."""
+    if not isinstance(key, str):
+        if not callable(key):
+            raise TypeError(f"a hook filter's key must be a callable or its qualified name, "
+                            f"got {type(key).__name__}: {key!r}")
+        return key
+    parts = key.split(".")
+    if not key or not all(p.isidentifier() for p in parts):
+        raise ValueError(f"{key!r} is not a qualified name (module.attribute...)")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            break
+        return obj
+    raise ValueError(f"cannot resolve {key!r}: import a module named by its leading part "
+                     "and look the rest up as attributes (give the callable itself instead)")
+
+
+def _call_filter(on_call, substitute, override) -> CallFilter | None:
+    """The core's CallFilter for a context's on_call / substitute / override."""
+    entries: dict[int, list] = {}
+    for slot, (arg, what) in enumerate(((on_call, "on_call"), (substitute, "substitute"),
+                                        (override, "override"))):
+        if arg is None:
+            continue
+        if not isinstance(arg, Mapping):
+            raise TypeError(f"{what} must map callables (or their qualified names) to "
+                            f"functions, got {type(arg).__name__}")
+        for key, fn in arg.items():
+            if not callable(fn):
+                raise TypeError(f"{what}[{key!r}] must be callable, got {type(fn).__name__}")
+            obj = resolve_callable(key)
+            entry = entries.setdefault(id(obj), [obj, None, None, None])
+            entry[1 + slot] = fn
+    if not entries:
+        return None
+    return CallFilter([(e[0], tuple(e[1:])) for e in entries.values()])
 
 
 def _function_of(p):
@@ -229,10 +393,10 @@ class DepthLimitContext(Context):
         self.maxlevel = maxlevel
         self.level = level
 
-    def canrecur(self, f, *args, **kwargs) -> bool:
+    def canrecur(self, f, /, *args, **kwargs) -> bool:
         return self.level < self.maxlevel
 
-    def enter(self, f, *args, **kwargs) -> "DepthLimitContext":
+    def enter(self, f, /, *args, **kwargs) -> "DepthLimitContext":
         child = object.__new__(type(self))  # a subclass stays itself below
         child.__dict__.update(self.__dict__)
         child.level = self.level + 1
@@ -247,7 +411,7 @@ class DepthLimitContext(Context):
 # from the user's hook propagate: the core records them as the hook error, stops
 # tracking, and track() raises TrackingError chained to them.
 
-def call_from_parameters(code, values: list) -> tuple:
+def call_from_parameters(code, values: list, /) -> tuple:
     """(args, kwargs) that bind to parameter `values` of `code`, in co_varnames order
     (positional, keyword-only, then *args and **kwargs when the code has them)."""
     npos, nkw = code.co_argcount, code.co_kwonlyargcount
@@ -263,7 +427,7 @@ def call_from_parameters(code, values: list) -> tuple:
     return args, kwargs
 
 
-def ask_enter(ctx: Context, parts: tuple) -> Context:
+def ask_enter(ctx: Context, parts: tuple, /) -> Context:
     """`ctx.enter(f, *args, **kwargs)` for `parts` = (f, args, kwargs), checked."""
     f, args, kwargs = parts
     new = ctx.enter(f, *args, **kwargs)
@@ -273,7 +437,7 @@ def ask_enter(ctx: Context, parts: tuple) -> Context:
     return new
 
 
-def ask_substitute(ctx: Context, f, args: tuple, kwargs: dict):
+def ask_substitute(ctx: Context, f, args: tuple, kwargs: dict, /):
     """`ctx.substitute(f, *args, **kwargs)`, checked to be callable or None."""
     new = ctx.substitute(f, *args, **kwargs)
     if new is not None and not callable(new):

@@ -46,6 +46,8 @@ cdef class Trace:
     cdef readonly dict substituted_operators   # row -> the replacement a context substituted an operator by
     cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
     cdef readonly bint snapshots   # values are what a snapshot policy kept, not the objects
+    cdef int value_policy          # VP_* (values.pxi) while recording; VP_KEEP once done
+    cdef str _values_kept          # the value policy it was recorded with, if not "keep"
     cdef readonly object exception
     cdef readonly long events      # sys.monitoring events the recorder handled for it
     cdef public tuple root_keywords
@@ -137,7 +139,10 @@ cdef class Trace:
         self.parent_[r] = parent
         self.offset_[r] = offset
         self.aux_[r] = aux
-        Py_XINCREF(value)
+        if self.value_policy and value != NULL:
+            value = _policy_value(self.value_policy, value)   # a new reference
+        else:
+            Py_XINCREF(value)
         self.value_[r] = value
         self.n = r + 1
         self.ref_start_[r + 1] = self.nrefs
@@ -192,11 +197,20 @@ cdef class Trace:
         return -1
 
     cdef inline int32_t pool_add(self, object value) except? -2:
+        cdef PyObject *kept
+        if self.value_policy:
+            kept = _policy_value(self.value_policy, <PyObject *>value)
+            self.pool.append(<object>kept)
+            Py_XDECREF(kept)
+            return -<int32_t>len(self.pool)
         self.pool.append(value)
         return -<int32_t>len(self.pool)
 
     cdef inline void set_value(self, int32_t row, PyObject *value):
-        Py_XINCREF(value)
+        if self.value_policy and value != NULL:
+            value = _policy_value(self.value_policy, value)   # a new reference
+        else:
+            Py_XINCREF(value)
         Py_XDECREF(self.value_[row])
         self.value_[row] = value
 
@@ -213,6 +227,12 @@ cdef class Trace:
     # -- reading (the node views call these) ---------------------------------------
     def __len__(self):
         return self.n
+
+    @property
+    def values_kept(self):
+        """The value policy the trace was recorded with: "keep" (the objects),
+        "none", "summary" or "weak" (Context(values=...))."""
+        return self._values_kept or "keep"
 
     cdef inline int _check(self, int32_t row) except -1:
         if row < 0 or row >= self.n:
@@ -250,6 +270,8 @@ cdef class Trace:
         cdef PyObject *v = self.value_[row]
         if v == NULL:
             return None
+        if Py_TYPE(v) == <PyTypeObject *>WeakValue:   # values="weak"
+            return (<WeakValue>v).get()
         return <object>v
 
     cpdef int end(self, int32_t row) except -1:
@@ -360,8 +382,8 @@ cdef class Trace:
     def table(self, values=False):
         """The whole trace as a mapping of numpy columns, one entry per node, with
         function, file, line and callee decoded (see `tracer.views.table.table`)."""
-        return _handed(TABLE, "table")(self, values=values)
-    # Saving and pickling are tracer.persist's (set_persist_hooks, in load.pxi).
+        return _host("table")(self, values=values)
+    # Saving and pickling are tracer.persist's (the host's save and reduce).
     def save(self, path, **options):
         """Save the trace to `path` as one Parquet file: `tracer.save(trace, path)`."""
         return _persist_hook("save")(self, path, **options)

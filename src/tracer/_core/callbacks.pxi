@@ -230,8 +230,3 @@ def deactivate(int tool):
     ACTIVE_PTR[tool] = <PyObject *>None
     ACTIVE[tool] = None
 
-
-def set_track_code(code):
-    """Tell the core which code object is `track`'s (called once by tracer.api)."""
-    global TRACK_CODE
-    TRACK_CODE = code

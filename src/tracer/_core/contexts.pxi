@@ -116,7 +116,7 @@ cdef object _enter_context(Recorder self, object ctx, FrameRec *parent, int32_t 
         else:  # a frame entered from C: the call its parameters show
             func = tracer_frame_function(frame)
             parts = (<object>func if func != NULL else None,) + _frame_arguments(frame, code)
-        new = _handed(ASK_ENTER, "ask_enter")(ctx, parts)
+        new = _host("ask_enter")(ctx, parts)
     except BaseException as exc:
         _stop_for_hook(self, exc)
         return ctx
@@ -131,12 +131,14 @@ cdef uint32_t _mask_of(Recorder self, object ctx) noexcept:
     cdef uint32_t mask
     try:
         mask = ctx.hook_mask()
-        if mask & (H_SUBSTITUTE | H_OVERRIDE) and self.plan_mode != PLAN_INTERVENE:
+        if mask & (H_SUBSTITUTE | H_OVERRIDE | H_SUBST_BY | H_OVERRIDE_BY) and \
+                self.plan_mode != PLAN_INTERVENE:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) overrides substitute or "
-                "override, but the context passed to track does not: interventions "
-                "are prepared for a whole call, so pass a root context whose class "
-                "overrides them (its own may return None / tracer.KEEP)")
+                "override (or has substitute=/override= filters), but the context "
+                "passed to track does not: interventions are prepared for a whole "
+                "call, so pass a root context that intervenes too (its own hooks may "
+                "return None / tracer.KEEP)")
         if mask & H_SNAP_ANY and self.plan_mode == PLAN_PLAIN:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) takes snapshots of values, "
@@ -211,7 +213,7 @@ cdef void _stop_for_hook(Recorder self, object exc) noexcept:
 
 cdef object _node_view(Trace t, int32_t row):
     # The node view a hook is called with (tracer.nodes.node_at).
-    return _handed(NODE_AT, "node_at")(t, row)
+    return _host("node_at")(t, row)
 
 
 cdef tuple _split_call(int32_t *r, object statics, list values):
@@ -248,7 +250,7 @@ cdef tuple _frame_arguments(void *frame, object code):
         if v != NULL and PyCell_Check(v):  # a parameter captured by a closure
             v = PyCell_GET(v)
         values.append(<object>v if v != NULL else None)
-    return _handed(CALL_FROM_PARAMETERS, "call_from_parameters")(code, values)
+    return _host("call_from_parameters")(code, values)
 
 
 cdef bint _member(object value, frozenset prims) noexcept:

@@ -69,6 +69,10 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
                         not _may_recur(self, parent, frame, code):
                     parent.open_primitive = 1
                     t.kind_[parent.open_row] = K_PRIMITIVE
+    if parent.plan == NULL and not (t.flags_[parent.call_row] & F_OPEN):
+        # The traced call has returned: a finalizer run as its frame is torn down
+        # (an object it dropped, under a value policy) is not part of it.
+        return 0
     if code is TRACK_CODE:
         # A `track` inside the traced call records its own trace: for this one
         # it is a primitive call, nothing inside it is followed.
@@ -121,6 +125,8 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             hooks = _mask_of(self, ctx)
     fr = _push(self, frame, plan, code_id, call_row, <PyObject *>ctx, hooks)
     fr.code = <PyObject *>code
+    if hooks & (H_FILTERED | H_SUBST_BY):
+        fr.filters = parent.filters if <PyObject *>ctx == parent.ctx else _filters_of(ctx)
     t.add_frame(call_row, code_id)
     if not resumed:
         _run_node_hook(self, fr, t.add_row(K_ARGUMENT, 0, call_row, -1, 0, func))
@@ -178,7 +184,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
-    if fr.hooks & H_SUBSTITUTE and self.plan_mode == PLAN_INTERVENE and not self.broken:
+    if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and self.plan_mode == PLAN_INTERVENE \
+            and not self.broken:
         op = plan.ops + first * OP_WORDS
         if op[OP_CODE] == M_RECORD and op[OP_OFFSET] == offset:
             _substitute(self, fr, op)

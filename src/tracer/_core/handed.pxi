@@ -1,30 +1,30 @@
-# What the Python layer hands the core (configure): the core imports no tracer
-# module, so the plan builder, the node-view factory and the context helpers come
-# from tracer.api, which calls configure() once when tracer is imported.
+# What the core calls in the Python layer, read in one place: the host object that
+# tracer.api hands over once (set_host), typed as the Host protocol in _core.pyi.
+# The core imports no tracer module, so the plan builder, the node-view factory,
+# the context helpers, the table and persistence come from there.
+#
+# track_code and node_classes are read when the host is set (they are consulted on
+# the hot path); every function is read from the host when the core calls it, so
+# a layer loaded later (tracer.persist: save, reduce) adds its own by assignment.
 
-cdef object BUILD_PLAN = None             # tracer.plan.build_plan(code, mode)
-cdef object NODE_AT = None                # tracer.nodes.node_at(trace, row)
-cdef object ASK_ENTER = None              # tracer.context.ask_enter(ctx, (f, args, kwargs))
-cdef object ASK_SUBSTITUTE = None         # tracer.context.ask_substitute(ctx, f, args, kwargs)
-cdef object CALL_FROM_PARAMETERS = None   # tracer.context.call_from_parameters(code, values)
-cdef object KEEP_VALUE = None             # tracer.KEEP, what override returns to keep a value
-cdef object TABLE = None                  # tracer.views.table.table(trace, **options)
+cdef object HOST = None
 cdef tuple NODE_CLASSES = ()              # tracer.views.nodes: the view class of each NodeKind
 
+# The host's functions the core calls (Host in _core.pyi), and the data it reads.
+HOST_FUNCTIONS = ("build_plan", "node_at", "ask_enter", "ask_substitute",
+                  "call_from_parameters", "table", "save", "reduce")
+HOST_REQUIRED = ("build_plan", "node_at", "ask_enter", "ask_substitute",
+                 "call_from_parameters", "keep", "track_code", "node_classes")
 
-def configure(*, build_plan, node_at, ask_enter, ask_substitute, call_from_parameters, keep,
-              table=None, node_classes=()):
-    """Hand the core what it calls in the Python layer (tracer.api does, once)."""
-    global BUILD_PLAN, NODE_AT, ASK_ENTER, ASK_SUBSTITUTE, CALL_FROM_PARAMETERS, KEEP_VALUE
-    global TABLE, NODE_CLASSES
-    BUILD_PLAN = build_plan
-    NODE_AT = node_at
-    ASK_ENTER = ask_enter
-    ASK_SUBSTITUTE = ask_substitute
-    CALL_FROM_PARAMETERS = call_from_parameters
-    KEEP_VALUE = keep
-    TABLE = table
-    classes = tuple(node_classes)
+
+def set_host(host):
+    """Hand the core the Python layer (tracer.api does, once): an object with the
+    attributes of the `Host` protocol declared in tracer/_core.pyi."""
+    global HOST, NODE_CLASSES, TRACK_CODE
+    missing = [name for name in HOST_REQUIRED if not hasattr(host, name)]
+    if missing:
+        raise TypeError(f"the host lacks {', '.join(missing)} (see Host in tracer/_core.pyi)")
+    classes = tuple(host.node_classes)
     if classes and len(classes) != len(KINDS):
         raise TypeError(f"node_classes must have one class per node kind ({len(KINDS)})")
     for c in classes:
@@ -33,10 +33,26 @@ def configure(*, build_plan, node_at, ask_enter, ask_substitute, call_from_param
                 (<PyTypeObject *>c).tp_new != (<PyTypeObject *>NodeView).tp_new:
             raise TypeError(f"node class {c!r} must subclass NodeView without a __new__")
     NODE_CLASSES = classes
+    TRACK_CODE = host.track_code
+    HOST = host
+
+
+def host():
+    """The host set_host was given, or None."""
+    return HOST
+
+
+cdef object _host(str name):
+    # The host's `name` (a function, or KEEP), or a RuntimeError saying what to do.
+    cdef object fn = getattr(HOST, name, None) if HOST is not None else None
+    if fn is None:
+        raise RuntimeError(f"tracer._core has no {name}: import tracer (tracer.api "
+                           "sets the core's host) before using tracer._core")
+    return fn
 
 
 cdef object _handed(object fn, str name):
     if fn is None:
         raise RuntimeError(f"tracer._core has no {name}: import tracer (tracer.api "
-                           "configures the core) before using tracer._core")
+                           "sets the core's host) before using tracer._core")
     return fn

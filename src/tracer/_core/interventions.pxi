@@ -64,13 +64,30 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
     cdef int32_t *r = fr.plan.recs + op[OP_A]
     cdef int32_t sem = r[REC_SEM], nin = r[REC_NIN], i, x, callee_slot = -1
     cdef PyObject *v
-    cdef list values = []
+    cdef list values
     cdef object statics = <object>fr.plan.statics
     cdef object f, new
     cdef tuple args, parts
     cdef dict kwargs
+    cdef PyObject *callee = NULL
     if fr.plan.rec_iv[op[OP_A]] == IV_NONE:
         return 0
+    new = None
+    if fr.hooks & H_SUBST_BY:
+        # The context's filter, matched before anything is read into Python objects.
+        if sem == R_OP:
+            callee = PyList_GET_ITEM(statics, r[REC_FN]) if r[REC_FN] >= 0 else NULL
+        else:
+            for i in range(nin):
+                x = r[REC_INPUTS + i]
+                callee = (PyList_GET_ITEM(statics, -x - 1) if x < 0
+                          else tracer_frame_stack_item(fr.frame, x))
+                if callee != NULL:
+                    break
+        new = _filtered_substitute(self, fr, callee)
+        if new is None and not (fr.hooks & H_SUBSTITUTE):
+            return 0
+    values = []
     for i in range(nin):
         x = r[REC_INPUTS + i]
         if x < 0:
@@ -79,25 +96,32 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
         v = tracer_frame_stack_item(fr.frame, x)
         if v == NULL:
             continue
-        if callee_slot < 0:
+        if not values:  # the callee: the first input present
             callee_slot = x
         values.append(<object>v)
     if sem != R_OP and not values:
         return 0
-    parts = _split_call(r, statics, values)
-    if parts is None:  # f(*it) with `it` not yet a tuple: reading it would consume it
-        return 0
-    f, args, kwargs = parts
-    _user_code_starts(self)
-    try:
-        new = _handed(ASK_SUBSTITUTE, "ask_substitute")(<object>fr.ctx, f, args, kwargs)
-    except BaseException as exc:
-        _stop_for_hook(self, exc)
-        return 0
-    finally:
-        _user_code_ran(self)
+    if new is not None and sem != R_OP:
+        f = values[0]
+        args = ()
+    else:
+        parts = _split_call(r, statics, values)
+        if parts is None:  # f(*it) with `it` not yet a tuple: reading it would consume it
+            return 0
+        f, args, kwargs = parts
+    if new is None:
+        _user_code_starts(self)
+        try:
+            new = _host("ask_substitute")(<object>fr.ctx, f, args, kwargs)
+        except BaseException as exc:
+            _stop_for_hook(self, exc)
+            return 0
+        finally:
+            _user_code_ran(self)
     if new is None:
         return 0
+    if sem != R_OP and callee_slot < 0:
+        return 0  # the callee is a constant of the code, not a stack slot to replace
     if fr.subst_pc >= 0:
         _clear_substitution(fr)
     if sem != R_OP:
@@ -173,7 +197,14 @@ cdef int _override(Recorder self, FrameRec *fr, int32_t row, int32_t out, int32_
         _user_code_ran(self)
     if new is _keep() or not _bool_kept(self, new, iv, "override"):
         return 0
-    old = t.value(row)
+    return _replace_value(self, fr, row, out, new)
+
+
+cdef int _replace_value(Recorder self, FrameRec *fr, int32_t row, int32_t out,
+                        object new) except -1:
+    # The program goes on with `new` instead of the value recorded at `row`.
+    cdef Trace t = self.trace
+    cdef object old = t.value(row)
     tracer_frame_stack_set(fr.frame, out, <PyObject *>new)
     t.set_value(row, _kept(self, fr, <PyObject *>new) if fr.hooks & H_SNAP_ANY
                 else <PyObject *>new)
@@ -193,7 +224,7 @@ cdef object _deepcopy():
 
 
 cdef object _keep():
-    return _handed(KEEP_VALUE, "KEEP")
+    return _host("keep")
 
 
 cdef void _clear_substitution(FrameRec *fr) noexcept:

@@ -141,6 +141,10 @@ cdef enum:
     H_SNAPSHOT = 1 << 12     # Context.snapshot overridden, or a function given: a Python call
     H_SNAP_COPY = 1 << 13    # snapshot="copy": mutable builtins copied in C
     H_SNAP_DEEP = 1 << 14    # snapshot="deepcopy"
+    H_ON_CALL = 1 << 15      # Context(on_call=...): hooks of chosen callees (filters.pxi)
+    H_SUBST_BY = 1 << 16     # Context(substitute=...): replacements of chosen callees
+    H_OVERRIDE_BY = 1 << 17  # Context(override=...): value hooks of chosen callees
+    H_FILTERED = H_ON_CALL | H_OVERRIDE_BY
     H_NODE_ALL = 127 << 2
     H_SNAP_ANY = H_SNAPSHOT | H_SNAP_COPY | H_SNAP_DEEP
 
@@ -151,7 +155,8 @@ NODE_HOOKS = ("trackedargument", "trackedconstant", "trackedprimitive", "tracked
 HOOK_BITS = {"canrecur": H_CANRECUR, "enter": H_ENTER, "node": H_NODE,
              "substitute": H_SUBSTITUTE, "override": H_OVERRIDE, "primitives": H_PRIMITIVES,
              "snapshot": H_SNAPSHOT, "snapshot_copy": H_SNAP_COPY,
-             "snapshot_deepcopy": H_SNAP_DEEP}
+             "snapshot_deepcopy": H_SNAP_DEEP, "on_call": H_ON_CALL,
+             "substitute_by": H_SUBST_BY, "override_by": H_OVERRIDE_BY}
 
 # What an event handler tells its callback.
 cdef enum:

@@ -178,18 +178,10 @@ cdef void _drop_external(Trace t) noexcept:
     t.refcap = 0
 
 
-# tracer.persist's functions behind Trace.save and Trace.__reduce__ (the core
-# imports no tracer module: the package registers them when it is imported).
-_PERSIST_HOOKS = {}
-
-
-def set_persist_hooks(**hooks):
-    """Register tracer.persist's `save(trace, path, **options)` and `reduce(trace)`."""
-    _PERSIST_HOOKS.update(hooks)
-
-
+# tracer.persist's functions behind Trace.save and Trace.__reduce__: the host's
+# save and reduce (handed.pxi), which tracer.persist sets when it is imported.
 def _persist_hook(name):
-    hook = _PERSIST_HOOKS.get(name)
+    hook = getattr(HOST, name, None) if HOST is not None else None
     if hook is None:
         raise TypeError(f"Trace.{'save' if name == 'save' else '__reduce__'} needs "
                         "tracer.persist, which `import tracer` loads")

@@ -70,7 +70,7 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
         raise RuntimeError("tracer: cannot read the code object's extra slot")
     if extra != NULL:
         return <CPlan *>extra
-    owner = _handed(BUILD_PLAN, "build_plan")(code, mode)
+    owner = _host("build_plan")(code, mode)
     cdef CPlan *plan = <CPlan *>malloc(sizeof(CPlan))
     if plan == NULL:
         raise MemoryError()

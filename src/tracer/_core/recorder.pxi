@@ -20,6 +20,7 @@ ctypedef struct FrameRec:
     uint8_t callee_body_entered   # the opened op already used its first frame directly
     PyObject *ctx         # borrowed; kept alive by Recorder.contexts
     uint32_t hooks        # the hook mask of ctx (tracer.context.Context.hook_mask)
+    PyObject *filters     # borrowed: ctx's CallFilter (filters.pxi), or NULL
     int32_t subst_pc      # the op substituted at its start event, or -1
     PyObject *subst_new   # owned: the replacement callable
     PyObject *subst_orig  # owned: the callable it replaced
@@ -84,6 +85,7 @@ cdef class Recorder:
         """Create the root row and the pseudo-frame of track()'s caller."""
         self.tstate = PyThreadState_Get()
         cdef Trace t = self.trace
+        _set_value_policy(t, ctx)
         cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, 0, NULL)
         t.add_ref(t.pool_add(f))
         for a in args:
@@ -93,16 +95,18 @@ cdef class Recorder:
         t.root_keywords = tuple(kwargs)
         self.contexts.append(ctx)
         cdef uint32_t hooks = ctx.hook_mask()
-        t.snapshots = (hooks & H_SNAP_ANY) != 0
+        t.snapshots = (hooks & H_SNAP_ANY) != 0 or t.value_policy != VP_KEEP
         # The plan variant is fixed for the whole call by the root's context (see
         # Context.enter): contexts that intervene need an event before each call
         # and operator, and snapshots need every value read at an event right
         # after its instruction, before later code can change it.
-        self.plan_mode = (PLAN_INTERVENE if hooks & (H_SUBSTITUTE | H_OVERRIDE) else
+        self.plan_mode = (PLAN_INTERVENE if hooks & (H_SUBSTITUTE | H_OVERRIDE | H_SUBST_BY |
+                                                     H_OVERRIDE_BY) else
                           PLAN_EXACT if hooks & H_SNAP_ANY else PLAN_PLAIN)
         cdef FrameRec *fr = _push(self, tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
                                        hooks)
         fr.open_row = root
+        fr.filters = _filters_of(ctx)
         fr.body_may_be_callee = 1
         fr.pending = P_NONE
         return root
@@ -130,7 +134,9 @@ cdef class Recorder:
             t.flags_[0] |= F_RAISED
             t.set_value(0, <PyObject *>exception)
         else:
+            t.value_policy = VP_KEEP   # the call's result is the caller's (root.value)
             t.set_value(0, <PyObject *>result)
+        t.value_policy = VP_KEEP
         t.aux_[0] = t.n
         for i in range(self.nframes):
             if self.frames[i].subst_pc >= 0:
@@ -184,6 +190,7 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
     fr.body_may_be_callee = 0
     fr.ctx = ctx
     fr.hooks = hooks
+    fr.filters = NULL
     fr.subst_pc = -1
     fr.subst_new = fr.subst_orig = fr.subst_args = NULL
     for i in range(need):

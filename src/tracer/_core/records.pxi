@@ -70,14 +70,17 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
     t.parent_[row] = fr.call_row
     t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
     t.aux_[row] = 0
-    Py_XINCREF(v)
+    if t.value_policy and v != NULL:
+        v = _policy_value(t.value_policy, v)   # a new reference (values.pxi)
+    else:
+        Py_XINCREF(v)
     t.value_[row] = v
     t.n = row + 1
     t.ref_start_[row + 1] = t.nrefs
     ss[out] = (<int64_t>row) << 2
     if fr.hooks:
-        return _recorded(self, fr, row, out if known == NULL else -1,
-                              fr.plan.rec_iv[r - fr.plan.recs])
+        return _recorded(self, fr, r, row, out if known == NULL else -1,
+                         fr.plan.rec_iv[r - fr.plan.recs])
     return 0
 
 
@@ -123,8 +126,8 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
     t.set_value(row, v)
     ss[outs[0]] = (<int64_t>row) << 2
     if fr.hooks:
-        _recorded(self, fr, row, outs[0] if known == NULL and nout == 1 else -1,
-                       fr.plan.rec_iv[rec])
+        _recorded(self, fr, r, row, outs[0] if known == NULL and nout == 1 else -1,
+                  fr.plan.rec_iv[rec])
     for j in range(1, nout):
         v = tracer_frame_stack_item(fr.frame, outs[j])
         if fr.hooks & H_SNAP_ANY:
@@ -136,17 +139,24 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
     return 0
 
 
-cdef int _recorded(Recorder self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:
+cdef int _recorded(Recorder self, FrameRec *fr, int32_t *r, int32_t row, int32_t out,
+                   int32_t iv) except -1:
     """A call or operator row is complete: its snapshot, the context's override,
     then its hook.
 
     `out` is the stack slot holding the value the program goes on with (live at
     this event), or -1 when it cannot be replaced; `iv` the record's IV_* class.
     """
+    cdef int32_t k = -1
     if fr.hooks & H_SNAP_ANY:
         self.trace.set_value(row, _kept(self, fr, self.trace.value_[row]))
+    if fr.hooks & H_FILTERED and fr.filters != NULL:
+        # Matched before _substituted forgets the callable a substitute replaced.
+        k = (<CallFilter>fr.filters).match(_row_callee(self, fr, r, row))
     if fr.subst_pc >= 0 and fr.subst_pc == fr.pc:
         _substituted(self, fr, row, out, iv)
+    if k >= 0:
+        _filtered_hooks(self, fr, k, row, out, iv)
     if out >= 0 and iv != IV_NONE and fr.hooks & H_OVERRIDE and not self.broken:
         _override(self, fr, row, out, iv)
     return _run_node_hook(self, fr, row)

@@ -253,6 +253,8 @@ cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
     if self.pool_cache_obj[h] == v:
         return self.pool_cache_ref[h]
     ref = self.trace.pool_add(<object>v)
+    if self.trace.value_policy and PyList_GET_ITEM(self.trace.pool, -ref - 1) != v:
+        return ref   # a value policy kept something else: v may die and its address recur
     self.pool_cache_obj[h] = v
     self.pool_cache_ref[h] = ref
     return ref

@@ -1,6 +1,6 @@
 # The base of the node views: a (trace, row) pair made and read in C.  The node classes
 # themselves (tracer.views.nodes) subclass it in Python and add what is not on the hot
-# path; the core makes views of the class of each row's kind (handed by configure).
+# path; the core makes views of the class of each row's kind (the host's node_classes, handed.pxi).
 
 @cython.freelist(64)
 @cython.auto_pickle(False)   # a view pickles through its node class (it needs its trace)
@@ -41,6 +41,8 @@ cdef class NodeView:
     def value(self):
         """The value the node produced (for a raising call, the exception)."""
         cdef PyObject *v = self._trace.value_[self._row]
+        if v != NULL and Py_TYPE(v) == <PyTypeObject *>WeakValue:   # values="weak"
+            return (<WeakValue>v).get()
         return None if v == NULL else <object>v
 
     @property
@@ -62,7 +64,7 @@ cdef tuple _NO_ARGS = ()
 
 
 cdef inline object _view(Trace t, int32_t row):
-    # The node class's tp_new (NodeView's, inherited: configure checks) called
+    # The node class's tp_new (NodeView's, inherited: set_host checks) called
     # directly: `NodeView.__new__(cls)` looks the method up and checks its argument
     # for every view, which tripled the cost of iterating views.
     cdef PyObject *cls = PyTuple_GET_ITEM(NODE_CLASSES, t.kind_[row])

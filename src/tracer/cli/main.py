@@ -17,7 +17,7 @@ import sys
 import traceback
 
 from .. import api
-from ..context import Context
+from ..context import VALUE_POLICIES, Context, with_values
 from ..export.dot import GraphvizNotFound, render
 from ..export.summary import summary
 from ..compare.diff import diff, format_diff
@@ -120,6 +120,10 @@ def _trace_options(p: argparse.ArgumentParser) -> None:
                    help="draw the top --levels as a picture (.svg, .png, .pdf need Graphviz; .dot is text)")
     p.add_argument("--context", metavar="MODULE:CLASS",
                    help="trace with this tracer.Context subclass (or instance)")
+    p.add_argument("--values", choices=VALUE_POLICIES, default="keep",
+                   help="what the trace keeps of values: keep (the objects, default), none "
+                        "(structure and edges only), summary (type, shape, a short text), "
+                        "weak (immutable values; others while the program keeps them)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="live progress on stderr: auto = only when stderr is a terminal")
 
@@ -165,6 +169,8 @@ def _call(options) -> int:
 
 def _trace(target: Target, options) -> int:
     ctx = _context(options.context) if options.context else None
+    if getattr(options, "values", "keep") != "keep":
+        ctx = with_values(ctx, options.values)
     if options.save:
         _check_writable(options.save)
         _require_save()

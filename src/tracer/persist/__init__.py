@@ -7,7 +7,7 @@ one Parquet dataset partitioned by run).  Sits above the views (it builds node v
 of loaded traces); views, analysis and the core do not import it.
 """
 
-from .. import _core
+from ..api import HOST
 from .codes import LoadedCode, LoadedIR
 from .encode import Opaque, OpaqueException, PickleRefused
 from .parquet import load, save
@@ -17,4 +17,4 @@ from . import pickling  # noqa: F401  (registers Trace.__reduce__)
 __all__ = ["save", "load", "track_many", "Runs", "RunResult", "LoadedCode", "LoadedIR", "Opaque", "OpaqueException",
            "PickleRefused"]
 
-_core.set_persist_hooks(save=save)
+HOST.save = save   # Trace.save (the core's host: tracer.api)

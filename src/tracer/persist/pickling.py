@@ -5,7 +5,7 @@ their display text, as in a saved file.  Node views pickle as (trace, row)."""
 
 from __future__ import annotations
 
-from .. import _core
+from ..api import HOST
 from .encoded import decode_trace, encode_trace
 
 __all__ = ["reduce_trace", "restore_trace"]
@@ -21,4 +21,4 @@ def restore_trace(encoded):
     return decode_trace(encoded, allow_pickle=False)
 
 
-_core.set_persist_hooks(reduce=reduce_trace)
+HOST.reduce = reduce_trace   # Trace.__reduce__

@@ -222,6 +222,14 @@ class CallNode(Node):
         return Const(rec.fn if rec.sem != R_SPECIAL else f"${rec.fn}")
 
     @property
+    def callee(self):
+        """The object this node called: for a call, the callable itself (whether
+        the IR holds it as a constant or as the node that computed it); for an
+        operator, its function (`operator.mul` for `a * b`), or the replacement a
+        context substituted.  Compare it with `is`: `node.callee is random.gauss`."""
+        return self.function.value
+
+    @property
     def from_c(self) -> bool:
         """Whether this is a Python frame that C code or the interpreter entered (a
         key function called by `sorted`, `__init__` under a class call, a dunder

