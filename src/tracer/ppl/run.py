@@ -42,8 +42,8 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
                              f"replay/condition/do/update: {', '.join(lost[:5])}; the "
                              f"addresses of "
                              f"this model's draws are tracer.ppl.trace(model, ...).choices")
-        kinds = [fixed[a][1] if f else SAMPLED
-                 for a, f in zip(draws.addresses, draws.fixed.tolist())]
+        hits = fixing.hits
+        kinds = [fixed[a][1] if a in hits else SAMPLED for a in draws.addresses]
     score_draws(draws)
     return ChoiceTrace(model, args, kwargs, root, draws, kinds)
 
