@@ -119,6 +119,8 @@ def measure(name, model, args, repeats):
           f"replay/track {best['replay'] / best['track']:.2f}x, "
           f"condition/track {best['condition'] / best['track']:.2f}x, "
           f"update/untraced {best['update'] / best['untraced']:.1f}x")
+    print(f"  replay/ppl.trace {best['replay'] / best['ppl.trace']:.2f}x, "
+          f"condition/ppl.trace {best['condition'] / best['ppl.trace']:.2f}x")
     print(f"  memory: {with_ppl / n:.0f} B per choice with its trace "
           f"({(with_ppl - plain) / n:.0f} B more than the trace alone)")
 

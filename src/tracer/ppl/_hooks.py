@@ -59,16 +59,12 @@ def _user_frame():
     return f
 
 
-def _fixed_value(value, shuffles: bool, target):
-    """What a fixed draw returns: a shuffle reorders its list in place into `value`."""
-    if shuffles:
-        if isinstance(target, np.ndarray):
-            target[...] = np.asarray(list(value), dtype=target.dtype).reshape(target.shape)
-        else:
-            target[:] = list(value)
-        return None
-    # a fresh copy: the program may change a list or array it drew in place
-    return copy.copy(value) if isinstance(value, (list, np.ndarray)) else value
+def _shuffled(value, target) -> None:
+    """A fixed shuffle: reorder the list (or array) `target` in place into `value`."""
+    if isinstance(target, np.ndarray):
+        target[...] = np.asarray(list(value), dtype=target.dtype).reshape(target.shape)
+    else:
+        target[:] = list(value)
 
 
 def _no_generator(key, site: str):
@@ -82,10 +78,16 @@ def _no_generator(key, site: str):
 def _dispatcher(run: "FixingContext", key, site: str, unbound: bool):
     """The callable run instead of each call of sampler `key` (site name `site`;
     `unbound`: a method taking the generator first): it names the draw by its
-    address and returns the fixed value, or draws from what the program called."""
-    acts, fixed, hits = run._acts, run.fixed, run.hits
+    address and returns the fixed value, or draws from what the program called.
+
+    Every draw of a fixing run comes here, so it is written for speed: a call's
+    draws are counted by (site, line) in `act._sites` next to the address
+    they name without a count (`[k]` appended for the k-th)."""
+    acts_get, fixed_get, hits_add = run._acts.get, run.fixed.get, run.hits.add
     getframe = sys._getframe
     named = key is sample
+    s = lookup(key)[0]
+    shuffles = s is not None and s.shuffles >= 0
 
     def ppl_draw(*args, **kwargs):
         frame = getframe(1)
@@ -93,8 +95,8 @@ def _dispatcher(run: "FixingContext", key, site: str, unbound: bool):
         if unbound and not (args and isinstance(args[0], GENERATOR_TYPES)):
             # a bound method (`m = rng.normal; m(...)`): the generator is its own
             f = bound_method(frame, key, site)
-        act = acts.get(id(frame))
-        if act is None or act.prefix is None:
+        act = acts_get(id(frame))
+        if act is None:
             return (f or _no_generator(key, site))(*args, **kwargs)
         if named:
             try:
@@ -103,27 +105,29 @@ def _dispatcher(run: "FixingContext", key, site: str, unbound: bool):
                 draw = Draw(Sampler("sample", dict, "unknown"), "sample", {})
             if draw is None:
                 return f(*args, **kwargs)
-            name, line = draw.site, None
+            where = (draw.site, None)
         else:
-            name, line = site, frame.f_lineno
-        counts = act._sites
-        k = counts.get((name, line), 0)
-        counts[(name, line)] = k + 1
-        address = join(act.prefix, component(name, line, k))
-        fix = fixed.get(address)
+            where = (site, frame.f_lineno)
+        count = act._sites.get(where)
+        if count is None:
+            count = act._sites[where] = [0, join(act.prefix, component(*where, 0))]
+        k = count[0]
+        count[0] = k + 1
+        address = count[1] if k == 0 else f"{count[1]}[{k}]"
+        fix = fixed_get(address)
         if fix is None:
             return (f or _no_generator(key, site))(*args, **kwargs)
-        hits.add(address)
-        if named:
-            shuffles, target = draw.sampler.shuffles >= 0, draw.target
-        else:
-            s = lookup(key)[0]
-            shuffles = s is not None and s.shuffles >= 0
-            target = None
-            if shuffles:
-                target = resolve(f, args, kwargs).target if f is not None else \
-                    (args[0] if args else kwargs.get("x"))
-        return _fixed_value(fix[0], shuffles, target)
+        hits_add(address)
+        value = fix[0]
+        if named and draw.sampler.shuffles >= 0:
+            return _shuffled(value, draw.target)
+        if shuffles:
+            return _shuffled(value, resolve(f, args, kwargs).target if f is not None else
+                             (args[0] if args else kwargs.get("x")))
+        # a fresh copy: the program may change a list or array it drew in place
+        if isinstance(value, (list, np.ndarray)):
+            return copy.copy(value)
+        return value
 
     ppl_draw.__name__ = ppl_draw.__qualname__ = DRAW_NAME
     ppl_draw._ppl_sampler = key

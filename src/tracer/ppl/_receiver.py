@@ -15,6 +15,7 @@ computed with control flow): guessing could draw from the wrong generator.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import dis
 import sys
@@ -28,7 +29,7 @@ _PY312 = sys.version_info < (3, 13)
 _LOCAL_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF",
                 "LOAD_CLOSURE", "LOAD_FAST_LOAD_FAST"}
 _JUMPS = set(dis.hasjrel) | set(dis.hasjabs)
-_CODES: dict = {}   # code -> (instructions, index by offset); codes are few
+_CODES: dict = {}   # code -> (instructions, their offsets); codes are few
 
 
 class _Unknown(Exception):
@@ -39,7 +40,7 @@ def _instructions(code):
     got = _CODES.get(code)
     if got is None:
         ins = list(dis.get_instructions(code))
-        got = _CODES[code] = (ins, {x.offset: i for i, x in enumerate(ins)})
+        got = _CODES[code] = (ins, [x.offset for x in ins])
     return got
 
 
@@ -125,8 +126,9 @@ def bound_method(frame, key, site: str):
     func = getattr(key, "__func__", key)
     owner = getattr(key, "__objclass__", None)
     try:
-        ins, at = _instructions(frame.f_code)
-        i = at[frame.f_lasti]
+        ins, offsets = _instructions(frame.f_code)
+        # the call instruction: f_lasti may point into its inline cache (3.12)
+        i = bisect.bisect_right(offsets, frame.f_lasti) - 1
         v = _value(frame, ins, *_producer(ins, i, _callee_depth(ins[i])))
     except (_Unknown, KeyError, AttributeError, IndexError):
         return None
