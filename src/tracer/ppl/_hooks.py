@@ -26,6 +26,7 @@ import numpy as np
 from ..context import Context
 from ._receiver import bound_method
 from .address import component, join
+from .kinds import SAMPLED
 from .samplers import (GENERATOR_TYPES, Draw, Sampler, UnknownSamplerError, lookup,
                        resolve, sample, sampler_callables, sampler_keys)
 
@@ -84,6 +85,7 @@ def _dispatcher(run: "FixingContext", key, site: str, unbound: bool):
     draws are counted by (site, line) in `act._sites` next to the address
     they name without a count (`[k]` appended for the k-th)."""
     acts_get, fixed_get, hits_add = run._acts.get, run.fixed.get, run.hits.add
+    kind = run.kinds.append
     getframe = sys._getframe
     named = key is sample
     s = lookup(key)[0]
@@ -116,8 +118,10 @@ def _dispatcher(run: "FixingContext", key, site: str, unbound: bool):
         address = count[1] if k == 0 else f"{count[1]}[{k}]"
         fix = fixed_get(address)
         if fix is None:
+            kind(SAMPLED)
             return (f or _no_generator(key, site))(*args, **kwargs)
         hits_add(address)
+        kind(fix[1])
         value = fix[0]
         if named and draw.sampler.shuffles >= 0:
             return _shuffled(value, draw.target)
@@ -147,6 +151,7 @@ class FixingContext(Context):
     def __init__(self, fixed: dict):
         self.fixed = fixed
         self.hits: set = set()
+        self.kinds: list = []     # each draw's kind (fixed ones: theirs), in draw order
         self._acts: dict = {}     # id(frame) -> the FixingContext of that call
         self.prefix: str | None = None
         self._calls: dict = {}
