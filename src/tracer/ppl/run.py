@@ -32,7 +32,7 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
         raise TypeError(f"tracer.ppl runs a callable model, got {type(model).__name__}")
     fixing = FixingContext(fixed) if fixed else None
     root = track(model, *args, ctx=fixing or plain_context(), **kwargs)
-    draws = scan(root, unknown)
+    draws = scan(root, unknown, dispatched=fixing is not None)
     kinds = None
     if fixing is not None:
         missing = [a for a in fixed if a not in fixing.hits]

@@ -143,15 +143,24 @@ def _outermost(trace, tb, rows: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
-def scan(root, unknown: str = "error") -> Draws:
+def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
     """The draws under `root`, in the order they were made.
 
     `unknown="error"` raises UnknownSamplerError at a draw whose distribution is not
     known; `"record"` keeps it (its site has `problem` set, its logp stays NaN).
+    `dispatched`: `root` is a fixing run's (_hooks.FixingContext), whose every draw
+    called a dispatcher: its rows are the substituted ones, found without callee names.
     """
     trace = root.trace
     tb = trace.table()
-    cand = _candidate_rows(tb)
+    originals = None
+    if dispatched:
+        md = trace.metadata
+        subst = sorted(r for r, m in md.items() if "substituted" in m)
+        cand = np.array(subst, dtype=np.int64)
+        originals = [md[r]["substituted"] for r in subst]
+    else:
+        cand = _candidate_rows(tb)
     cols = trace.columns()
     ref_start, refs = cols["ref_start"], cols["refs"]
     read = _value_reader(trace)
@@ -165,19 +174,16 @@ def scan(root, unknown: str = "error") -> Draws:
         # the callee of each row as an object id (one f for a group's rows); a fixing
         # run's rows call a dispatcher: what the program called is the row's
         # metadata["substituted"]
-        codes_u, which = np.unique(callee_refs, return_inverse=True)
-        which = which.reshape(-1)
-        objs = [read(int(c)) for c in codes_u.tolist()]
         obj_ids: dict = {}
-        obj_of_code = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in objs],
-                               dtype=np.int64)
-        callee = obj_of_code[which]
-        dispatched = [i for i, o in enumerate(objs) if original_of(o) is not None]
-        if dispatched:
-            md = trace.metadata
-            for i in np.flatnonzero(np.isin(which, dispatched)).tolist():
-                callee[i] = obj_ids.setdefault(id(md[int(cand[i])]["substituted"]),
-                                               len(obj_ids))
+        if originals is not None:
+            callee = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in originals],
+                              dtype=np.int64)
+        else:
+            codes_u, which = np.unique(callee_refs, return_inverse=True)
+            objs = [read(int(c)) for c in codes_u.tolist()]
+            obj_of_code = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in objs],
+                                   dtype=np.int64)
+            callee = obj_of_code[which.reshape(-1)]
         site = (codes[cand].astype(np.int64) << 32) | offsets[cand].astype(np.int64)
         order = np.lexsort((cand, callee, site))
         site_s, callee_s, rows_s = site[order], callee[order], cand[order]
