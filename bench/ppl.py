@@ -9,7 +9,12 @@ of the sites, `ppl.update` of one site; the ratios; and the memory per choice
 the trace).  NumPyro's `handlers.trace(handlers.seed(model, 0))` on the regression's
 loop runs when numpyro is installed (the `bench` extra; not installed here).
 
-Run:  nice -n 10 python bench/ppl.py [repeats]
+Run:  nice -n 10 python bench/ppl.py [repeats] [--before DIR]
+
+`--before DIR`: DIR holds another version of the tracer.ppl package (e.g.
+`git archive <commit> src/tracer/ppl | tar -x -C /tmp/before`, then
+DIR=/tmp/before/src/tracer/ppl); it is loaded as `tracer.ppl_before` on the same core
+and its ppl.trace, replay and condition are timed interleaved with this one's.
 """
 
 from __future__ import annotations
@@ -76,7 +81,20 @@ def full(model, args):
     return ct
 
 
-def measure(name, model, args, repeats):
+def _load_before(path):
+    """tracer.ppl of another version, from directory `path`, as tracer.ppl_before."""
+    import importlib.util
+    import os
+    spec = importlib.util.spec_from_file_location(
+        "tracer.ppl_before", os.path.join(path, "__init__.py"),
+        submodule_search_locations=[path])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tracer.ppl_before"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def measure(name, model, args, repeats, before=None):
     ctx = Context(modules=["random"])
     r = random.Random(0)
     ct = full(model, (r,) + args)
@@ -96,6 +114,13 @@ def measure(name, model, args, repeats):
         "condition": lambda: ppl.condition(model, obs, r, *args),
         "update": lambda: ppl.update(ct, {site: ct[site]}),
     }
+    if before is not None:
+        old = before.trace(model, r, *args)
+        old.choices
+        old.log_joint
+        cases["before: ppl.trace"] = lambda: before.trace(model, r, *args)
+        cases["before: replay"] = lambda: before.replay(old)
+        cases["before: condition"] = lambda: before.condition(model, obs, r, *args)
     best = {k: float("inf") for k in cases}
     for _ in range(repeats):
         for k, fn in cases.items():
@@ -119,6 +144,15 @@ def measure(name, model, args, repeats):
           f"replay/track {best['replay'] / best['track']:.2f}x, "
           f"condition/track {best['condition'] / best['track']:.2f}x, "
           f"update/untraced {best['update'] / best['untraced']:.1f}x")
+    print(f"  replay/ppl.trace {best['replay'] / best['ppl.trace']:.2f}x, "
+          f"condition/ppl.trace {best['condition'] / best['ppl.trace']:.2f}x")
+    if before is not None:
+        print(f"  before: ppl.trace/track {best['before: ppl.trace'] / best['track']:.2f}x, "
+              f"replay/track {best['before: replay'] / best['track']:.2f}x, "
+              f"condition/track {best['before: condition'] / best['track']:.2f}x, "
+              f"replay/ppl.trace {best['before: replay'] / best['before: ppl.trace']:.2f}x, "
+              f"condition/ppl.trace "
+              f"{best['before: condition'] / best['before: ppl.trace']:.2f}x")
     print(f"  memory: {with_ppl / n:.0f} B per choice with its trace "
           f"({(with_ppl - plain) / n:.0f} B more than the trace alone)")
 
@@ -142,12 +176,19 @@ def numpyro_loop(n):
           f"{t / (n + 2) * 1e6:.0f} us per site")
 
 
-def main(repeats: int = 3):
+def main(repeats: int = 3, before: str | None = None):
     print(f"Python {sys.version.split()[0]}, best of {repeats}, interleaved")
+    old = _load_before(before) if before else None
     for name, model, args in MODELS:
-        measure(name, model, args, repeats)
+        measure(name, model, args, repeats, old)
     numpyro_loop(1000)
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:]))
+    argv = sys.argv[1:]
+    where = None
+    if "--before" in argv:
+        i = argv.index("--before")
+        where = argv[i + 1]
+        del argv[i:i + 2]
+    main(*(int(a) for a in argv), before=where)

@@ -490,3 +490,66 @@ def test_more_random_samplers_against_scipy():
     for c in ct.choices.values():
         assert c.logp == pytest.approx(float(RANDOM_EXPECTED[c.sampler.name](c.value)),
                                        rel=1e-9), c
+
+
+# -- draws through bound methods (the dispatcher is not given their generator) ----------
+
+class _Holder:
+    def __init__(self, rng):
+        self.rng = rng
+
+
+_GLOBAL_GAUSS = random.Random(99).gauss
+
+
+def bound_calls(r, g, h, params, kw):
+    m = g.normal
+    a = m(1.0, 2.0)                     # a bound builtin in a local
+    b = r.gauss(*params)                # star call: the bound method is loaded
+    c = h.rng.gauss(*params)            # through an attribute of an instance
+    d = r.gauss(**kw)
+    e = _GLOBAL_GAUSS(0.0, 1.0)         # a bound method in a global
+    n = m(size=2, loc=-1.0)             # keywords only
+    return a + b + c + d + e + n.sum()
+
+
+def _bound_args(seed):
+    return (random.Random(seed), np.random.default_rng(seed), _Holder(random.Random(seed + 1)),
+            (2.0, 0.5), {"mu": 5.0, "sigma": 0.1})
+
+
+def test_fixing_draws_made_through_bound_methods():
+    global _GLOBAL_GAUSS
+    _GLOBAL_GAUSS = random.Random(99).gauss
+    ct = _check(ppl.trace(bound_calls, *_bound_args(4)))
+    assert [c.sampler.name for c in ct.choices.values()] == ["normal", "gauss", "gauss",
+                                                             "gauss", "gauss", "normal"]
+    _GLOBAL_GAUSS = random.Random(7).gauss
+    again = _check(ppl.replay(ct, *_bound_args(8)))
+    assert again.value == ct.value and not ppl.diff(ct, again)
+    assert all(c.kind == "replayed" for c in again.choices.values())
+    # observe the draw from h: every other draw comes from its own generator as untraced
+    addrs = list(ct.choices)
+    _GLOBAL_GAUSS = random.Random(99).gauss
+    cond = _check(ppl.condition(bound_calls, {addrs[2]: 0.25}, *_bound_args(4)))
+    assert [c.kind for c in cond.choices.values()] == ["sampled", "sampled", "observed",
+                                                       "sampled", "sampled", "sampled"]
+    for a in addrs:
+        want = 0.25 if a == addrs[2] else ct.choices[a].value
+        assert np.array_equal(cond.choices[a].value, want)
+    assert cond.choices[addrs[2]].logp == pytest.approx(st.norm.logpdf(0.25, 2.0, 0.5))
+
+
+def from_a_container(r):
+    x = r.gauss(0.0, 1.0)
+    return x + [r.gauss][0](3.0, 1.0)
+
+
+def test_a_bound_method_from_a_container_is_refused_clearly():
+    ct = ppl.trace(from_a_container, random.Random(1))
+    first, second = list(ct.choices)
+    # fixed, it needs no generator
+    assert ppl.replay(ct).value == ct.value
+    # sampled, it would need to guess: the run stops with a TypeError that says why
+    with pytest.raises(TypeError, match="cannot tell which generator"):
+        ppl.condition(from_a_container, {first: 0.0}, random.Random(1))

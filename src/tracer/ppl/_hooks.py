@@ -5,11 +5,15 @@ context of a plain run (samplers primitive, no hooks), and that of a run with fi
 choices (replay, condition, do, update), which names each draw by its address as it
 happens and substitutes the fixed ones.
 
-Today the fixing context overrides `Context.enter` (one Python call per recorded
-Python call, to count calls per site) and `Context.substitute`, which the recorder
-asks before every call and operator: its cost grows with the operations, not with
-the matched sites.  When the recorder filters hooks by callee in C (issue 19), only
-`substitute` here changes: it is asked for the sampler callables alone.
+The fixing context asks the recorder for the sampler callables alone
+(`Context(substitute={sampler: dispatcher})`, matched in C): every other call and
+operator runs no Python code, so a fixing run costs what a plain one costs plus one
+Python call per draw and one `enter` per recorded Python call (which names the
+call: its address and its counts of calls and draws, looked up by the dispatcher
+from its caller's frame).  Every draw then runs through its dispatcher: the trace's
+row calls the dispatcher, `metadata["substituted"]` holds what the program called
+(scan.py reads it there), and the dispatcher either draws from that or returns the
+fixed value.
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ import sys
 import numpy as np
 
 from ..context import Context
+from ._receiver import bound_method
 from .address import component, join
-from .samplers import (Draw, Sampler, UnknownSamplerError, resolve, sample,
-                       sampler_callables)
+from .kinds import SAMPLED
+from .samplers import (GENERATOR_TYPES, Draw, Sampler, UnknownSamplerError, lookup,
+                       resolve, sample, sampler_callables, sampler_keys)
 
-__all__ = ["plain_context", "FixingContext", "FIXED_NAME", "original_of", "code_name"]
+__all__ = ["plain_context", "FixingContext", "DRAW_NAME", "original_of", "code_name"]
 
-FIXED_NAME = "ppl_fixed"   # the name of the stand-in of a fixed draw in a trace
+DRAW_NAME = "ppl_draw"   # the name of a fixing run's dispatchers (the callee of its draws)
 
 
 def plain_context() -> Context:
@@ -40,8 +46,9 @@ def code_name(qualname: str) -> str:
 
 
 def original_of(fn):
-    """The sampler a fixed draw's stand-in replaced, or None."""
-    return getattr(fn, "_ppl_original", None)
+    """The sampler whose calls dispatcher `fn` takes, or None if `fn` is no
+    dispatcher (what one call called is in its row's metadata["substituted"])."""
+    return getattr(fn, "_ppl_sampler", None)
 
 
 def _user_frame():
@@ -53,85 +60,120 @@ def _user_frame():
     return f
 
 
-def _stand_in(original, box: list):
-    """A function to run in place of sampler `original`: it returns the value the
-    fixing context left in `box` (or reorders the shuffled list into it).  One per
-    sampler and run, so the draws of one site share their callee in the trace, and
-    it remembers `original`."""
-    def ppl_fixed(*args, **kwargs):
-        value, draw = box[0]
-        box[0] = None
-        if draw.sampler.shuffles >= 0:
-            target = draw.target
-            if isinstance(target, np.ndarray):
-                target[...] = np.asarray(list(value), dtype=target.dtype).reshape(target.shape)
-            else:
-                target[:] = list(value)
-            return None
+def _shuffled(value, target) -> None:
+    """A fixed shuffle: reorder the list (or array) `target` in place into `value`."""
+    if isinstance(target, np.ndarray):
+        target[...] = np.asarray(list(value), dtype=target.dtype).reshape(target.shape)
+    else:
+        target[:] = list(value)
+
+
+def _no_generator(key, site: str):
+    raise TypeError(
+        f"tracer.ppl cannot tell which generator this call of a bound {site!r} method "
+        f"draws from: it follows a bound method back to the variable or attribute it was "
+        f"read from, not through containers, calls or arguments computed with if/else or "
+        f"and/or; call it on the generator (rng.{site}(...)) or from a variable")
+
+
+def _dispatcher(run: "FixingContext", key, site: str, unbound: bool):
+    """The callable run instead of each call of sampler `key` (site name `site`;
+    `unbound`: a method taking the generator first): it names the draw by its
+    address and returns the fixed value, or draws from what the program called.
+
+    Every draw of a fixing run comes here, so it is written for speed: a call's
+    draws are counted by (site, line) in `act._sites` next to the address
+    they name without a count (`[k]` appended for the k-th)."""
+    acts_get, fixed_get, hits_add = run._acts.get, run.fixed.get, run.hits.add
+    kind = run.kinds.append
+    getframe = sys._getframe
+    named = key is sample
+    s = lookup(key)[0]
+    shuffles = s is not None and s.shuffles >= 0
+
+    def ppl_draw(*args, **kwargs):
+        frame = getframe(1)
+        f = key
+        if unbound and not (args and isinstance(args[0], GENERATOR_TYPES)):
+            # a bound method (`m = rng.normal; m(...)`): the generator is its own
+            f = bound_method(frame, key, site)
+        act = acts_get(id(frame))
+        if act is None:
+            return (f or _no_generator(key, site))(*args, **kwargs)
+        if named:
+            try:
+                draw = resolve(f, args, kwargs)
+            except UnknownSamplerError:
+                draw = Draw(Sampler("sample", dict, "unknown"), "sample", {})
+            if draw is None:
+                return f(*args, **kwargs)
+            where = (draw.site, None)
+        else:
+            where = (site, frame.f_lineno)
+        count = act._sites.get(where)
+        if count is None:
+            count = act._sites[where] = [0, join(act.prefix, component(*where, 0))]
+        k = count[0]
+        count[0] = k + 1
+        address = count[1] if k == 0 else f"{count[1]}[{k}]"
+        fix = fixed_get(address)
+        if fix is None:
+            kind(SAMPLED)
+            return (f or _no_generator(key, site))(*args, **kwargs)
+        hits_add(address)
+        kind(fix[1])
+        value = fix[0]
+        if named and draw.sampler.shuffles >= 0:
+            return _shuffled(value, draw.target)
+        if shuffles:
+            return _shuffled(value, resolve(f, args, kwargs).target if f is not None else
+                             (args[0] if args else kwargs.get("x")))
         # a fresh copy: the program may change a list or array it drew in place
-        return copy.copy(value) if isinstance(value, (list, np.ndarray)) else value
-    ppl_fixed._ppl_original = original
-    return ppl_fixed
+        if isinstance(value, (list, np.ndarray)):
+            return copy.copy(value)
+        return value
+
+    ppl_draw.__name__ = ppl_draw.__qualname__ = DRAW_NAME
+    ppl_draw._ppl_sampler = key
+    return ppl_draw
 
 
 class FixingContext(Context):
     """Runs a model with the draws at `fixed` addresses replaced by given values.
 
-    One object per recorded call (`enter` makes it): it knows its call's address
-    and counts the calls and draws made in it, as the scan of the finished trace
-    (choices.py) counts them.  `hits` (shared) collects the addresses fixed.
+    Every sampler callable is substituted by a dispatcher (matched in C, so no
+    other call runs Python code).  `enter` makes one object per recorded call,
+    registered by its frame for the dispatchers: it knows its call's address and
+    counts the calls and draws made in it, as the scan of the finished trace
+    (scan.py) counts them.  `hits` (shared) collects the addresses fixed.
     """
 
     def __init__(self, fixed: dict):
-        super().__init__(primitives=sampler_callables(), modules=["random", __name__])
         self.fixed = fixed
         self.hits: set = set()
-        self._box: list = [None]          # the value the next stand-in returns
-        self._stand_ins: dict = {}        # sampler -> its stand-in in this run
+        self.kinds: list = []     # each draw's kind (fixed ones: theirs), in draw order
+        self._acts: dict = {}     # id(frame) -> the FixingContext of that call
         self.prefix: str | None = None
         self._calls: dict = {}
         self._sites: dict = {}
+        dispatchers = {key: _dispatcher(self, key, site, unbound)
+                       for key, site, unbound in sampler_keys()}
+        super().__init__(primitives=sampler_callables(), modules=["random", __name__],
+                         substitute=dispatchers)
 
-    def _child(self, prefix: str) -> "FixingContext":
+    def _child(self, prefix: str, frame) -> "FixingContext":
         child = object.__new__(FixingContext)
         child.__dict__.update(self.__dict__)
         child.prefix, child._calls, child._sites = prefix, {}, {}
+        self._acts[id(frame)] = child
         return child
 
     def enter(self, f, /, *args, **kwargs):
         frame = _user_frame()
         qual = frame.f_code.co_qualname
         if self.prefix is None:                    # the model itself
-            return self._child(code_name(qual))
+            return self._child(code_name(qual), frame)
         key = (qual, frame.f_back.f_lineno)
         k = self._calls.get(key, 0)
         self._calls[key] = k + 1
-        return self._child(join(self.prefix, component(code_name(qual), key[1], k)))
-
-    def substitute(self, f, /, *args, **kwargs):
-        try:
-            draw = resolve(f, args, kwargs)
-        except UnknownSamplerError:
-            # a draw of unknown density (kept with logp=None when traced with
-            # unknown="record"): named and fixed like the scan names it
-            name = getattr(f, "__name__", type(f).__name__)
-            draw = Draw(Sampler(name, dict, "unknown"), name, {})
-        if draw is None or self.prefix is None:
-            return None
-        line = None if f is sample else _user_frame().f_lineno
-        key = (draw.site, line)
-        k = self._sites.get(key, 0)
-        self._sites[key] = k + 1
-        address = join(self.prefix, component(draw.site, line, k))
-        fix = self.fixed.get(address)
-        if fix is None:
-            return None
-        self.hits.add(address)
-        try:
-            stand_in = self._stand_ins.get(f)
-            if stand_in is None:
-                stand_in = self._stand_ins[f] = _stand_in(f, self._box)
-        except TypeError:                  # an unhashable sampler: a stand-in of its own
-            stand_in = _stand_in(f, self._box)
-        self._box[0] = (fix[0], draw)
-        return stand_in
+        return self._child(join(self.prefix, component(code_name(qual), key[1], k)), frame)

@@ -32,7 +32,7 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
         raise TypeError(f"tracer.ppl runs a callable model, got {type(model).__name__}")
     fixing = FixingContext(fixed) if fixed else None
     root = track(model, *args, ctx=fixing or plain_context(), **kwargs)
-    draws = scan(root, unknown)
+    draws = scan(root, unknown, dispatched=fixing is not None)
     kinds = None
     if fixing is not None:
         missing = [a for a in fixed if a not in fixing.hits]
@@ -42,8 +42,12 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
                              f"replay/condition/do/update: {', '.join(lost[:5])}; the "
                              f"addresses of "
                              f"this model's draws are tracer.ppl.trace(model, ...).choices")
-        kinds = [fixed[a][1] if f else SAMPLED
-                 for a, f in zip(draws.addresses, draws.fixed.tolist())]
+        # the dispatchers saw the draws in the order the scan finds them (by row);
+        # should they disagree on the number, the addresses decide
+        kinds = fixing.kinds
+        if len(kinds) != len(draws):
+            hits = fixing.hits
+            kinds = [fixed[a][1] if a in hits else SAMPLED for a in draws.addresses]
     score_draws(draws)
     return ChoiceTrace(model, args, kwargs, root, draws, kinds)
 
@@ -81,7 +85,13 @@ def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs
 def _kept(choice_trace: ChoiceTrace) -> dict:
     """Every choice of `choice_trace` fixed: observations and interventions stay so,
     the rest are replayed."""
-    return {addr: (c.value, c.kind if c.kind in (OBSERVED, INTERVENED) else REPLAYED)
+    kept = (OBSERVED, INTERVENED)
+    if choice_trace._choices is None:     # from the columns: no Choice made for this
+        draws = choice_trace._draws
+        kinds = choice_trace._kinds or [SAMPLED] * len(draws)
+        return {addr: (value, kind if kind in kept else REPLAYED)
+                for addr, value, kind in zip(draws.addresses, draws.values, kinds)}
+    return {addr: (c.value, c.kind if c.kind in kept else REPLAYED)
             for addr, c in choice_trace.choices.items()}
 
 

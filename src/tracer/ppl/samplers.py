@@ -20,7 +20,8 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Sampler", "Draw", "sampler", "sample", "resolve", "is_unknown_sampler",
-           "sampler_callables", "method_names", "UnknownSamplerError"]
+           "sampler_callables", "sampler_keys", "lookup", "method_names",
+           "UnknownSamplerError", "GENERATOR_TYPES"]
 
 
 class UnknownSamplerError(TypeError):
@@ -286,6 +287,30 @@ def method_names() -> frozenset:
     return frozenset(names)
 
 
+def sampler_keys() -> list[tuple[Any, str, bool]]:
+    """Every callable whose calls are draws, as (callable, site name, whether it
+    takes the generator first): `sample`, the samplers' and the drawing methods'
+    unbound functions, then the bound ones of the `random` and `numpy.random`
+    modules (a call filter matches a bound method by its function too: the unbound
+    come first so that their function is theirs)."""
+    keys = [(sample, "sample", False)]
+    keys += [(f, s.name, unbound) for f, (s, unbound) in _TABLE.items() if f is not sample]
+    keys += [(f, name, True) for f, name in _OTHER_METHODS.items()]
+    have = {id(k[0]) for k in keys}
+    for module in (_random, np.random):
+        for attr in dir(module):
+            f = getattr(module, attr, None)
+            if attr.startswith("_") or f is None or id(f) in have:
+                continue
+            s, owner, name = _lookup(f)
+            if owner is None or owner is True or owner is False or not name or \
+                    (s is None and name in _NOT_DRAWS):
+                continue
+            keys.append((f, s.name if s is not None else name, False))
+            have.add(id(f))
+    return keys
+
+
 def _lookup(f) -> tuple[Sampler | None, Any, str | None]:
     """(sampler, bound generator or None, method name) of callable `f`."""
     try:
@@ -306,6 +331,9 @@ def _lookup(f) -> tuple[Sampler | None, Any, str | None]:
     name = getattr(f, "__name__", None)
     s = _BY_TYPE[cls].get(name) if name else None
     return s, owner, name
+
+
+lookup = _lookup
 
 
 def resolve(f, args: tuple, kwargs: dict) -> Draw | None:

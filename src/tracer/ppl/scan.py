@@ -6,7 +6,9 @@ call one sampler bind their parameters alike, so each such site is resolved once
 its parameters are read as columns of the refs array; an irregular site (`f(*args)`,
 `sample(name, ...)`, a shuffle, a user sampler) is resolved row by row.  Addresses
 are counted as the running hooks count them (_hooks.FixingContext): calls by (code,
-call line) within their caller, draws by (site, line) within their call.  What only
+call line) within their caller, draws by (site, line) within their call.  In a
+fixing run every draw calls a dispatcher: what the program called is in the row's
+metadata["substituted"].  What only
 a Choice needs (addresses, parameter dicts, node views) is made when first asked.
 """
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from .. import _core
 from ..views.table import KIND_NAMES
-from ._hooks import FIXED_NAME, code_name, original_of
+from ._hooks import DRAW_NAME, code_name, original_of
 from .address import component, join
 from .densities import distribution_name
 from .samplers import Draw, Sampler, UnknownSamplerError, method_names, resolve, sample
@@ -73,12 +75,12 @@ class Site:
 
 class Draws:
     """The draws of one trace, in draw order: `rows` (int64 array of trace rows),
-    `values`, `fixed` (bool array: a fixing context supplied the value), `site_of`
-    (index into `sites`), `logp` (filled by densities.score_draws)."""
+    `values`, `site_of` (index into `sites`), `logp` (filled by
+    densities.score_draws)."""
 
-    def __init__(self, trace, tb, rows, values, fixed, sites, site_of):
+    def __init__(self, trace, tb, rows, values, sites, site_of):
         self.trace, self.tb = trace, tb
-        self.rows, self.values, self.fixed = rows, values, fixed
+        self.rows, self.values = rows, values
         self.sites, self.site_of = sites, site_of
         self.logp = np.full(len(rows), np.nan)
         self._addresses: list[str] | None = None
@@ -112,7 +114,7 @@ class Draws:
 
 def _candidate_rows(tb) -> np.ndarray:
     names = tb.callee_names
-    wanted = method_names() | {FIXED_NAME}
+    wanted = method_names() | {DRAW_NAME}
     ok = np.array([str(n).rsplit(".", 1)[-1] in wanted for n in names.tolist()], dtype=bool)
     if not ok.any():
         return np.empty(0, dtype=np.int64)
@@ -141,15 +143,24 @@ def _outermost(trace, tb, rows: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
-def scan(root, unknown: str = "error") -> Draws:
+def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
     """The draws under `root`, in the order they were made.
 
     `unknown="error"` raises UnknownSamplerError at a draw whose distribution is not
     known; `"record"` keeps it (its site has `problem` set, its logp stays NaN).
+    `dispatched`: `root` is a fixing run's (_hooks.FixingContext), whose every draw
+    called a dispatcher: its rows are the substituted ones, found without callee names.
     """
     trace = root.trace
     tb = trace.table()
-    cand = _candidate_rows(tb)
+    originals = None
+    if dispatched:
+        md = trace.metadata
+        subst = sorted(r for r, m in md.items() if "substituted" in m)
+        cand = np.array(subst, dtype=np.int64)
+        originals = [md[r]["substituted"] for r in subst]
+    else:
+        cand = _candidate_rows(tb)
     cols = trace.columns()
     ref_start, refs = cols["ref_start"], cols["refs"]
     read = _value_reader(trace)
@@ -160,30 +171,34 @@ def scan(root, unknown: str = "error") -> Draws:
     shapes: dict = {}           # (code, offset) -> (star call, keyword names)
     groups: dict = {}           # key -> rows (int64 array)
     if len(cand):
-        # the callee of each row as an object id (a fixing run's stand-ins are new
-        # pool entries per call, but one object per sampler)
-        codes_u, which = np.unique(callee_refs, return_inverse=True)
-        objs = [read(int(c)) for c in codes_u.tolist()]
-        obj_ids = {}
-        obj_of_code = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in objs],
-                               dtype=np.int64)
-        callee = obj_of_code[which.reshape(-1)]
+        # the callee of each row as an object id (one f for a group's rows); a fixing
+        # run's rows call a dispatcher: what the program called is the row's
+        # metadata["substituted"]
+        obj_ids: dict = {}
+        if originals is not None:
+            callee = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in originals],
+                              dtype=np.int64)
+        else:
+            codes_u, which = np.unique(callee_refs, return_inverse=True)
+            objs = [read(int(c)) for c in codes_u.tolist()]
+            obj_of_code = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in objs],
+                                   dtype=np.int64)
+            callee = obj_of_code[which.reshape(-1)]
         site = (codes[cand].astype(np.int64) << 32) | offsets[cand].astype(np.int64)
         order = np.lexsort((cand, callee, site))
         site_s, callee_s, rows_s = site[order], callee[order], cand[order]
-        firsts = callee_refs[order]
         cut = np.flatnonzero((site_s[1:] != site_s[:-1]) | (callee_s[1:] != callee_s[:-1])) + 1
         for start, rows_g in zip(np.concatenate([[0], cut]).tolist(), np.split(rows_s, cut)):
             groups[(int(site_s[start] >> 32), int(site_s[start] & 0xFFFFFFFF),
-                    int(firsts[start]))] = rows_g
+                    int(callee_s[start]))] = rows_g
     groups = dict(sorted(groups.items(), key=lambda kv: int(kv[1][0])))
     found_rows: list[int] = []
     found_site: list[int] = []
-    found_fixed: list[bool] = []
     sites: list[Site] = []
     site_ids: dict = {}
-    per_row: list[tuple[int, int, bool]] = []
-    chunks: list[tuple[np.ndarray, int, bool]] = []   # (rows, site, fixed) of regular sites
+    per_row: list[tuple[int, int]] = []
+    chunks: list[tuple[np.ndarray, int]] = []   # (rows, site) of regular sites
+    called = _called(trace)
     for (c, o, *_), rows_g in groups.items():
         rows = rows_g.tolist()
         first = rows[0]
@@ -192,18 +207,11 @@ def scan(root, unknown: str = "error") -> Draws:
             node = _core.node_view(trace, first)
             shape = shapes[(c, o)] = (node.is_star_call, tuple(node.keywords))
         star, kwnames = shape
-        f = read(int(refs[ref_start[first]])) if not star else \
-            _core.node_view(trace, first).function.value
-        orig = original_of(f)
-        fixed = orig is not None
-        if fixed:
-            f = orig
+        f = called(first, read(int(refs[ref_start[first]])) if not star else
+                   _core.node_view(trace, first).function.value)
         irregular = star or f is sample
         for r in (rows if irregular else rows[:1]):
             args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs)
-            if fixed:   # each stand-in is its own callee: the original is what counts
-                f = original_of(read(int(refs[ref_start[r]])) if not star else
-                                _core.node_view(trace, r).function.value)
             try:
                 d = resolve(f, args, kwargs)
                 problem = None
@@ -234,23 +242,20 @@ def scan(root, unknown: str = "error") -> Draws:
             s = sites[sid]
             if not regular:
                 s.draws[r] = d
-                per_row.append((r, sid, fixed))
+                per_row.append((r, sid))
             else:
-                chunks.append((rows_g, sid, fixed))
+                chunks.append((rows_g, sid))
     parts_rows = [c[0] for c in chunks] + [np.array([t[0] for t in per_row], dtype=np.int64)]
     parts_site = [np.full(len(c[0]), c[1], dtype=np.int64) for c in chunks] + \
         [np.array([t[1] for t in per_row], dtype=np.int64)]
-    parts_fixed = [np.full(len(c[0]), c[2], dtype=bool) for c in chunks] + \
-        [np.array([t[2] for t in per_row], dtype=bool)]
     all_rows = np.concatenate(parts_rows)
     order = np.argsort(all_rows, kind="stable")
     rows_arr = all_rows[order]
     site_of = np.concatenate(parts_site)[order]
-    fixed_arr = np.concatenate(parts_fixed)[order]
     keep = _outermost(trace, tb, rows_arr) if len(rows_arr) else rows_arr
     if len(keep) != len(rows_arr):
         mask = np.isin(rows_arr, keep)
-        rows_arr, site_of, fixed_arr = rows_arr[mask], site_of[mask], fixed_arr[mask]
+        rows_arr, site_of = rows_arr[mask], site_of[mask]
     # members of each site, in draw order; a regular site's inputs as columns
     by_site = np.argsort(site_of, kind="stable")
     bounds = np.cumsum(np.bincount(site_of, minlength=len(sites)))[:-1] if len(sites) else []
@@ -274,7 +279,7 @@ def scan(root, unknown: str = "error") -> Draws:
             # shuffle returns None: the choice is the order it left (read now)
             values[i] = (tuple(np.asarray(target).tolist()) if isinstance(target, np.ndarray)
                          else tuple(target))
-    draws = Draws(trace, tb, rows_arr, values, fixed_arr, sites, site_of)
+    draws = Draws(trace, tb, rows_arr, values, sites, site_of)
     if unknown == "error":
         for i, sid in enumerate(site_of.tolist()):
             if sites[sid].problem:
@@ -284,6 +289,18 @@ def scan(root, unknown: str = "error") -> Draws:
                     f"@tracer.ppl.sampler(logpdf=...), or trace with unknown='record' to "
                     f"keep it with logp=None")
     return draws
+
+
+def _called(trace):
+    """`called(row, callee)`: what call row `row` called — its callee, or for a
+    fixing run's dispatcher what the program called in its place."""
+    md = trace.metadata
+
+    def called(row: int, callee):
+        if original_of(callee) is None:
+            return callee
+        return md[row]["substituted"]
+    return called
 
 
 def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
