@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-import weakref
 
 import numpy as np
 
@@ -266,7 +265,10 @@ def value_and_grad(f, argnums=0):
     return value_and_grad_f
 
 
-_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# By function object, weakly and without a callback (CodeCache works for any object
+# that takes weak references): a WeakKeyDictionary's callback would run inside
+# whatever program tracer is recording when the collector frees a function.
+_PATHS: CodeCache = CodeCache()
 
 
 def _paths_of(f) -> dict:
