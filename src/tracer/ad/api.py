@@ -25,6 +25,7 @@ from ..context import Context
 from ..tapes.common import K_NESTED, K_PRIM
 from ..tapes import Tape
 from ..tapes.guards import GuardError
+from ..analysis.codecache import CodeCache
 from ..analysis.ir import ir as ir_of
 from ..tapes.ops import Call, Input, Where
 from . import adjoints
