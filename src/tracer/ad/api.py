@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-import weakref
 
 import numpy as np
 
@@ -26,6 +25,7 @@ from ..context import Context
 from ..tapes.common import K_NESTED, K_PRIM
 from ..tapes import Tape
 from ..tapes.guards import GuardError
+from ..analysis.codecache import CodeCache
 from ..analysis.ir import ir as ir_of
 from ..tapes.ops import Call, Input, Where
 from . import adjoints
@@ -266,7 +266,10 @@ def value_and_grad(f, argnums=0):
     return value_and_grad_f
 
 
-_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# By function object, weakly and without a callback (CodeCache works for any object
+# that takes weak references): a WeakKeyDictionary's callback would run inside
+# whatever program tracer is recording when the collector frees a function.
+_PATHS: CodeCache = CodeCache()
 
 
 def _paths_of(f) -> dict:
