@@ -116,13 +116,14 @@ def test_a_return_before_the_end_of_its_call(root):
 
 def test_a_child_naming_another_parent(root):
     (call,) = rows(root, 3)
+    (ret,) = rows(root, 6, parent=call)
 
     def edit(parent):
-        parent[call + 1] = 0
+        parent[ret] = 0
 
     def recode(code):  # the loader checks a row's code is its parent call's
-        code[call + 1] = code[call]
-    with pytest.raises(GraphError, match=rf"^row {call + 1}: listed under {call} but its parent is 0$"):
+        code[ret] = code[call]
+    with pytest.raises(GraphError, match=rf"^row {ret}: listed under {call} but its parent is 0$"):
         tracer.validate(broken(root, parent=edit, code=recode))
 
 
