@@ -4,11 +4,13 @@ itself, save/load and validate, on traces of about N nodes.
 
 Usage::
 
-    python bench/suite.py [--steps S] [--repeat R]
+    python bench/suite.py [--steps S] [--repeat R] [--only save,load,validate]
 
 S nbody steps (default 1600: about 10^6 nodes).  Each measure is the best of R runs
 (default 3), wall-clock and CPU time of this process (on a busy machine the CPU time
-is what the step costs; the wall-clock time includes waiting for a core).
+is what the step costs; the wall-clock time includes waiting for a core).  `--only`
+names the measures to run besides recording (counts, compare, diff, save, load,
+validate).
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1600)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="counts,compare,diff,save,load,validate",
+                        help="comma-separated measures to run (default: all)")
     args = parser.parse_args()
+    only = set(args.only.split(","))
     source = NBODY.read_text()
     with tempfile.TemporaryDirectory() as tmp:
         old = version(pathlib.Path(tmp, "a"), "nbody_a", source)
@@ -67,23 +72,30 @@ def main() -> None:
         w, c, a = best(args.repeat, lambda: tracer.track(old.run, args.steps))
         n = len(a.trace)
         row(f"track nbody ({n:,} nodes)", w, c, n)
-        b = tracer.track(new.run, args.steps)
-        a2 = tracer.track(old.run, args.steps)
-        w, c, _ = best(args.repeat, lambda: counts(a, "callee"))
-        row("counts by callee", w, c, n)
-        w, c, d = best(args.repeat, lambda: compare_counts(a, b, "line"))
-        row("compare_counts by line", w, c, n)
-        w, c, d = best(args.repeat, lambda: tracer.diff(a, b))
-        row(f"diff of the edit ({d.paired:,} paired)", w, c, n)
-        w, c, d = best(args.repeat, lambda: tracer.diff(a, a2))
-        row(f"diff of two runs ({d.paired:,} paired)", w, c, n)
+        if only & {"compare", "diff"}:
+            b = tracer.track(new.run, args.steps)
+        if "counts" in only:
+            w, c, _ = best(args.repeat, lambda: counts(a, "callee"))
+            row("counts by callee", w, c, n)
+        if "compare" in only:
+            w, c, d = best(args.repeat, lambda: compare_counts(a, b, "line"))
+            row("compare_counts by line", w, c, n)
+        if "diff" in only:
+            a2 = tracer.track(old.run, args.steps)
+            w, c, d = best(args.repeat, lambda: tracer.diff(a, b))
+            row(f"diff of the edit ({d.paired:,} paired)", w, c, n)
+            w, c, d = best(args.repeat, lambda: tracer.diff(a, a2))
+            row(f"diff of two runs ({d.paired:,} paired)", w, c, n)
         path = pathlib.Path(tmp, "a.parquet")
-        w, c, _ = best(args.repeat, lambda: save(a, path))
-        row("save (Parquet, values encoded)", w, c, n)
-        w, c, back = best(args.repeat, lambda: load(path))
-        row("load", w, c, n)
-        w, c, _ = best(args.repeat, lambda: tracer.validate(a))
-        row("validate", w, c, n)
+        if only & {"save", "load"}:
+            w, c, _ = best(args.repeat, lambda: save(a, path))
+            row("save (Parquet, values encoded)", w, c, n)
+        if "load" in only:
+            w, c, back = best(args.repeat, lambda: load(path))
+            row("load", w, c, n)
+        if "validate" in only:
+            w, c, _ = best(args.repeat, lambda: tracer.validate(a))
+            row("validate", w, c, n)
 
 
 if __name__ == "__main__":

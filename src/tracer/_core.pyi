@@ -182,6 +182,16 @@ def ancestor_rows(t: Trace, row: int) -> np.ndarray: ...
 def depths(t: Trace, lo: int = 0, hi: int = -1) -> np.ndarray: ...
 def value_addresses(t: Trace, rows: Any) -> np.ndarray: ...
 
+# -- tracer.validate's structural pass (src/tracer/_core/lint.pxi) -------------------------
+
+def lint_structure(t: Trace, root: int, stopped: bool) -> tuple[
+    tuple[Any, ...] | None, np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
+# -- plain scalars as columns, for value encoding (src/tracer/_core/scalars.pxi) -----------
+
+def scalar_columns(objects: list[Any]) -> tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
 # -- per-row lookups for trace.table() (src/tracer/_core/tables.pxi) -----------------------
 
 def unit_lookup(t: Trace, code: Any, table: Any, start: Any, length: Any,

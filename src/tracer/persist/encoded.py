@@ -63,9 +63,10 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
     for consts in literals:
         objects += consts
     objects.append(trace.exception)
-    table, index = encode_values(objects, use_pickle=values == "pickle")
+    table, entries = encode_values(objects, use_pickle=values == "pickle")
+    index = entries[n:].tolist()  # the entries after the rows' (pool, metadata, ...)
     npool = len(trace.pool)
-    at = n
+    at = 0
     pool = index[at:at + npool]
     at += npool
     meta_entries = index[at:at + len(meta)]
@@ -78,7 +79,7 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
         at += len(consts)
     exception = index[-1] if trace.exception is not None else -1
     columns = {name: col for name, col in trace.columns().items()}
-    columns["value"] = np.asarray(index[:n], dtype=np.int32)
+    columns["value"] = entries[:n].astype(np.int32)
     return EncodedTrace(
         columns=columns, values=table, pool=pool,
         codes=[describe_code(c) for c in trace.codes],

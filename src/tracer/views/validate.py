@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from .. import callables as ops
-from .._core import FLAGS, KINDS, NOT_KEPT, ValueSummary
+from .._core import FLAGS, KINDS, NOT_KEPT, ValueSummary, lint_structure, value_addresses
 from .checks import node_arg
 from .nodes import Node, node_at
 from .values import short_value
@@ -37,63 +39,127 @@ def validate(root: Node) -> None:
     caller saw (or `metadata["original"]` after an override), or else it raised;
     only a generator or coroutine frame ends with a yield, and a frame without its
     parameters is one resumed; a return is the last node of its call.
+
+    The structure is checked in one pass of the core over the columns; the rest
+    compares value addresses with numpy and looks at objects (IRs, values) only where
+    a check could fail, and once per distinct location.
     """
     node_arg(root, "validate")
     t = root.trace
+    error, firsts, group, last, first_ref = lint_structure(t, root.row, t.stopped)
+    if error is not None:
+        what, *numbers = error
+        if what == "open":
+            numbers[1] = KINDS[numbers[1]]
+        raise GraphError(_STRUCTURE[what].format(*numbers))
+    # The pass listed every row of (lo, hi): each row's parent is right, its refs are
+    # earlier rows of its call and `last`/`first_ref`/`group` are complete.
+    lo = root.row
+    hi = t.end(lo)
+    cols = t.columns()
+    kind_col, flags_col, aux_col = cols["kind"], cols["flags"], cols["aux"]
+    rows = np.arange(lo + 1, hi, dtype=np.int32)
+    kind, flags = kind_col[lo + 1:hi], flags_col[lo + 1:hi]
+    builds = _check_locations(t, firsts.tolist())
+    _check_controls(t, rows[(kind == 5) | (kind == 6)], group, first_ref, kind_col, aux_col)
+    if not t.snapshots and builds.any():
+        tuples = rows[builds[group[lo + 1:hi]] & (flags & FLAGS["raised"] == 0)]
+        for c in tuples.tolist():
+            _check_items(t, c)
+    if not t.stopped:
+        calls = rows[kind == 3]
+        if kind_col[lo] == 3:
+            calls = np.concatenate(([lo], calls)).astype(np.int32)
+        _check_calls(t, calls, last, kind_col, flags_col, aux_col)
+
+
+_STRUCTURE = {
+    "end outside": "row {0}: subtree end {1} outside ({0}, {2}]",
+    "end beyond": "row {0}: subtree end {1} beyond its parent's end {2}",
+    "listed": "row {0}: listed under {1} but its parent is {2}",
+    "kind": "row {0}: unknown kind {1}",
+    "later": "row {0}: references row {1}, which is not earlier",
+    "other call": "row {0}: references row {1} of another call (parent {2}, not {3})",
+    "parameter": "row {0}: parameter position {1}, expected {2}",
+    "open": "row {0}: {1} node still open in a finished trace",
+    "return not last": "row {0}: a return that is not the last node of its call",
+}
+
+
+def _check_locations(t, firsts: list[int]) -> np.ndarray:
+    """Check the first row of each distinct location key (one IR lookup each);
+    return, per key, whether its rows build a tuple."""
+    builds = np.zeros(len(firsts), dtype=bool)
+    for g, c in enumerate(firsts):
+        node = node_at(t, c)
+        _check_location(node)
+        if t.kind(c) == 2:
+            rec = node._rec()
+            builds[g] = rec is not None and rec.fn is ops.build_tuple
+    return builds
+
+
+def _check_controls(t, ctl: np.ndarray, group, first_ref, kind_col, aux_col) -> None:
+    """`_check_control` on every branch and return that could fail it: found by value
+    addresses (equal addresses are the same object) and once per location."""
+    operand = first_ref[ctl]
+    ctl, operand = ctl[operand >= 0], operand[operand >= 0]
+    if not len(ctl):
+        return
+    ret = kind_col[ctl] == 6
+    value, operand_value = value_addresses(t, ctl), value_addresses(t, operand)
+    suspects = []
+    if not t.snapshots:
+        suspects.append(ctl[ret & (value != operand_value)])
+    # `return %k` referring to a constant: a fact of the location, checked at its first row.
+    constant = ret & (kind_col[operand] == 1) & (aux_col[operand] == -2)
+    _, first = np.unique(group[ctl[constant]], return_index=True)
+    suspects.append(ctl[constant][first])
+    # `is None` branches: the opcode is a fact of the location; the truth, of each row.
+    jumps = ~ret
+    keys = np.unique(group[ctl[jumps]])
+    none_tests = [k for k, c in zip(keys.tolist(), _first_rows(ctl[jumps], group, keys))
+                  if node_at(t, c).ir.layout.by_offset[t.offset(c)].opname
+                  in ("POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE")]
+    if none_tests:
+        at = jumps & np.isin(group[ctl], none_tests)
+        is_none = np.isin(operand_value[at], (0, id(None)))
+        expected = np.where(is_none, id(True), id(False))
+        suspects.append(ctl[at][value[at] != expected])
+    for c in np.unique(np.concatenate(suspects)).tolist():
+        _check_control(t, c)
+
+
+def _first_rows(rows: np.ndarray, group: np.ndarray, keys: np.ndarray) -> list[int]:
+    """The first of `rows` in each group of `keys` (sorted)."""
+    g = group[rows]
+    order = np.argsort(g, kind="stable")
+    starts = np.searchsorted(g[order], keys)
+    return rows[order[starts]].tolist()
+
+
+def _check_calls(t, calls: np.ndarray, last, kind_col, flags_col, aux_col) -> None:
+    """`_check_call` on every call that could fail it: one that raised, a frame
+    entered from C, or a call with parameters whose last child is not a plain return
+    of the value the caller saw (by address)."""
+    if not len(calls):
+        return
     n = len(t)
-    # Location facts already checked, one IR lookup each: key -> whether it builds a tuple.
-    located: dict[tuple, bool] = {}
-    stack = [root.row]
-    while stack:
-        p = stack.pop()
-        end = t.end(p)
-        if not (p < end <= n):
-            raise GraphError(f"row {p}: subtree end {end} outside ({p}, {n}]")
-        pend = t.end(t.parent(p)) if t.parent(p) >= 0 else n
-        if end > pend:
-            raise GraphError(f"row {p}: subtree end {end} beyond its parent's end {pend}")
-        children = t.children(p)
-        expected_pos = 0
-        for c in children:
-            if t.parent(c) != p:
-                raise GraphError(f"row {c}: listed under {p} but its parent is {t.parent(c)}")
-            kind = t.kind(c)
-            if not 0 <= kind < len(KINDS):
-                raise GraphError(f"row {c}: unknown kind {kind}")
-            for r in t.refs(c):
-                if not isinstance(r, int):
-                    continue
-                if r >= c:
-                    raise GraphError(f"row {c}: references row {r}, which is not earlier")
-                if t.parent(r) != p:
-                    raise GraphError(
-                        f"row {c}: references row {r} of another call (parent {t.parent(r)}, not {p})"
-                    )
-            flags = t.flags(c)
-            if kind == 0 and not flags & FLAGS["carried"]:
-                if t.aux(c) != expected_pos:
-                    raise GraphError(f"row {c}: parameter position {t.aux(c)}, expected {expected_pos}")
-                expected_pos += 1
-            if flags & FLAGS["open"] and not t.stopped:
-                raise GraphError(f"row {c}: {KINDS[kind]} node still open in a finished trace")
-            if kind == 6 and c != children[-1]:
-                raise GraphError(f"row {c}: a return that is not the last node of its call")
-            if kind in (5, 6):
-                _check_control(t, c)
-            key = (id(t.code(c)), t.offset(c), kind, flags & (FLAGS["frame"] | FLAGS["carried"]),
-                   t.aux(c) if kind in (0, 5) else 0, p == 0)
-            builds = located.get(key)
-            if builds is None:
-                node = node_at(t, c)
-                _check_location(node)
-                rec = node._rec() if kind == 2 else None
-                builds = located[key] = rec is not None and rec.fn is ops.build_tuple
-            if builds and not flags & FLAGS["raised"] and not t.snapshots:
-                _check_items(t, c)
-            if kind == 3:
-                stack.append(c)
-        if t.kind(p) == 3 and not t.stopped:
-            _check_call(t, p, children)
+    F = FLAGS
+    cflags = flags_col[calls]
+    ends = np.where((cflags & F["open"] != 0) & (aux_col[calls] == 0), n, aux_col[calls])
+    first = np.where(calls + 1 < ends, calls + 1, -1)
+    lastc = last[calls]
+    has = first >= 0
+    starts = has & (kind_col[first] == 0) & (flags_col[first] & F["carried"] == 0)
+    raised = cflags & F["raised"] != 0
+    frame = cflags & F["frame"] != 0
+    odd = frame | ~has | (kind_col[lastc] != 6) | (flags_col[lastc] & F["yield"] != 0)
+    if not t.snapshots:
+        odd |= value_addresses(t, calls) != value_addresses(t, np.where(has, lastc, calls))
+    for i in np.flatnonzero(raised | ((starts | frame) & odd)).tolist():
+        p = int(calls[i])
+        _check_call(t, p, [int(first[i]), int(lastc[i])] if has[i] else [])
 
 
 def _check_location(node: Node) -> None:
