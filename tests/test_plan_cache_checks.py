@@ -306,8 +306,9 @@ FUZZ = textwrap.dedent("""
                 name = rng.choice(names)
                 i = rng.randrange(len(arrays[name]))
                 old = arrays[name][i]
-                arrays[name][i] = rng.choice([old + rng.choice([-1, 1]), old ^ (1 << rng.randrange(31)),
-                                              rng.choice(SPECIAL), rng.randrange(-50, 200)])
+                new = rng.choice([old + rng.choice([-1, 1]), old ^ (1 << rng.randrange(32)),
+                                  rng.choice(SPECIAL), rng.randrange(-50, 200)])
+                arrays[name][i] = (new + 2**31) % 2**32 - 2**31  # as an int32 wraps
             return nparams
         rewrite(c, mode, edit)
         if cache.entry(c, mode).read() is not None:

@@ -76,6 +76,7 @@ _NEEDS_OUT = _table(M.M_RECORD_BOOL, M.M_SEND)
 _PER_UNIT = ("seg_at", "seg_from", "depth", "handler", "istart", "unit_flags", "carry")
 _BIG = 1 << 40
 _OPERAND = "operand"
+_HEADER = np.arange(REC_INPUTS)
 
 
 def _bounds(ss: int, nlp: int, nconsts: int, ncode: int) -> tuple[np.ndarray, np.ndarray]:
@@ -181,6 +182,9 @@ def plan_violation(plan, code: CodeType) -> str | None:
     if any(type(x) is not int or not 0 <= x < nparams for x in get("param_cells")):
         return "param_cells names no parameter"
 
+    # One pass: every value is put beside its [lo, hi) and all are compared at once.
+    # Lookups that depend on values not yet checked use take(mode="clip"), so they
+    # stay in bounds whatever those values are; the verdict comes from the values.
     r = _Ranges()
     r.add("seg_at", seg_at, -1, nops)
     r.add("seg_from", seg_from, -1, nops)
@@ -200,97 +204,96 @@ def plan_violation(plan, code: CodeType) -> str | None:
     if nops:
         o = ops.reshape(nops, OP_WORDS)
         opc, off, a, b, c = o.T
-        if opc.min() < 0 or opc.max() >= _NMICRO:
-            return "a micro-op code is unknown"
-        if not _LAST_OK[opc[-1]]:
+        r.add("micro-op code", opc, 0, _NMICRO)
+        if not 0 <= opc[-1] < _NMICRO or not _LAST_OK[opc[-1]]:
             return "the last micro-op does not close its segment"
         r.add("op offset", off, 0, ncode)
         r.add("piece_start", piece_start, 0, ncode)
         r.add("branch_sides_at", branch_sides_at, -1, len(sides))
         # Each operand word against the range its role gives it in this code
         # object, one table lookup per word.
-        roles = _ROLES_ABC[opc]
+        roles = _ROLES_ABC.take(opc, axis=0, mode="clip")
         lo, hi = _bounds(ss, nlp, nconsts, ncode)
         r.add(_OPERAND, o[:, 2:].ravel(), lo[roles].ravel(), hi[roles].ravel())
         evens += [off, (o[:, 2:] & _EVEN[roles]).ravel()]
         # Stack values read off the frame at an op's own instruction (CAPTURE and
         # CAPTURE_METHOD at their END's) must be live there.
-        ri = np.flatnonzero(_IS_RECORD[opc])
-        st = a[ri].astype(np.int64)
-        r.add("record number", st, 0, nrecs - REC_INPUTS + 1)
-        problem = r.failure()
-        if problem:
-            return problem
-        cap = np.flatnonzero(_IS_CAPTURE[opc])
+        cap = np.flatnonzero(_IS_CAPTURE.take(opc, mode="clip"))
         if len(cap):
-            r.add("captured slot", np.maximum(a[cap], b[cap]), 0, depth[off[cap] >> 1])
+            r.add("captured slot", np.maximum(a[cap], b[cap]), 0,
+                  depth.take(off[cap] >> 1, mode="clip"))
         # -- records --------------------------------------------------------------------
+        ri = np.flatnonzero(_IS_RECORD.take(opc, mode="clip"))
         if len(ri):
-            recs64 = recs.astype(np.int64)
-            sem, fn, nin, nout, kw = recs64[st[:, None] + np.arange(REC_INPUTS)].T
+            st = a[ri].astype(np.int64)
+            r.add("record number", st, 0, nrecs - REC_INPUTS + 1)
+            sem, fn, nin, nout, kw = recs.take(st[:, None] + _HEADER, mode="clip").T
             rop = opc[ri]
             r.add("record semantics", sem, 0, _NSEM)
             r.add("record function (static)", fn, -1, nstatics)
             r.add("record keyword names (static)", kw, -1, nstatics)
-            r.add("record inputs", nin, 0, nrecs)
-            r.add("record outputs", nout, 0, nrecs)
-            r.add("record end", st + REC_INPUTS + nin + nout, 0, nrecs + 1)
+            r.add("record input or output count", np.minimum(nin, nout), 0, _BIG)
+            r.add("record end", st + REC_INPUTS + nin + nout, REC_INPUTS, nrecs + 1)
             # What the core reads without looking at nin/nout: the output of a
             # RECORD_BOOL or SEND, the iterator slot of a FOR_ITER.
-            r.add("outputs of RECORD_BOOL/SEND", np.where(_NEEDS_OUT[rop], nout, 1), 1, _BIG)
-            r.add("inputs of FOR_ITER", np.where(rop == M.M_FOR_ITER, nin, 1), 1, _BIG)
-            problem = r.failure()
-            if problem:
-                return problem
-            for k in set(kw[kw >= 0].tolist()):
-                s = statics[k]
-                if type(s) is not tuple or not all(type(x) is str for x in s):
-                    return f"static {k} holds keyword names that are not a tuple of strings"
+            r.add("outputs of RECORD_BOOL/SEND (none: 0)", nout | ~_NEEDS_OUT[rop], 1, _BIG)
+            r.add("inputs of FOR_ITER (none: 0)", nin | (rop != M.M_FOR_ITER), 1, _BIG)
             # Every input and output word at once: inputs are stack slots or statics
-            # (-(index + 1)), outputs stack slots.
-            n = nin + nout
+            # (-(index + 1)), outputs stack slots.  (Counts clipped: a bad one is
+            # reported above, and must not make these arrays huge.)
+            nin = np.minimum(np.maximum(nin, 0), nrecs)
+            n = nin + np.minimum(np.maximum(nout, 0), nrecs)
             owner = np.repeat(np.arange(len(st)), n)
-            within = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
-            words = recs64[st[owner] + REC_INPUTS + within]
+            within = np.arange(len(owner)) - np.repeat(np.cumsum(n) - n, n)
+            words = recs.take(st[owner] + REC_INPUTS + within, mode="clip")
             is_out = within >= nin[owner]
             r.add("record slot or static", words, np.where(is_out, 0, -nstatics), ss)
-            fi = rop == M.M_FOR_ITER
-            r.add("FOR_ITER iterator slot", recs64[st[fi] + REC_INPUTS], 0, ss)
+            r.add("FOR_ITER iterator slot (none: 0)",
+                  np.where(rop == M.M_FOR_ITER, recs.take(st + REC_INPUTS, mode="clip"), 0), 0, ss)
             # Outputs the recorder reads off the frame at the END closing their
             # segment must be live there (the builder's _check_reads).
-            closing = np.flatnonzero(_CLOSING[opc])
-            closer = closing[np.searchsorted(closing, ri)]
+            closing = np.flatnonzero(_CLOSING.take(opc, mode="clip"))
+            closer = closing.take(np.searchsorted(closing, ri), mode="clip")
             late = (rop == M.M_RECORD) & (c[ri] == 0) & (opc[closer] == M.M_END)
             sel = np.flatnonzero(is_out & late[owner])
-            r.add("record output at its segment's end", words[sel], 0,
-                  depth[off[closer[owner[sel]]] >> 1])
+            if len(sel):
+                r.add("record output at its segment's end", words[sel], 0,
+                      depth.take(off[closer[owner[sel]]] >> 1, mode="clip"))
         # -- silent branches ----------------------------------------------------------
-        valid = []
-        k, nsides, words_ = 0, len(sides), sides.tolist()
-        while k < nsides:
-            valid.append(k)
-            p = k + 3
-            for _ in range(2):
-                if p + 2 > nsides or not 0 <= words_[p + 1] <= (nsides - p - 2) // 2:
-                    return "branch_sides is cut short"
-                p += 2 + 2 * words_[p + 1]
-            k = p
-        if valid:
+        if len(sides):
+            valid = []
+            k, nsides, sw = 0, len(sides), sides.tolist()
+            while k < nsides:
+                valid.append(k)
+                p = k + 3
+                for _ in range(2):
+                    if p + 2 > nsides or not 0 <= sw[p + 1] <= (nsides - p - 2) // 2:
+                        return "branch_sides is cut short"
+                    p += 2 + 2 * sw[p + 1]
+                k = p
             at = np.array(valid)
-            r.add("silent branch successor", np.concatenate((sides[at + 1], sides[at + 2])), 0, ncode)
-            evens += [sides[at + 1], sides[at + 2]]
-        # Which words start a silent branch; the extra last one stands for -1 (none),
-        # which indexes it.
-        starts = np.zeros(nsides + 1, dtype=bool)
-        starts[valid] = True
-        starts[nsides] = True
-        if not starts[branch_sides_at].all():
+            to = np.concatenate((sides[at + 1], sides[at + 2]))
+            r.add("silent branch successor", to, 0, ncode)
+            evens.append(to)
+            # Which words start a silent branch; the extra last one stands for -1
+            # (none), which indexes it.
+            starts = np.zeros(nsides + 1, dtype=bool)
+            starts[at] = True
+            starts[nsides] = True
+            if not starts.take(branch_sides_at, mode="clip").all():
+                return "branch_sides_at names no silent branch"
+        elif (branch_sides_at >= 0).any():
             return "branch_sides_at names no silent branch"
     elif len(branch_sides_at) or len(sides):
         return "silent branches in a plan with no micro-ops"
     problem = r.failure()
     if problem:
         return problem
+    if nops and len(ri):
+        for k in set(kw[kw >= 0].tolist()):
+            s = statics[k]
+            if type(s) is not tuple or not all(type(x) is str for x in s):
+                return f"static {k} holds keyword names that are not a tuple of strings"
     if (np.concatenate(evens, dtype=np.int64) & 1).any():
         return "an instruction offset is odd"
     return None
