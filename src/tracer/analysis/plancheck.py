@@ -73,6 +73,8 @@ def _table(*codes) -> np.ndarray:
 _IS_RECORD = _table(*_RECORD_OPS)
 _IS_CAPTURE = _table(M.M_CAPTURE, M.M_CAPTURE_METHOD)
 _NEEDS_OUT = _table(M.M_RECORD_BOOL, M.M_SEND)
+_STOPS_SCAN = _table(*(m for m in range(M.M_RECORD, _NMICRO)
+                       if m not in (M.M_SILENT_JUMP, M.M_RECORD_BOOL)))
 _PER_UNIT = ("seg_at", "seg_from", "depth", "handler", "istart", "unit_flags", "carry")
 _BIG = 1 << 40
 _OPERAND = "operand"
@@ -207,6 +209,14 @@ def plan_violation(plan, code: CodeType) -> str | None:
         r.add("micro-op code", opc, 0, _NMICRO)
         if not 0 <= opc[-1] < _NMICRO or not _LAST_OK[opc[-1]]:
             return "the last micro-op does not close its segment"
+        # A RECORD_BOOL's segment is closed by the BRANCH after it: scanning for a
+        # segment's terminal op (the core's _send_returned) passes over it, and must
+        # find one (>= M_RECORD, neither a silent jump nor a RECORD_BOOL) after it.
+        bools = np.flatnonzero(opc == M.M_RECORD_BOOL)
+        if len(bools):
+            stops = np.flatnonzero(_STOPS_SCAN.take(opc, mode="clip"))
+            if not len(stops) or stops[-1] < bools[-1]:
+                return "a RECORD_BOOL is not followed by the op closing its segment"
         r.add("op offset", off, 0, ncode)
         r.add("piece_start", piece_start, 0, ncode)
         r.add("branch_sides_at", branch_sides_at, -1, len(sides))
