@@ -241,6 +241,10 @@ def trace_text(f, args, kwargs):
     return root.value, re.sub(r"0x[0-9a-f]+", "0x?", out.getvalue())
 
 
+def no_stack():
+    return False
+
+
 def test_every_fresh_plan_meets_the_checks():
     # The builder's plans (the invariants hold by construction): the checks reject
     # nothing real, in every variant.
@@ -251,7 +255,8 @@ def test_every_fresh_plan_meets_the_checks():
     from stdlib_walk import code_objects
 
     codes = [c for m in (textwrap, difflib, json.encoder, argparse) for c in code_objects(m)]
-    codes += [sample.__code__, countdown.__code__, use_countdown.__code__]
+    codes += [sample.__code__, countdown.__code__, use_countdown.__code__,
+              no_stack.__code__]  # (co_stacksize 0 on 3.12)
     for c in codes:
         for mode in (PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE):
             plancheck.check_plan(_Builder(c, mode).build(), c)

@@ -195,8 +195,9 @@ def plan_violation(plan, code: CodeType) -> str | None:
     r.add("unit_flags", unit_flags, 0, _UF_ALL + 1)
     r.add("rec_iv", rec_iv, 0, _NIV)
     # A handler's exception lands in stack slot depth + lasti: h + (h & 1) is twice it
-    # (and -1 -> 0: no handler).
-    r.add("handler (2 * exception slot)", handler + (handler & 1), -1, 2 * ss)
+    # (-1: no handler; a code object may have no stack at all).
+    r.add("handler (2 * exception slot)", np.where(handler < 0, handler, handler + (handler & 1)),
+          -1, 2 * ss)
     # carry: bits of stack slots a resumed generator brings, all live by the depths.
     r.add("carry beyond the depth", carry >> np.minimum(np.maximum(depth, 0), 31), 0, 1)
     events = [np.fromiter(get(name), dtype=np.int64) for name in ("events", "jump_events")]
