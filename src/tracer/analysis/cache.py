@@ -18,6 +18,19 @@ written again.  Writers write a temporary file and rename it over the entry, so 
 reader sees a whole entry or none.  A directory that cannot be written (read-only,
 full) only costs the time to build plans: the cache stops writing for the process.
 
+An entry whose checksum matches is still not trusted: every index the core will
+dereference (local and stack slots, record and static numbers, offsets, micro-op
+codes, ...) is range-checked against the code object by
+tracer.analysis.plancheck.plan_violation, the same check that validates freshly
+built plans under TRACER_CHECK_PLANS=1, and an entry failing it is rebuilt like a
+corrupt one.  `stats` counts entries loaded and rejected; the reason of each
+rejection is logged (logger "tracer.plan_cache", level DEBUG).
+
+The directory is kept under a size: when a process has written entries, the
+oldest-written entries (of every version's folder) are removed once the whole
+passes TRACER_PLAN_CACHE_MAX_MB megabytes (default 200), down to three quarters of
+it.  `set_plan_cache_limit(megabytes)` sets it from Python.
+
 Settings: TRACER_PLAN_CACHE=0 (or off/false/no) turns it off; TRACER_PLAN_CACHE_DIR
 chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
 `set_plan_cache(directory)` does the same from Python.
@@ -27,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import operator
 import os
 import struct
@@ -38,8 +52,9 @@ from types import CodeType
 
 from .. import _core
 from .. import callables as ops
+from .plancheck import plan_violation
 
-__all__ = ["set_plan_cache", "plan_cache_dir", "entry", "Entry"]
+__all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", "Entry", "stats"]
 
 FORMAT = 1
 MAGIC = b"TRPLAN\r\n"
@@ -52,7 +67,12 @@ _ARRAYS = ("ops", "recs", "rec_iv", "seg_at", "seg_from", "depth", "handler", "i
 _PER_UNIT = ("seg_at", "seg_from", "depth", "handler", "istart", "unit_flags", "carry")
 _OFF = ("0", "off", "false", "no")
 
-_state: dict = {"dir": None, "resolved": False, "writable": True, "fingerprint": None}
+_state: dict = {"dir": None, "resolved": False, "writable": True, "fingerprint": None,
+                "limit": None, "written": 0, "next_prune": 0}
+# Entries read back and used, and entries found stale, truncated, corrupt or failing
+# the plan checks (tracer.analysis.plancheck) and rebuilt, in this process.
+stats: dict = {"loaded": 0, "rejected": 0}
+_log = logging.getLogger("tracer.plan_cache")
 
 
 # -- settings ----------------------------------------------------------------------------
@@ -64,6 +84,55 @@ def set_plan_cache(directory: str | os.PathLike | None) -> None:
     _state["dir"] = None if directory is None else Path(os.path.abspath(directory))
     _state["resolved"] = True
     _state["writable"] = True
+
+
+def set_plan_cache_limit(megabytes: float | None) -> None:
+    """Keep the cache directory under `megabytes` (None: TRACER_PLAN_CACHE_MAX_MB,
+    default 200), pruning the oldest-written entries when this process writes."""
+    if megabytes is not None and not megabytes > 0:
+        raise ValueError(f"tracer: the plan cache limit is a positive number of megabytes, "
+                         f"not {megabytes!r}")
+    _state["limit"] = None if megabytes is None else int(megabytes * 1_000_000)
+    _state["next_prune"] = _state["written"]  # check at the next write
+
+
+def _limit() -> int:
+    if _state["limit"] is None:
+        try:
+            mb = float(os.environ.get("TRACER_PLAN_CACHE_MAX_MB", "200"))
+        except ValueError:
+            mb = 200.0
+        _state["limit"] = int(max(mb, 1.0) * 1_000_000)
+    return _state["limit"]
+
+
+def _prune(root: Path, keep: str) -> None:
+    """Remove the oldest-written entries under `root` until it holds at most three
+    quarters of the limit (entries another process removes first are skipped)."""
+    limit = _limit()
+    found = []
+    total = 0
+    try:
+        folders = [d for d in os.scandir(root) if d.is_dir() and d.name.startswith("plans-")]
+        for folder in folders:
+            for e in os.scandir(folder.path):
+                if e.name.endswith(".plan") and e.path != keep:
+                    st = e.stat()
+                    found.append((st.st_mtime, e.path, st.st_size))
+                    total += st.st_size
+    except OSError:
+        return
+    if total <= limit:
+        return
+    found.sort()
+    for _, path, size in found:
+        if total <= limit * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total -= size
 
 
 def plan_cache_dir() -> Path | None:
@@ -307,6 +376,12 @@ def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
     fields["events"] = frozenset(lists[0])
     fields["jump_events"] = frozenset(lists[1])
     fields["param_cells"] = tuple(lists[2])
+    # The checksum only says the bytes are the ones written: every index the core
+    # will dereference is checked against the code object too (a crafted entry, or
+    # one damaged under a recomputed checksum, must not reach the core).
+    problem = plan_violation(fields, code)
+    if problem is not None:
+        raise _Corrupt(problem)
     return fields
 
 
@@ -334,9 +409,14 @@ class Entry:
         except OSError:
             return None
         try:
-            return _decode(data, self.code, self.key)
-        except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt
+            fields = _decode(data, self.code, self.key)
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt
+            stats["rejected"] += 1
+            _log.debug("plan cache: rebuilding %s (%s): %s", self.name,
+                       self.code.co_qualname, exc)
             return None
+        stats["loaded"] += 1
+        return fields
 
     def write(self, plan) -> bool:
         """Write `plan`; False if it was not (not encodable, or the directory cannot
@@ -352,7 +432,14 @@ class Entry:
             fd, tmp = tempfile.mkstemp(prefix=self.name + ".", suffix=".tmp", dir=self.folder)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            os.replace(tmp, os.path.join(self.folder, self.name))  # readers see a whole entry
+            path = os.path.join(self.folder, self.name)
+            os.replace(tmp, path)  # readers see a whole entry
+            # The size bound: looked at on a process's first write, then again after
+            # each sixteenth of the limit written (a scan of the directory each time).
+            _state["written"] += len(data)
+            if _state["written"] >= _state["next_prune"]:
+                _state["next_prune"] = _state["written"] + _limit() // 16
+                _prune(Path(self.folder).parent, path)
             return True
         except OSError:
             _state["writable"] = False  # read-only or full: only speed is lost

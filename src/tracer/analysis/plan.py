@@ -27,7 +27,7 @@ import weakref
 from array import array
 from types import CodeType
 
-from . import cache
+from . import cache, plancheck
 from .bytecode import (
     PY313,
     AnalysisError,
@@ -650,6 +650,8 @@ def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
         if fields is not None:
             return CodePlan(code, mode, **fields)
     plan = _Builder(code, mode).build()
+    if plancheck.CHECK_BUILT:  # TRACER_CHECK_PLANS=1: the invariants a loaded plan is held to
+        plancheck.check_plan(plan, code)
     if cached is not None:
         cached.write(plan)
     return plan
