@@ -15,6 +15,7 @@ import pytest
 import tracer
 from tracer import _core
 from tracer.context import Context, with_values
+from tracer.views import ReturnNode
 
 POLICIES = ["none", "summary", "weak"]
 EVENTS: list = []
@@ -133,8 +134,27 @@ def test_weak_values_while_alive_then_summaries(traced):
     vals = values_of(root)
     assert keep[0] in vals                     # alive: the object itself
     assert any(isinstance(v, _core.ValueSummary) and v.type is Forward for v in vals)
-    assert ["kept"] not in vals or True        # lists cannot be weakly referenced: summaries
     assert any(isinstance(v, _core.ValueSummary) and v.type is list for v in vals)
+
+
+class _Case:
+    def method(self):
+        return make(4)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_bound_method_root_is_the_roots_body_and_round_trips(traced, policy, tmp_path):
+    # track(obj.method): the bound method made for the call is the root's callee under
+    # every policy (kept as the result is), so its body is the root's own children,
+    # not a frame entered from C under it; and the trace saves and loads.
+    root = traced(_Case().method, ctx=Context(values=policy))
+    assert root.children[0].value is _Case.method
+    assert isinstance(root.children[-1], ReturnNode)
+    path = tmp_path / "bound.parquet"
+    tracer.save(root, path)
+    loaded = tracer.load(path)
+    tracer.validate(loaded)
+    assert len(loaded.trace) == len(root.trace)
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -85,9 +85,12 @@ cdef class Recorder:
         """Create the root row and the pseudo-frame of track()'s caller."""
         self.tstate = PyThreadState_Get()
         cdef Trace t = self.trace
-        _set_value_policy(t, ctx)
         cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, 0, NULL)
+        # The callee is what the caller gave track (kept under every value policy,
+        # as the root's result is): a bound method made for the call would be dead
+        # when its frame starts, and its body would not be known as the root's.
         t.add_ref(t.pool_add(f))
+        _set_value_policy(t, ctx)
         for a in args:
             t.add_ref(t.pool_add(a))
         for k, v in kwargs.items():

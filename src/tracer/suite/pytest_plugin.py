@@ -12,13 +12,15 @@ with ``--tracer``:
   the tests whose work changed by more than ``--tracer-threshold`` (relative, default
   0); with ``--tracer-fail`` such changes fail the run (exit status 1).
 - ``--tracer-by callee|function|line``: what counts are by (default callee).
-
-Traced with the default Context: its value policy keeps references to the values a
-test produced until the trace is dropped (right after counting and saving).
+- ``--tracer-values weak|summary|none|keep``: the traces' value policy (default
+  ``weak``: immutable values and code kept, others weakly, so every object's
+  lifetime is the test's own and a suite passes traced exactly as untraced; ``keep``
+  keeps every value alive until the trace is dropped, right after counting and saving).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -47,6 +49,10 @@ def pytest_addoption(parser) -> None:
                     help="with --tracer-compare: fail the run when a test's work changed")
     group.addoption("--tracer-by", choices=("callee", "function", "line"), default="callee",
                     help="count calls by callee, or nodes by function or line (default callee)")
+    group.addoption("--tracer-values", choices=("weak", "summary", "none", "keep"),
+                    default="weak",
+                    help="the traces' value policy (default weak: object lifetimes stay "
+                         "the test's own)")
 
 
 class _State:
@@ -57,6 +63,7 @@ class _State:
         self.save_dir = opt.tracer_save
         self.counts_path = opt.tracer_counts
         self.by = opt.tracer_by
+        self.values = opt.tracer_values
         self.threshold = opt.tracer_threshold
         self.fail = opt.tracer_fail
         self.counts: dict[str, dict[str, int]] = {}
@@ -106,11 +113,16 @@ def pytest_pyfunc_call(pyfuncitem):
             inspect.isasyncgenfunction(function):
         return None                     # pytest (or an async plugin) runs it
     from ..api import ToolIdError, TrackingError, last_trace, track
+    from ..context import Context
 
     funcargs = pyfuncitem.funcargs
     arguments = {name: funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    ctx = Context(values=state.values)
     try:
-        root = track(function, **arguments)
+        if "ctx" in arguments:     # a fixture named like track's own keyword
+            root = track(functools.partial(function, **arguments), ctx=ctx)
+        else:
+            root = track(function, ctx=ctx, **arguments)
     except ToolIdError as exc:        # another tool holds every sys.monitoring id
         state.errors[pyfuncitem.nodeid] = str(exc)
         function(**arguments)
