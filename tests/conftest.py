@@ -27,3 +27,15 @@ def track_and_validate(f, *args, ctx=None, **kwargs):
 @pytest.fixture
 def traced():
     return track_and_validate
+
+
+@pytest.fixture
+def plan_dir(tmp_path):
+    """The plan cache pointed at a fresh directory for one test (its state restored
+    after)."""
+    from tracer.analysis import cache
+    saved = dict(cache._state)
+    cache.set_plan_cache(tmp_path / "plans")
+    yield tmp_path / "plans"
+    cache._state.clear()
+    cache._state.update(saved)

@@ -19,16 +19,6 @@ from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN, CodePla
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 
-@pytest.fixture
-def plan_dir(tmp_path):
-    """The plan cache pointed at a fresh directory for one test."""
-    saved = dict(cache._state)
-    cache.set_plan_cache(tmp_path / "plans")
-    yield tmp_path / "plans"
-    cache._state.clear()
-    cache._state.update(saved)
-
-
 def sample(xs, key=None, *, scale=2, **kw):
     total = 0
     for i, x in enumerate(xs):

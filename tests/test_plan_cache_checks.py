@@ -32,15 +32,6 @@ OPW = W["OP_WORDS"]
 LISTS = ("events", "jump_events", "param_cells")
 
 
-@pytest.fixture
-def plan_dir(tmp_path):
-    saved = dict(cache._state)
-    cache.set_plan_cache(tmp_path / "plans")
-    yield tmp_path / "plans"
-    cache._state.clear()
-    cache._state.update(saved)
-
-
 def sample(xs, key=None, *, scale=2, **kw):
     total = 0
     for i, x in enumerate(xs):
