@@ -42,17 +42,22 @@ def host():
     return HOST
 
 
+cdef object _no_host(str name):
+    # What the core says when the Python layer has not handed it `name` yet.
+    raise RuntimeError(f"tracer._core has no {name}: import tracer (tracer.api "
+                       "sets the core's host) before using tracer._core")
+
+
 cdef object _host(str name):
     # The host's `name` (a function, or KEEP), or a RuntimeError saying what to do.
     cdef object fn = getattr(HOST, name, None) if HOST is not None else None
     if fn is None:
-        raise RuntimeError(f"tracer._core has no {name}: import tracer (tracer.api "
-                           "sets the core's host) before using tracer._core")
+        _no_host(name)
     return fn
 
 
-cdef object _handed(object fn, str name):
-    if fn is None:
-        raise RuntimeError(f"tracer._core has no {name}: import tracer (tracer.api "
-                           "sets the core's host) before using tracer._core")
-    return fn
+cdef inline int _need_node_classes() except -1:
+    # Node views are made by the host's classes (set_host): none yet is an error.
+    if not NODE_CLASSES:
+        _no_host("node classes")
+    return 0

@@ -57,8 +57,7 @@ cdef class NodeView:
         return _count_children(self._trace, self._row)
 
     def __iter__(self):
-        if not NODE_CLASSES:
-            _handed(None, "node classes")
+        _need_node_classes()
         return _ChildIterator.__new__(_ChildIterator, self._trace, self._row)
 
 
@@ -79,8 +78,7 @@ cdef inline object _view(Trace t, int32_t row):
 def node_view(Trace t, int32_t row):
     """The view of `row`, of the class of its kind."""
     t._check(row)
-    if not NODE_CLASSES:
-        _handed(None, "node classes")
+    _need_node_classes()
     return _view(t, row)
 
 
@@ -118,8 +116,7 @@ cdef class Children:
     cdef object _rows                  # the child rows, once an index asked for them
 
     def __cinit__(self, Trace trace, int32_t row):
-        if not NODE_CLASSES:
-            _handed(None, "node classes")
+        _need_node_classes()
         trace._check(row)
         self.trace = trace
         self.row = row
@@ -203,8 +200,7 @@ cdef class Children:
 
 def node_views(Trace t, rows):
     """Views of the given rows (an iterable of ints or an int32 array), as a list."""
-    if not NODE_CLASSES:
-        _handed(None, "node classes")
+    _need_node_classes()
     np = _np()
     arr = np.ascontiguousarray(rows, dtype=np.int32)
     cdef const int32_t[::1] r = arr
