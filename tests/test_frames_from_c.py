@@ -289,7 +289,7 @@ def test_tracer_defines_no_callbacks_the_collector_runs():
             for path in sorted(TRACER_DIR.rglob("*.py"))
             for i, line in enumerate(path.read_text().splitlines(), 1)
             if pattern.search(line) and not line.lstrip().startswith(("#", '"', "`"))
-            and "codecache.py" not in str(path)]
+            and "identitycache.py" not in str(path)]
     assert hits == []
 
 

@@ -194,7 +194,7 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     try:
         # begin_root and the call of f must stay in this same frame: the root's
         # pseudo-frame is the frame that calls f.
-        rec.follow_own = getattr(ctx, "follows_ad_code", False)
+        rec.follow_own = bool(ctx.follows_ad_code)
         rec.begin_root(f, args, kwargs, ctx)
         share = _join(rec.plan_mode)
         rec.on_code = share.instrument

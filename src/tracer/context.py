@@ -123,6 +123,13 @@ class Context:
     TrackingError chained to it, after the traced call has run to its end.
     """
 
+    # tracer's own code is primitive in every trace (a library using tracer inside a
+    # traced function does not show up in its users' traces), except tracer.ad's code
+    # in a trace whose context sets this: a gradient's own trace, where a gradient
+    # taken inside the differentiated function runs generated code the outer
+    # gradient must see.  Read by `track` for the root context.
+    follows_ad_code: bool = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         for name in CALL_HOOKS:

@@ -25,7 +25,7 @@ from ..context import Context
 from ..tapes.common import K_NESTED, K_PRIM
 from ..tapes import Tape
 from ..tapes.guards import GuardError
-from ..analysis.codecache import CodeCache
+from ..analysis.identitycache import IdentityCache
 from ..analysis.ir import ir as ir_of
 from ..tapes.ops import Call, Input, Where
 from . import adjoints
@@ -43,10 +43,7 @@ def ad_context() -> Context | None:
     """The tracing context: every Python callable with a rule is primitive, and so
     is making a gradient program (a gradient taken inside a differentiated call)."""
     ctx = Context(primitives=python_primitives() + [prepare, prepare_vjp])
-    # tracer's own code is primitive inside any trace, but a gradient's trace follows
-    # tracer.ad's: a gradient taken inside the differentiated function runs its
-    # generated code there (tracer.api reads this flag).
-    ctx.follows_ad_code = True
+    ctx.follows_ad_code = True    # a gradient taken inside f runs tracer.ad's code there
     return ctx
 
 
@@ -266,10 +263,9 @@ def value_and_grad(f, argnums=0):
     return value_and_grad_f
 
 
-# By function object, weakly and without a callback (CodeCache works for any object
-# that takes weak references): a WeakKeyDictionary's callback would run inside
+# By function object, weakly and without a callback: a WeakKeyDictionary's callback would run inside
 # whatever program tracer is recording when the collector frees a function.
-_PATHS: CodeCache = CodeCache()
+_PATHS: IdentityCache = IdentityCache()
 
 
 def _paths_of(f) -> dict:

@@ -16,7 +16,7 @@ from types import CodeType
 from .. import callables as ops
 from .._core import RecordSem
 from .bytecode import PY313, Instr, _decode_fast, nlocalsplus
-from .codecache import CodeCache
+from .identitycache import IdentityCache
 
 __all__ = ["Rec", "Effect", "effect_of", "NULL", "UNKNOWN", "CAPTURED", "OTHER", "METH"]
 
@@ -117,7 +117,7 @@ def _local_index(ins: Instr) -> int:
 
 
 _CELL_WRITES = ("STORE_DEREF", "DELETE_DEREF")
-_cells_written: "CodeCache[frozenset[str]]" = CodeCache()
+_cells_written: "IdentityCache[frozenset[str]]" = IdentityCache()
 
 
 def cells_written_inside(code: CodeType) -> frozenset[str]:
@@ -427,7 +427,7 @@ def _load_fast(code: CodeType, rel: int, index: int) -> tuple:
     return ("load_local", rel, index)
 
 
-_raw_code: "CodeCache[bytes]" = CodeCache()
+_raw_code: "IdentityCache[bytes]" = IdentityCache()
 
 
 def _opname_at(code: CodeType, offset: int) -> str | None:

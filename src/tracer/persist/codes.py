@@ -23,7 +23,7 @@ import numpy as np
 from .. import callables as _callables
 from .._core import RecordSem
 from ..analysis.bytecode import Handler, nlocalsplus
-from ..analysis.codecache import CodeCache
+from ..analysis.identitycache import IdentityCache
 from ..analysis.instructions import Rec
 from ..analysis.ir import IR, Statement, ir
 from ..views.values import SavedText, short_value
@@ -42,7 +42,7 @@ _STATIC_MODULES = ("builtins", "operator", "_operator", _callables.__name__)
 # different codes), while they live: programs saved many times (track_many, a
 # benchmark loop) run the same few codes, and describing one (its IR as text and
 # JSON) costs more than saving a small trace's columns.
-_DESCRIBED: "CodeCache[dict]" = CodeCache()
+_DESCRIBED: "IdentityCache[dict]" = IdentityCache()
 
 
 def describe_code(code) -> dict:

@@ -16,7 +16,7 @@ import dis
 import types
 
 from .. import callables as tops
-from ..analysis.codecache import CodeCache
+from ..analysis.identitycache import IdentityCache
 from ..analysis.instructions import R_SPECIAL
 from ..analysis.ir import ir as ir_of
 from . import helpers
@@ -244,7 +244,7 @@ class _Instructions:
     __slots__ = ("list", "index_of", "stored_cells")
 
 
-_instructions_of: "CodeCache[_Instructions]" = CodeCache()   # by identity, while the code lives
+_instructions_of: "IdentityCache[_Instructions]" = IdentityCache()   # by identity, while the code lives
 
 
 def _instructions(code) -> _Instructions:

@@ -9,7 +9,7 @@ comprehension restoring its variable, an `except` block's own cleanup) do not co
 
 from __future__ import annotations
 
-from ..analysis.codecache import CodeCache
+from ..analysis.identitycache import IdentityCache
 from ..analysis.ir import ir as ir_of
 
 __all__ = ["handled_offsets"]
@@ -20,7 +20,7 @@ _CLEANUP = {"PUSH_EXC_INFO", "SWAP", "POP_TOP", "STORE_FAST", "LOAD_FAST", "LOAD
             "DELETE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "LOAD_FAST_LOAD_FAST",
             "CACHE", "EXTENDED_ARG", "NOT_TAKEN", "LOAD_FAST_BORROW"}
 
-_cache: "CodeCache[frozenset[int]]" = CodeCache()
+_cache: "IdentityCache[frozenset[int]]" = IdentityCache()
 
 
 def handled_offsets(code) -> frozenset[int]:
