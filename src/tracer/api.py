@@ -196,6 +196,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         # pseudo-frame is the frame that calls f.
         rec.follow_own = bool(ctx.follows_ad_code)
         rec.begin_root(f, args, kwargs, ctx)
+        if ctx.timing:
+            _core.start_timing(rec.trace)   # after the root's own pseudo-frame
         share = _join(rec.plan_mode)
         rec.on_code = share.instrument
         rec.on_stop = lambda: share.release_codes(rec)

@@ -119,6 +119,12 @@ class Context:
     made positional-only when the class is created, so a traced keyword argument
     named `f` or `self` reaches `**kwargs` instead of colliding with them.
 
+    `timing=True` (the root context's, for the whole trace) timestamps each
+    followed call when its frame starts and when it returns, yields or unwinds,
+    in the core (the monotonic clock of `time.monotonic_ns`): `tracer.summary`
+    then gives each function's calls, total, self and per-call time, and
+    `tracer.export.chrome` writes the calls as a timeline.  Off by default.
+
     An exception raised by any hook stops tracking at once; `track` then raises
     TrackingError chained to it, after the traced call has run to its end.
     """
@@ -129,6 +135,9 @@ class Context:
     # taken inside the differentiated function runs generated code the outer
     # gradient must see.  Read by `track` for the root context.
     follows_ad_code: bool = False
+    # Timestamp each followed call in the core (`timing=`); read by `track` for the
+    # root context.
+    timing: bool = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -142,7 +151,10 @@ class Context:
                  on_call: Mapping[Any, Callable] | None = None,
                  substitute: Mapping[Any, Callable] | None = None,
                  override: Mapping[Any, Callable] | None = None,
-                 values: str | Callable = "keep"):
+                 values: str | Callable = "keep", timing: bool = False):
+        if not isinstance(timing, bool):
+            raise TypeError(f"timing must be True or False, got {timing!r}")
+        self.timing = timing
         prims = tuple(primitives)
         for p in prims:
             if not callable(p):

@@ -39,6 +39,7 @@ cdef class Trace:
     cdef int64_t *frames_
     cdef int32_t nframes, framecap
     cdef bint frames_sorted
+    cdef Timing *timing            # per-call times (timing.pxi), NULL unless timed
     cdef readonly list pool
     cdef readonly list codes
     cdef dict code_ids
@@ -86,6 +87,7 @@ cdef class Trace:
             for i in range(self.n):
                 Py_XDECREF(self.value_[i])
         free(self.frames_)
+        _timing_free(self.timing)
         if self.external:
             _drop_external(self)
         else:

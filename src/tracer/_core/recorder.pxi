@@ -133,6 +133,8 @@ cdef class Recorder:
                     t.aux_[j] = t.n
             i = stop
         t.flags_[0] &= ~F_OPEN
+        if t.timing != NULL:
+            _timing_close_all(t.timing)
         if exception is not None:
             t.flags_[0] |= F_RAISED
             t.set_value(0, <PyObject *>exception)
@@ -196,6 +198,8 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
     fr.filters = NULL
     fr.subst_pc = -1
     fr.subst_new = fr.subst_orig = fr.subst_args = NULL
+    if self.trace.timing != NULL:
+        _timing_call(self.trace.timing, call_row)
     # Through a local pointer: stores through self.shadow could alias
     # self.shadow_top (both int64), which kept the compiler from vectorising.
     cdef int64_t *slots = self.shadow + self.shadow_top

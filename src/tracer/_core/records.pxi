@@ -176,6 +176,8 @@ cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, in
 cdef int _close_call(Recorder self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
     cdef Trace t = self.trace
     cdef int32_t row = fr.call_row
+    if t.timing != NULL:
+        _timing_return(t.timing)
     t.set_value(row, value)
     t.flags_[row] = (t.flags_[row] & ~F_OPEN) | flags
     t.aux_[row] = t.n

@@ -17,7 +17,7 @@ from ..views.names import callable_name, code_name
 from ..views.nodes import node_at
 
 __all__ = ["callee_codes", "call_name", "callable_name", "code_name", "code_place",
-           "code_key", "ARGUMENT", "NESTED", "JUMP"]
+           "code_key", "outermost", "ARGUMENT", "NESTED", "JUMP"]
 
 ARGUMENT = int(NodeKind.K_ARGUMENT)
 NESTED = int(NodeKind.K_NESTED)
@@ -64,3 +64,22 @@ def code_key(code) -> tuple[str, str]:
     qualified name and file's base name (code objects differ between processes, and
     line numbers between two versions of a program)."""
     return code_name(code), os.path.basename(getattr(code, "co_filename", "?"))
+
+
+def outermost(codes: np.ndarray, rows: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Which calls are not inside another call of the same function.
+
+    Calls' row ranges nest or are disjoint; in row order within one function, a call
+    is inside an earlier one exactly when it starts before the furthest end seen so
+    far.  Shifting each function's rows past the previous function's lets one running
+    maximum serve all functions at once.
+    """
+    order = np.lexsort((rows, codes))
+    span = int(ends.max()) + 1
+    shift = codes[order] * span
+    start, end = rows[order] + shift, ends[order] + shift
+    furthest = np.maximum.accumulate(end)
+    before = np.concatenate(([-1], furthest[:-1]))
+    out = np.empty(rows.size, dtype=bool)
+    out[order] = start >= before
+    return out

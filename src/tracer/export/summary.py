@@ -14,7 +14,9 @@ import numpy as np
 from .. import _core
 from .._core import KINDS
 from ..views.nodes import Node, node_at
-from .rows import NESTED, call_name, callable_name, callee_codes, code_name, code_place
+from .rows import NESTED, call_name, callable_name, callee_codes, code_name, code_place, outermost
+from .timing import (FunctionTime, call_times, format_times, function_times,
+                     subtree_nanoseconds)
 
 __all__ = ["Summary", "FunctionCalls", "summary"]
 
@@ -30,7 +32,7 @@ class FunctionCalls:
     calls: int          # how many times it was called
     nodes: int          # nodes inside its calls, nested calls' nodes included
     own_nodes: int      # nodes directly in its calls' bodies
-    seconds: float | None = None  # time inside its calls, when a context timed them
+    seconds: float | None = None  # time inside its calls, when timed
     share: float | None = None    # seconds / the summarised call's time
 
 
@@ -46,9 +48,12 @@ class Summary:
     nbytes: int                     # bytes of the whole trace's columns (trace.nbytes)
     calls: list[FunctionCalls]      # recorded (nested) calls by function, most nodes first
     primitives: list[tuple[str, int]]  # primitive calls by function, most calls first
-    timed: bool                     # whether a context stamped call times (metadata)
+    timed: bool                     # whether calls were timed (Context(timing=True),
+                                    # or a context's metadata["start"]/["end"])
     seconds: float | None = None    # the summarised call's time, when timed
     notes: list[str] = field(default_factory=list)
+    # Per function: calls, total, self and per-call time (Context(timing=True) only).
+    times: list[FunctionTime] | None = None
 
     def as_dict(self) -> dict:
         """Plain data (JSON-able)."""
@@ -62,9 +67,11 @@ def summary(node: Node, top: int = 15) -> Summary:
     """Summarise the trace under `node` (a root from `tracer.track` or any node).
 
     `top` bounds the primitive functions listed (the recorded calls are all listed).
-    Time shares are given when a context stamped calls with `metadata["start"]` and
-    `["end"]` in nanoseconds (`examples/profiler.py`'s TimingContext does); traces
-    carry no timing otherwise.
+    A trace recorded with `Context(timing=True)` gets a time table by function
+    (calls, total, self and per-call time, share: `Summary.times`) and each recorded
+    function's seconds; without it, seconds and shares come from a context that
+    stamped calls with `metadata["start"]` and `["end"]` in nanoseconds
+    (`examples/profiler.py`'s TimingContext does), if one did.
     """
     if not isinstance(node, Node):
         raise TypeError(f"summary needs a node (tracer.track's result), got {type(node).__name__}")
@@ -80,17 +87,34 @@ def summary(node: Node, top: int = 15) -> Summary:
     refs = cols["refs"][ref_start[lo]:ref_start[hi]]
 
     calls = _calls_by_function(trace, cols, lo, hi)
-    timed = any(f.seconds is not None for f in calls)
-    root_md = trace.metadata.get(lo, {})
-    seconds = (root_md["end"] - root_md["start"]) / 1e9 if timed and "end" in root_md else None
+    times = function_times(trace, lo, hi)
+    if times is not None:
+        _with_times(calls, times)
+        ns = subtree_nanoseconds(trace, call_times(trace), lo, hi)
+        seconds = None if ns is None else ns / 1e9
+        timed = True
+    else:
+        timed = any(f.seconds is not None for f in calls)
+        root_md = trace.metadata.get(lo, {})
+        seconds = ((root_md["end"] - root_md["start"]) / 1e9
+                   if timed and "end" in root_md else None)
     notes = [] if timed else [
-        "no timing: no context stamped the calls' times "
-        "(examples/profiler.py's TimingContext does)"]
+        "no timing: record with Context(timing=True) (python -m tracer run --timing) "
+        "for time by function"]
     return Summary(
         root=_call_name(node), nodes=hi - lo, by_kind=by_kind, depth=max_depth,
         refs=int((refs >= 0).sum()), nbytes=trace.nbytes, calls=calls,
         primitives=_primitives_by_function(trace, cols, lo, hi, top), timed=timed,
-        seconds=seconds, notes=notes)
+        seconds=seconds, notes=notes, times=times)
+
+
+def _with_times(calls: list[FunctionCalls], times: list[FunctionTime]) -> None:
+    """Each recorded function's seconds and share from the core's timing."""
+    by_function = {(t.function, t.place): t for t in times}
+    for f in calls:
+        t = by_function.get((f.function, f.place))
+        if t is not None:
+            f.seconds, f.share = t.total, t.share
 
 
 def _call_name(node: Node) -> str:
@@ -106,7 +130,7 @@ def _calls_by_function(trace, cols, lo: int, hi: int) -> list[FunctionCalls]:
         return []
     codes = callee[rows]
     ends = cols["aux"][rows + lo].astype(np.int64) - lo
-    outer = _outermost(codes, rows, ends)
+    outer = outermost(codes, rows, ends)
     ncodes = int(codes.max()) + 1
     count = np.bincount(codes, minlength=ncodes)
     # Nodes inside: a recursive function's calls nest, so only its outermost calls'
@@ -127,25 +151,6 @@ def _calls_by_function(trace, cols, lo: int, hi: int) -> list[FunctionCalls]:
             calls.share = times[0][c] / times[1] if times[1] else None
         out.append(calls)
     out.sort(key=lambda f: (-f.nodes, f.function))
-    return out
-
-
-def _outermost(codes: np.ndarray, rows: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Which calls are not inside another call of the same function.
-
-    Calls' row ranges nest or are disjoint; in row order within one function, a call
-    is inside an earlier one exactly when it starts before the furthest end seen so
-    far.  Shifting each function's rows past the previous function's lets one running
-    maximum serve all functions at once.
-    """
-    order = np.lexsort((rows, codes))
-    span = int(ends.max()) + 1
-    shift = codes[order] * span
-    start, end = rows[order] + shift, ends[order] + shift
-    furthest = np.maximum.accumulate(end)
-    before = np.concatenate(([-1], furthest[:-1]))
-    out = np.empty(rows.size, dtype=bool)
-    out[order] = start >= before
     return out
 
 
@@ -203,6 +208,9 @@ def format_summary(s: Summary) -> str:
                 line += ["" if f.seconds is None else f"{f.seconds:.6f}",
                          "" if f.share is None else f"{f.share:.1%}"]
         lines += _table(head, body)
+    if s.times:
+        lines.append("")
+        lines += format_times(s.times)
     if s.primitives:
         lines.append("")
         lines += _table(["primitive calls", "calls"], [[name, f"{n:,}"] for name, n in s.primitives])

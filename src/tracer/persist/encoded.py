@@ -37,6 +37,8 @@ class EncodedTrace:
     substituted: list[tuple[int, int]]    # (row, entry of the operator substituted)
     info: dict = field(default_factory=dict)  # stopped, snapshots, exception, events, ...
     source: object = None                 # what the columns were read from (a pyarrow Table)
+    # Context(timing=True): the core's timing table (`_core.timing_table`), else None.
+    timing: np.ndarray | None = None
 
 
 def as_trace(root_or_trace):
@@ -85,6 +87,7 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
         codes=[describe_code(c) for c in trace.codes],
         metadata=[(row, e) for (row, _), e in zip(meta, meta_entries)],
         substituted=[(row, e) for (row, _), e in zip(subst, subst_entries)],
+        timing=_core.timing_table(trace),
         info={"format": FORMAT_VERSION, "stopped": bool(trace.stopped),
               # Pickled one by one, values lose their identity (a return's value is
               # no longer its operand's object): copies, as a snapshot policy keeps.
@@ -149,11 +152,17 @@ def decode_trace(enc: EncodedTrace, allow_pickle: bool = False):
     except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"the trace's columns or attributes are damaged "
                          f"({type(exc).__name__}: {exc})") from None
-    return _core.trace_from_columns(
+    trace = _core.trace_from_columns(
         cols["kind"], cols["flags"], cols["parent"], cols["code"], cols["offset"], cols["aux"],
         cols["ref_start"], cols["refs"], cols["value"], objects, pool, codes, metadata,
         substituted, bool(info.get("stopped")), bool(info.get("snapshots")),
         entry(exception) if exception >= 0 else None, events, keywords, enc.source)
+    if enc.timing is not None:
+        try:
+            _core.set_timing_table(trace, enc.timing)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"the trace's timing is damaged ({exc})") from None
+    return trace
 
 
 def arena_column(col, dtype, name: str) -> np.ndarray:

@@ -26,6 +26,10 @@ Layout: one table, one row per node (in Parquet, in one row group).
   node columns); a blob costs one value.  Two of them, because a loaded trace's
   ``ref_start`` and ``refs`` are views of the decoded ``inputs`` blob, which it
   keeps alive; the side tables are decoded into Python objects and let go.
+- ``start_ns`` and ``end_ns``, only in a trace recorded with ``Context(timing=True)``:
+  for each timed call (an activation of a followed frame) the monotonic clock's
+  nanoseconds when it started and when it returned, yielded or unwound; null for
+  every other row (so ``end_ns - start_ns`` by ``function`` is one Arrow query).
 - Key-value metadata ``tracer``: a small JSON object with the trace's attributes
   (format version, stopped, snapshots, exception entry, events, root keywords,
   whether values were pickled).
@@ -55,6 +59,7 @@ from functools import cache
 
 import numpy as np
 
+from .. import _core
 from ..views.table import table as table_of
 from .codes import line_table
 from .encode import TAG_NAMES, T_FALSE, T_FLOAT, T_INT, T_TRUE, ValueTable
@@ -325,9 +330,49 @@ def to_table(enc: EncodedTrace, callee=None):
         side.append(_one_list(pa, pa.array(pairs, types[name]), types[name]))
     arrays.append(blob_column(pa.Table.from_arrays(side, schema=_blob_schemas()[TABLES_COLUMN]),
                               n))
-    schema = _with_blob_types(_schema(), arrays).with_metadata(
-        {META_KEY: json.dumps(enc.info).encode()})
+    schema = _with_blob_types(_schema(), arrays)
+    if enc.timing is not None:
+        for name, arr in _timing_columns(pa, enc.timing, n).items():
+            schema = schema.append(pa.field(name, pa.int64()))
+            arrays.append(arr)
+    schema = schema.with_metadata({META_KEY: json.dumps(enc.info).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+TIMING_COLUMNS = ("start_ns", "end_ns")
+
+
+def _timing_columns(pa, timing, n: int) -> dict:
+    """The timing table as per-row columns, null but at the timed calls' rows."""
+    out = {}
+    rows = timing["row"]
+    timed = np.zeros(n, dtype=bool)
+    timed[rows] = True
+    for name, field in zip(TIMING_COLUMNS, ("start", "end")):
+        col = np.zeros(n, dtype=np.int64)
+        col[rows] = timing[field]
+        out[name] = pa.array(col, mask=~timed)
+    return out
+
+
+def _timing_of(table, columns: dict):
+    """The timing table of a file's start_ns/end_ns columns (None without them)."""
+    if TIMING_COLUMNS[0] not in table.column_names:
+        return None
+    if TIMING_COLUMNS[1] not in table.column_names:
+        raise ValueError("the trace file has a start_ns column but no end_ns")
+    start = _one_chunk(table, "start_ns")
+    end = _one_chunk(table, "end_ns")
+    timed = start.is_valid().to_numpy(zero_copy_only=False)
+    if not np.array_equal(timed, end.is_valid().to_numpy(zero_copy_only=False)):
+        raise ValueError("the trace file's start_ns and end_ns are null at different rows")
+    rows = np.flatnonzero(timed).astype(np.int32)
+    out = np.empty(len(rows), dtype=_core.TIMING_DTYPE)
+    out["row"] = rows
+    out["parent"] = _core.timing_parents(rows, columns["aux"])
+    out["start"] = start.fill_null(0).to_numpy()[rows]
+    out["end"] = end.fill_null(0).to_numpy()[rows]
+    return out
 
 
 def _callee_column(pa, n: int, callee):
@@ -422,7 +467,7 @@ def from_table(table) -> EncodedTrace:
         codes=side("codes").to_pylist(),
         metadata=[(p["row"], p["value"]) for p in side("metadata").to_pylist()],
         substituted=[(p["row"], p["value"]) for p in side("substituted").to_pylist()],
-        info=info, source=arrays)
+        info=info, source=arrays, timing=_timing_of(table, columns))
 
 
 # What a file's suffix names: Arrow IPC files, Parquet files.  Other suffixes are
