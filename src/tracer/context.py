@@ -321,6 +321,14 @@ def with_values(ctx: "Context | None", values: str) -> "Context":
     return new
 
 
+def with_timing(ctx: "Context | None") -> "Context":
+    """A copy of `ctx` (or of the default context) with `timing=True`; for
+    `tracer run --timing`."""
+    new = Context(timing=True) if ctx is None else copy.copy(ctx)
+    new.timing = True
+    return new
+
+
 def _positional_only(fn: types.FunctionType) -> types.FunctionType:
     """`fn` with its parameters before *args positional-only, when it takes
     **kwargs (so a traced keyword argument named like one of them reaches

@@ -18,7 +18,7 @@ import sys
 import traceback
 
 from .. import api
-from ..context import VALUE_POLICIES, Context, with_values
+from ..context import VALUE_POLICIES, Context, with_timing, with_values
 from ..export.dot import GraphvizNotFound, render
 from ..export.summary import summary
 from ..compare.diff import diff, format_diff
@@ -99,6 +99,16 @@ def _parser() -> argparse.ArgumentParser:
     _print_options(show)
     show.set_defaults(handler=_show)
 
+    summarised = commands.add_parser(
+        "summary", help="print the summary of a saved trace (with its time table if timed)",
+        description="Nodes by kind, recorded calls by function, primitive calls, and for "
+                    "a trace recorded with --timing the time by function (calls, total, "
+                    "self, per call).")
+    summarised.add_argument("file", help="a trace saved with --save or tracer.save")
+    summarised.add_argument("--node", metavar="PATH",
+                            help="summarise this node: child positions from the root, e.g. @8/@8")
+    summarised.set_defaults(handler=_summary)
+
     compare = commands.add_parser("diff", help="compare two saved traces",
                                   description="Where two saved runs diverge, which values differ, "
                                               "which calls were added or removed.")
@@ -144,6 +154,9 @@ def _trace_options(p: argparse.ArgumentParser) -> None:
                    help="what the trace keeps of values: keep (the objects, default), none "
                         "(structure and edges only), summary (type, shape, a short text), "
                         "weak (immutable values; others while the program keeps them)")
+    p.add_argument("--timing", action="store_true",
+                   help="time each recorded call (Context(timing=True)): the summary gets "
+                        "a table of calls, total, self and per-call time by function")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="live progress on stderr: auto = only when stderr is a terminal")
 
@@ -155,6 +168,10 @@ def _print_options(p: argparse.ArgumentParser) -> None:
                    help="print at most N lines of the trace, 0 for all (default 60)")
     p.add_argument("--no-summary", dest="summary", action="store_false",
                    help="leave out the summary table")
+    p.add_argument("--chrome", metavar="FILE.json",
+                   help="write the calls as Chrome trace-event JSON (open it in "
+                        "ui.perfetto.dev or speedscope): timed with --timing, else with "
+                        "synthetic times (nodes)")
 
 
 def _count(text: str) -> int:
@@ -191,6 +208,10 @@ def _trace(target: Target, options) -> int:
     ctx = _context(options.context) if options.context else None
     if getattr(options, "values", "keep") != "keep":
         ctx = with_values(ctx, options.values)
+    if options.timing:
+        ctx = with_timing(ctx)
+    if options.chrome:
+        _check_writable(options.chrome)
     if options.save:
         _check_writable(options.save)
         _require_save()
@@ -222,7 +243,8 @@ def _trace(target: Target, options) -> int:
     save_status = _save(root, options.save) if options.save else OK
     _print_trace(root, options)
     dot_status = _draw(root, options.dot, options.levels) if options.dot else OK
-    return status if status != OK else max(save_status, dot_status)
+    chrome_status = _chrome(root, options.chrome) if options.chrome else OK
+    return status if status != OK else max(save_status, dot_status, chrome_status)
 
 
 @contextlib.contextmanager
@@ -318,12 +340,32 @@ def _draw(root: Node, path: str, levels: int) -> int:
     return OK
 
 
-# -- show and diff -----------------------------------------------------------------------
+def _chrome(root: Node, path: str) -> int:
+    from ..export.chrome import write
+    try:
+        write(root, path)
+    except OSError as err:
+        _error(f"could not write {path!r}: {err}")
+        return USAGE
+    print(f"wrote the calls as Chrome trace-event JSON to {path}")
+    return OK
+
+
+# -- show, summary and diff ------------------------------------------------------------------
 
 def _show(options) -> int:
     root = _load(options.file)
     node = _find(root, options.node) if options.node else root
+    if options.chrome:
+        _check_writable(options.chrome)
     _print_trace(node, options)
+    return _chrome(node, options.chrome) if options.chrome else OK
+
+
+def _summary(options) -> int:
+    root = _load(options.file)
+    node = _find(root, options.node) if options.node else root
+    print(summary(node))
     return OK
 
 

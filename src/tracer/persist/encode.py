@@ -21,6 +21,7 @@ import io
 import operator
 import pickle
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,6 +73,10 @@ class ValueTable:
     repr_text: list[str | None] = field(default_factory=list)  # an opaque value's repr, bounded
     items: list[list[int] | None] = field(default_factory=list)
     name: list[str | None] = field(default_factory=list)       # a callable's qualified name
+    # The mostly-empty columns as the encoder held them, {entry: item} by column name
+    # (None when read from a file): a file's columns are built from these without a
+    # pass over the None of every entry.
+    sparse: dict[str, dict] | None = field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.tag)
@@ -84,9 +89,38 @@ class ValueTable:
 _SPARSE = ("text", "blob", "type_name", "repr_text", "items", "name")
 
 
+class SparseColumn(Sequence):
+    """A value-table column that is mostly None, as the encoder holds it ({entry:
+    item}): indexed and iterated as the list of an item or None per entry, without
+    making that list (a saved file's columns are built from the dict)."""
+
+    __slots__ = ("n", "items")
+
+    def __init__(self, n: int, items: dict):
+        self.n, self.items = n, items
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(f"entry {i} of {self.n}")
+        return self.items.get(i)
+
+    def __eq__(self, other):
+        return list(self) == list(other) if isinstance(other, (list, SparseColumn)) else NotImplemented
+
+    def __reduce__(self):   # pickled as the plain list a file would give back
+        return list, (list(self),)
+
+
 class _Encoder:
     # tag, integer and real get an item per entry; the other columns are mostly
-    # empty, so they are dicts (entry -> item) until `table()` lays them out.
+    # empty, so they are dicts (entry -> item), read through SparseColumn.
     def __init__(self, use_pickle: bool):
         self.tag: list[int] = []
         self.integer: list[int] = []
@@ -103,15 +137,13 @@ class _Encoder:
         self.depth = 0
 
     def table(self, extra: int = 0) -> ValueTable:
-        """The table of the entries so far, its sparse columns sized for `extra` more."""
+        """The table of the entries so far, its sparse columns sized for `extra` more
+        (read as lists of an item or None per entry; laid out only when read so)."""
         n = len(self.tag) + extra
-        columns = {}
-        for name in _SPARSE:
-            col: list = [None] * n
-            for i, v in getattr(self, name).items():
-                col[i] = v
-            columns[name] = col
-        return ValueTable(tag=self.tag, integer=self.integer, real=self.real, **columns)
+        columns = {name: SparseColumn(n, getattr(self, name)) for name in _SPARSE}
+        return ValueTable(tag=self.tag, integer=self.integer, real=self.real, **columns,
+                          sparse={name: getattr(self, name) for name in _SPARSE})
+
 
     def add(self, obj) -> int:
         i = self.index.get(id(obj))

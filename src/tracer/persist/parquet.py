@@ -316,10 +316,12 @@ def to_table(enc: EncodedTrace, callee=None):
     arrays.append(_callee_column(pa, n, callee))
     values_struct = pa.StructArray.from_arrays(
         [pa.array(v.tag, pa.uint8()), pa.array(v.integer, pa.int64()),
-         pa.array(v.real, pa.float64()), pa.array(v.text, pa.large_string()),
-         pa.array(v.blob, pa.large_binary()), pa.array(v.type_name, pa.string()),
-         pa.array(v.repr_text, pa.large_string()), pa.array(v.items, pa.list_(pa.int32())),
-         pa.array(v.name, pa.string())],
+         pa.array(v.real, pa.float64()), _sparse_column(pa, v, "text", pa.large_string()),
+         _sparse_column(pa, v, "blob", pa.large_binary()),
+         _sparse_column(pa, v, "type_name", pa.string()),
+         _sparse_column(pa, v, "repr_text", pa.large_string()),
+         _sparse_column(pa, v, "items", pa.list_(pa.int32())),
+         _sparse_column(pa, v, "name", pa.string())],
         fields=list(types["values"]))
     arrays.append(_inputs_column(cols, n))
     side = [_one_list(pa, values_struct, types["values"]),
@@ -373,6 +375,20 @@ def _timing_of(table, columns: dict):
     out["start"] = start.fill_null(0).to_numpy()[rows]
     out["end"] = end.fill_null(0).to_numpy()[rows]
     return out
+
+
+def _sparse_column(pa, v: ValueTable, name: str, kind):
+    """Value-table column `name` as an Arrow array: from the encoder's {entry: item}
+    when it has one (the items, then a gather that leaves the other entries null: a
+    pass in C instead of converting a Python None per entry), else from the list."""
+    column = getattr(v, name)
+    sparse = v.sparse.get(name) if v.sparse is not None else None
+    if sparse is None or len(sparse) * 4 > len(column):
+        return pa.array(column, kind)
+    where = np.full(len(column), -1, dtype=np.int32)
+    where[np.fromiter(sparse.keys(), dtype=np.int64, count=len(sparse))] = np.arange(
+        len(sparse), dtype=np.int32)
+    return pa.array(list(sparse.values()), kind).take(pa.array(where, mask=where < 0))
 
 
 def _callee_column(pa, n: int, callee):
@@ -504,7 +520,9 @@ def file_format(path, format: str | None) -> str:
         raise ValueError(f"cannot tell the file format from {os.fspath(path)!r}"
                          f"{f' (suffix {suffix})' if suffix else ' (no suffix)'}: name it "
                          f"*.parquet (Parquet) or *.arrow, *.feather, *.ipc (Arrow IPC), "
-                         f"or pass format='parquet' or 'arrow'")
+                         f"or pass format='parquet' or 'arrow'"
+                         + ("; for a timeline (Chrome trace-event JSON) use "
+                            "tracer.export.chrome.write" if name.endswith(".json") else ""))
     if named is not None and format is not None and named != format:
         raise ValueError(f"{os.fspath(path)!r} names a {named} file but format={format!r}: "
                          f"change the suffix or the format")
