@@ -348,3 +348,19 @@ def test_cli_summary_of_a_saved_timed_trace(tmp_path):
     assert status == 0, err
     assert json.loads((tmp_path / "again.json").read_text())["otherData"]["clock"].startswith(
         "monotonic")
+
+
+def test_the_timing_example_runs(tmp_path, capsys):
+    import runpy
+
+    from helpers import EXAMPLES
+
+    out = tmp_path / "scheduler.trace.json"
+    sys.argv, saved = ["timing.py", str(out)], sys.argv
+    try:
+        runpy.run_path(str(EXAMPLES / "timing.py"), run_name="__main__")
+    finally:
+        sys.argv = saved
+    printed = capsys.readouterr().out
+    assert printed.startswith("time by function") and "checksum" in printed
+    assert json.loads(out.read_text())["otherData"]["clock"].startswith("monotonic")
