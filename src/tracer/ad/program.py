@@ -237,9 +237,14 @@ class _Builder:
             active[op.id] = touched[op.id] = adjoints.is_differentiable(op.value)
         version: dict[int, int] = {}   # a list op -> the op of its latest append
         count: dict[int, int] = {}     # a list or iterator op -> items appended / read
+        # A generator, map or filter whose iteration the tape inlined: its items are
+        # the inlined ops', the object itself carries nothing further.
+        inlined = {id(op) for op in getattr(self.tape, "inlined_iterables", ())}
         for op in self.ops:
             cls = type(op)
             k = op.id
+            if inlined and id(op) in inlined:
+                continue
             if cls is Constant and op.frozen and produced:
                 src = produced.get(id(op.value))
                 if src is not None and self.ops[src - 1].value is op.value:

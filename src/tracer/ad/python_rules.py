@@ -153,6 +153,7 @@ def _sum_items(g, ans, items, start=0):
 
 
 defrule(builtins.sum, _sum_items, lambda g, ans, items, start=0: g)
+defrule(math.fsum, _sum_items)
 
 
 # -- containers and loops (tape callables) ---------------------------------------------------
