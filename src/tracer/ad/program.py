@@ -303,6 +303,8 @@ class _Builder:
             reached = hit or any(touched[r.id] for r in op.refs())
             if not reached:
                 continue
+            if _is_op(fn) and touched[fn.id] and _is_generator_function(fn.value):
+                raise NoRuleError(fn.value, self.where(op), message=_GENERATOR_REFUSED)
             if _is_op(fn) and touched[fn.id]:
                 raise NoRuleError(fn.value, self.where(op), message="the function called is "
                                   "made from a differentiated value (a closure or bound "
@@ -484,10 +486,7 @@ class _Builder:
         for a in (op.fn, *op.args, op):
             v = a.value if _is_op(a) else a
             if isinstance(v, (types.GeneratorType, map, filter)) or _is_generator_function(v):
-                raise NoRuleError(op.fn, self.where(op), message="a generator, map or "
-                                  "filter over a differentiated value is not differentiated "
-                                  "(its items come from C code calling Python); write a "
-                                  "list comprehension instead: sum([x * x for x in xs]).")
+                raise NoRuleError(op.fn, self.where(op), message=_GENERATOR_REFUSED)
 
     def _check_coverage(self, op, rule) -> None:
         """A rule that does not cover a keyword of the call, or gives no adjoint to a
@@ -720,6 +719,13 @@ class _Builder:
 
 
 _DATA_TYPES = (bool, int, str, bytes, type(None), range, type(STOP))
+
+
+_GENERATOR_REFUSED = (
+    "a generator, map or filter over a differentiated value is differentiated when one "
+    "call consumes it whole (sum, math.fsum, list, tuple, min, max, sorted, or "
+    "functools.reduce over a list), not when it is resumed by several calls or by "
+    "another C function; write a list comprehension instead: sum([x * x for x in xs]).")
 
 
 def _carries(v) -> bool:
