@@ -29,7 +29,7 @@ from ..analysis.identitycache import IdentityCache
 from ..analysis.ir import ir as ir_of
 from ..tapes.callbacks import close_generator
 from ..tapes.helpers import make_closure
-from ..tapes.ops import Call, Input, Where
+from ..tapes.ops import Call, Guard, Input, Where
 from .. import callables as tops
 from . import adjoints
 from .errors import NoRuleError
@@ -101,10 +101,31 @@ def trace(f, args, kwargs):
             # its one op is differentiated by that rule.
             op.fn = op.fn.value
     _drop_inlined_iterables(tape)
+    _fix_recording_tests(tape)
     literals = frozenset(id(c) for code in root.trace.codes for c in code.co_consts
                          if type(c) is float)
     tape.locate = _locator(root)
     return root.value, tape, literals
+
+
+def _under_gradient_trace():
+    """What `tracer.api.recording()` is on a gradient's tape: not None.  The call ran
+    under this gradient's trace (a gradient taken inside it chose the code an outer
+    gradient follows), and a replay of the path is that same path."""
+    return True
+
+
+def _fix_recording_tests(tape) -> None:
+    """`recording()` tested by tracer.ad's own code (value_and_grad, adjoint sums)
+    inside the differentiated call gives not-None on every replay of the path: a
+    replay does not record, yet must run the code the trace followed (else its guard
+    fails on every call and the path is traced again: grad(grad(f)) re-traced on
+    each call)."""
+    for op in tape.ops:
+        if type(op) is Call and op.fn is _api.recording and not op.args and not op.kwargs:
+            if all(type(u) is Guard and u.test == "none" for u in tape.users(op)):
+                op.fn = _under_gradient_trace
+                op.value = True
 
 
 def _drop_inlined_iterables(tape) -> None:
