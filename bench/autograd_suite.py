@@ -117,6 +117,7 @@ class Checker:
         self.second = collections.Counter()  # second-order outcomes
         self.second_why = collections.Counter()  # by what failed
         self.second_wrong: list[str] = []  # the tests whose second order is wrong
+        self.second_tests: dict[str, list[str]] = {}  # failure -> the tests it stopped
         self.current = ""  # the test running
         self.checked = 0  # first-order checks run (per test)
         self.skipped = 0  # checks tracer does not claim (per test)
@@ -196,6 +197,7 @@ class Checker:
             kind, what = _classify(e)
             self.second[kind] += 1
             self.second_why[f"{kind}: {what}"] += 1
+            self.second_tests.setdefault(f"{kind}: {what}", []).append(self.current)
             if kind == "wrong value":
                 self.second_wrong.append(f"{self.current}: {what}")
 
@@ -356,13 +358,17 @@ def report(results, checker, show):
     for name, kind, what in results:
         if show and kind.startswith(show):
             print(f"{kind:14s} {name}  {what}")
+    if show == "second":
+        for why, names in sorted(checker.second_tests.items(), key=lambda kv: -len(kv[1])):
+            print(f"second order {why}: {', '.join(sorted(set(names)))}")
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--order", type=int, default=1, choices=(1, 2))
     ap.add_argument("--show", default="", help="list the tests of one outcome "
-                    "(passed, wrong, missing, other, not)")
+                    "(passed, wrong, missing, other, not; second: the tests of each "
+                    "second-order failure)")
     ap.add_argument("--tests", type=Path, help="an unpacked autograd tests/ directory "
                     "(default: download the sdist)")
     opts = ap.parse_args(argv)
