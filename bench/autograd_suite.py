@@ -35,6 +35,7 @@ import importlib
 import inspect
 import io
 import itertools
+import os
 import subprocess
 import sys
 import tarfile
@@ -195,6 +196,8 @@ class Checker:
             self.second["not applicable"] += 1
         except Exception as e:  # counted apart: the first order decides the test
             kind, what = _classify(e)
+            if os.environ.get("AUTOGRAD_SUITE_TRACEBACKS"):
+                traceback.print_exc(file=sys.__stderr__)
             self.second[kind] += 1
             self.second_why[f"{kind}: {what}"] += 1
             self.second_tests.setdefault(f"{kind}: {what}", []).append(self.current)
@@ -309,7 +312,7 @@ def _classify(e: BaseException) -> tuple[str, str]:
     return "other error", f"{type(e).__name__}: {first}"
 
 
-def run(tests_dir: Path, order: int):
+def run(tests_dir: Path, order: int, only: str = ""):
     checker = Checker(order)
     results = []
     with swapped_modules(fake_modules(checker), tests_dir):
@@ -318,6 +321,8 @@ def run(tests_dir: Path, order: int):
             np.random.seed(42)
             module = importlib.import_module(modname)
             for name, fn in cases(module):
+                if only and only not in name:
+                    continue
                 np.random.seed(42)  # autograd's conftest fixture
                 checker.checked = checker.skipped = 0
                 checker.current = name
@@ -369,12 +374,13 @@ def main(argv=None) -> None:
     ap.add_argument("--show", default="", help="list the tests of one outcome "
                     "(passed, wrong, missing, other, not; second: the tests of each "
                     "second-order failure)")
+    ap.add_argument("--only", default="", help="run only the tests whose name holds this")
     ap.add_argument("--tests", type=Path, help="an unpacked autograd tests/ directory "
                     "(default: download the sdist)")
     opts = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tests_dir = opts.tests or fetch_tests(Path(tmp))
-        results, checker = run(tests_dir, opts.order)
+        results, checker = run(tests_dir, opts.order, opts.only)
     report(results, checker, opts.show)
 
 

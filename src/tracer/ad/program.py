@@ -188,6 +188,7 @@ class _Builder:
         self.locate = None  # op -> Where, for errors (see build)
         self.rerun = False  # in-place updates were rewritten (see run)
         self.fixed: dict[int, object] = {}  # Call op id -> the primitive its fn op was
+        self._list_uses: dict | None = None  # id(list) -> the callables it is passed to
 
     # -- analysis ------------------------------------------------------------------------
     def run(self) -> GradientProgram:
@@ -323,7 +324,10 @@ class _Builder:
                                   "a differentiated value, which is not supported.")
             if not _is_python_callable(fn):
                 self._refuse_output_argument(op, active)
-            if op.star and (_is_op(fn) or lookup(fn) is None):
+            if op.star and (lookup(fn.value if _is_op(fn) else fn) is None
+                            or _is_op(fn) and active[fn.id]):
+                # (A primitive taken out of a container, `f(*args)` of vjp(f, *args):
+                # its rule, while the same function is passed; see _check_rules.)
                 raise NoRuleError(fn, self.where(op), note="It is called as f(*args) with a "
                                   "differentiated value, which is not supported.")
             if op.star and len(op.args) > 1 and 1 in targets and active[targets[1]]:
@@ -425,7 +429,33 @@ class _Builder:
             return len(item.value)
         if type(item) is Call and item.fn is tops.build_list and not item.star:
             return len(item.args)  # never appended to (it would be in count)
+        if type(item.value) is list:
+            for key, n in count.items():
+                # The same list object read back out of a container (a tuple a
+                # helper returned): the items its appends so far put in it.
+                if n is not None and self.ops[key - 1].value is item.value:
+                    return n
+            if self._only_read(item.value):
+                return len(item.value)  # its recorded state is its state at every op
         return None
+
+    def _only_read(self, lst) -> bool:
+        """Whether list object `lst` is passed to no op of the tape but readers (so
+        its recorded value, its final state, is its state wherever it is read)."""
+        uses = self._list_uses
+        if uses is None:
+            uses = self._list_uses = {}
+            for op in self.ops:
+                if type(op) is not Call:
+                    continue
+                fn = op.fn.value if _is_op(op.fn) else op.fn
+                for i, a in enumerate(list(op.args) + list(op.kwargs.values())):
+                    v = a.value if _is_op(a) else a
+                    if type(v) is list:
+                        # extend changes its first argument, reads its second
+                        uses.setdefault(id(v), set()).add(
+                            None if i == 0 and _is_extend(fn) else _hashable_or_none(fn))
+        return uses.get(id(lst), set()) <= _LIST_READERS
 
     def _backward_mask(self) -> None:
         res = self.tape.result
@@ -784,6 +814,20 @@ def _is_append(fn) -> bool:
     """`lst.append(x)` or `lst.extend(xs)`: a new version of a list (see _append)."""
     return fn is tops.list_append or fn is list.append or fn is tops.list_extend \
         or fn is list.extend
+
+
+def _hashable_or_none(fn):
+    try:
+        hash(fn)
+    except TypeError:
+        return None
+    return fn
+
+
+# Callables that read a list without changing it (the second argument of extend
+# included: `a.extend(b)` changes a, not b).
+_LIST_READERS = frozenset((tops.list_extend, list.extend, len, iter, tuple, operator.getitem,
+                           tops.build_tuple, tops.build_list, tape_helpers.unpack_sequence))
 
 
 def _list_length(lst, count):

@@ -190,10 +190,8 @@ class Callbacks:
         return self._run_frame(kid, sub, nparams, scope, cells)
 
     def _run_frame(self, kid, sub, start, scope, cells, func=None):
-        from .flatten import _Frame
-
         saved = self.frame, self.row, self.gen_scope
-        fr = _Frame(kid, sub, start, saved[0].handled if saved[0] is not None else False)
+        fr = self.frame_class(kid, sub, start, saved[0].handled if saved[0] is not None else False)
         fr.func = func
         if cells is not None:
             fr.cell_values, fr.cell_ops = cells

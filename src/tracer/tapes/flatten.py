@@ -82,6 +82,8 @@ def flatten(root, ctx, tape_class, callbacks=False):
 class _Flattener(Closures, SpecialInstructions, Callbacks):
     """The state of one flattening: the node -> tape map and what it needs to link."""
 
+    frame_class = _Frame  # (for the mixins, which do not import this module)
+
     def __init__(self, root, ctx, tape_class, callbacks=False):
         self.callbacks = callbacks
         self.gen_scope = None  # the Scope of the generator activation being inlined
