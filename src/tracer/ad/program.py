@@ -537,7 +537,8 @@ class _Builder:
                               " taking **kwargs, or pass them positionally if it covers "
                               "them so).")
         for i, t in self.target.get(op.id, {}).items():
-            if t and self.active[t] and not rule.differentiable(i):
+            if t and self.active[t] and not rule.differentiable(i) \
+                    and _holds_float(self.ops[t - 1].value):
                 raise NoRuleError(op.fn, self.where(op), message=f"its argument {i} is "
                                   "differentiated, and its rule gives that argument no "
                                   "adjoint (replace the rule with @tracer.rule("
@@ -814,6 +815,16 @@ def _is_append(fn) -> bool:
     """`lst.append(x)` or `lst.extend(xs)`: a new version of a list (see _append)."""
     return fn is tops.list_append or fn is list.append or fn is tops.list_extend \
         or fn is list.extend
+
+
+def _holds_float(v, depth=0) -> bool:
+    """Whether `v` holds a float or a float array anywhere (`axes=[(1,), (0,)]`
+    taken out of a differentiated container does not: it has no adjoint to give)."""
+    if type(v) in (list, tuple):
+        return depth > 8 or any(_holds_float(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return depth > 8 or any(_holds_float(x, depth + 1) for x in v.values())
+    return adjoints.is_differentiable(v)
 
 
 def _hashable_or_none(fn):
