@@ -627,12 +627,11 @@ def _dict_pb(g, ans, *args, **kw):
         raise NoRuleError(dict, message="dict() of an iterator of pairs is differentiated "
                           "for a list or tuple of pairs only; pass a list")
     keys = [k for k, _ in src]
-    out = {}
-    for j, key in enumerate(keys):
-        v = g.items.get(key)
-        if v is not None and kw.get(key) is None:
-            out[j] = Seq({1: v}, owned=True)
-    return Seq(out, owned=True)
+    # A comprehension, not stores into a dict: an outer gradient follows this code.
+    parts = {j: g.items.get(key) if kw.get(key) is None else None
+             for j, key in enumerate(keys)}
+    return Seq({j: Seq({1: v}, owned=True) for j, v in parts.items() if v is not None},
+               owned=True)
 
 
 defrule(dict, _dict_pb, keywords=None,

@@ -261,24 +261,23 @@ def _enumerate_pb(g, ans, seq, *start):
     """`enumerate(seq)` yields (i, item): item k's adjoint is part 1 of pair k's."""
     if type(g) is not Seq:
         return g
-    out = {}
-    for k, pair in g.items.items():
-        item = pair.items.get(1) if type(pair) is Seq else pair[1]
-        if item is not None:
-            out[k] = item
-    return from_seq(Seq(out, owned=True), seq)
+    # Comprehensions, not stores into a dict: an outer gradient follows this code.
+    parts = {k: _part(pair, 1) for k, pair in g.items.items()}
+    return from_seq(Seq({k: v for k, v in parts.items() if v is not None}, owned=True), seq)
+
+
+def _part(pair, i):
+    """Part `i` of an adjoint of a pair or tuple (a Seq, or the pair itself)."""
+    return pair.items.get(i) if type(pair) is Seq else pair[i]
 
 
 def _zip_arg(i):
     def pb(g, ans, *seqs, **kw):
         if type(g) is not Seq:
             return g
-        out = {}
-        for k, items in g.items.items():
-            item = items.items.get(i) if type(items) is Seq else items[i]
-            if item is not None:
-                out[k] = item
-        return from_seq(Seq(out, owned=True), seqs[i])
+        parts = {k: _part(items, i) for k, items in g.items.items()}
+        return from_seq(Seq({k: v for k, v in parts.items() if v is not None}, owned=True),
+                        seqs[i])
     return pb
 
 
@@ -295,12 +294,8 @@ def _dict_items_pb(g, ans, d):
     if type(g) is not Seq:
         return g
     keys = list(d)
-    out = {}
-    for k, pair in g.items.items():
-        v = pair.items.get(1) if type(pair) is Seq else pair[1]
-        if v is not None:
-            out[keys[k]] = v
-    return Seq(out, owned=True)
+    parts = {keys[k]: _part(pair, 1) for k, pair in g.items.items()}
+    return Seq({k: v for k, v in parts.items() if v is not None}, owned=True)
 
 
 def _dict_values_pb(g, ans, d):
@@ -356,20 +351,20 @@ def _bound_slots(binder, nargs, kwargs, nself):
 
 def _bind_args_pb(g, ans, binder, args, kwargs, *self):
     pos, _ = _bound_slots(binder, len(args), kwargs, len(self))
-    out = {}
-    for i, (slot, item) in enumerate(pos):
-        gp = seq_get(g, slot, ans[slot])
-        out[i] = gp if item is None else seq_get(gp, item, args[i])
-    return Seq(out, owned=True)
+    # Comprehensions, not stores into a dict: an outer gradient follows this code.
+    return Seq({i: _bound_part(g, ans, slot, item, args[i])
+                for i, (slot, item) in enumerate(pos)}, owned=True)
+
+
+def _bound_part(g, ans, slot, item, arg):
+    gp = seq_get(g, slot, ans[slot])
+    return gp if item is None else seq_get(gp, item, arg)
 
 
 def _bind_kwargs_pb(g, ans, binder, args, kwargs, *self):
     _, kws = _bound_slots(binder, len(args), kwargs, len(self))
-    out = {}
-    for name, (slot, item) in kws.items():
-        gp = seq_get(g, slot, ans[slot])
-        out[name] = gp if item is None else seq_get(gp, item, kwargs[name])
-    return Seq(out, owned=True)
+    return Seq({name: _bound_part(g, ans, slot, item, kwargs[name])
+                for name, (slot, item) in kws.items()}, owned=True)
 
 
 defrule(tape_helpers.bind_call, None, _bind_args_pb, _bind_kwargs_pb)
