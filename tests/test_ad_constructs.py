@@ -356,3 +356,23 @@ def test_a_hessian_vector_product_reuses_its_path():
         for _ in range(4):
             assert np.allclose(hvp(x), H @ v, rtol=1e-10)
     assert hvp.paths[(0,)].traces == 1
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.sort(x) ** 3 * np.arange(1.0, 5.0)),          # a permutation
+    lambda x: np.sum(np.partition(x, 1)[:2] ** 3),
+    lambda x: np.sum(x[[0, 2, 2, 3]] ** 3),                              # fancy, repeated
+    lambda x: np.sum(np.take(x, [1, 1, 3]) ** 3) + np.sum(np.repeat(x, [1, 0, 2, 1]) ** 2),
+])
+def test_second_order_through_scatters_and_permutations(f):
+    """Pullbacks that scatter (fancy indexing, take, repeat) or undo a permutation
+    (sort, partition) are calls with rules of their own (tracer/ad/scatter.py), so a
+    Hessian-vector product differentiates them: against central differences of the
+    gradient."""
+    x = np.array([0.3, -1.2, 0.8, 2.0])
+    v = np.array([1.0, -0.5, 0.25, 2.0])
+    g = tracer.grad(f)
+    hv = tracer.grad(lambda y: np.sum(g(y) * v))
+    want = (g(x + EPS * v) - g(x - EPS * v)) / (2 * EPS)
+    for _ in range(3):
+        assert np.allclose(hv(x), want, rtol=1e-5, atol=1e-6)

@@ -824,6 +824,8 @@ def _holds_float(v, depth=0) -> bool:
         return depth > 8 or any(_holds_float(x, depth + 1) for x in v)
     if type(v) is dict:
         return depth > 8 or any(_holds_float(x, depth + 1) for x in v.values())
+    if type(v) is slice or v is Ellipsis:
+        return False
     return adjoints.is_differentiable(v)
 
 

@@ -18,6 +18,7 @@ from .. import callables as tops
 from ..tapes import helpers as tape_helpers
 from .adjoints import Seq, from_seq, seq_get, seq_item, unbroadcast, zeros_like
 from .rules import defrule
+from .scatter import scatter_add
 
 __all__: list[str] = []
 
@@ -202,18 +203,9 @@ def _getitem_container(g, ans, c, key):
 
 
 def _array_getitem(g, c, key):
-    out = np.zeros(c.shape, dtype=c.dtype if c.dtype.kind in "fc" else np.float64)
-    if _is_basic_index(key):
-        out[key] = g
-    else:
-        np.add.at(out, key, g)
-    return out
-
-
-def _is_basic_index(key) -> bool:
-    parts = key if isinstance(key, tuple) else (key,)
-    return all(isinstance(p, (int, slice, type(None), type(Ellipsis)))
-               and not isinstance(p, bool) for p in parts)
+    dtype = c.dtype if c.dtype.kind in "fc" else np.float64
+    # A call with a rule, not a store: a gradient of this pullback follows it.
+    return scatter_add(c.shape, dtype, key, g)
 
 
 _AXIS_CONCATENATOR = type(np.r_).__mro__[1]  # numpy's private AxisConcatenator
