@@ -609,6 +609,8 @@ for _fn in (np.floor_divide, operator.floordiv):
 
 def _dict_pb(g, ans, *args, **kw):
     """`dict(mapping_or_pairs, **kw)`: the positional argument's adjoint."""
+    if type(g) is dict:  # the seed a caller gave for a dict result
+        g = Seq(dict(g))
     if type(g) is not Seq or not args:
         return g
     src = args[0]

@@ -306,13 +306,25 @@ def _sorted_pb(g, ans, items, *args, key=None, reverse=False):
         from .errors import NoRuleError
         raise NoRuleError(sorted, message="sorted() of an iterator is differentiated for "
                           "lists, tuples and dict views only (the iterator was consumed)")
-    kf = key if key is not None else (lambda v: v)
-    order = sorted(range(len(seq)), key=lambda i: kf(seq[i]), reverse=reverse)
+    order = _sort_order(seq, key, reverse)
     if type(g) is not Seq:
         g = Seq(dict(list(enumerate(g))))
     return Seq({order[j]: v for j, v in g.items.items()}, owned=True)
 
 
+def _sort_order(seq, key, reverse):
+    """The positions of `seq`'s items in sorted order (stable, as `sorted` is): a
+    tuple of ints.  A primitive with a rule (a permutation has no adjoint): a gradient
+    of `_sorted_pb` does not follow the key closure `sorted` calls from C."""
+    kf = key if key is not None else (lambda v: v)
+    return tuple(sorted(range(len(seq)), key=lambda i: kf(seq[i]), reverse=reverse))
+
+
+def _no_adjoint(g, ans, *args, **kwargs):
+    return None
+
+
+defrule(_sort_order, _no_adjoint, _no_adjoint, _no_adjoint)
 defrule(dict.items, _dict_items_pb)
 defrule(dict.values, _dict_values_pb)
 defrule(dict.get, lambda g, ans, d, key, default=None: seq_item(g, key) if key in d else Seq({}),
