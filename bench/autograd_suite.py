@@ -35,6 +35,7 @@ import importlib
 import inspect
 import io
 import itertools
+import os
 import subprocess
 import sys
 import tarfile
@@ -70,6 +71,8 @@ def _leaves(x) -> list:
         return [leaf for item in x for leaf in _leaves(item)]
     if isinstance(x, dict):
         return [leaf for k in sorted(x) for leaf in _leaves(x[k])]
+    if x is None:
+        return []  # tracer's adjoint of an argument holding no float
     a = np.asarray(x)
     if a.dtype.kind == "c":
         raise NotApplicable("complex values")
@@ -83,6 +86,8 @@ def _rebuild(x, leaves):
         return items if isinstance(x, list) else tuple(items)
     if isinstance(x, dict):
         return {k: _rebuild(x[k], leaves) for k in sorted(x)}
+    if x is None:
+        return None
     leaf = next(leaves)
     if isinstance(x, np.ndarray):
         return leaf.reshape(x.shape).astype(x.dtype)
@@ -117,6 +122,7 @@ class Checker:
         self.second = collections.Counter()  # second-order outcomes
         self.second_why = collections.Counter()  # by what failed
         self.second_wrong: list[str] = []  # the tests whose second order is wrong
+        self.second_tests: dict[str, list[str]] = {}  # failure -> the tests it stopped
         self.current = ""  # the test running
         self.checked = 0  # first-order checks run (per test)
         self.skipped = 0  # checks tracer does not claim (per test)
@@ -156,6 +162,7 @@ class Checker:
         seed = _rebuild(y, iter(u))
         adj = pullback(seed)
         v = _randn_like(x, self.rng)
+        # An argument with no float in it (an empty dict) has no adjoint: None.
         exact = _inner(v, [leaf for p in nums for leaf in _leaves(adj[p])])
 
         def at(alpha):
@@ -194,8 +201,11 @@ class Checker:
             self.second["not applicable"] += 1
         except Exception as e:  # counted apart: the first order decides the test
             kind, what = _classify(e)
+            if os.environ.get("AUTOGRAD_SUITE_TRACEBACKS"):
+                traceback.print_exc(file=sys.__stderr__)
             self.second[kind] += 1
             self.second_why[f"{kind}: {what}"] += 1
+            self.second_tests.setdefault(f"{kind}: {what}", []).append(self.current)
             if kind == "wrong value":
                 self.second_wrong.append(f"{self.current}: {what}")
 
@@ -307,7 +317,7 @@ def _classify(e: BaseException) -> tuple[str, str]:
     return "other error", f"{type(e).__name__}: {first}"
 
 
-def run(tests_dir: Path, order: int):
+def run(tests_dir: Path, order: int, only: str = ""):
     checker = Checker(order)
     results = []
     with swapped_modules(fake_modules(checker), tests_dir):
@@ -316,6 +326,8 @@ def run(tests_dir: Path, order: int):
             np.random.seed(42)
             module = importlib.import_module(modname)
             for name, fn in cases(module):
+                if only and only not in name:
+                    continue
                 np.random.seed(42)  # autograd's conftest fixture
                 checker.checked = checker.skipped = 0
                 checker.current = name
@@ -356,19 +368,24 @@ def report(results, checker, show):
     for name, kind, what in results:
         if show and kind.startswith(show):
             print(f"{kind:14s} {name}  {what}")
+    if show == "second":
+        for why, names in sorted(checker.second_tests.items(), key=lambda kv: -len(kv[1])):
+            print(f"second order {why}: {', '.join(sorted(set(names)))}")
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--order", type=int, default=1, choices=(1, 2))
     ap.add_argument("--show", default="", help="list the tests of one outcome "
-                    "(passed, wrong, missing, other, not)")
+                    "(passed, wrong, missing, other, not; second: the tests of each "
+                    "second-order failure)")
+    ap.add_argument("--only", default="", help="run only the tests whose name holds this")
     ap.add_argument("--tests", type=Path, help="an unpacked autograd tests/ directory "
                     "(default: download the sdist)")
     opts = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tests_dir = opts.tests or fetch_tests(Path(tmp))
-        results, checker = run(tests_dir, opts.order)
+        results, checker = run(tests_dir, opts.order, opts.only)
     report(results, checker, opts.show)
 
 

@@ -299,12 +299,18 @@ def test_user_rule_keeps_python_function_primitive():
         _RULES.pop(softplus, None)
 
 
-def test_generator_expression_raises_instead_of_zero():
+def test_generator_expression_is_differentiated_and_a_partly_consumed_one_raises():
     def k(x):
         return sum(x * i for i in range(3))
 
+    assert tracer.grad(k)(1.0) == pytest.approx(3.0)
+
+    def partly(x):
+        g = (x * i for i in range(3))
+        return next(g) + sum(g)  # resumed by two calls: not inlined, refused (not zero)
+
     with pytest.raises(NoRuleError, match="generator"):
-        tracer.grad(k)(1.0)
+        tracer.grad(partly)(1.0)
 
 
 def test_item_store_into_a_list_it_built_and_into_a_shared_one():

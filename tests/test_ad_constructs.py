@@ -337,3 +337,42 @@ def sorted_dict_items(w):
 
 def test_sorted_over_dict_items_and_reversed():
     assert_grad(sorted_dict_items, np.array([0.5, -1.5]))
+
+
+def test_a_hessian_vector_product_reuses_its_path():
+    """grad of (grad f . v) traces once: replaying the outer path runs the inner
+    gradient's code as the trace followed it (its `recording()` test is not a guard
+    that fails on every replay), and the value stays the analytic H v."""
+    W = np.array([[0.3, -0.2, 0.1], [0.05, 0.4, -0.3], [0.2, 0.1, 0.25]])
+    v = np.array([1.0, -0.5, 2.0])
+
+    def f(x):
+        return np.sum(np.tanh(W @ x)) + 0.5 * np.sum(x * x)
+
+    hvp = tracer.grad(lambda y: np.sum(tracer.grad(f)(y) * v))
+    for x in (np.array([0.1, 0.2, -0.3]), np.array([0.5, -0.1, 0.7])):
+        t = np.tanh(W @ x)
+        H = W.T @ np.diag(-2 * t * (1 - t * t)) @ W + np.eye(3)
+        for _ in range(4):
+            assert np.allclose(hvp(x), H @ v, rtol=1e-10)
+    assert hvp.paths[(0,)].traces == 1
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: np.sum(np.sort(x) ** 3 * np.arange(1.0, 5.0)),          # a permutation
+    lambda x: np.sum(np.partition(x, 1)[:2] ** 3),
+    lambda x: np.sum(x[[0, 2, 2, 3]] ** 3),                              # fancy, repeated
+    lambda x: np.sum(np.take(x, [1, 1, 3]) ** 3) + np.sum(np.repeat(x, [1, 0, 2, 1]) ** 2),
+])
+def test_second_order_through_scatters_and_permutations(f):
+    """Pullbacks that scatter (fancy indexing, take, repeat) or undo a permutation
+    (sort, partition) are calls with rules of their own (tracer/ad/scatter.py), so a
+    Hessian-vector product differentiates them: against central differences of the
+    gradient."""
+    x = np.array([0.3, -1.2, 0.8, 2.0])
+    v = np.array([1.0, -0.5, 0.25, 2.0])
+    g = tracer.grad(f)
+    hv = tracer.grad(lambda y: np.sum(g(y) * v))
+    want = (g(x + EPS * v) - g(x - EPS * v)) / (2 * EPS)
+    for _ in range(3):
+        assert np.allclose(hv(x), want, rtol=1e-5, atol=1e-6)

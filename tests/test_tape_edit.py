@@ -163,3 +163,24 @@ def test_validate_finds_broken_tapes(tape):
     tape.ops[-1].args = (stray,) + tape.ops[-1].args[1:]
     with pytest.raises(TapeError, match="not an earlier op"):
         tape.validate()
+
+
+_SCALE_ARRAY = (1.5, 2.5)
+
+
+def scaled(x, scale=3.0, /, shift=-0.5, *, off=1, name="a", pair=_SCALE_ARRAY, big=float("inf")):
+    return x * scale + shift + off + len(name) + pair[0] + (big > 0)
+
+
+def test_to_source_prints_the_real_defaults_and_compile_keeps_the_objects():
+    val, tape = tape_validated(scaled, 2.0)
+    src = tape.to_source()
+    header = src.splitlines()[0]
+    # Literals inline, other objects by the global name the generated code holds them in.
+    assert header.startswith("def scaled(x, scale=3.0, /, shift=(-0.5), *, off=1, name='a', pair=k_")
+    gen = tape.compile()
+    pair_name = header.split("pair=")[1].split(",")[0]
+    assert gen.__globals__[pair_name] is _SCALE_ARRAY
+    assert gen.__defaults__ == (3.0, -0.5) and gen.__kwdefaults__["pair"] is _SCALE_ARRAY
+    assert gen(2.0) == scaled(2.0) == val
+    assert gen(1.0, 2.0, 0.25, off=3) == scaled(1.0, 2.0, 0.25, off=3)

@@ -47,6 +47,8 @@ def add(a, b):
         return a
     if type(a) is Seq:
         if type(b) is not Seq:
+            if _scalar_zero(b):
+                return a  # the zero of a value read as a plain object (a saved value)
             b = _as_seq(b)
         if not a.owned:
             a = Seq(dict(a.items), owned=True)
@@ -60,6 +62,10 @@ def add(a, b):
     return a + b
 
 
+def _scalar_zero(x) -> bool:
+    return type(x) in (float, int) and x == 0
+
+
 def add_pure(a, b):
     """`add` without changing either operand (no store into a dict): the form an
     outer gradient can follow when it differentiates a gradient's own code."""
@@ -69,6 +75,10 @@ def add_pure(a, b):
         return a
     if type(a) is not Seq and type(b) is not Seq:
         return a + b
+    if _scalar_zero(a):
+        return b
+    if _scalar_zero(b):
+        return a
     a = a if type(a) is Seq else _as_seq(a)
     b = b if type(b) is Seq else _as_seq(b)
     keys = list(a.items) + [k for k in b.items if k not in a.items]
@@ -131,9 +141,13 @@ def zeros_like(x):
         return np.zeros(x.shape, dtype=_float_dtype(x))
     if isinstance(x, (float, int, np.number)):
         return 0.0 * x if isinstance(x, complex) else 0.0
-    if isinstance(x, (tuple, list, dict)):
-        return Seq({})
+    if isinstance(x, (tuple, list, dict)) or type(x) is _CELL or _is_iterator(x):
+        return Seq({})  # an iterator's or a cell's adjoint is its items' (python_rules)
     return 0.0
+
+
+def _is_iterator(x) -> bool:
+    return hasattr(type(x), "__next__") and not isinstance(x, np.ndarray)
 
 
 def _float_dtype(x):

@@ -27,7 +27,10 @@ from ..tapes import Tape
 from ..tapes.guards import GuardError
 from ..analysis.identitycache import IdentityCache
 from ..analysis.ir import ir as ir_of
-from ..tapes.ops import Call, Input, Where
+from ..tapes.callbacks import close_generator
+from ..tapes.helpers import make_closure
+from ..tapes.ops import Call, Guard, Input, Where
+from .. import callables as tops
 from . import adjoints
 from .errors import NoRuleError
 from .program import build
@@ -90,17 +93,61 @@ def trace(f, args, kwargs):
     """`(value, tape, literals)`: `f(*args, **kwargs)` traced with the rules' context,
     its tape, and the ids of the float constants of the code that ran."""
     root = track(f, *args, ctx=ad_context(), **kwargs)
-    tape = Tape.from_trace(root, None)
+    tape = Tape.from_trace(root, None, callbacks=True)
     for op in tape.ops:
         if type(op) is Call and type(op.fn) is Input and op.fn.position == 0 \
                 and lookup(op.fn.value) is not None:
             # The function itself is a primitive with a rule (np.sin, operator.mul):
             # its one op is differentiated by that rule.
             op.fn = op.fn.value
+    _drop_inlined_iterables(tape)
+    _fix_recording_tests(tape)
     literals = frozenset(id(c) for code in root.trace.codes for c in code.co_consts
                          if type(c) is float)
     tape.locate = _locator(root)
     return root.value, tape, literals
+
+
+def _under_gradient_trace():
+    """What `tracer.api.recording()` is on a gradient's tape: not None.  The call ran
+    under this gradient's trace (a gradient taken inside it chose the code an outer
+    gradient follows), and a replay of the path is that same path."""
+    return True
+
+
+def _fix_recording_tests(tape) -> None:
+    """`recording()` tested by tracer.ad's own code (value_and_grad, adjoint sums)
+    inside the differentiated call gives not-None on every replay of the path: a
+    replay does not record, yet must run the code the trace followed (else its guard
+    fails on every call and the path is traced again: grad(grad(f)) re-traced on
+    each call)."""
+    for op in tape.ops:
+        if type(op) is Call and op.fn is _api.recording and not op.args and not op.kwargs:
+            if all(type(u) is Guard and u.test == "none" for u in tape.users(op)):
+                op.fn = _under_gradient_trace
+                op.value = True
+
+
+def _drop_inlined_iterables(tape) -> None:
+    """Delete the generators, maps and filters whose iteration the tape inlined (and
+    the ops that made their functions, if nothing else uses them): the gradient's
+    code runs the inlined items only, so a gradient of it (higher order) does not
+    meet a generator made from a differentiated value."""
+    work = list(tape.inlined_iterables)
+    while work:
+        op = work.pop()
+        if op not in tape:
+            continue
+        for u in tape.users(op):
+            if type(u) is Call and u.fn is close_generator:
+                tape.delete(u)
+        if tape.users(op) or op is tape.result:
+            continue
+        tape.delete(op)
+        for r in op.refs():
+            if type(r) is Call and r.fn in (make_closure, tops.build_tuple):
+                work.append(r)
+    tape.inlined_iterables = []
 
 
 def _signature(v):

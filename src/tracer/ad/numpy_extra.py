@@ -14,6 +14,7 @@ import numpy as np
 from .adjoints import Seq, seq_get, unbroadcast as ub
 from .errors import NoRuleError
 from .rules import defrule
+from .scatter import permute_along, scatter_add
 
 __all__: list[str] = []
 
@@ -233,12 +234,11 @@ def _sort_pb(g, ans, x, axis=-1, *args, **kw):
 
 
 def _unpermute(g, xa, idx, axis):
-    out = np.zeros(xa.shape)
+    """The adjoint of `x` from that of x's items reordered by `idx` along `axis`:
+    the inverse permutation (a call with a rule: a gradient of it follows)."""
     if axis is None:
-        out.reshape(-1)[idx] = np.ravel(g)
-        return out
-    np.put_along_axis(out, idx, g, axis)
-    return out
+        return permute_along(g, np.argsort(idx), None).reshape(xa.shape)
+    return permute_along(g, np.argsort(idx, axis=axis), axis)
 
 
 def _partition_pb(g, ans, x, kth, axis=-1, **kw):
@@ -254,14 +254,11 @@ defrule(np.partition, _partition_pb, keywords=("axis",))
 def _take_pb(g, ans, x, indices, axis=None, **kw):
     axis = kw.get("axis", axis)
     xa = np.asarray(x)
-    out = np.zeros(xa.shape)
     if axis is None:
-        np.add.at(out.reshape(-1), indices, g)
-        return out
+        return scatter_add((xa.size,), np.float64, indices, g).reshape(xa.shape)
     idx = [slice(None)] * xa.ndim
     idx[axis % xa.ndim] = indices
-    np.add.at(out, tuple(idx), g)
-    return out
+    return scatter_add(xa.shape, np.float64, tuple(idx), g)
 
 
 for _fn in (np.take, np.ndarray.take):
@@ -281,16 +278,12 @@ def _repeat_pb(g, ans, x, repeats, axis=None, **kw):
         return np.reshape(g, split).sum(axis=axis + 1)
     if axis is None:
         src = np.repeat(np.arange(xa.size), repeats)
-        out = np.zeros(xa.size)
-        np.add.at(out, src, np.ravel(g))
-        return out.reshape(xa.shape)
+        return scatter_add((xa.size,), np.float64, src, np.ravel(g)).reshape(xa.shape)
     axis %= xa.ndim
     src = np.repeat(np.arange(xa.shape[axis]), repeats)
-    out = np.zeros(xa.shape)
     idx = [slice(None)] * xa.ndim
     idx[axis] = src
-    np.add.at(out, tuple(idx), g)
-    return out
+    return scatter_add(xa.shape, np.float64, tuple(idx), g)
 
 
 for _fn in (np.repeat, np.ndarray.repeat):
@@ -616,6 +609,8 @@ for _fn in (np.floor_divide, operator.floordiv):
 
 def _dict_pb(g, ans, *args, **kw):
     """`dict(mapping_or_pairs, **kw)`: the positional argument's adjoint."""
+    if type(g) is dict:  # the seed a caller gave for a dict result
+        g = Seq(dict(g))
     if type(g) is not Seq or not args:
         return g
     src = args[0]
@@ -627,12 +622,11 @@ def _dict_pb(g, ans, *args, **kw):
         raise NoRuleError(dict, message="dict() of an iterator of pairs is differentiated "
                           "for a list or tuple of pairs only; pass a list")
     keys = [k for k, _ in src]
-    out = {}
-    for j, key in enumerate(keys):
-        v = g.items.get(key)
-        if v is not None and kw.get(key) is None:
-            out[j] = Seq({1: v}, owned=True)
-    return Seq(out, owned=True)
+    # A comprehension, not stores into a dict: an outer gradient follows this code.
+    parts = {j: g.items.get(key) if kw.get(key) is None else None
+             for j, key in enumerate(keys)}
+    return Seq({j: Seq({1: v}, owned=True) for j, v in parts.items() if v is not None},
+               owned=True)
 
 
 defrule(dict, _dict_pb, keywords=None,

@@ -212,9 +212,9 @@ for _fn in (np.reshape, np.ndarray.reshape, np.squeeze, np.ndarray.squeeze, np.e
 
 def _transpose_pb(g, ans, x, *axes, **kw):
     axes = kw.get("axes", axes)
-    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list, np.ndarray))):
         axes = axes[0]
-    if not axes:
+    if axes is None or len(axes) == 0:  # (an array of axes: a gradient of this rule's code)
         return np.transpose(g)
     return np.transpose(g, np.argsort(axes))
 

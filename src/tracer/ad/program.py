@@ -188,6 +188,7 @@ class _Builder:
         self.locate = None  # op -> Where, for errors (see build)
         self.rerun = False  # in-place updates were rewritten (see run)
         self.fixed: dict[int, object] = {}  # Call op id -> the primitive its fn op was
+        self._list_uses: dict | None = None  # id(list) -> the callables it is passed to
 
     # -- analysis ------------------------------------------------------------------------
     def run(self) -> GradientProgram:
@@ -237,9 +238,14 @@ class _Builder:
             active[op.id] = touched[op.id] = adjoints.is_differentiable(op.value)
         version: dict[int, int] = {}   # a list op -> the op of its latest append
         count: dict[int, int] = {}     # a list or iterator op -> items appended / read
+        # A generator, map or filter whose iteration the tape inlined: its items are
+        # the inlined ops', the object itself carries nothing further.
+        inlined = {id(op) for op in getattr(self.tape, "inlined_iterables", ())}
         for op in self.ops:
             cls = type(op)
             k = op.id
+            if inlined and id(op) in inlined:
+                continue
             if cls is Constant and op.frozen and produced:
                 src = produced.get(id(op.value))
                 if src is not None and self.ops[src - 1].value is op.value:
@@ -298,6 +304,8 @@ class _Builder:
             reached = hit or any(touched[r.id] for r in op.refs())
             if not reached:
                 continue
+            if _is_op(fn) and touched[fn.id] and _is_generator_function(fn.value):
+                raise NoRuleError(fn.value, self.where(op), message=_GENERATOR_REFUSED)
             if _is_op(fn) and touched[fn.id]:
                 raise NoRuleError(fn.value, self.where(op), message="the function called is "
                                   "made from a differentiated value (a closure or bound "
@@ -316,7 +324,10 @@ class _Builder:
                                   "a differentiated value, which is not supported.")
             if not _is_python_callable(fn):
                 self._refuse_output_argument(op, active)
-            if op.star and (_is_op(fn) or lookup(fn) is None):
+            if op.star and (lookup(fn.value if _is_op(fn) else fn) is None
+                            or _is_op(fn) and active[fn.id]):
+                # (A primitive taken out of a container, `f(*args)` of vjp(f, *args):
+                # its rule, while the same function is passed; see _check_rules.)
                 raise NoRuleError(fn, self.where(op), note="It is called as f(*args) with a "
                                   "differentiated value, which is not supported.")
             if op.star and len(op.args) > 1 and 1 in targets and active[targets[1]]:
@@ -418,7 +429,33 @@ class _Builder:
             return len(item.value)
         if type(item) is Call and item.fn is tops.build_list and not item.star:
             return len(item.args)  # never appended to (it would be in count)
+        if type(item.value) is list:
+            for key, n in count.items():
+                # The same list object read back out of a container (a tuple a
+                # helper returned): the items its appends so far put in it.
+                if n is not None and self.ops[key - 1].value is item.value:
+                    return n
+            if self._only_read(item.value):
+                return len(item.value)  # its recorded state is its state at every op
         return None
+
+    def _only_read(self, lst) -> bool:
+        """Whether list object `lst` is passed to no op of the tape but readers (so
+        its recorded value, its final state, is its state wherever it is read)."""
+        uses = self._list_uses
+        if uses is None:
+            uses = self._list_uses = {}
+            for op in self.ops:
+                if type(op) is not Call:
+                    continue
+                fn = op.fn.value if _is_op(op.fn) else op.fn
+                for i, a in enumerate(list(op.args) + list(op.kwargs.values())):
+                    v = a.value if _is_op(a) else a
+                    if type(v) is list:
+                        # extend changes its first argument, reads its second
+                        uses.setdefault(id(v), set()).add(
+                            None if i == 0 and _is_extend(fn) else _hashable_or_none(fn))
+        return uses.get(id(lst), set()) <= _LIST_READERS
 
     def _backward_mask(self) -> None:
         res = self.tape.result
@@ -479,10 +516,7 @@ class _Builder:
         for a in (op.fn, *op.args, op):
             v = a.value if _is_op(a) else a
             if isinstance(v, (types.GeneratorType, map, filter)) or _is_generator_function(v):
-                raise NoRuleError(op.fn, self.where(op), message="a generator, map or "
-                                  "filter over a differentiated value is not differentiated "
-                                  "(its items come from C code calling Python); write a "
-                                  "list comprehension instead: sum([x * x for x in xs]).")
+                raise NoRuleError(op.fn, self.where(op), message=_GENERATOR_REFUSED)
 
     def _check_coverage(self, op, rule) -> None:
         """A rule that does not cover a keyword of the call, or gives no adjoint to a
@@ -503,7 +537,8 @@ class _Builder:
                               " taking **kwargs, or pass them positionally if it covers "
                               "them so).")
         for i, t in self.target.get(op.id, {}).items():
-            if t and self.active[t] and not rule.differentiable(i):
+            if t and self.active[t] and not rule.differentiable(i) \
+                    and _holds_float(self.ops[t - 1].value):
                 raise NoRuleError(op.fn, self.where(op), message=f"its argument {i} is "
                                   "differentiated, and its rule gives that argument no "
                                   "adjoint (replace the rule with @tracer.rule("
@@ -717,6 +752,13 @@ class _Builder:
 _DATA_TYPES = (bool, int, str, bytes, type(None), range, type(STOP))
 
 
+_GENERATOR_REFUSED = (
+    "a generator, map or filter over a differentiated value is differentiated when one "
+    "call consumes it whole (sum, math.fsum, list, tuple, min, max, sorted, or "
+    "functools.reduce over a list), not when it is resumed by several calls or by "
+    "another C function; write a list comprehension instead: sum([x * x for x in xs]).")
+
+
 def _carries(v) -> bool:
     """Whether a non-differentiable value can still carry a differentiated one
     (a closure, a generator, an object), rather than being plain data (an int, a
@@ -773,6 +815,32 @@ def _is_append(fn) -> bool:
     """`lst.append(x)` or `lst.extend(xs)`: a new version of a list (see _append)."""
     return fn is tops.list_append or fn is list.append or fn is tops.list_extend \
         or fn is list.extend
+
+
+def _holds_float(v, depth=0) -> bool:
+    """Whether `v` holds a float or a float array anywhere (`axes=[(1,), (0,)]`
+    taken out of a differentiated container does not: it has no adjoint to give)."""
+    if type(v) in (list, tuple):
+        return depth > 8 or any(_holds_float(x, depth + 1) for x in v)
+    if type(v) is dict:
+        return depth > 8 or any(_holds_float(x, depth + 1) for x in v.values())
+    if type(v) is slice or v is Ellipsis:
+        return False
+    return adjoints.is_differentiable(v)
+
+
+def _hashable_or_none(fn):
+    try:
+        hash(fn)
+    except TypeError:
+        return None
+    return fn
+
+
+# Callables that read a list without changing it (the second argument of extend
+# included: `a.extend(b)` changes a, not b).
+_LIST_READERS = frozenset((tops.list_extend, list.extend, len, iter, tuple, operator.getitem,
+                           tops.build_tuple, tops.build_list, tape_helpers.unpack_sequence))
 
 
 def _list_length(lst, count):

@@ -18,6 +18,7 @@ from .. import callables as tops
 from ..tapes import helpers as tape_helpers
 from .adjoints import Seq, from_seq, seq_get, seq_item, unbroadcast, zeros_like
 from .rules import defrule
+from .scatter import scatter_add
 
 __all__: list[str] = []
 
@@ -153,6 +154,7 @@ def _sum_items(g, ans, items, start=0):
 
 
 defrule(builtins.sum, _sum_items, lambda g, ans, items, start=0: g)
+defrule(math.fsum, _sum_items)
 
 
 # -- containers and loops (tape callables) ---------------------------------------------------
@@ -201,18 +203,9 @@ def _getitem_container(g, ans, c, key):
 
 
 def _array_getitem(g, c, key):
-    out = np.zeros(c.shape, dtype=c.dtype if c.dtype.kind in "fc" else np.float64)
-    if _is_basic_index(key):
-        out[key] = g
-    else:
-        np.add.at(out, key, g)
-    return out
-
-
-def _is_basic_index(key) -> bool:
-    parts = key if isinstance(key, tuple) else (key,)
-    return all(isinstance(p, (int, slice, type(None), type(Ellipsis)))
-               and not isinstance(p, bool) for p in parts)
+    dtype = c.dtype if c.dtype.kind in "fc" else np.float64
+    # A call with a rule, not a store: a gradient of this pullback follows it.
+    return scatter_add(c.shape, dtype, key, g)
 
 
 _AXIS_CONCATENATOR = type(np.r_).__mro__[1]  # numpy's private AxisConcatenator
@@ -260,24 +253,23 @@ def _enumerate_pb(g, ans, seq, *start):
     """`enumerate(seq)` yields (i, item): item k's adjoint is part 1 of pair k's."""
     if type(g) is not Seq:
         return g
-    out = {}
-    for k, pair in g.items.items():
-        item = pair.items.get(1) if type(pair) is Seq else pair[1]
-        if item is not None:
-            out[k] = item
-    return from_seq(Seq(out, owned=True), seq)
+    # Comprehensions, not stores into a dict: an outer gradient follows this code.
+    parts = {k: _part(pair, 1) for k, pair in g.items.items()}
+    return from_seq(Seq({k: v for k, v in parts.items() if v is not None}, owned=True), seq)
+
+
+def _part(pair, i):
+    """Part `i` of an adjoint of a pair or tuple (a Seq, or the pair itself)."""
+    return pair.items.get(i) if type(pair) is Seq else pair[i]
 
 
 def _zip_arg(i):
     def pb(g, ans, *seqs, **kw):
         if type(g) is not Seq:
             return g
-        out = {}
-        for k, items in g.items.items():
-            item = items.items.get(i) if type(items) is Seq else items[i]
-            if item is not None:
-                out[k] = item
-        return from_seq(Seq(out, owned=True), seqs[i])
+        parts = {k: _part(items, i) for k, items in g.items.items()}
+        return from_seq(Seq({k: v for k, v in parts.items() if v is not None}, owned=True),
+                        seqs[i])
     return pb
 
 
@@ -294,12 +286,8 @@ def _dict_items_pb(g, ans, d):
     if type(g) is not Seq:
         return g
     keys = list(d)
-    out = {}
-    for k, pair in g.items.items():
-        v = pair.items.get(1) if type(pair) is Seq else pair[1]
-        if v is not None:
-            out[keys[k]] = v
-    return Seq(out, owned=True)
+    parts = {keys[k]: _part(pair, 1) for k, pair in g.items.items()}
+    return Seq({k: v for k, v in parts.items() if v is not None}, owned=True)
 
 
 def _dict_values_pb(g, ans, d):
@@ -318,13 +306,25 @@ def _sorted_pb(g, ans, items, *args, key=None, reverse=False):
         from .errors import NoRuleError
         raise NoRuleError(sorted, message="sorted() of an iterator is differentiated for "
                           "lists, tuples and dict views only (the iterator was consumed)")
-    kf = key if key is not None else (lambda v: v)
-    order = sorted(range(len(seq)), key=lambda i: kf(seq[i]), reverse=reverse)
+    order = _sort_order(seq, key, reverse)
     if type(g) is not Seq:
         g = Seq(dict(list(enumerate(g))))
     return Seq({order[j]: v for j, v in g.items.items()}, owned=True)
 
 
+def _sort_order(seq, key, reverse):
+    """The positions of `seq`'s items in sorted order (stable, as `sorted` is): a
+    tuple of ints.  A primitive with a rule (a permutation has no adjoint): a gradient
+    of `_sorted_pb` does not follow the key closure `sorted` calls from C."""
+    kf = key if key is not None else (lambda v: v)
+    return tuple(sorted(range(len(seq)), key=lambda i: kf(seq[i]), reverse=reverse))
+
+
+def _no_adjoint(g, ans, *args, **kwargs):
+    return None
+
+
+defrule(_sort_order, _no_adjoint, _no_adjoint, _no_adjoint)
 defrule(dict.items, _dict_items_pb)
 defrule(dict.values, _dict_values_pb)
 defrule(dict.get, lambda g, ans, d, key, default=None: seq_item(g, key) if key in d else Seq({}),
@@ -355,20 +355,20 @@ def _bound_slots(binder, nargs, kwargs, nself):
 
 def _bind_args_pb(g, ans, binder, args, kwargs, *self):
     pos, _ = _bound_slots(binder, len(args), kwargs, len(self))
-    out = {}
-    for i, (slot, item) in enumerate(pos):
-        gp = seq_get(g, slot, ans[slot])
-        out[i] = gp if item is None else seq_get(gp, item, args[i])
-    return Seq(out, owned=True)
+    # Comprehensions, not stores into a dict: an outer gradient follows this code.
+    return Seq({i: _bound_part(g, ans, slot, item, args[i])
+                for i, (slot, item) in enumerate(pos)}, owned=True)
+
+
+def _bound_part(g, ans, slot, item, arg):
+    gp = seq_get(g, slot, ans[slot])
+    return gp if item is None else seq_get(gp, item, arg)
 
 
 def _bind_kwargs_pb(g, ans, binder, args, kwargs, *self):
     _, kws = _bound_slots(binder, len(args), kwargs, len(self))
-    out = {}
-    for name, (slot, item) in kws.items():
-        gp = seq_get(g, slot, ans[slot])
-        out[name] = gp if item is None else seq_get(gp, item, kwargs[name])
-    return Seq(out, owned=True)
+    return Seq({name: _bound_part(g, ans, slot, item, kwargs[name])
+                for name, (slot, item) in kws.items()}, owned=True)
 
 
 defrule(tape_helpers.bind_call, None, _bind_args_pb, _bind_kwargs_pb)

@@ -159,13 +159,11 @@ def star_adjoint(rule, g, ans, seq, kw):
     if rule.full is not None:
         adj = rule.full(g, ans, *seq, **kw)
         return adjoints.Seq({i: a for i, a in enumerate(adj) if a is not None}, owned=True)
-    out = {}
-    for i in range(len(seq)):
-        pb = rule.pullback(i)
-        if pb is None:
-            if adjoints.is_differentiable(seq[i]):
-                raise NoRuleError(rule.fn, message=f"its argument {i} (passed in *args) "
-                                  "gets no adjoint from its rule")
-            continue
-        out[i] = pb(g, ans, *seq, **kw)
-    return adjoints.Seq(out, owned=True)
+    pbs = [rule.pullback(i) for i in range(len(seq))]
+    for i, pb in enumerate(pbs):
+        if pb is None and adjoints.is_differentiable(seq[i]):
+            raise NoRuleError(rule.fn, message=f"its argument {i} (passed in *args) "
+                              "gets no adjoint from its rule")
+    # A comprehension, not stores into a dict: an outer gradient follows this code.
+    return adjoints.Seq({i: pb(g, ans, *seq, **kw) for i, pb in enumerate(pbs)
+                         if pb is not None}, owned=True)

@@ -48,7 +48,7 @@ class Closures:
         name = ins.argval
         code = self.code_[row]
         if fr.kids and name in code.co_freevars and name not in code.co_cellvars:
-            func = self.t.value(fr.kids[0])
+            func = fr.func if fr.func is not None else self.t.value(fr.kids[0])
             func = getattr(func, "__func__", func)
             closure = getattr(func, "__closure__", None) or ()
             k = code.co_freevars.index(name)

@@ -298,19 +298,23 @@ class _Gen:
             if n.startswith(("v_", "k_", "a_", "op_", "guard_")) or n in (
                     "STOP", "exc_", "fail_", "no_raise_", "not_kept_", "unexpected_"):
                 raise TapeError(f"parameter name {n!r} clashes with the generated code's names")
-        # Defaults are written as None and replaced by the real objects afterwards.
-        ndef = len(func.__defaults__ or ())
+        # Defaults as the function holds them: literals written out, other objects
+        # by their global name (k_<n>); compile() also sets the very objects.
+        defaults = func.__defaults__ or ()
+        ndef = len(defaults)
         kwdefaults = func.__kwdefaults__ or {}
         parts = []
         for i, n in enumerate(names[:npos]):
-            parts.append(f"{n}=None" if i >= npos - ndef else n)
+            parts.append(f"{n}={self.const(defaults[i - (npos - ndef)])}"
+                         if i >= npos - ndef else n)
             if nposonly and i == nposonly - 1:
                 parts.append("/")
         if has_var:
             parts.append("*" + names[npos + nkw])
         elif nkw:
             parts.append("*")
-        parts += [f"{n}=None" if n in kwdefaults else n for n in names[npos:npos + nkw]]
+        parts += [f"{n}={self.const(kwdefaults[n])}" if n in kwdefaults else n
+                  for n in names[npos:npos + nkw]]
         if has_kw:
             parts.append("**" + names[npos + nkw + bool(has_var)])
         return ordered, f"def {name}({', '.join(parts)}):"

@@ -21,6 +21,7 @@ from ..analysis.ir import ir as ir_of
 from ..views.values import SavedText
 from . import helpers
 from .bind import MISSING, Pack, map_parameters
+from .callbacks import Callbacks
 from .closures import Closures, fn_is_cells
 from .common import (
     ATOMIC, ATOMIC_FAST, BRANCH_TESTS, F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG,
@@ -47,7 +48,7 @@ class _Frame:
     """An inlined call being flattened."""
 
     __slots__ = ("node_row", "kids", "i", "result", "last_raised", "withs", "handled",
-                 "cell_values", "cell_ops")
+                 "cell_values", "cell_ops", "func")
 
     def __init__(self, node_row, kids, i, handled=False):
         self.cell_values: dict = {}  # name of a cell variable -> what it was last assigned
@@ -59,26 +60,33 @@ class _Frame:
         self.last_raised = None
         self.withs: list = []  # the managers of the `with` blocks open in this frame
         self.handled = handled  # a caller's handler is around the whole call
+        self.func = None  # a resumed generator's function (its closure's cells)
 
 
-def flatten(root, ctx, tape_class):
+def flatten(root, ctx, tape_class, callbacks=False):
     """The tape of the trace under `root` (a NestedCallNode from `tracer.track`), an
-    instance of `tape_class` (Tape.from_trace passes its class: no import of it here)."""
+    instance of `tape_class` (Tape.from_trace passes its class: no import of it here).
+    With `callbacks`, Python code that builtins ran from C is inlined where its data
+    flow is known (tracer.tapes.callbacks)."""
     # Building many small objects that all stay alive: the cycle collector's passes
     # over them would find nothing to free.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _Flattener(root, ctx, tape_class).run()
+        return _Flattener(root, ctx, tape_class, callbacks).run()
     finally:
         if enabled:
             gc.enable()
 
 
-class _Flattener(Closures, SpecialInstructions):
+class _Flattener(Closures, SpecialInstructions, Callbacks):
     """The state of one flattening: the node -> tape map and what it needs to link."""
 
-    def __init__(self, root, ctx, tape_class):
+    frame_class = _Frame  # (for the mixins, which do not import this module)
+
+    def __init__(self, root, ctx, tape_class, callbacks=False):
+        self.callbacks = callbacks
+        self.gen_scope = None  # the Scope of the generator activation being inlined
         t = root.trace
         if t.stopped:
             raise TapeError("the trace stopped early (a hook or recorder error): "
@@ -138,6 +146,8 @@ class _Flattener(Closures, SpecialInstructions):
                 self.produced.setdefault(id(v), op)
         if type(op) is Call:
             self.track_cells(op)
+            if self.gen_scope is not None:
+                self.gen_scope.add(op)
         if self.pending_fill and type(op) is Call:
             cell = self.pending_fill.pop(id(v), None)
             if cell is not None:
@@ -312,13 +322,14 @@ class _Flattener(Closures, SpecialInstructions):
                     handled = fr.handled or self.is_handled(row)
                     stack.append(_Frame(row, kids, n, handled))
                 else:
-                    self.ref[row] = self._call(row)
+                    out = self._callbacks(row) if self.callbacks else None
+                    self.ref[row] = out if out is not None else self._call(row)
             elif kind == K_SPECIAL:
                 self.ref[row] = self._special(row, flags)
             elif kind == K_JUMP:
                 self._jump(row)
             elif kind == K_RETURN:
-                if flags & FLAGS["yield"]:
+                if flags & FLAGS["yield"] and self.gen_scope is None:
                     raise TapeError("a yield outside a generator frame")
                 refs = t.refs(row)
                 fr.result = self.resolve(refs[0]) if refs else Lit(t.value(row))
@@ -327,6 +338,9 @@ class _Flattener(Closures, SpecialInstructions):
                 # closure, or another object the frame received.
                 v = t.value(row)
                 cell = self.cells.get(id(v)) if isinstance(v, types.CellType) else None
+                if cell is None and self.gen_scope is not None and flags & F_CARRIED:
+                    # A local a generator kept across a yield: the op that made it.
+                    cell = self.gen_scope.find(v)
                 self.ref[row] = cell if cell is not None else self.link(v)
 
     def _outcome(self, fr: _Frame):

@@ -20,6 +20,8 @@ _CLEANUP = {"PUSH_EXC_INFO", "SWAP", "POP_TOP", "STORE_FAST", "LOAD_FAST", "LOAD
             "DELETE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST", "LOAD_FAST_LOAD_FAST",
             "CACHE", "EXTENDED_ARG", "NOT_TAKEN", "LOAD_FAST_BORROW"}
 
+_STOPITERATION_ERROR = 3  # CALL_INTRINSIC_1's INTRINSIC_STOPITERATION_ERROR (3.12, 3.13)
+
 _cache: "IdentityCache[frozenset[int]]" = IdentityCache()
 
 
@@ -45,6 +47,11 @@ def _is_cleanup(lay, target: int) -> bool:
             return False
         if ins.opname == "RERAISE":
             return True
+        if ins.opname == "CALL_INTRINSIC_1" and getattr(ins, "arg", None) == _STOPITERATION_ERROR:
+            # A generator's handler around its whole body: a StopIteration raised
+            # inside becomes a RuntimeError, re-raised (nothing is caught).
+            off = ins.next
+            continue
         if ins.opname not in _CLEANUP:
             return False
         off = ins.next

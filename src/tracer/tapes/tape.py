@@ -41,13 +41,20 @@ class Tape:
         self._compiled = None
         self._play_plan = None
         self._hazards = None  # effects.hazards_of, until the tape changes
+        # Ops that made a generator, map or filter whose iteration the tape inlines
+        # (tracer.tapes.callbacks): their objects carry no data the tape reads.
+        self.inlined_iterables: list[Op] = []
 
     # -- construction ----------------------------------------------------------------------
     @classmethod
-    def from_trace(cls, root, ctx=None) -> "Tape":
-        """Flatten the nested trace under `root` (from `tracer.track`) into a tape."""
+    def from_trace(cls, root, ctx=None, callbacks: bool = False) -> "Tape":
+        """Flatten the nested trace under `root` (from `tracer.track`) into a tape.
+
+        With `callbacks=True`, generators, `map`/`filter` callbacks and
+        `functools.reduce` functions that builtins ran from C are inlined as the
+        iteration they did (tracer.tapes.callbacks; gradients use this)."""
         node_arg(root, "Tape.from_trace")
-        return flatten(root, ctx, cls)
+        return flatten(root, ctx, cls, callbacks)
 
     @classmethod
     def trace(cls, f, /, *args, ctx: Context | None = None, **kwargs):

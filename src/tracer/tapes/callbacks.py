@@ -1,0 +1,366 @@
+"""Python code that a C function ran, inlined where its data flow is known.
+
+`sum(v * v for v in xs)`, `sum(map(f, xs))`, `list(filter(p, xs))`,
+`functools.reduce(f, xs)`: the builtin runs the generator's activations or calls
+the callback from C, and the trace records those frames under its call, each with
+the values C passed as constants.  For the builtins whose result depends only on
+the items they consume (`CONSUMERS`) and for `functools.reduce`, the flattener
+(with `callbacks=True`) rewrites such a call as the iteration it did:
+
+- a generator made on the tape and consumed whole: each activation is inlined in
+  turn (its locals carried across yields by the ops that made them), the yielded
+  values are the items, and the generator is closed afterwards (it was exhausted);
+- `map(f, *seqs)` / `filter(p, seq)` made on the tape over lists, tuples, ranges or
+  arrays: `next()` of an iterator of each sequence, then the callback's body inlined
+  on those items (a filter's test becomes a guard);
+- `reduce(f, seq[, init])`: the accumulator threaded through the inlined bodies.
+
+The consumer is then called on the list of items (`sum([y1, y2, ...])`), and a
+`next(it, STOP)` guard checks that the iteration ends where it ended.  Anything
+else (an exception inside, a key function, a generator resumed elsewhere) keeps the
+call as one op, as without this option.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import types
+
+import numpy as np
+
+from .. import callables as tops
+from ..analysis.instructions import R_CALL
+from .bind import MISSING, Pack, map_parameters
+from .common import F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG, K_NESTED, K_RETURN, Lit
+from .helpers import STOP
+from .errors import TapeError
+from .ops import Call, Guard, Op
+
+__all__ = ["Callbacks", "CONSUMERS", "close_generator"]
+
+# Builtins that consume one iterable whole and whose result depends only on its items.
+CONSUMERS = (sum, math.fsum, list, tuple, min, max, sorted)
+_SEQUENCES = (list, tuple, range, np.ndarray)
+_YIELD = FLAGS["yield"]
+
+
+def close_generator(gen) -> None:
+    """Close `gen`, whose activations the tape ran inlined (it was exhausted)."""
+    gen.close()
+
+
+class _Abort(Exception):
+    """The call does not have the shape this module inlines."""
+
+
+class Callbacks:
+    """The flattener's inlining of Python code run from C (a mixin of _Flattener)."""
+
+    def _callbacks(self, row):
+        """The op standing for C call `row` with its frames inlined, or None."""
+        t = self.t
+        kids = t.children(row)
+        if not kids or self.flags_[row] & F_RAISED:
+            return None
+        rec = self._rec(row)
+        if rec is None or rec.sem != R_CALL or rec.kwnames:
+            return None
+        refs = t.refs(row)
+        fn = self._callee_value(refs[0])
+        try:
+            if fn is functools.reduce:
+                plan = self._plan_reduce(refs, kids)
+            elif _is_consumer(fn) and len(refs) >= 2 and not (fn in (min, max) and len(refs) > 2):
+                plan = self._plan_items(refs[1], kids)
+            else:
+                return None
+        except _Abort:
+            return None
+        if plan is None:
+            return None
+        try:
+            return plan(row, refs)
+        except _Abort:
+            raise TapeError(f"row {row}: the Python code that {describe(fn)} ran from C "
+                            "does not bind as the trace recorded it") from None
+
+    # -- planning: checks before anything is pushed ------------------------------------------
+    def _frame_ok(self, kid) -> bool:
+        return self.kind_[kid] == K_NESTED and not self.flags_[kid] & F_RAISED
+
+    def _started(self, kid, func) -> list | None:
+        """The children of `kid` if it is a call of Python function `func` from C."""
+        sub = self.t.children(kid)
+        if (not self._frame_ok(kid) or not sub or self.kind_[sub[0]] != K_ARG
+                or self.aux_[sub[0]] != 0 or self.flags_[sub[0]] & F_CARRIED
+                or self.t.value(sub[0]) is not func):
+            return None
+        return sub
+
+    def _source(self, r):
+        """(kind, op) of an iterable argument: 'gen' (a generator made on the tape),
+        'map'/'filter' (made on the tape), 'seq' (a sequence), else _Abort."""
+        x = self.resolve(r)
+        v = x.value
+        if isinstance(x, Op) and type(x) is Call:
+            if type(v) is types.GeneratorType:
+                return "gen", x
+            if type(v) is map and x.fn is map and not x.kwargs and len(x.args) >= 2:
+                return "map", x
+            if type(v) is filter and x.fn is filter and not x.kwargs and len(x.args) == 2:
+                return "filter", x
+        if type(v) in _SEQUENCES:
+            return "seq", x
+        raise _Abort
+
+    def _plan_items(self, r, kids):
+        kind, src = self._source(r)
+        if kind == "gen":
+            ok = self._check_generator(src, kids)
+            return (lambda row, refs: self._consume_generator(row, refs, src, kids)) if ok else None
+        if kind in ("map", "filter"):
+            func = _plain(src.args[0])
+            seqs = src.args[1:]
+            if not all(type(_plain(s)) in _SEQUENCES for s in seqs):
+                return None
+            if not isinstance(func, types.FunctionType):
+                return None
+            if not all(self._started(k, func) is not None for k in kids):
+                return None
+            if kind == "filter" and len(kids) != len(_plain(seqs[0])):
+                return None
+            return lambda row, refs: self._consume_calls(row, refs, kind, src, func, kids)
+        return None
+
+    def _plan_reduce(self, refs, kids):
+        if len(refs) not in (3, 4):
+            return None
+        func = self._callee_value(refs[1])
+        kind, seq = self._source(refs[2])
+        if kind != "seq" or not isinstance(func, types.FunctionType):
+            return None
+        if not all(self._started(k, func) is not None for k in kids):
+            return None
+        return lambda row, refs: self._reduce(row, refs, func, kids)
+
+    def _check_generator(self, gen_op, kids) -> bool:
+        """Whether `kids` are every activation of the generator `gen_op` made, from its
+        start to its return (a generator consumed whole by one call)."""
+        gen = gen_op.value
+        code = gen.gi_code
+        if code.co_flags & GENERATOR_FLAGS != 0x20 or not isinstance(_plain(gen_op.fn), types.FunctionType):
+            return False
+        t = self.t
+        for j, kid in enumerate(kids):
+            sub = t.children(kid)
+            if not self._frame_ok(kid) or not sub or self.code_[sub[0]] is not code:
+                return False
+            started = self.kind_[sub[0]] == K_ARG and self.aux_[sub[0]] == 0 \
+                and not self.flags_[sub[0]] & F_CARRIED
+            if started != (j == 0):
+                return False
+            last = sub[-1]
+            if self.kind_[last] != K_RETURN:
+                return False
+            if bool(self.flags_[last] & _YIELD) != (j < len(kids) - 1):
+                return False
+        return True
+
+    # -- inlining ------------------------------------------------------------------------------
+    def _inline(self, kid, sub, nparams, bound, scope=None, cells=None):
+        """Flatten the frame `kid` (children `sub`) with its parameters bound to
+        `bound` (ops or constants, in co_varnames order); its outcome."""
+        t = self.t
+        for k, prow in enumerate(sub[1:nparams]):
+            b = bound[k] if k < len(bound) else MISSING
+            pv = t.value(prow)
+            if b is MISSING:
+                self.ref[prow] = Lit(pv)
+            elif isinstance(b, Pack):
+                self.ref[prow] = self.push(Call(b.fn, b.items, value=pv))
+            else:
+                got = b.value if isinstance(b, Op) else b
+                if got is not pv and not (type(pv) is np.ndarray and type(got) is np.ndarray
+                                          and got.shape == pv.shape):
+                    raise _Abort
+                self.ref[prow] = b if isinstance(b, Op) else Lit(b)
+            if scope is not None and isinstance(self.ref[prow], Op):
+                scope.add(self.ref[prow])
+        return self._run_frame(kid, sub, nparams, scope, cells)
+
+    def _run_frame(self, kid, sub, start, scope, cells, func=None):
+        saved = self.frame, self.row, self.gen_scope
+        fr = self.frame_class(kid, sub, start, saved[0].handled if saved[0] is not None else False)
+        fr.func = func
+        if cells is not None:
+            fr.cell_values, fr.cell_ops = cells
+        self.gen_scope = scope
+        try:
+            out = self._body(fr)
+        finally:
+            self.frame, self.row, self.gen_scope = saved
+        return out
+
+    def _iterators(self, seqs, count, where_row):
+        """`iter()` ops over `seqs` (ops or constants)."""
+        its = []
+        for s in seqs:
+            its.append(self.push(Call(iter, (s,), value=iter(_plain(s)))))
+        return its
+
+    def _end(self, its, count, row) -> None:
+        """Guards that the iteration over `its` ended after `count` items, where map
+        and zip end: at the first iterator exhausted."""
+        where = self.where(row)
+        for it in its:
+            seq = it.args[0]
+            n = len(_plain(seq))
+            done = n <= count
+            op = self.push(Call(next, (it, STOP), value=STOP if done else None))
+            self.push(Guard(op, done, "stop", where=where, source="(the iteration a builtin ran)"))
+            if done:
+                return
+        raise _Abort
+
+    def _consume_generator(self, row, refs, gen_op, kids):
+        t = self.t
+        gen = gen_op.value
+        code = gen.gi_code
+        func = _plain(gen_op.fn)
+        scope = Scope()
+        cells = ({}, {})
+        items = []
+        for j, kid in enumerate(kids):
+            sub = t.children(kid)
+            if j == 0:
+                n = self._leading_args(sub)
+                self.ref[sub[0]] = gen_op.fn
+                bound = map_parameters(code, list(gen_op.args), dict(gen_op.kwargs))
+                if bound is None:
+                    raise _Abort
+                out = self._inline(kid, sub, n, bound, scope, cells)
+            else:
+                out = self._run_frame(kid, sub, 0, scope, cells, func)
+            if j < len(kids) - 1:
+                items.append(out)
+        self.push(Call(close_generator, (gen_op,), value=None))
+        self.tape.inlined_iterables.append(gen_op)
+        return self._apply(row, refs, items)
+
+    def _apply(self, row, refs, items):
+        t = self.t
+        args = tuple(x.value if isinstance(x, Lit) else x for x in items)
+        lst = self.push(Call(tops.build_list, args, value=[_plain(a) for a in args]))
+        args = (lst,) + tuple(self.arg(r) for r in refs[2:])
+        fn = self._callee_value(refs[0])
+        return self.push(Call(fn, args, value=t.value(row)))
+
+    def _consume_calls(self, row, refs, kind, src, func, kids):
+        t = self.t
+        seqs = src.args[1:]
+        its = self._iterators(seqs, len(kids), row)
+        fn_ref = src.args[0]
+        items = []
+        where = self.where(row)
+        for kid in kids:
+            sub = t.children(kid)
+            n = self._leading_args(sub)
+            args = []
+            for it, prow in zip(its, sub[1:n]):
+                args.append(self.push(Call(next, (it,), value=t.value(prow))))
+            self.ref[sub[0]] = fn_ref
+            bound = map_parameters(func.__code__, args, {})
+            if bound is None:
+                raise _Abort
+            out = self._inline(kid, sub, n, bound)
+            if kind == "map":
+                items.append(out)
+            else:
+                passed = bool(t.value(kid))
+                if isinstance(out, Op):
+                    self.push(Guard(out, passed, "truth", where=where,
+                                    source="(a filter's test)"))
+                if passed:
+                    items.append(args[0])
+        self._end(its, len(kids), row)
+        self.tape.inlined_iterables.append(src)
+        return self._apply(row, refs, items)
+
+    def _reduce(self, row, refs, func, kids):
+        t = self.t
+        seq = self.arg(refs[2])
+        (it,) = self._iterators((seq,), len(kids), row)
+        if len(refs) == 4:
+            acc = self.resolve(refs[3])
+            acc = acc.value if isinstance(acc, Lit) else acc
+            taken = 0
+        else:
+            first = t.children(kids[0])[1]
+            acc = self.push(Call(next, (it,), value=t.value(first)))
+            taken = 1
+        fn_ref = self.arg(refs[1])
+        for kid in kids:
+            sub = t.children(kid)
+            n = self._leading_args(sub)
+            if n != 3:
+                raise _Abort
+            item = self.push(Call(next, (it,), value=t.value(sub[2])))
+            self.ref[sub[0]] = fn_ref
+            out = self._inline(kid, sub, n, [acc, item])
+            acc = out.value if isinstance(out, Lit) else out
+        self._end([it], len(kids) + taken, row)
+        if isinstance(acc, Op):
+            return acc
+        return Lit(acc)
+
+
+def _plain(x):
+    return x.value if isinstance(x, (Op, Lit)) else x
+
+
+def _is_consumer(fn) -> bool:
+    try:
+        return fn in CONSUMERS
+    except TypeError:
+        return False
+
+
+def describe(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+class Scope:
+    """The ops made by a generator's activations so far, by the id of their value:
+    what a local carried across a yield holds.  A float or array object is made by
+    one op while the trace keeps it alive; an int, bool or string may be shared
+    (small ints are cached), so one found with two makers is not guessed."""
+
+    __slots__ = ("by_id", "shared")
+
+    def __init__(self):
+        self.by_id: dict = {}
+        self.shared: set = set()
+
+    def add(self, op) -> None:
+        v = op.value
+        k = id(v)
+        if type(v) in _SHARED_TYPES:
+            old = self.by_id.get(k)
+            if old is not None and old is not op:
+                self.shared.add(k)
+        self.by_id[k] = op
+
+    def find(self, v):
+        """The op that made `v`, None if none did; TapeError if it cannot be told."""
+        k = id(v)
+        op = self.by_id.get(k)
+        if op is None or op.value is not v:
+            return None
+        if k in self.shared:
+            raise TapeError(f"a generator carries {v!r} across a yield, a value several "
+                            "ops made: which one it is cannot be told")
+        return op
+
+
+_SHARED_TYPES = (int, bool, str, bytes, type(None))
