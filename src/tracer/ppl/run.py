@@ -11,6 +11,7 @@ from .address import canonical
 from .choices import ChoiceTrace
 from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
 from .densities import score_draws
+from .incremental import incremental_update
 from .scan import scan
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
@@ -86,6 +87,10 @@ def _kept(choice_trace: ChoiceTrace) -> dict:
     """Every choice of `choice_trace` fixed: observations and interventions stay so,
     the rest are replayed."""
     kept = (OBSERVED, INTERVENED)
+    st = choice_trace._fast
+    if st is not None:                    # made by an incremental update
+        return {addr: (value, kind if kind in kept else REPLAYED)
+                for addr, value, kind in zip(st.lineage.addresses, st.values, st.kinds)}
     if choice_trace._choices is None:     # from the columns: no Choice made for this
         draws = choice_trace._draws
         kinds = choice_trace._kinds or [SAMPLED] * len(draws)
@@ -111,7 +116,8 @@ def do(model, interventions: dict, /, *args, unknown: str = "error", **kwargs) -
 
 
 def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = None,
-           kwargs: dict | None = None, *, unknown: str = "error"):
+           kwargs: dict | None = None, *, unknown: str = "error",
+           incremental: bool = True):
     """Gen's update: `(new_trace, weight, discard)`.
 
     The model runs again (on `args`/`kwargs`, or the recorded ones) with the choices
@@ -123,9 +129,25 @@ def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = No
     `discard` maps the addresses whose old values were replaced or are no longer
     visited to those values.  Observations and do-interventions of the old trace
     stay so (a constraint at such an address changes its value).
+
+    When control flow does not change, only what depends on the changed choices is
+    re-executed, on the tape of the run (tracer.ppl.incremental; the first such update
+    of a run builds its tape): dependent draws keep their values and are scored
+    again.  Otherwise (a branch or loop goes another way, new arguments, a changed
+    value reaching a call that may have effects; `incremental=False`) the model
+    re-runs with every other choice replayed.  `new_trace.update_path` says which
+    ("incremental", or "rerun: <why>").  The nested trace (`root`) and the Choice
+    objects of an incrementally updated trace come from a replay, made when first
+    asked; its values, `log_joint` and `value` are there at once.
     """
-    fixed = _kept(choice_trace)
     wanted = {canonical(addr): v for addr, v in constraints.items()}
+    why = "incremental=False"
+    if incremental:
+        got = incremental_update(choice_trace, wanted, args, kwargs)
+        if not isinstance(got, str):
+            return got
+        why = got
+    fixed = _kept(choice_trace)
     for addr, v in wanted.items():
         before = fixed.get(addr)
         fixed[addr] = (v, before[1] if before is not None else REPLAYED)
@@ -135,10 +157,10 @@ def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = No
     missing = [addr for addr in wanted if addr not in new.choices]
     if missing:
         raise ValueError(f"update: the new run made no draw at {', '.join(missing[:5])}")
-    old = choice_trace.choices
+    old = choice_trace.values()
     fresh = [c for addr, c in new.choices.items() if addr not in old and addr not in wanted]
-    discard = {addr: c.value for addr, c in old.items()
-               if addr not in new.choices or addr in wanted}
+    discard = {addr: v for addr, v in old.items() if addr not in new.choices or addr in wanted}
     weight = new.log_joint - choice_trace.log_joint - math.fsum(
         c.logp for c in fresh if c.scored)
+    new.update_path = f"rerun: {why}"
     return new, weight, discard
