@@ -256,3 +256,69 @@ def test_new_arguments_or_addresses_take_the_full_path():
     assert new.update_path == "rerun: other arguments"
     with pytest.raises(ValueError, match="no draw"):
         ppl.update(ct, {"hier/nowhere@L1": 0.0})
+
+
+# -- replay by position, relations in one pass ---------------------------------------------
+
+def test_replay_by_position_and_its_fallback(monkeypatch):
+    from tracer.ppl import _hooks, run
+    made = []
+    real = _hooks.FixingContext
+
+    def counting(fixed):
+        made.append(len(fixed))
+        return real(fixed)
+    monkeypatch.setattr(run, "FixingContext", counting)
+    ct = ppl.trace(hier, random.Random(11), 3, 4)
+    again = ppl.replay(ct)
+    assert not made                                    # replayed by position
+    assert again.values() == ct.values() and again.value == ct.value
+    assert again.log_joint == pytest.approx(ct.log_joint)
+    assert set(again.choices[a].kind for a in again) == {"replayed"}
+    tracer.validate(again.root)
+    # on arguments that make fewer draws, by position fails: by address says what is lost
+    with pytest.raises(ValueError, match="no draw was made"):
+        ppl.replay(ct, random.Random(0), 2, 4)
+    assert made
+    # a run whose draws differ from the replayed ones in order: by address
+    b = ppl.trace(branchy, random.Random(5))
+    x = next(iter(b))
+    flipped, _, _ = ppl.update(b, {x: -b[x]})
+    made.clear()
+    back = ppl.replay(flipped)
+    assert back.values() == flipped.values() and not made
+    # observations stay observations when replayed by position
+    cond = ppl.condition(hier, {next(iter(ct)): 0.5}, random.Random(1), 3, 4)
+    made.clear()
+    rc = ppl.replay(cond)
+    assert not made and rc.observed == cond.observed
+    assert rc.log_likelihood == pytest.approx(cond.log_likelihood)
+
+
+def test_replay_of_an_incremental_trace():
+    ct = ppl.trace(hier, random.Random(12), 3, 3)
+    a = _addr(ct, GROUP, 1)
+    new, _, _ = ppl.update(ct, {a: 2.0})
+    again = ppl.replay(new)
+    assert again.values() == new.values() and again.value == new.value
+    assert again.log_joint == pytest.approx(new.log_joint)
+
+
+def test_relations_give_parents_in_one_pass():
+    ct = ppl.trace(hmm, random.Random(13), 40, TRANS, [-2.0, 0.0, 2.0])
+    rel = ct.relations()
+    addrs = list(ct)
+    zs = [a for a in addrs if "choices" in a]
+    ys = [a for a in addrs if "gauss" in a]
+    z0 = addrs[0]
+    assert rel["choices"][zs[0]] == [z0]
+    for t in range(1, len(zs)):
+        assert rel["choices"][zs[t]] == [zs[t - 1]]       # a chain: its parent only
+        assert rel["choices"][ys[t]] == [zs[t]]
+    assert rel["value"] == ys
+    every = ct.relations(transitive=True)
+    assert every["choices"][ys[10]] == [z0] + zs[:11]
+    # a CRP seating depends on every earlier seating, through the counts list
+    c = ppl.trace(crp, random.Random(14), 12, 1.0)
+    seats = [a for a in c if "choices" in a]
+    assert c.relations()["choices"][seats[-1]] == seats[:-1]

@@ -247,12 +247,15 @@ class ChoiceTrace:
         return math.fsum(lp for lp, k in zip(logp.tolist(), self._kinds) if k == OBSERVED)
 
     # -- looking at it --------------------------------------------------------------------
-    def relations(self) -> dict:
-        """Upstream choices: {"choices": {address: [upstream addresses]}, "value":
-        [addresses the model's value depends on]}, following data flow across calls
-        and through in-place changes (lists, dicts, attributes)."""
+    def relations(self, transitive: bool = False) -> dict:
+        """Upstream choices: {"choices": {address: [parent addresses]}, "value":
+        [addresses the model's value is computed from]}, following data flow across
+        calls and through in-place changes (lists, dicts, attributes); a choice's
+        parents are the choices whose values reach its parameters without passing
+        through another choice (Pyro's model relations).  `transitive=True`: every
+        upstream choice.  One pass over the trace (tracer.ppl.relations)."""
         from .relations import relations
-        return relations(self)
+        return relations(self, transitive)
 
     def render(self, path, *, format: str | None = None) -> str:
         """Draw the choices, grouped by call, with their relations, to `path` with

@@ -63,6 +63,7 @@ _UNSET = object()
 _PLAIN_FUNCS = (types.FunctionType, types.MethodDescriptorType)
 _GENERATORS = frozenset(GENERATOR_TYPES) | {random.SystemRandom}
 _MAX_LAYERS = 8          # overlays chained before they are merged into one dict
+_PLANNED = 1 << 20       # ops kept in a lineage's plans at most
 
 
 class Fallback(Exception):
@@ -90,6 +91,7 @@ class Lineage:
         # a fixing run's draws called a dispatcher: what the program called is here
         self.called = [md.get(r, {}).get("substituted") for r in rows]
         self.addresses = draws.addresses
+        self.sites = draws.sites
         self.index = {a: i for i, a in enumerate(self.addresses)}
         tape_ops = self.tape.ops
         users: list[list[Op]] = [[] for _ in range(len(tape_ops) + 1)]
@@ -107,6 +109,11 @@ class Lineage:
         self.users = users
         self.mutated = mutated          # ids of ops whose object some call changes
         self.unbound: dict = {}         # generator method -> its Sampler (_draw)
+        # draw indices changed -> (ops to re-run, draws scored again) or a Fallback's
+        # text: what an update re-runs depends on the tape alone (MH comes back to a
+        # site); kept while the plans hold fewer than _PLANNED ops in all
+        self.plans: dict = {}
+        self.planned = 0
         self.result = self.tape.result
         self.raises = self.tape.raises
         # the kinds of every derived trace's choices (as the full re-run gives them)
@@ -234,10 +241,19 @@ def incremental_update(ct, wanted: dict, args, kwargs):
             return f"{addr} is not a choice of this run"
         idx.append(i)
     changed = [lin.draw_ops[i] for i in idx]
-    try:
-        todo, rescore = _affected(lin, changed)
-    except Fallback as e:
-        return str(e)
+    key = tuple(idx)
+    plan = lin.plans.get(key)
+    if plan is None:
+        try:
+            plan = _affected(lin, changed)[0]
+        except Fallback as e:
+            plan = str(e)
+        if lin.planned < _PLANNED:
+            lin.plans[key] = plan
+            lin.planned += 1 if isinstance(plan, str) else len(plan)
+    if isinstance(plan, str):
+        return plan
+    todo = plan
     new: dict[int, object] = {}
     for i, (addr, v) in zip(idx, wanted.items()):
         new[lin.draw_ops[i].id] = v

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..api import track
-from ._hooks import FixingContext, plain_context
+from ._hooks import FixingContext, OutOfDraws, SequenceContext, plain_context
 from .address import canonical
 from .choices import ChoiceTrace
 from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
@@ -79,8 +79,45 @@ def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs
     """
     run_args = args if args or kwargs else choice_trace.args
     run_kwargs = kwargs if args or kwargs else choice_trace.kwargs
-    return _run(choice_trace.model, run_args, run_kwargs, _kept(choice_trace), unknown,
-                exact=True)
+    fixed = _kept(choice_trace)
+    got = _in_sequence(choice_trace, run_args, run_kwargs, fixed, unknown)
+    if got is not None:
+        return got
+    return _run(choice_trace.model, run_args, run_kwargs, fixed, unknown, exact=True)
+
+
+def _in_sequence(choice_trace, args, kwargs, fixed: dict, unknown: str):
+    """Replay by position (_hooks.SequenceContext): the k-th draw gets the k-th
+    value; the finished run's addresses must be the replayed ones, in order.  None
+    when they are not (or a draw shuffles in place, which needs its list): then
+    the run is made again with the draws fixed by address."""
+    _check_unknown(unknown)
+    addresses = list(fixed)
+    values = [v for v, _ in fixed.values()]
+    if any(_shuffles(choice_trace)):
+        return None
+    ctx = SequenceContext(values)
+    try:
+        root = track(choice_trace.model, *args, ctx=ctx, **kwargs)
+    except OutOfDraws:
+        return None
+    if ctx.count != len(values):
+        return None
+    draws = scan(root, unknown, dispatched=True)
+    if draws.addresses != addresses:
+        return None
+    score_draws(draws)
+    return ChoiceTrace(choice_trace.model, args, kwargs, root, draws,
+                       [k for _, k in fixed.values()])
+
+
+def _shuffles(choice_trace):
+    st = choice_trace._fast
+    if st is not None:
+        sites = st.lineage.sites
+    else:
+        sites = choice_trace._draws.sites
+    return (s.sampler.shuffles >= 0 for s in sites if len(s.members))
 
 
 def _kept(choice_trace: ChoiceTrace) -> dict:
