@@ -80,11 +80,13 @@ class ChoiceTrace:
         self.update_stats: dict | None = None
 
     @classmethod
-    def _derived(cls, model, args: tuple, kwargs: dict, state) -> "ChoiceTrace":
+    def _derived(cls, model, args: tuple, kwargs: dict, state, replay) -> "ChoiceTrace":
         """A trace made by an incremental update: values, log-densities and the
         model's value from `state` (incremental.State); the nested trace and the
-        Choice objects from a replay, when first asked."""
+        Choice objects from `replay(self)` (a run of the model with every choice
+        fixed, by run.py), when first asked."""
         self = cls.__new__(cls)
+        self._replay = replay
         self.model, self.args, self.kwargs = model, args, kwargs
         self._root = None
         self._draws_ = None
@@ -113,8 +115,7 @@ class ChoiceTrace:
 
     def _materialize(self) -> None:
         """Replay this incrementally updated trace: its nested trace and columns."""
-        from .run import _kept, _run
-        again = _run(self.model, self.args, self.kwargs, _kept(self), "error", exact=True)
+        again = self._replay(self)
         if again._draws.addresses != self._state.lineage.addresses:
             raise RuntimeError("the replay of an incrementally updated trace made other "
                                "choices: the model does not depend on its choices alone")

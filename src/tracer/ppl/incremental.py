@@ -18,7 +18,8 @@ shares that tape.  An update then:
   trace, whose values, log-densities and model value are exact.  Its nested trace
   (`root`) and its Choice objects come from a replay, made when first asked.
 
-Anything it cannot do exactly — a guard that flips, a changed value that reaches a
+Anything it cannot do exactly, or not cheaper than a re-run (more than a quarter
+of the run's ops, and more than 2000, depend on the change) — a guard that flips, a changed value that reaches a
 call that may have effects other than on the objects it re-makes (only pure calls
 and the known container mutators are re-run), an object it would have to re-make
 that it cannot (an input, a draw), a constrained address the run did not visit,
@@ -64,6 +65,10 @@ _PLAIN_FUNCS = (types.FunctionType, types.MethodDescriptorType)
 _GENERATORS = frozenset(GENERATOR_TYPES) | {random.SystemRandom}
 _MAX_LAYERS = 8          # overlays chained before they are merged into one dict
 _PLANNED = 1 << 20       # ops kept in a lineage's plans at most
+# Re-running an op on the tape costs ~10x what the traced run pays for it: past this
+# share of the ops, the full re-run is the faster path.
+_MOST = 0.25
+_FEW = 2000              # (a plan this short is cheap either way)
 
 
 class Fallback(Exception):
@@ -217,10 +222,9 @@ def _position(op: Op) -> int:
     return op.id
 
 
-def incremental_update(ct, wanted: dict, args, kwargs):
+def incremental_update(ct, wanted: dict, args, kwargs, derive):
     """`(new_trace, weight, discard)` of update without re-running the model, or a
-    str saying why it cannot be done so."""
-    from .choices import ChoiceTrace
+    str saying why it cannot be done so; `derive(state)` makes the new trace."""
     if ct.unknown:
         return "the trace has choices of unknown density"
     if args is not None and not _same(tuple(args), ct.args):
@@ -248,6 +252,10 @@ def incremental_update(ct, wanted: dict, args, kwargs):
             plan = _affected(lin, changed)[0]
         except Fallback as e:
             plan = str(e)
+        else:
+            if len(plan) > _FEW and len(plan) > len(lin.tape.ops) * _MOST:
+                plan = (f"{len(plan)} of the run's {len(lin.tape.ops)} ops depend on the "
+                        f"change: re-running the model costs less")
         if lin.planned < _PLANNED:
             lin.plans[key] = plan
             lin.planned += 1 if isinstance(plan, str) else len(plan)
@@ -313,7 +321,7 @@ def incremental_update(ct, wanted: dict, args, kwargs):
             merged.update(d)
         layers = (merged,)
     state = State(lin, layers, values, logp, lin.kinds, value)
-    new_ct = ChoiceTrace._derived(ct.model, ct.args, ct.kwargs, state)
+    new_ct = derive(state)
     discard = {a: st.values[i] for a, i in zip(wanted, idx)}
     new_ct.update_path = "incremental"
     new_ct.update_stats = {"reran": len(todo), "rescored": len(which),

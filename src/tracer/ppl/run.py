@@ -86,6 +86,17 @@ def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs
     return _run(choice_trace.model, run_args, run_kwargs, fixed, unknown, exact=True)
 
 
+def _replay_exactly(choice_trace: ChoiceTrace) -> ChoiceTrace:
+    """A run of `choice_trace`'s model with every choice fixed: by position, else by
+    address (for the nested trace and Choices of an incrementally updated trace)."""
+    fixed = _kept(choice_trace)
+    args, kwargs = choice_trace.args, choice_trace.kwargs
+    got = _in_sequence(choice_trace, args, kwargs, fixed, "error")
+    if got is not None:
+        return got
+    return _run(choice_trace.model, args, kwargs, fixed, "error", exact=True)
+
+
 def _in_sequence(choice_trace, args, kwargs, fixed: dict, unknown: str):
     """Replay by position (_hooks.SequenceContext): the k-th draw gets the k-th
     value; the finished run's addresses must be the replayed ones, in order.  None
@@ -180,7 +191,10 @@ def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = No
     wanted = {canonical(addr): v for addr, v in constraints.items()}
     why = "incremental=False"
     if incremental:
-        got = incremental_update(choice_trace, wanted, args, kwargs)
+        def derive(state):
+            return ChoiceTrace._derived(choice_trace.model, choice_trace.args,
+                                        choice_trace.kwargs, state, _replay_exactly)
+        got = incremental_update(choice_trace, wanted, args, kwargs, derive)
         if not isinstance(got, str):
             return got
         why = got
