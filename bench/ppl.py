@@ -180,7 +180,7 @@ def update_share(repeats, groups=100, per_group=100):
              "update, full re-run": lambda: ppl.update(ct, {site: ct[site] + 0.1},
                                                        incremental=False)}
     best = {k: float("inf") for k in cases}
-    for _ in range(max(repeats, 5)):
+    for _ in range(max(repeats, 15)):
         for k, fn in cases.items():
             best[k] = min(best[k], timed(fn))
     st = new.update_stats
