@@ -6,8 +6,10 @@ same primitive boundary (the `random` module primitive), `ppl.trace`, `ppl.trace
 `log_joint` and every Choice made, `ppl.replay` of every choice, `ppl.condition` on 1 %
 of the sites, `ppl.update` of one site; the ratios; and the memory per choice
 (tracemalloc: the ChoiceTrace with its Choices, trace included; and what ppl adds to
-the trace).  NumPyro's `handlers.trace(handlers.seed(model, 0))` on the regression's
-loop runs when numpyro is installed (the `bench` extra; not installed here).
+the trace).  Then a single-site update touching 1 % of a regression (incremental,
+and the full re-run), and NumPyro's `handlers.trace(handlers.seed(model, 0))` on the
+regression's loop beside tracer.track and ppl.trace, per sample site, when numpyro
+is installed (`pip install 'tracer[ppl-bench]'`).
 
 Run:  nice -n 10 python bench/ppl.py [repeats] [--before DIR]
 
@@ -105,6 +107,11 @@ def measure(name, model, args, repeats, before=None):
             if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
     obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
     site = addrs[len(addrs) // 2]
+    # the first incremental update of a run builds its tape (once per run: every
+    # trace derived from it shares it); the timed updates come after
+    t0 = time.perf_counter()
+    first, _, _ = ppl.update(ct, {site: ct[site]})
+    build = time.perf_counter() - t0
     cases = {
         "untraced": lambda: model(r, *args),
         "track": lambda: tracer.track(model, r, *args, ctx=ctx),
@@ -153,27 +160,83 @@ def measure(name, model, args, repeats, before=None):
               f"replay/ppl.trace {best['before: replay'] / best['before: ppl.trace']:.2f}x, "
               f"condition/ppl.trace "
               f"{best['before: condition'] / best['before: ppl.trace']:.2f}x")
+    print(f"  update of {site}: {first.update_path} {first.update_stats or ''}; the "
+          f"first (builds the tape) {build * 1e3:.0f}ms")
     print(f"  memory: {with_ppl / n:.0f} B per choice with its trace "
           f"({(with_ppl - plain) / n:.0f} B more than the trace alone)")
 
 
-def numpyro_loop(n):
+def update_share(repeats, groups=100, per_group=100):
+    """A single-site update that touches 1 % of the model: one group mean of the
+    hierarchical regression (its per_group data draws are scored again), against an
+    untraced run, interleaved."""
+    r = random.Random(1)
+    ct = ppl.trace(hier_regression, r, groups, per_group)
+    line = hier_regression.__code__.co_firstlineno + 5      # a = r.gauss(mu_a, 1.0)
+    site = [a for a in ct if f"/gauss@L{line}" in a][groups // 2]
+    new, _, _ = ppl.update(ct, {site: ct[site] + 0.1})       # builds the tape
+    cases = {"untraced": lambda: hier_regression(r, groups, per_group),
+             "update": lambda: ppl.update(ct, {site: ct[site] + 0.1}),
+             "update, full re-run": lambda: ppl.update(ct, {site: ct[site] + 0.1},
+                                                       incremental=False)}
+    best = {k: float("inf") for k in cases}
+    for _ in range(max(repeats, 15)):
+        for k, fn in cases.items():
+            best[k] = min(best[k], timed(fn))
+    st = new.update_stats
+    print(f"single-site update, hierarchical regression {groups}x{per_group} "
+          f"({len(ct)} draws), group mean {site}: {new.update_path}, "
+          f"{st['rescored']} draws scored again "
+          f"({st['rescored'] / st['draws']:.1%}), {st['reran']} of {st['ops']} ops re-run")
+    print("  " + "  ".join(f"{k} {v * 1e3:.2f}ms" for k, v in best.items()))
+    print(f"  update/untraced {best['update'] / best['untraced']:.3f}x, "
+          f"full re-run/untraced {best['update, full re-run'] / best['untraced']:.1f}x")
+
+
+def numpyro_rows(repeats, groups=5, per_group=200):
+    """The regression's loop of draws as NumPyro would run it
+    (`handlers.trace(handlers.seed(model, 0))`) beside tracer.track and ppl.trace of
+    the plain-Python model, µs per sample site; Pyro's poutine.trace needs torch
+    (> 1 GB with its CUDA wheels): not installed, no row."""
     try:
+        import jax
         import numpyro
         import numpyro.distributions as dist
         from numpyro import handlers
     except ImportError:
-        print("numpyro is not installed (pip install 'tracer[bench]' numpyro): no NumPyro row")
+        print("numpyro is not installed (pip install 'tracer[ppl-bench]'): no NumPyro row")
         return
 
     def model():
-        a = numpyro.sample("a", dist.Normal(0.0, 1.0))
-        b = numpyro.sample("b", dist.Normal(0.0, 1.0))
-        for i in range(n):
-            numpyro.sample(f"y{i}", dist.Normal(a + b * i / n, 0.5))
-    t = timed(lambda: handlers.trace(handlers.seed(model, 0)).get_trace())
-    print(f"NumPyro handlers.trace(seed(model, 0)), {n + 2} sites: {t * 1e3:.1f}ms, "
-          f"{t / (n + 2) * 1e6:.0f} us per site")
+        mu_a = numpyro.sample("mu_a", dist.Normal(0.0, 5.0))
+        slope = numpyro.sample("slope", dist.Normal(0.0, 5.0))
+        ys = []
+        for g in range(groups):
+            a = numpyro.sample(f"a{g}", dist.Normal(mu_a, 1.0))
+            for i in range(per_group):
+                ys.append(numpyro.sample(f"y{g}_{i}", dist.Normal(a + slope * i / per_group,
+                                                                  0.5)))
+        return sum(ys) / len(ys)
+    sites = 2 + groups * (1 + per_group)
+    got = handlers.trace(handlers.seed(model, 0)).get_trace()
+    assert len(got) == sites
+    r = random.Random(0)
+    ctx = Context(modules=["random"])
+    cases = {"untraced": lambda: hier_regression(r, groups, per_group),
+             "tracer.track": lambda: tracer.track(hier_regression, r, groups, per_group,
+                                                  ctx=ctx),
+             "ppl.trace": lambda: ppl.trace(hier_regression, r, groups, per_group),
+             "NumPyro trace(seed)": lambda: handlers.trace(
+                 handlers.seed(model, 0)).get_trace()}
+    best = {k: float("inf") for k in cases}
+    for _ in range(repeats):
+        for k, fn in cases.items():
+            best[k] = min(best[k], timed(fn))
+    print(f"the regression's loop, {sites} sample sites (numpyro {numpyro.__version__}, "
+          f"jax {jax.__version__}, CPU): us per sample site")
+    print("  " + "  ".join(f"{k} {v / sites * 1e6:.2f}us" for k, v in best.items()))
+    print(f"  NumPyro/ppl.trace {best['NumPyro trace(seed)'] / best['ppl.trace']:.0f}x, "
+          f"ppl.trace/track {best['ppl.trace'] / best['tracer.track']:.2f}x")
 
 
 def main(repeats: int = 3, before: str | None = None):
@@ -181,7 +244,8 @@ def main(repeats: int = 3, before: str | None = None):
     old = _load_before(before) if before else None
     for name, model, args in MODELS:
         measure(name, model, args, repeats, old)
-    numpyro_loop(1000)
+    update_share(repeats)
+    numpyro_rows(repeats)
 
 
 if __name__ == "__main__":

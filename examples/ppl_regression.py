@@ -26,6 +26,7 @@ def main():
     print(c.choices["regression/gauss@L16[2]"])
     new, weight, discard = ppl.update(t, {"regression/gauss@L13": 0.5})
     print(f"weight {weight:.4f} = {new.log_joint:.4f} - ({t.log_joint:.4f}); discard {discard}")
+    print(new.update_path, new.update_stats)
     print(ppl.diff(t, new))
 
 

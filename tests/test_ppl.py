@@ -301,10 +301,13 @@ def test_relations_follow_appends():
     ct = _check(ppl.trace(regression, random.Random(0), 5))
     rel = ct.relations()
     a, b, *ys = list(ct.choices)
-    assert rel["value"] == list(ct.choices)         # every draw, through ys.append
+    assert rel["value"] == ys                       # the data draws, through ys.append
     for y in ys:
         assert rel["choices"][y] == [a, b]
     assert rel["choices"][a] == []
+    every = ct.relations(transitive=True)
+    assert every["value"] == list(ct.choices)       # and a, b through them
+    assert every["choices"] == rel["choices"]
 
 
 def test_to_dot_and_render():
@@ -312,7 +315,8 @@ def test_to_dot_and_render():
         regression.__code__.co_firstlineno + 1): 0.3}, random.Random(0), 2)
     text = ct.to_dot()
     assert text.startswith("digraph model") and "fillcolor" in text and "-> value" in text
-    assert text.count("->") == 2 * 2 + 4
+    # a, b -> each of the 2 data draws; the value is computed from the data draws
+    assert text.count("->") == 2 * 2 + 2
 
 
 def test_render_with_dot(tmp_path):

@@ -30,7 +30,8 @@ from .kinds import SAMPLED
 from .samplers import (GENERATOR_TYPES, Draw, Sampler, UnknownSamplerError, lookup,
                        resolve, sample, sampler_callables, sampler_keys)
 
-__all__ = ["plain_context", "FixingContext", "DRAW_NAME", "original_of", "code_name"]
+__all__ = ["plain_context", "FixingContext", "SequenceContext", "OutOfDraws", "DRAW_NAME",
+           "original_of", "code_name"]
 
 DRAW_NAME = "ppl_draw"   # the name of a fixing run's dispatchers (the callee of its draws)
 
@@ -177,3 +178,42 @@ class FixingContext(Context):
         k = self._calls.get(key, 0)
         self._calls[key] = k + 1
         return self._child(join(self.prefix, component(code_name(qual), key[1], k)), frame)
+
+
+class OutOfDraws(BaseException):
+    """Raised by a SequenceContext's substitute when the run draws more often than
+    the run it replays (a BaseException: the model's own handlers let it through)."""
+
+
+class SequenceContext(Context):
+    """Replays a run by position: the k-th sampler call returns the k-th value.
+
+    Every sampler callable is substituted (matched in C) by one function that takes
+    the next value, whatever it was called with: no frame is looked at and no
+    address made while the model runs, and no `enter` hook runs for its calls.
+    Right only when the run makes the same draws in the same order: the caller
+    (run.replay) checks the addresses of the finished trace against the replayed
+    ones, and runs a FixingContext instead when they differ.
+    """
+
+    def __init__(self, values: list):
+        self.count = 0
+        nxt = iter(values).__next__
+        ctx = self
+
+        def ppl_draw(*args, **kwargs):
+            try:
+                value = nxt()
+            except StopIteration:
+                raise OutOfDraws() from None
+            ctx.count += 1
+            # a fresh copy: the program may change a list or array it drew in place
+            t = type(value)
+            if t is list or t is np.ndarray:
+                return copy.copy(value)
+            return value
+
+        ppl_draw.__name__ = ppl_draw.__qualname__ = DRAW_NAME
+        ppl_draw._ppl_sampler = True
+        super().__init__(primitives=sampler_callables(), modules=["random", __name__],
+                         substitute={key: ppl_draw for key, _, _ in sampler_keys()})

@@ -66,12 +66,69 @@ class ChoiceTrace:
         self.model = model
         self.args = args
         self.kwargs = kwargs
-        self.root = root
+        self._root = root
         self.value = root.value
-        self._draws = draws          # scan.Draws: the choices as columns
+        self._draws_ = draws         # scan.Draws: the choices as columns
         self._kinds = kinds          # kind per draw, None: all sampled
         self._choices: dict[str, Choice] | None = None
         self.unknown = sum(len(s.members) for s in draws.sites if s.problem)
+        # incremental.State once an update asked for it (a str: why there is none)
+        self._state = None
+        # how update made this trace: "run", "incremental", or "rerun: <why not
+        # incremental>"; update_stats: what the incremental path re-ran
+        self.update_path = "run"
+        self.update_stats: dict | None = None
+
+    @classmethod
+    def _derived(cls, model, args: tuple, kwargs: dict, state, replay) -> "ChoiceTrace":
+        """A trace made by an incremental update: values, log-densities and the
+        model's value from `state` (incremental.State); the nested trace and the
+        Choice objects from `replay(self)` (a run of the model with every choice
+        fixed, by run.py), when first asked."""
+        self = cls.__new__(cls)
+        self._replay = replay
+        self.model, self.args, self.kwargs = model, args, kwargs
+        self._root = None
+        self._draws_ = None
+        self.value = state.value
+        self._kinds = state.kinds
+        self._choices = None
+        self.unknown = 0
+        self._state = state
+        self.update_path = "incremental"
+        self.update_stats = None
+        return self
+
+    @property
+    def root(self):
+        """The nested trace of the run (of a replay of it, for a trace made by an
+        incremental update: made when first asked)."""
+        if self._root is None:
+            self._materialize()
+        return self._root
+
+    @property
+    def _draws(self):
+        if self._draws_ is None:
+            self._materialize()
+        return self._draws_
+
+    def _materialize(self) -> None:
+        """Replay this incrementally updated trace: its nested trace and columns."""
+        again = self._replay(self)
+        if again._draws.addresses != self._state.lineage.addresses:
+            raise RuntimeError("the replay of an incrementally updated trace made other "
+                               "choices: the model does not depend on its choices alone")
+        self._root, self._draws_ = again._root, again._draws_
+        self._kinds = again._kinds
+
+    @property
+    def _fast(self):
+        """The incremental State when this trace was made by one (its values are
+        read there without a replay), else None."""
+        st = self._state
+        return st if self._root is None and st is not None and not isinstance(st, str) \
+            else None
 
     @property
     def choices(self) -> dict[str, "Choice"]:
@@ -121,19 +178,37 @@ class ChoiceTrace:
     # -- the choice map ------------------------------------------------------------------
     def __getitem__(self, address: str) -> Any:
         """The value of the choice at `address`."""
+        st = self._state
+        if st is not None and not isinstance(st, str) and self._choices is None:
+            i = st.lineage.index.get(address)
+            if i is None:
+                raise KeyError(address)
+            return st.values[i]
         return self.choices[address].value
 
     def __contains__(self, address: str) -> bool:
+        st = self._fast
+        if st is not None:
+            return address in st.lineage.index
         return address in self.choices
 
     def __iter__(self) -> Iterator[str]:
+        st = self._fast
+        if st is not None:
+            return iter(st.lineage.addresses)
         return iter(self.choices)
 
     def __len__(self) -> int:
+        st = self._fast
+        if st is not None:
+            return len(st.values)
         return len(self._draws)
 
     def values(self) -> dict[str, Any]:
         """address -> value of every choice (a choice map)."""
+        st = self._state
+        if st is not None and not isinstance(st, str):
+            return dict(zip(st.lineage.addresses, st.values))
         return {a: c.value for a, c in self.choices.items()}
 
     def addresses(self, kind: str | None = None) -> list[str]:
@@ -157,7 +232,8 @@ class ChoiceTrace:
             bad = [a for a, c in self.choices.items() if c.logp is None]
             raise UnknownSamplerError(f"{self.unknown} choice(s) have no known density "
                                       f"(logp is None): {', '.join(bad)[:200]}")
-        logp = self._draws.logp
+        st = self._state
+        logp = st.logp if st is not None and not isinstance(st, str) else self._draws.logp
         if self._kinds is None:
             return math.fsum(logp.tolist())
         return math.fsum(lp for lp, k in zip(logp.tolist(), self._kinds) if k != INTERVENED)
@@ -167,16 +243,20 @@ class ChoiceTrace:
         """The observations' logp summed."""
         if self._kinds is None:
             return 0.0
-        return math.fsum(lp for lp, k in zip(self._draws.logp.tolist(), self._kinds)
-                         if k == OBSERVED)
+        st = self._state
+        logp = st.logp if st is not None and not isinstance(st, str) else self._draws.logp
+        return math.fsum(lp for lp, k in zip(logp.tolist(), self._kinds) if k == OBSERVED)
 
     # -- looking at it --------------------------------------------------------------------
-    def relations(self) -> dict:
-        """Upstream choices: {"choices": {address: [upstream addresses]}, "value":
-        [addresses the model's value depends on]}, following data flow across calls
-        and through in-place changes (lists, dicts, attributes)."""
+    def relations(self, transitive: bool = False) -> dict:
+        """Upstream choices: {"choices": {address: [parent addresses]}, "value":
+        [addresses the model's value is computed from]}, following data flow across
+        calls and through in-place changes (lists, dicts, attributes); a choice's
+        parents are the choices whose values reach its parameters without passing
+        through another choice (Pyro's model relations).  `transitive=True`: every
+        upstream choice.  One pass over the trace (tracer.ppl.relations)."""
         from .relations import relations
-        return relations(self)
+        return relations(self, transitive)
 
     def render(self, path, *, format: str | None = None) -> str:
         """Draw the choices, grouped by call, with their relations, to `path` with

@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 
 from ..api import track
-from ._hooks import FixingContext, plain_context
+from ._hooks import FixingContext, OutOfDraws, SequenceContext, plain_context
 from .address import canonical
 from .choices import ChoiceTrace
 from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
 from .densities import score_draws
+from .incremental import incremental_update
 from .scan import scan
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
@@ -78,14 +79,66 @@ def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs
     """
     run_args = args if args or kwargs else choice_trace.args
     run_kwargs = kwargs if args or kwargs else choice_trace.kwargs
-    return _run(choice_trace.model, run_args, run_kwargs, _kept(choice_trace), unknown,
-                exact=True)
+    fixed = _kept(choice_trace)
+    got = _in_sequence(choice_trace, run_args, run_kwargs, fixed, unknown)
+    if got is not None:
+        return got
+    return _run(choice_trace.model, run_args, run_kwargs, fixed, unknown, exact=True)
+
+
+def _replay_exactly(choice_trace: ChoiceTrace) -> ChoiceTrace:
+    """A run of `choice_trace`'s model with every choice fixed: by position, else by
+    address (for the nested trace and Choices of an incrementally updated trace)."""
+    fixed = _kept(choice_trace)
+    args, kwargs = choice_trace.args, choice_trace.kwargs
+    got = _in_sequence(choice_trace, args, kwargs, fixed, "error")
+    if got is not None:
+        return got
+    return _run(choice_trace.model, args, kwargs, fixed, "error", exact=True)
+
+
+def _in_sequence(choice_trace, args, kwargs, fixed: dict, unknown: str):
+    """Replay by position (_hooks.SequenceContext): the k-th draw gets the k-th
+    value; the finished run's addresses must be the replayed ones, in order.  None
+    when they are not (or a draw shuffles in place, which needs its list): then
+    the run is made again with the draws fixed by address."""
+    _check_unknown(unknown)
+    addresses = list(fixed)
+    values = [v for v, _ in fixed.values()]
+    if any(_shuffles(choice_trace)):
+        return None
+    ctx = SequenceContext(values)
+    try:
+        root = track(choice_trace.model, *args, ctx=ctx, **kwargs)
+    except OutOfDraws:
+        return None
+    if ctx.count != len(values):
+        return None
+    draws = scan(root, unknown, dispatched=True)
+    if draws.addresses != addresses:
+        return None
+    score_draws(draws)
+    return ChoiceTrace(choice_trace.model, args, kwargs, root, draws,
+                       [k for _, k in fixed.values()])
+
+
+def _shuffles(choice_trace):
+    st = choice_trace._fast
+    if st is not None:
+        sites = st.lineage.sites
+    else:
+        sites = choice_trace._draws.sites
+    return (s.sampler.shuffles >= 0 for s in sites if len(s.members))
 
 
 def _kept(choice_trace: ChoiceTrace) -> dict:
     """Every choice of `choice_trace` fixed: observations and interventions stay so,
     the rest are replayed."""
     kept = (OBSERVED, INTERVENED)
+    st = choice_trace._fast
+    if st is not None:                    # made by an incremental update
+        return {addr: (value, kind if kind in kept else REPLAYED)
+                for addr, value, kind in zip(st.lineage.addresses, st.values, st.kinds)}
     if choice_trace._choices is None:     # from the columns: no Choice made for this
         draws = choice_trace._draws
         kinds = choice_trace._kinds or [SAMPLED] * len(draws)
@@ -111,7 +164,8 @@ def do(model, interventions: dict, /, *args, unknown: str = "error", **kwargs) -
 
 
 def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = None,
-           kwargs: dict | None = None, *, unknown: str = "error"):
+           kwargs: dict | None = None, *, unknown: str = "error",
+           incremental: bool = True):
     """Gen's update: `(new_trace, weight, discard)`.
 
     The model runs again (on `args`/`kwargs`, or the recorded ones) with the choices
@@ -123,9 +177,28 @@ def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = No
     `discard` maps the addresses whose old values were replaced or are no longer
     visited to those values.  Observations and do-interventions of the old trace
     stay so (a constraint at such an address changes its value).
+
+    When control flow does not change, only what depends on the changed choices is
+    re-executed, on the tape of the run (tracer.ppl.incremental; the first such update
+    of a run builds its tape): dependent draws keep their values and are scored
+    again.  Otherwise (a branch or loop goes another way, new arguments, a changed
+    value reaching a call that may have effects; `incremental=False`) the model
+    re-runs with every other choice replayed.  `new_trace.update_path` says which
+    ("incremental", or "rerun: <why>").  The nested trace (`root`) and the Choice
+    objects of an incrementally updated trace come from a replay, made when first
+    asked; its values, `log_joint` and `value` are there at once.
     """
-    fixed = _kept(choice_trace)
     wanted = {canonical(addr): v for addr, v in constraints.items()}
+    why = "incremental=False"
+    if incremental:
+        def derive(state):
+            return ChoiceTrace._derived(choice_trace.model, choice_trace.args,
+                                        choice_trace.kwargs, state, _replay_exactly)
+        got = incremental_update(choice_trace, wanted, args, kwargs, derive)
+        if not isinstance(got, str):
+            return got
+        why = got
+    fixed = _kept(choice_trace)
     for addr, v in wanted.items():
         before = fixed.get(addr)
         fixed[addr] = (v, before[1] if before is not None else REPLAYED)
@@ -135,10 +208,10 @@ def update(choice_trace: ChoiceTrace, constraints: dict, args: tuple | None = No
     missing = [addr for addr in wanted if addr not in new.choices]
     if missing:
         raise ValueError(f"update: the new run made no draw at {', '.join(missing[:5])}")
-    old = choice_trace.choices
+    old = choice_trace.values()
     fresh = [c for addr, c in new.choices.items() if addr not in old and addr not in wanted]
-    discard = {addr: c.value for addr, c in old.items()
-               if addr not in new.choices or addr in wanted}
+    discard = {addr: v for addr, v in old.items() if addr not in new.choices or addr in wanted}
     weight = new.log_joint - choice_trace.log_joint - math.fsum(
         c.logp for c in fresh if c.scored)
+    new.update_path = f"rerun: {why}"
     return new, weight, discard

@@ -348,7 +348,6 @@ class _Paths:
         kind = tb["kind"]
         self.nested = np.flatnonzero(kind == _NESTED)
         parent = tb["parent"][self.nested].astype(np.int64)
-        cid = tb["callee_id"][self.nested]
         line = tb["line"][self.nested]
         # A C call that runs Python frames (list(gen), sorted(key=f), map) is a nested
         # row with those frames under it; the running program sees no frame for the C
@@ -362,11 +361,40 @@ class _Paths:
             for i in np.flatnonzero(entered).tolist():
                 if int(parent[i]) in self.transparent:
                     parent[i] = trace.parent(int(parent[i]))
-        self.occ = _occurrences(parent, cid, line, self.nested)
+        # each call's name: its body's qualified name, from the code of its first
+        # child (as FixingContext.enter names it from the frame); the table's callee
+        # names only for a call without a recorded body (naming every callee of a
+        # fixing run, one pooled dispatcher per draw, costs more than the run)
+        self.names = self._names(trace, tb)
+        self.cid = np.array([self._ids.setdefault(n, len(self._ids)) for n in self.names],
+                            dtype=np.int64)
+        self.occ = _occurrences(parent, self.cid, line, self.nested)
         self.line = line
-        self.names = tb.callee_names
-        self.cid = cid
         self.cache: dict[int, str] = {}
+
+    def _names(self, trace, tb) -> list:
+        self._ids: dict = {}
+        nested = self.nested
+        if not len(nested):
+            return []
+        parent_col = tb["parent"]
+        code_col = tb["code"]
+        first = nested + 1
+        inside = first < len(parent_col)
+        has = np.zeros(len(nested), dtype=bool)
+        has[inside] = parent_col[first[inside]] == nested[inside]
+        codes = trace.codes
+        out: list = [None] * len(nested)
+        table_names = None
+        for i, (ok, f) in enumerate(zip(has.tolist(), first.tolist())):
+            c = int(code_col[f]) if ok else -1
+            if c >= 0:
+                out[i] = code_name(codes[c].co_qualname)
+                continue
+            if table_names is None:
+                table_names, table_ids = tb.callee_names, tb["callee_id"]
+            out[i] = code_name(str(table_names[table_ids[nested[i]]]))
+        return out
 
     def path(self, row: int) -> str:
         got = self.cache.get(row)
@@ -384,7 +412,7 @@ class _Paths:
             if i >= len(self.nested) or self.nested[i] != r or r in self.transparent:
                 self.cache[r] = prefix   # not a recorded Python call: no component
                 continue
-            name = code_name(str(self.names[self.cid[i]]))
+            name = self.names[i]
             if t.parent(r) < 0:
                 prefix = name
             else:
