@@ -20,9 +20,10 @@ full) only costs the time to build plans: the cache stops writing for the proces
 
 An entry whose checksum matches is still not trusted: every index the core will
 dereference (local and stack slots, record and static numbers, offsets, micro-op
-codes, ...) is range-checked against the code object by
-tracer.analysis.plancheck.plan_violation, the same check that validates freshly
-built plans under TRACER_CHECK_PLANS=1, and an entry failing it is rebuilt like a
+codes, ...) is range-checked against the code object by the core's
+`plan_problem` (one C pass; the rules are stated in Python by
+tracer.analysis.plancheck.plan_violation, which also validates freshly built
+plans under TRACER_CHECK_PLANS=1), and an entry failing it is rebuilt like a
 corrupt one.  `stats` counts entries loaded and rejected; the reason of each
 rejection is logged (logger "tracer.plan_cache", level DEBUG).
 
@@ -52,7 +53,6 @@ from types import CodeType
 
 from .. import _core
 from .. import callables as ops
-from .plancheck import plan_violation
 
 __all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", "Entry", "stats"]
 
@@ -64,7 +64,8 @@ _HEADER = struct.Struct("<8sI16siIII16s")
 # The int32 arrays of a plan, in the order they are written.
 _ARRAYS = ("ops", "recs", "rec_iv", "seg_at", "seg_from", "depth", "handler", "istart",
            "unit_flags", "piece_start", "branch_sides", "branch_sides_at", "carry")
-_PER_UNIT = ("seg_at", "seg_from", "depth", "handler", "istart", "unit_flags", "carry")
+# ... then these, as lists of ints.
+_LISTS = ("events", "jump_events", "param_cells")
 _OFF = ("0", "off", "false", "no")
 
 _state: dict = {"dir": None, "resolved": False, "writable": True, "fingerprint": None,
@@ -363,25 +364,19 @@ def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
     for name, n in zip(_ARRAYS, counts):
         fields[name] = ints[pos:pos + n]
         pos += n
-    lists = []
-    for n in counts[len(_ARRAYS):]:
-        lists.append(ints[pos:pos + n].tolist())
+    for name, n in zip(_LISTS, counts[len(_ARRAYS):]):
+        fields[name] = ints[pos:pos + n]
         pos += n
-    units = len(code.co_code) // 2
-    nops = len(fields["ops"]) // 5
-    if any(len(fields[name]) != units for name in _PER_UNIT) \
-            or len(fields["piece_start"]) != nops or len(fields["branch_sides_at"]) != nops \
-            or len(fields["rec_iv"]) != len(fields["recs"]) or len(fields["ops"]) != 5 * nops:
-        raise _Corrupt("array sizes do not fit the code object")
-    fields["events"] = frozenset(lists[0])
-    fields["jump_events"] = frozenset(lists[1])
-    fields["param_cells"] = tuple(lists[2])
     # The checksum only says the bytes are the ones written: every index the core
     # will dereference is checked against the code object too (a crafted entry, or
-    # one damaged under a recomputed checksum, must not reach the core).
-    problem = plan_violation(fields, code)
+    # one damaged under a recomputed checksum, must not reach the core), in one C
+    # pass (the rules: tracer.analysis.plancheck.plan_violation).
+    problem = _core.plan_problem(fields, code)
     if problem is not None:
         raise _Corrupt(problem)
+    fields["events"] = frozenset(fields["events"])
+    fields["jump_events"] = frozenset(fields["jump_events"])
+    fields["param_cells"] = tuple(fields["param_cells"])
     return fields
 
 
