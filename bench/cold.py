@@ -11,7 +11,11 @@ function (`code.replace()`: a new code object with no plan) with the plan cache
 off -- the plan is built -- and with the plan cache holding the function's plans
 (as in a second process), and the plan building alone, per instruction, by the
 builder and by the reference builder (dis decoding, every segment walked again in
-every round: the builder before session 8).  "instrs" counts the function's own
+every round: the builder before session 8); "build" is the builder's time for the
+function's own code object; "load" reading that code object's plan from the cache
+(the entry, its checks, the CodePlan); "check" the load-time check alone, in the
+core (`_core.plan_problem`), and "check(numpy)" the same rules in Python
+(tracer.analysis.plancheck, which the cache ran before session 9).  "instrs" counts the function's own
 instructions; the build columns are for its code object alone (words' lambda is
 built at its own first call).
 
@@ -49,7 +53,9 @@ from pathlib import Path
 import tracer
 from tracer.analysis import cache
 from tracer.analysis.bytecode import _decode_fast
-from tracer.analysis.plan import _Builder
+from tracer import _core
+from tracer.analysis.plan import CodePlan, _Builder
+from tracer.analysis.plancheck import plan_violation
 
 
 # -- workloads: self-contained functions (builtins only), so a first call builds one plan --
@@ -172,7 +178,8 @@ def per_code(repeat: int, batch: int) -> list[dict]:
         cache.set_plan_cache(plan_dir)
         tracer.track(f, *args)  # warm: plans built (and written to the cache directory)
         best = {k: float("inf") for k in ("untraced", "warm", "cold", "cold_cached",
-                                          "build", "build_reference")}
+                                          "build", "build_reference", "load", "check",
+                                          "check_numpy")}
         for _ in range(repeat):
             best["untraced"] = min(best["untraced"], _time(lambda i: f(*args), batch))
             cache.set_plan_cache(None)
@@ -185,6 +192,19 @@ def per_code(repeat: int, batch: int) -> list[dict]:
                 codes = [fresh(f).__code__ for _ in range(batch)]
                 best[key] = min(best[key], _time(lambda i: _Builder(codes[i], 0, reference).build(),
                                                  batch))
+            # Reading the function's own plan from the cache (the entry, its checks, the
+            # CodePlan), and the load-time check alone: in the core, and the rules in
+            # Python (numpy) it replaced.
+            cache.set_plan_cache(plan_dir)
+            codes = [fresh(f).__code__ for _ in range(batch)]
+            best["load"] = min(best["load"], _time(
+                lambda i: CodePlan(codes[i], 0, **cache.entry(codes[i], 0).read()), batch))
+            cache.set_plan_cache(None)
+            built = _Builder(f.__code__, 0).build()
+            best["check"] = min(best["check"], _time(
+                lambda i: _core.plan_problem(built, f.__code__), batch))
+            best["check_numpy"] = min(best["check_numpy"], _time(
+                lambda i: plan_violation(built, f.__code__), batch))
         rows.append({"name": name, "instructions": len(_decode_fast(f.__code__)), **best})
     cache.set_plan_cache(None)
     shutil.rmtree(plan_dir, ignore_errors=True)
@@ -193,16 +213,17 @@ def per_code(repeat: int, batch: int) -> list[dict]:
 
 def print_per_code(rows: list[dict]) -> None:
     print(f"{'function':10} {'instrs':>6} {'untraced':>9} {'warm':>9} {'cold':>9} "
-          f"{'cold/warm':>9} {'cached':>9} {'cached/warm':>11} {'build/instr':>11} "
-          f"{'reference/instr':>15} {'speed-up':>8}")
+          f"{'cold/warm':>9} {'cached':>9} {'cached/warm':>11} {'build':>9} {'build/instr':>11} "
+          f"{'reference/instr':>15} {'speed-up':>8} {'load':>8} {'check':>7} {'check(numpy)':>12}")
     for r in rows:
         us = {k: r[k] * 1e6 for k in ("untraced", "warm", "cold", "cold_cached", "build",
-                                       "build_reference")}
+                                       "build_reference", "load", "check", "check_numpy")}
         n = r["instructions"]
         print(f"{r['name']:10} {n:6d} {us['untraced']:7.1f}us {us['warm']:7.1f}us "
               f"{us['cold']:7.1f}us {r['cold'] / r['warm']:8.1f}x {us['cold_cached']:7.1f}us "
-              f"{r['cold_cached'] / r['warm']:10.1f}x {us['build'] / n:9.2f}us "
-              f"{us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x")
+              f"{r['cold_cached'] / r['warm']:10.1f}x {us['build']:7.1f}us {us['build'] / n:9.2f}us "
+              f"{us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x "
+              f"{us['load']:6.1f}us {us['check']:5.2f}us {us['check_numpy']:10.1f}us")
 
 
 # -- part 2: toolz's test suite in fresh processes --------------------------------------------

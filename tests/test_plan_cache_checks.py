@@ -3,7 +3,6 @@ core dereferences is checked at load (tracer.analysis.plancheck), an entry faili
 any check is rebuilt, and the traced call comes out as without a cache.  A fuzz run
 flipping int32 values of a real entry (checksum recomputed) never crashes."""
 
-import hashlib
 import io
 import os
 import re
@@ -94,7 +93,7 @@ def write_entry(path: Path, arrays: dict, nparams: int, head: bytes, statics: by
     payload = cache._COUNTS.pack(*counts, nparams) + ints.tobytes() + statics
     h = list(cache._HEADER.unpack_from(head))
     h[6] = len(payload)
-    h[7] = hashlib.blake2b(payload, digest_size=16).digest()
+    h[7] = cache._checksum(payload)
     path.write_bytes(cache._HEADER.pack(*h) + head[cache._HEADER.size:] + payload)
 
 

@@ -13,7 +13,7 @@ An entry is data: int32 arrays and a table of the plan's static values (strings,
 tuples of strings, and callables named by their index in a fixed table), never
 code or a pickle.  It is read back only if its header names the same code object
 (digest, qualname, first line, size of co_code) and a checksum over its payload
-matches; otherwise -- stale, truncated, corrupt -- the plan is built and the entry
+(CRC-32) matches; otherwise -- stale, truncated, corrupt -- the plan is built and the entry
 written again.  Writers write a temporary file and rename it over the entry, so a
 reader sees a whole entry or none.  A directory that cannot be written (read-only,
 full) only costs the time to build plans: the cache stops writing for the process.
@@ -47,6 +47,7 @@ import os
 import struct
 import sys
 import tempfile
+import zlib
 from array import array
 from pathlib import Path
 from types import CodeType
@@ -56,11 +57,11 @@ from .. import callables as ops
 
 __all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", "Entry", "stats"]
 
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"TRPLAN\r\n"
 # magic, format, key digest, first line, co_code size, qualname size, payload size,
-# payload digest; then the qualname (UTF-8), then the payload.
-_HEADER = struct.Struct("<8sI16siIII16s")
+# payload checksum; then the qualname (UTF-8), then the payload.
+_HEADER = struct.Struct("<8sI16siIIII")
 # The int32 arrays of a plan, in the order they are written.
 _ARRAYS = ("ops", "recs", "rec_iv", "seg_at", "seg_from", "depth", "handler", "istart",
            "unit_flags", "piece_start", "branch_sides", "branch_sides_at", "carry")
@@ -281,26 +282,35 @@ class _Corrupt(Exception):
     pass
 
 
+_json_decode = json.JSONDecoder().raw_decode  # (json.loads less its encoding detection)
+
+
 def _decode_statics(data: memoryview, code: CodeType) -> list:
     # The strings and tuples become the code's own objects again (its interned
     # names, its constant tuples of keyword names): the core's attribute lookups
     # and keyword calls then match them by identity, as with a plan just built.
     known = _known()
-    statics = json.loads(bytes(data))
-    if type(statics) is not list:
+    nknown = len(known)
+    try:
+        text = str(data, "ascii")
+    except UnicodeDecodeError:
+        raise _Corrupt("statics") from None
+    statics, end = _json_decode(text)
+    if type(statics) is not list or end != len(text):
         raise _Corrupt("statics")
     for i, s in enumerate(statics):
-        if type(s) is list:
+        kind = type(s)
+        if kind is int:
+            if not 0 <= s < nknown:
+                raise _Corrupt("statics")
+            statics[i] = known[s]
+        elif kind is str:
+            statics[i] = sys.intern(s)
+        elif kind is list:
             if not all(type(x) is str for x in s):
                 raise _Corrupt("statics")
             t = tuple(sys.intern(x) for x in s)
             statics[i] = next((c for c in code.co_consts if type(c) is tuple and c == t), t)
-        elif type(s) is int:
-            if not 0 <= s < len(known):
-                raise _Corrupt("statics")
-            statics[i] = known[s]
-        elif type(s) is str:
-            statics[i] = sys.intern(s)
         else:
             raise _Corrupt("statics")
     return statics
@@ -311,6 +321,13 @@ def _decode_statics(data: memoryview, code: CodeType) -> list:
 # jump events and the parameter cells one after the other, then the statics (JSON).
 _NCOUNTS = len(_ARRAYS) + 3
 _COUNTS = struct.Struct(f"<{_NCOUNTS}Ii")  # the lengths, then nparams
+
+
+def _checksum(payload) -> int:
+    # CRC-32: it is there to catch a damaged or half-written file, not a crafted one
+    # (the plan checks stand between any entry and the core), and is ~5x cheaper
+    # than a cryptographic digest, which took half of a load (format 1: blake2b).
+    return zlib.crc32(payload)
 
 
 def _encode(plan, code: CodeType, key: bytes) -> bytes | None:
@@ -331,7 +348,7 @@ def _encode(plan, code: CodeType, key: bytes) -> bytes | None:
     payload = _COUNTS.pack(*counts, plan.nparams) + ints.tobytes() + statics
     qualname = code.co_qualname.encode("utf-8", "surrogatepass")
     header = _HEADER.pack(MAGIC, FORMAT, key, code.co_firstlineno, len(code.co_code),
-                          len(qualname), len(payload), hashlib.blake2b(payload, digest_size=16).digest())
+                          len(qualname), len(payload), _checksum(payload))
     return header + qualname + payload
 
 
@@ -349,7 +366,7 @@ def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
     if len(data) != start + npayload:
         raise _Corrupt("truncated or overlong payload")
     buf = memoryview(data)[start:]
-    if hashlib.blake2b(buf, digest_size=16).digest() != check:
+    if _checksum(buf) != check:
         raise _Corrupt("payload checksum")
     *counts, nparams = _COUNTS.unpack_from(buf)
     end = _COUNTS.size + 4 * sum(counts)
