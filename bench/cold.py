@@ -2,7 +2,8 @@
 
 Usage::
 
-    python bench/cold.py [--repeat N] [--batch B] [--toolz DIR [--no-gc]]
+    python bench/cold.py [--repeat N] [--batch B] [--toolz DIR [--no-gc] [--values P]
+                         [--suite-only]]
 
 Part 1, per code object, in one process, interleaved, best of N samples of B calls
 each (--batch; per call): the untraced call,
@@ -31,6 +32,11 @@ plans came from the cache holds fewer long-lived objects than one that built the
 so the collector's full collections (which walk every trace still alive) come
 more often, which is not the plans' cost.
 
+`--values P` traces the suite with `Context(values=P)` ("none", "weak", ...): what
+the traces keep of values decides how much cyclic garbage the collector meets
+(exceptions kept as values hold their tracebacks and frames); the time each pass
+spent in the collector is printed beside it.
+
 All times are the process's CPU time (time.process_time): the machine is shared,
 and wall-clock samples there include other processes' turns.
 """
@@ -51,6 +57,7 @@ import types
 from pathlib import Path
 
 import tracer
+from tracer.context import Context
 from tracer.analysis import cache
 from tracer.analysis.bytecode import _decode_fast
 from tracer import _core
@@ -243,7 +250,7 @@ def _suite_tests(toolz_dir: Path) -> list:
     return tests
 
 
-def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool) -> None:
+def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None = None) -> None:
     if no_gc:
         gc.disable()
     tests = _suite_tests(toolz_dir)
@@ -254,33 +261,48 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool) -> None:
             passing.append(fn)
         except Exception:  # noqa: BLE001
             pass
-    times, nodes, failures = [], 0, 0
+    times, gc_times, nodes, failures = [], [], 0, 0
+    ctx = Context(values=values) if values else None
     if traced:
         passing = [fresh(fn) for fn in passing]  # nothing analysed by the check above
+    # CPU time spent in the garbage collector during each pass (its callbacks).
+    in_gc = [0.0, 0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            in_gc[1] = time.process_time()
+        else:
+            in_gc[0] += time.process_time() - in_gc[1]
+
+    gc.callbacks.append(on_gc)
     for _ in range(2):
+        in_gc[0] = 0.0
         t = time.process_time()
         for fn in passing:
             if traced:
                 try:
-                    root = tracer.track(fn)
+                    root = tracer.track(fn, ctx=ctx)
                     nodes += len(root.trace)
                 except Exception:  # noqa: BLE001
                     failures += 1
             else:
                 fn()
         times.append(time.process_time() - t)
-    print(json.dumps({"tests": len(passing), "times": times, "nodes": nodes // 2,
+        gc_times.append(in_gc[0])
+    gc.callbacks.remove(on_gc)
+    print(json.dumps({"tests": len(passing), "times": times, "gc": gc_times, "nodes": nodes // 2,
                       "failures": failures}))
 
 
-def suite(toolz_dir: Path, no_gc: bool) -> dict:
+def suite(toolz_dir: Path, no_gc: bool, values: str | None = None) -> dict:
     plan_dir = tempfile.mkdtemp(prefix="tracer-cold-suite-")
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=plan_dir)
     env.pop("TRACER_PLAN_CACHE", None)
 
     def run(traced: bool) -> dict:
         out = subprocess.run([sys.executable, __file__, "--suite-worker", str(toolz_dir)]
-                             + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else []),
+                             + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else [])
+                             + (["--values", values] if values else []),
                              env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -293,17 +315,20 @@ def suite(toolz_dir: Path, no_gc: bool) -> dict:
     return {"untraced": untraced, "first": first, "second": second}
 
 
-def print_suite(r: dict, no_gc: bool) -> None:
+def print_suite(r: dict, no_gc: bool, values: str | None = None) -> None:
     base = r["untraced"]["times"][1]
-    print(f"\ntoolz's tests{' (garbage collector off)' if no_gc else ''}: "
+    how = ", ".join(x for x in ("garbage collector off" if no_gc else "",
+                                f"values={values!r}" if values else "") if x)
+    print(f"\ntoolz's tests{f' ({how})' if how else ''}: "
           f"{r['untraced']['tests']} test functions, "
           f"{r['first']['nodes']:,} nodes a pass, untraced pass {base * 1e3:.1f} ms "
-          f"(failures traced: {r['first']['failures']}, {r['second']['failures']})")
+          f"(failures traced: {r['first']['failures']}, {r['second']['failures']}; "
+          f"time in the collector in parentheses)")
     for label, key in (("first process (empty plan cache)", "first"),
                        ("second process (plan cache filled)", "second")):
-        t1, t2 = r[key]["times"]
-        print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x)   "
-              f"pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x)")
+        (t1, t2), (g1, g2) = r[key]["times"], r[key]["gc"]
+        print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x, gc {g1 * 1e3:5.1f} ms)"
+              f"   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, gc {g2 * 1e3:5.1f} ms)")
 
 
 def main() -> None:
@@ -315,18 +340,22 @@ def main() -> None:
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-gc", action="store_true",
                         help="run the suite's processes with the garbage collector off")
+    parser.add_argument("--values", help="trace the suite with Context(values=VALUES)")
+    parser.add_argument("--suite-only", action="store_true", help="skip part 1")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.suite_worker:
-        suite_worker(args.suite_worker, args.traced, args.no_gc)
+        suite_worker(args.suite_worker, args.traced, args.no_gc, args.values)
         return
     print(f"Python {sys.version.split()[0]}, best of {args.repeat} samples of {args.batch} calls")
-    rows = per_code(args.repeat, args.batch)
-    print_per_code(rows)
-    result = {"per_code": rows}
+    result: dict = {}
+    if not args.suite_only:
+        rows = per_code(args.repeat, args.batch)
+        print_per_code(rows)
+        result["per_code"] = rows
     if args.toolz:
-        result["suite"] = suite(args.toolz, args.no_gc)
-        print_suite(result["suite"], args.no_gc)
+        result["suite"] = suite(args.toolz, args.no_gc, args.values)
+        print_suite(result["suite"], args.no_gc, args.values)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
 

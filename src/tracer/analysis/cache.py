@@ -182,43 +182,46 @@ def _fingerprint() -> bytes:
 _fingerprint()
 
 
-def _feed_code(h, code: CodeType) -> None:
-    h.update(code.co_code)
-    h.update(b"\0")
-    h.update(code.co_exceptiontable)
-    h.update(struct.pack("<9i", code.co_argcount, code.co_posonlyargcount,
-                         code.co_kwonlyargcount, code.co_flags, code.co_nlocals,
-                         code.co_stacksize, code.co_firstlineno, len(code.co_code),
-                         len(code.co_consts)))
-    h.update("\0".join((code.co_qualname, "", *code.co_names, "", *code.co_varnames, "",
-                        *code.co_cellvars, "", *code.co_freevars)).encode("utf-8", "surrogatepass"))
+def _code_parts(parts: list, code: CodeType) -> None:
+    # The bytes a code object's key is the digest of, appended to `parts` (one
+    # digest update of their join: ~2x cheaper than an update per piece).
+    raw = code.co_code  # (a new copy at each access)
+    parts += (raw, b"\0", code.co_exceptiontable,
+              _CODE_INTS.pack(code.co_argcount, code.co_posonlyargcount,
+                              code.co_kwonlyargcount, code.co_flags, code.co_nlocals,
+                              code.co_stacksize, code.co_firstlineno, len(raw),
+                              len(code.co_consts)),
+              "\0".join((code.co_qualname, "", *code.co_names, "", *code.co_varnames, "",
+                         *code.co_cellvars, "", *code.co_freevars)).encode("utf-8", "surrogatepass"))
     for c in code.co_consts:
-        _feed_const(h, c)
+        _const_parts(parts, c)
 
 
-def _feed_const(h, c) -> None:
+_CODE_INTS = struct.Struct("<9i")
+
+
+def _const_parts(parts: list, c) -> None:
     # The plan reads strings (keyword names) and nested code objects (which cells
     # they assign) among the constants; of the others only their place.
-    if type(c) is str:
-        h.update(b"\1s")
-        h.update(c.encode("utf-8", "surrogatepass"))
-    elif type(c) is tuple:
-        h.update(b"\1t%d" % len(c))
+    kind = type(c)
+    if kind is str:
+        data = c.encode("utf-8", "surrogatepass")
+        parts += (b"\1s%d:" % len(data), data)
+    elif kind is tuple:
+        parts.append(b"\1t%d" % len(c))
         for x in c:
-            _feed_const(h, x)
-    elif type(c) is CodeType:
-        h.update(b"\1c")
-        _feed_code(h, c)
+            _const_parts(parts, x)
+    elif kind is CodeType:
+        parts.append(b"\1c")
+        _code_parts(parts, c)
     else:
-        h.update(b"\1o")
-        h.update(type(c).__qualname__.encode())
+        parts += (b"\1o", kind.__qualname__.encode())
 
 
 def _key(code: CodeType, mode: int) -> bytes:
-    h = hashlib.blake2b(_fingerprint(), digest_size=16)
-    h.update(b"%d" % mode)
-    _feed_code(h, code)
-    return h.digest()
+    parts = [_fingerprint(), b"%d" % mode]
+    _code_parts(parts, code)
+    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
 
 
 # -- the plan's static values -----------------------------------------------------------------
@@ -397,6 +400,21 @@ def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
     return fields
 
 
+def _read_file(path: str) -> bytes:
+    # The whole file, by os.read: without open()'s file object (~3x the syscalls' cost).
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 17)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 class Entry:
     """The cache file of one code object's plan in one variant."""
 
@@ -416,8 +434,7 @@ class Entry:
         """The plan's fields (CodePlan's keyword arguments), or None: no entry, or
         one that is stale, truncated or corrupt (the caller builds and writes it)."""
         try:
-            with open(os.path.join(self.folder, self.name), "rb", buffering=0) as f:
-                data = f.read()
+            data = _read_file(os.path.join(self.folder, self.name))
         except OSError:
             return None
         try:
