@@ -2,7 +2,8 @@
 
 Usage::
 
-    python bench/cold.py [--repeat N] [--batch B] [--toolz DIR [--no-gc]]
+    python bench/cold.py [--repeat N] [--batch B] [--toolz DIR [--no-gc] [--values P]
+                         [--suite-only]]
 
 Part 1, per code object, in one process, interleaved, best of N samples of B calls
 each (--batch; per call): the untraced call,
@@ -11,7 +12,11 @@ function (`code.replace()`: a new code object with no plan) with the plan cache
 off -- the plan is built -- and with the plan cache holding the function's plans
 (as in a second process), and the plan building alone, per instruction, by the
 builder and by the reference builder (dis decoding, every segment walked again in
-every round: the builder before session 8).  "instrs" counts the function's own
+every round: the builder before session 8); "build" is the builder's time for the
+function's own code object; "load" reading that code object's plan from the cache
+(the entry, its checks, the CodePlan); "check" the load-time check alone, in the
+core (`_core.plan_problem`), and "check(numpy)" the same rules in Python
+(tracer.analysis.plancheck, which the cache ran before session 9).  "instrs" counts the function's own
 instructions; the build columns are for its code object alone (words' lambda is
 built at its own first call).
 
@@ -26,6 +31,11 @@ and second pass of each process and the ratios to the untraced pass.
 plans came from the cache holds fewer long-lived objects than one that built them,
 so the collector's full collections (which walk every trace still alive) come
 more often, which is not the plans' cost.
+
+`--values P` traces the suite with `Context(values=P)` ("none", "weak", ...): what
+the traces keep of values decides how much cyclic garbage the collector meets
+(exceptions kept as values hold their tracebacks and frames); the time each pass
+spent in the collector is printed beside it.
 
 All times are the process's CPU time (time.process_time): the machine is shared,
 and wall-clock samples there include other processes' turns.
@@ -47,9 +57,12 @@ import types
 from pathlib import Path
 
 import tracer
+from tracer.context import Context
 from tracer.analysis import cache
 from tracer.analysis.bytecode import _decode_fast
-from tracer.analysis.plan import _Builder
+from tracer import _core
+from tracer.analysis.plan import CodePlan, _Builder
+from tracer.analysis.plancheck import plan_violation
 
 
 # -- workloads: self-contained functions (builtins only), so a first call builds one plan --
@@ -172,7 +185,8 @@ def per_code(repeat: int, batch: int) -> list[dict]:
         cache.set_plan_cache(plan_dir)
         tracer.track(f, *args)  # warm: plans built (and written to the cache directory)
         best = {k: float("inf") for k in ("untraced", "warm", "cold", "cold_cached",
-                                          "build", "build_reference")}
+                                          "build", "build_reference", "load", "check",
+                                          "check_numpy")}
         for _ in range(repeat):
             best["untraced"] = min(best["untraced"], _time(lambda i: f(*args), batch))
             cache.set_plan_cache(None)
@@ -185,6 +199,19 @@ def per_code(repeat: int, batch: int) -> list[dict]:
                 codes = [fresh(f).__code__ for _ in range(batch)]
                 best[key] = min(best[key], _time(lambda i: _Builder(codes[i], 0, reference).build(),
                                                  batch))
+            # Reading the function's own plan from the cache (the entry, its checks, the
+            # CodePlan), and the load-time check alone: in the core, and the rules in
+            # Python (numpy) it replaced.
+            cache.set_plan_cache(plan_dir)
+            codes = [fresh(f).__code__ for _ in range(batch)]
+            best["load"] = min(best["load"], _time(
+                lambda i: CodePlan(codes[i], 0, **cache.entry(codes[i], 0).read()), batch))
+            cache.set_plan_cache(None)
+            built = _Builder(f.__code__, 0).build()
+            best["check"] = min(best["check"], _time(
+                lambda i: _core.plan_problem(built, f.__code__), batch))
+            best["check_numpy"] = min(best["check_numpy"], _time(
+                lambda i: plan_violation(built, f.__code__), batch))
         rows.append({"name": name, "instructions": len(_decode_fast(f.__code__)), **best})
     cache.set_plan_cache(None)
     shutil.rmtree(plan_dir, ignore_errors=True)
@@ -193,16 +220,17 @@ def per_code(repeat: int, batch: int) -> list[dict]:
 
 def print_per_code(rows: list[dict]) -> None:
     print(f"{'function':10} {'instrs':>6} {'untraced':>9} {'warm':>9} {'cold':>9} "
-          f"{'cold/warm':>9} {'cached':>9} {'cached/warm':>11} {'build/instr':>11} "
-          f"{'reference/instr':>15} {'speed-up':>8}")
+          f"{'cold/warm':>9} {'cached':>9} {'cached/warm':>11} {'build':>9} {'build/instr':>11} "
+          f"{'reference/instr':>15} {'speed-up':>8} {'load':>8} {'check':>7} {'check(numpy)':>12}")
     for r in rows:
         us = {k: r[k] * 1e6 for k in ("untraced", "warm", "cold", "cold_cached", "build",
-                                       "build_reference")}
+                                       "build_reference", "load", "check", "check_numpy")}
         n = r["instructions"]
         print(f"{r['name']:10} {n:6d} {us['untraced']:7.1f}us {us['warm']:7.1f}us "
               f"{us['cold']:7.1f}us {r['cold'] / r['warm']:8.1f}x {us['cold_cached']:7.1f}us "
-              f"{r['cold_cached'] / r['warm']:10.1f}x {us['build'] / n:9.2f}us "
-              f"{us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x")
+              f"{r['cold_cached'] / r['warm']:10.1f}x {us['build']:7.1f}us {us['build'] / n:9.2f}us "
+              f"{us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x "
+              f"{us['load']:6.1f}us {us['check']:5.2f}us {us['check_numpy']:10.1f}us")
 
 
 # -- part 2: toolz's test suite in fresh processes --------------------------------------------
@@ -222,7 +250,7 @@ def _suite_tests(toolz_dir: Path) -> list:
     return tests
 
 
-def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool) -> None:
+def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None = None) -> None:
     if no_gc:
         gc.disable()
     tests = _suite_tests(toolz_dir)
@@ -233,33 +261,48 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool) -> None:
             passing.append(fn)
         except Exception:  # noqa: BLE001
             pass
-    times, nodes, failures = [], 0, 0
+    times, gc_times, nodes, failures = [], [], 0, 0
+    ctx = Context(values=values) if values else None
     if traced:
         passing = [fresh(fn) for fn in passing]  # nothing analysed by the check above
+    # CPU time spent in the garbage collector during each pass (its callbacks).
+    in_gc = [0.0, 0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            in_gc[1] = time.process_time()
+        else:
+            in_gc[0] += time.process_time() - in_gc[1]
+
+    gc.callbacks.append(on_gc)
     for _ in range(2):
+        in_gc[0] = 0.0
         t = time.process_time()
         for fn in passing:
             if traced:
                 try:
-                    root = tracer.track(fn)
+                    root = tracer.track(fn, ctx=ctx)
                     nodes += len(root.trace)
                 except Exception:  # noqa: BLE001
                     failures += 1
             else:
                 fn()
         times.append(time.process_time() - t)
-    print(json.dumps({"tests": len(passing), "times": times, "nodes": nodes // 2,
+        gc_times.append(in_gc[0])
+    gc.callbacks.remove(on_gc)
+    print(json.dumps({"tests": len(passing), "times": times, "gc": gc_times, "nodes": nodes // 2,
                       "failures": failures}))
 
 
-def suite(toolz_dir: Path, no_gc: bool) -> dict:
+def suite(toolz_dir: Path, no_gc: bool, values: str | None = None) -> dict:
     plan_dir = tempfile.mkdtemp(prefix="tracer-cold-suite-")
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=plan_dir)
     env.pop("TRACER_PLAN_CACHE", None)
 
     def run(traced: bool) -> dict:
         out = subprocess.run([sys.executable, __file__, "--suite-worker", str(toolz_dir)]
-                             + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else []),
+                             + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else [])
+                             + (["--values", values] if values else []),
                              env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -272,17 +315,20 @@ def suite(toolz_dir: Path, no_gc: bool) -> dict:
     return {"untraced": untraced, "first": first, "second": second}
 
 
-def print_suite(r: dict, no_gc: bool) -> None:
+def print_suite(r: dict, no_gc: bool, values: str | None = None) -> None:
     base = r["untraced"]["times"][1]
-    print(f"\ntoolz's tests{' (garbage collector off)' if no_gc else ''}: "
+    how = ", ".join(x for x in ("garbage collector off" if no_gc else "",
+                                f"values={values!r}" if values else "") if x)
+    print(f"\ntoolz's tests{f' ({how})' if how else ''}: "
           f"{r['untraced']['tests']} test functions, "
           f"{r['first']['nodes']:,} nodes a pass, untraced pass {base * 1e3:.1f} ms "
-          f"(failures traced: {r['first']['failures']}, {r['second']['failures']})")
+          f"(failures traced: {r['first']['failures']}, {r['second']['failures']}; "
+          f"time in the collector in parentheses)")
     for label, key in (("first process (empty plan cache)", "first"),
                        ("second process (plan cache filled)", "second")):
-        t1, t2 = r[key]["times"]
-        print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x)   "
-              f"pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x)")
+        (t1, t2), (g1, g2) = r[key]["times"], r[key]["gc"]
+        print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x, gc {g1 * 1e3:5.1f} ms)"
+              f"   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, gc {g2 * 1e3:5.1f} ms)")
 
 
 def main() -> None:
@@ -294,18 +340,22 @@ def main() -> None:
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-gc", action="store_true",
                         help="run the suite's processes with the garbage collector off")
+    parser.add_argument("--values", help="trace the suite with Context(values=VALUES)")
+    parser.add_argument("--suite-only", action="store_true", help="skip part 1")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.suite_worker:
-        suite_worker(args.suite_worker, args.traced, args.no_gc)
+        suite_worker(args.suite_worker, args.traced, args.no_gc, args.values)
         return
     print(f"Python {sys.version.split()[0]}, best of {args.repeat} samples of {args.batch} calls")
-    rows = per_code(args.repeat, args.batch)
-    print_per_code(rows)
-    result = {"per_code": rows}
+    result: dict = {}
+    if not args.suite_only:
+        rows = per_code(args.repeat, args.batch)
+        print_per_code(rows)
+        result["per_code"] = rows
     if args.toolz:
-        result["suite"] = suite(args.toolz, args.no_gc)
-        print_suite(result["suite"], args.no_gc)
+        result["suite"] = suite(args.toolz, args.no_gc, args.values)
+        print_suite(result["suite"], args.no_gc, args.values)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
 

@@ -294,6 +294,7 @@ class CallFilter:
 # -- plans and the recorder ----------------------------------------------------------------
 
 def plan_of(code: CodeType, mode: int = 0) -> Any: ...
+def plan_problem(plan: Any, code: CodeType) -> str | None: ...
 
 @final
 class Recorder:

@@ -13,6 +13,12 @@ built plans when TRACER_CHECK_PLANS=1 (tests), so the invariants are stated once
 
 The checks are range checks over whole numpy views of the int32 arrays (no copy),
 plus short Python loops over the few records and silent branches; they only read.
+
+This module is the statement of the rules, and the reference: the plan cache runs
+the same rules as one C pass in the core (`_core.plan_problem`,
+src/tracer/_core/plancheck.pxi: about 1 µs for a small function where this takes
+~100 numpy calls, ~150 µs), and `check_plan` holds the two to the same verdict.
+tests/test_plan_cache_checks.py gives both every kind of bad value and random flips.
 """
 
 from __future__ import annotations
@@ -247,7 +253,8 @@ def plan_violation(plan, code: CodeType) -> str | None:
             r.add("record end", st + REC_INPUTS + nin + nout, REC_INPUTS, nrecs + 1)
             # What the core reads without looking at nin/nout: the output of a
             # RECORD_BOOL or SEND, the iterator slot of a FOR_ITER.
-            r.add("outputs of RECORD_BOOL/SEND (none: 0)", nout | ~_NEEDS_OUT[rop], 1, _BIG)
+            r.add("outputs of RECORD_BOOL/SEND (none: 0)",
+                  nout | ~_NEEDS_OUT.take(rop, mode="clip"), 1, _BIG)
             r.add("inputs of FOR_ITER (none: 0)", nin | (rop != M.M_FOR_ITER), 1, _BIG)
             # Every input and output word at once: inputs are stack slots or statics
             # (-(index + 1)), outputs stack slots.  (Counts clipped: a bad one is
@@ -311,7 +318,12 @@ def plan_violation(plan, code: CodeType) -> str | None:
 
 
 def check_plan(plan, code: CodeType) -> None:
-    """Raise PlanInvalid if `plan` breaks an invariant the core relies on."""
+    """Raise PlanInvalid if `plan` breaks an invariant the core relies on, or if the
+    core's check (`_core.plan_problem`) and these rules disagree about it."""
     problem = plan_violation(plan, code)
+    in_core = _core.plan_problem(plan, code)
+    if (problem is None) != (in_core is None):
+        raise PlanInvalid(f"{code.co_qualname}: the core's plan check says {in_core!r}, "
+                          f"the rules (tracer.analysis.plancheck) {problem!r}")
     if problem is not None:
         raise PlanInvalid(f"{code.co_qualname}: {problem}")
