@@ -206,7 +206,6 @@ class _Builder(SilentBranches, ResumeCarry):
         self.rec_iv = array("i")
         self.rec_index: dict[tuple[int, int], int] = {}
         self.jump_events: set[int] = set()
-        self._fixed_froms: tuple | None = None  # (_starts_fast)
 
     # -- interning -------------------------------------------------------------
     def static(self, obj) -> int:
@@ -265,8 +264,6 @@ class _Builder(SilentBranches, ResumeCarry):
         return events
 
     def starts(self, events: set[int]) -> list[tuple[int, int]]:
-        if not self.reference:
-            return self._starts_fast(events)
         out = [(AT, off) for off in sorted(events)]
         froms: set[int] = set()
         for ins in self.layout.instrs:
@@ -282,36 +279,6 @@ class _Builder(SilentBranches, ResumeCarry):
             elif eff.control == "jump" and ins.offset in self.jump_events:
                 froms.add(ins.target)
         out.extend((FROM, off) for off in sorted(froms) if off in self.layout.depth)
-        return out
-
-    def _starts_fast(self, events: set[int]) -> list[tuple[int, int]]:
-        # starts(), with what does not change between rounds found once: the
-        # segments that start where control arrives at a RESUME, a branch's or
-        # FOR_ITER's successors, and the targets of the jumps (of which only those
-        # with a JUMP event start one).
-        fixed = self._fixed_froms
-        if fixed is None:
-            froms: set[int] = set()
-            jumps: list[tuple[int, int]] = []
-            by_offset = self.layout.by_offset
-            for off, eff in self.effects.items():
-                ins = by_offset[off]
-                control = eff.control
-                if ins.opname == "RESUME":
-                    froms.add(off)
-                if control == "branch":
-                    froms.update((ins.target, ins.next))
-                elif control == "for_iter":
-                    froms.update((ins.next, for_iter_exit(ins, by_offset)))
-                elif control == "jump":
-                    jumps.append((off, ins.target))
-            fixed = self._fixed_froms = (froms, jumps)
-        froms, jumps = fixed
-        if self.jump_events:
-            froms = froms | {target for off, target in jumps if off in self.jump_events}
-        depth = self.layout.depth
-        out = [(AT, off) for off in sorted(events)]
-        out.extend((FROM, off) for off in sorted(froms) if off in depth)
         return out
 
     # -- walking a segment ---------------------------------------------------------
