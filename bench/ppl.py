@@ -12,6 +12,7 @@ regression's loop beside tracer.track and ppl.trace, per sample site, when numpy
 is installed (`pip install 'tracer[ppl-bench]'`).
 
 Run:  nice -n 10 python bench/ppl.py [repeats] [--before DIR]
+      nice -n 10 python bench/ppl.py --relations      (relations() timings only)
 
 `--before DIR`: DIR holds another version of the tracer.ppl package (e.g.
 `git archive <commit> src/tracer/ppl | tar -x -C /tmp/before`, then
@@ -239,6 +240,32 @@ def numpyro_rows(repeats, groups=5, per_group=200):
           f"ppl.trace/track {best['ppl.trace'] / best['tracer.track']:.2f}x")
 
 
+def relations_rows():
+    """`ChoiceTrace.relations()` (parents) and `relations(transitive=True)` on the
+    three models at a tenth of their size and at full size (the transitive answer
+    only at a tenth: it is quadratic on chains)."""
+    for name, model, args in MODELS:
+        for tenth in (True, False):
+            if name == "hierarchical regression":
+                a = (5, 200) if tenth else args
+            else:
+                a = (args[0] // 10,) + args[1:] if tenth else args
+            ct = ppl.trace(model, random.Random(0), *a)
+            ct.choices
+            ct.root.trace.table()
+            t0 = time.perf_counter()
+            rel = ct.relations()
+            t1 = time.perf_counter()
+            links = sum(map(len, rel["choices"].values()))
+            line = (f"{name}, {len(ct)} draws: relations() {(t1 - t0) * 1e3:.0f}ms "
+                    f"({links} parent links)")
+            if tenth:
+                t1 = time.perf_counter()
+                ct.relations(transitive=True)
+                line += f"; transitive {(time.perf_counter() - t1) * 1e3:.0f}ms"
+            print(line, flush=True)
+
+
 def main(repeats: int = 3, before: str | None = None):
     print(f"Python {sys.version.split()[0]}, best of {repeats}, interleaved")
     old = _load_before(before) if before else None
@@ -255,4 +282,7 @@ if __name__ == "__main__":
         i = argv.index("--before")
         where = argv[i + 1]
         del argv[i:i + 2]
-    main(*(int(a) for a in argv), before=where)
+    if "--relations" in argv:
+        relations_rows()
+    else:
+        main(*(int(a) for a in argv), before=where)
