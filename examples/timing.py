@@ -31,7 +31,8 @@ def checksum(ident, step):
 
 
 def scheduler(ntasks, steps):
-    log, results = [], {}
+    log: list[tuple[int, int]] = []
+    results: dict[int, int] = {}
     ready = deque((i, worker(i, steps, log)) for i in range(ntasks))
     while ready:
         ident, task = ready.popleft()
@@ -51,5 +52,6 @@ if __name__ == "__main__":
     print(text[text.index("time by function"):].split("\n\n")[0])
     out = sys.argv[1] if len(sys.argv) > 1 else "scheduler.trace.json"
     chrome.write(root, out)
-    print(f"\n{s.nodes:,} nodes, {sum(f.calls for f in s.times):,} timed calls "
-          f"in {s.seconds * 1e3:.1f} ms; timeline in {out}")
+    calls = sum(f.calls for f in s.times or [])
+    print(f"\n{s.nodes:,} nodes, {calls:,} timed calls in {(s.seconds or 0) * 1e3:.1f} ms; "
+          f"timeline in {out}")

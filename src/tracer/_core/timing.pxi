@@ -186,6 +186,10 @@ def timing_table(trace):
             ticks = out[field]
             ns = base_ns + np.rint((ticks - base_ticks) * rate).astype(np.int64)
             out[field] = np.where(ticks == -1, -1, ns)
+        # A thread moved to a core whose counter lags (where the counters are not
+        # synchronised) would end a call before it started: it took no time.
+        closed = out["end"] != -1
+        out["end"][closed] = np.maximum(out["end"][closed], out["start"][closed])
     return out
 
 

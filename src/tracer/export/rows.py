@@ -1,6 +1,6 @@
 """Facts about a subtree of a trace computed on its columns with numpy (which
 function each recorded call ran; depths are the core's `_core.depths`), and how
-calls and code objects are named.
+calls and code objects are named, and the aligned text tables the summaries print.
 
 Shared by the summary, the pictures, the networkx export and the diff; nothing here
 makes a Python object per node.
@@ -17,7 +17,7 @@ from ..views.names import callable_name, code_name
 from ..views.nodes import node_at
 
 __all__ = ["callee_codes", "call_name", "callable_name", "code_name", "code_place",
-           "code_key", "outermost", "ARGUMENT", "NESTED", "JUMP"]
+           "code_key", "outermost", "text_table", "ARGUMENT", "NESTED", "JUMP"]
 
 ARGUMENT = int(NodeKind.K_ARGUMENT)
 NESTED = int(NodeKind.K_NESTED)
@@ -83,3 +83,15 @@ def outermost(codes: np.ndarray, rows: np.ndarray, ends: np.ndarray) -> np.ndarr
     out = np.empty(rows.size, dtype=bool)
     out[order] = start >= before
     return out
+
+
+def text_table(head: list[str], body: list[list[str]]) -> list[str]:
+    """Columns padded to their widest cell; the first column left-aligned, numbers right."""
+    rows = [head] + body
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+
+    def line(cells):
+        parts = [cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join(parts).rstrip()
+
+    return [line(head), line(["-" * w for w in widths])] + [line(r) for r in body]

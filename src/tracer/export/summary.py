@@ -14,7 +14,8 @@ import numpy as np
 from .. import _core
 from .._core import KINDS
 from ..views.nodes import Node, node_at
-from .rows import NESTED, call_name, callable_name, callee_codes, code_name, code_place, outermost
+from .rows import (NESTED, call_name, callable_name, callee_codes, code_name, code_place,
+                   outermost, text_table as _table)
 from .timing import (FunctionTime, call_times, format_times, function_times,
                      subtree_nanoseconds)
 
@@ -217,15 +218,3 @@ def format_summary(s: Summary) -> str:
     for note in s.notes:
         lines += ["", note]
     return "\n".join(lines)
-
-
-def _table(head: list[str], body: list[list[str]]) -> list[str]:
-    """Columns padded to their widest cell; the first column left-aligned, numbers right."""
-    rows = [head] + body
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-
-    def line(cells):
-        parts = [cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
-        return "  ".join(parts).rstrip()
-
-    return [line(head), line(["-" * w for w in widths])] + [line(r) for r in body]

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .. import _core
-from .rows import call_name, code_name, code_place, outermost
+from .rows import call_name, code_name, code_place, outermost, text_table
 
 __all__ = ["CallTimes", "FunctionTime", "call_times", "function_times", "subtree_nanoseconds",
            "format_times"]
@@ -153,13 +153,11 @@ def function_times(trace, lo: int = 0, hi: int | None = None) -> list[FunctionTi
 def format_times(times: list[FunctionTime], top: int | None = None) -> list[str]:
     """The table's lines: function, where, calls, total and self seconds, microseconds
     per call and the share of the summarised call."""
-    from .summary import _table
-
     shown = times if top is None else times[:top]
     body = [[f.function, f.place, f"{f.calls:,}", f"{f.total:.6f}", f"{f.self:.6f}",
              f"{f.per_call * 1e6:.2f}", "" if f.share is None else f"{f.share:.1%}"]
             for f in shown]
-    lines = _table(["time by function", "where", "calls", "total s", "self s",
+    lines = text_table(["time by function", "where", "calls", "total s", "self s",
                     "per call us", "share"], body)
     if top is not None and len(times) > top:
         lines.append(f"... {len(times) - top} more functions")
