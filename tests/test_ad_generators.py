@@ -219,3 +219,17 @@ def test_a_generator_resumed_outside_one_call_stays_one_op():
         return first + sum(g)
     with pytest.raises(tracer.NoRuleError):
         tracer.grad(f)(0.5)
+
+
+def test_a_local_read_from_a_closure_is_carried_across_yields():
+    """A generator local assigned from a closure variable (no op of its own: the
+    tape reads the cell's op) keeps its source across the yield."""
+    def f(x):
+        def gen():
+            a = x
+            yield 1.0
+            yield a * a
+            yield a * 3.0
+        return sum(gen())
+    assert_grad(f, 0.7)
+    assert_second(f, 0.7)

@@ -342,25 +342,30 @@ class Scope:
         self.by_id: dict = {}
         self.shared: set = set()
 
-    def add(self, op) -> None:
-        v = op.value
+    def add(self, x) -> None:
+        """Note what a row of the generator's frames resolved to (an Op or a Lit)."""
+        v = x.value
         k = id(v)
         if type(v) in _SHARED_TYPES:
             old = self.by_id.get(k)
-            if old is not None and old is not op:
+            if old is not None and old is not x and (isinstance(old, Op) or isinstance(x, Op)):
                 self.shared.add(k)
-        self.by_id[k] = op
+        self.by_id[k] = x
 
     def find(self, v):
-        """The op that made `v`, None if none did; TapeError if it cannot be told."""
+        """The op (or constant) that made `v`; TapeError if it cannot be told."""
         k = id(v)
-        op = self.by_id.get(k)
-        if op is None or op.value is not v:
-            return None
+        x = self.by_id.get(k)
+        if x is None or x.value is not v:
+            if type(v) in _SHARED_TYPES:
+                return None  # an int, a string: a constant of the path
+            raise TapeError(f"a generator carries {type(v).__name__} {v!r:.40} across a "
+                            "yield, made where the trace does not show: this call cannot "
+                            "be linearized")
         if k in self.shared:
-            raise TapeError(f"a generator carries {v!r} across a yield, a value several "
+            raise TapeError(f"a generator carries {v!r:.40} across a yield, a value several "
                             "ops made: which one it is cannot be told")
-        return op
+        return x
 
 
 _SHARED_TYPES = (int, bool, str, bytes, type(None))
