@@ -270,3 +270,14 @@ def test_a_generator_driven_by_zip_is_refused():
         return sum(a * b for a, b in zip((v for v in [x, 2 * x]), [1.0, 3.0]))
     with pytest.raises(tracer.NoRuleError, match="another C function"):
         tracer.grad(f)(0.5)
+
+
+def test_a_generator_left_to_a_c_function_after_inlined_steps_is_refused():
+    """next() steps are inlined, then zip resumes the same generator: the tape would
+    restart it on a new run, so tracing refuses (an error, never a wrong value)."""
+    def f(x):
+        g = (x * k for k in range(4))
+        first = next(g)
+        return first + sum(a * b for a, b in zip(g, [1.0, 2.0, 3.0]))
+    with pytest.raises((tracer.TapeError, tracer.NoRuleError)):
+        tracer.grad(f)(0.5)

@@ -73,6 +73,27 @@ class Callbacks:
 
     def _callbacks(self, row):
         """The op standing for C call `row` with its frames inlined, or None."""
+        out = self._inline_call(row)
+        if out is None and self._gen_states():
+            self._refuse_left_out(row)
+        return out
+
+    def _refuse_left_out(self, row) -> None:
+        """A call left as one op must not resume a generator whose earlier
+        activations the tape inlined: on a new run it would start that generator
+        afresh (a wrong value, not an error)."""
+        t = self.t
+        for kid in t.children(row):
+            sub = t.children(kid) if self.kind_[kid] == K_NESTED else ()
+            code = self.code_[sub[0]] if sub else None
+            for state in self._gen_states().values():
+                if state.started and not state.done and state.op.value.gi_code is code:
+                    raise TapeError(f"row {row}: a generator whose earlier activations were "
+                                    "inlined is resumed by a call that cannot be (an "
+                                    "exception, or a C function other than next() and the "
+                                    "consumers): this call cannot be linearized")
+
+    def _inline_call(self, row):
         t = self.t
         kids = t.children(row)
         if not kids or self.flags_[row] & F_RAISED:
