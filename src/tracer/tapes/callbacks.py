@@ -330,12 +330,9 @@ class Callbacks:
             self.frame, self.row, self.gen_scope = saved
         return out
 
-    def _iterators(self, seqs, count, where_row):
-        """`iter()` ops over `seqs` (ops or constants)."""
-        its = []
-        for s in seqs:
-            its.append(self.push(Call(iter, (s,), value=iter(_plain(s)))))
-        return its
+    def _iterators(self, seqs):
+        """`iter()` ops over `seqs` (ops or constants: lists, tuples, ranges, arrays)."""
+        return [self.push(Call(iter, (s,), value=iter(_plain(s)))) for s in seqs]
 
     def _end(self, its, count, row) -> None:
         """Guards that the iteration over `its` ended after `count` items, where map
@@ -401,7 +398,7 @@ class Callbacks:
     def _consume_calls(self, row, refs, kind, src, func, kids):
         t = self.t
         seqs = src.args[1:]
-        its = self._iterators(seqs, len(kids), row)
+        its = self._iterators(seqs)
         fn_ref = src.args[0]
         items = []
         where = self.where(row)
@@ -432,7 +429,7 @@ class Callbacks:
     def _reduce(self, row, refs, func, kids):
         t = self.t
         seq = self.arg(refs[2])
-        (it,) = self._iterators((seq,), len(kids), row)
+        (it,) = self._iterators((seq,))
         if len(refs) == 4:
             acc = self.resolve(refs[3])
             acc = acc.value if isinstance(acc, Lit) else acc
