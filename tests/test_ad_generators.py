@@ -210,12 +210,74 @@ def test_inlined_tape_replays_and_compiles(f, x):
             tape.play(x + [1.0, 1.0, 1.0, 1.0])
 
 
-def test_a_generator_resumed_outside_one_call_stays_one_op():
-    """A generator partly consumed by `next` and then by `sum` is not inlined: its
-    derivative is refused, never wrong."""
+
+
+def test_a_local_read_from_a_closure_is_carried_across_yields():
+    """A generator local assigned from a closure variable (no op of its own: the
+    tape reads the cell's op) keeps its source across the yield."""
     def f(x):
-        g = (v * x for v in (1.0, 2.0, 3.0))
+        def gen():
+            a = x
+            yield 1.0
+            yield a * a
+            yield a * 3.0
+        return sum(gen())
+    assert_grad(f, 0.7)
+    assert_second(f, 0.7)
+
+
+# -- generators resumed step by step: for loops and next() -------------------------------
+def for_loop(x):
+    t = 0.0
+    for v in gen_powers(x, 4):
+        t = t + v * v
+    return t
+
+
+def next_calls(x):
+    it = (x * k for k in range(3))
+    first = next(it)
+    return first + next(it) * 2.0 + sum(it)  # the rest consumed whole
+
+
+def two_loops(x):
+    total = 0.0
+    for a in (x * k for k in range(2)):
+        for b in gen_powers(a + 1.0, 3):
+            total = total + a * b
+    return total
+
+
+@pytest.mark.parametrize("f", [for_loop, next_calls, two_loops])
+def test_generators_resumed_step_by_step(f):
+    assert_grad(f, 0.6)
+    assert_second(f, 0.6)
+
+
+def test_a_for_loop_over_a_generator_is_guarded_by_the_generator():
+    def f(x, n):
+        t = 0.0
+        for v in gen_powers(x, n):
+            t = t + v
+        return t
+    g = tracer.grad(f)
+    for n in (3, 3, 3, 2, 4, 3):
+        assert g(0.5, n) == pytest.approx(sum(k * 0.5 ** (k - 1) for k in range(1, n)))
+
+
+def test_a_generator_driven_by_zip_is_refused():
+    def f(x):
+        return sum(a * b for a, b in zip((v for v in [x, 2 * x]), [1.0, 3.0]))
+    with pytest.raises(tracer.NoRuleError, match="another C function"):
+        tracer.grad(f)(0.5)
+
+
+def test_a_generator_left_to_a_c_function_after_inlined_steps_is_refused():
+    """next() steps are inlined, then zip resumes the same generator: the tape would
+    restart it on a new run, so tracing refuses (an error, never a wrong value)."""
+    def f(x):
+        g = (x * k for k in range(4))
         first = next(g)
-        return first + sum(g)
-    with pytest.raises(tracer.NoRuleError):
+        return first + sum(a * b for a, b in zip(g, [1.0, 2.0, 3.0]))
+    with pytest.raises((tracer.TapeError, tracer.NoRuleError)):
         tracer.grad(f)(0.5)

@@ -139,8 +139,9 @@ def _drop_inlined_iterables(tape) -> None:
         if op not in tape:
             continue
         for u in tape.users(op):
-            if type(u) is Call and u.fn is close_generator:
-                tape.delete(u)
+            if type(u) is Call and (u.fn is close_generator
+                                    or u.fn is iter and not tape.users(u) and u is not tape.result):
+                tape.delete(u)  # closing it, or a for loop's iter() of it
         if tape.users(op) or op is tape.result:
             continue
         tape.delete(op)

@@ -753,10 +753,11 @@ _DATA_TYPES = (bool, int, str, bytes, type(None), range, type(STOP))
 
 
 _GENERATOR_REFUSED = (
-    "a generator, map or filter over a differentiated value is differentiated when one "
-    "call consumes it whole (sum, math.fsum, list, tuple, min, max, sorted, or "
-    "functools.reduce over a list), not when it is resumed by several calls or by "
-    "another C function; write a list comprehension instead: sum([x * x for x in xs]).")
+    "a generator, map or filter over a differentiated value is differentiated when "
+    "next(), for loops or sum, math.fsum, list, tuple, min, max, sorted take its items "
+    "(and map, filter, functools.reduce over a list), not when another C function "
+    "(zip, enumerate, a key function, ...) resumes it; write a list comprehension "
+    "instead: sum([x * x for x in xs]).")
 
 
 def _carries(v) -> bool:

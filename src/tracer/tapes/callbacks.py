@@ -30,7 +30,7 @@ import types
 import numpy as np
 
 from .. import callables as tops
-from ..analysis.instructions import R_CALL
+from ..analysis.instructions import R_CALL, R_OP
 from .bind import MISSING, Pack, map_parameters
 from .common import F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG, K_NESTED, K_RETURN, Lit
 from .helpers import STOP
@@ -50,6 +50,20 @@ def close_generator(gen) -> None:
     gen.close()
 
 
+class _GenState:
+    """A generator whose activations the flattener inlines, across the calls that
+    resume it: what its frames made (for carried locals), its cells, how far."""
+
+    __slots__ = ("op", "scope", "cells", "started", "done")
+
+    def __init__(self, op):
+        self.op = op
+        self.scope = Scope()
+        self.cells = ({}, {})
+        self.started = False
+        self.done = False
+
+
 class _Abort(Exception):
     """The call does not have the shape this module inlines."""
 
@@ -59,17 +73,44 @@ class Callbacks:
 
     def _callbacks(self, row):
         """The op standing for C call `row` with its frames inlined, or None."""
+        out = self._inline_call(row)
+        if out is None and self._gen_states():
+            self._refuse_left_out(row)
+        return out
+
+    def _refuse_left_out(self, row) -> None:
+        """A call left as one op must not resume a generator whose earlier
+        activations the tape inlined: on a new run it would start that generator
+        afresh (a wrong value, not an error)."""
+        t = self.t
+        for kid in t.children(row):
+            sub = t.children(kid) if self.kind_[kid] == K_NESTED else ()
+            code = self.code_[sub[0]] if sub else None
+            for state in self._gen_states().values():
+                if state.started and not state.done and state.op.value.gi_code is code:
+                    raise TapeError(f"row {row}: a generator whose earlier activations were "
+                                    "inlined is resumed by a call that cannot be (an "
+                                    "exception, or a C function other than next() and the "
+                                    "consumers): this call cannot be linearized")
+
+    def _inline_call(self, row):
         t = self.t
         kids = t.children(row)
         if not kids or self.flags_[row] & F_RAISED:
             return None
         rec = self._rec(row)
-        if rec is None or rec.sem != R_CALL or rec.kwnames:
+        if rec is None or rec.kwnames:
             return None
         refs = t.refs(row)
+        if rec.sem == R_OP and rec.fn is next and len(refs) == 1:
+            refs = [("const", next), refs[0]]  # a for loop's step: next(iterator)
+        elif rec.sem != R_CALL:
+            return None
         fn = self._callee_value(refs[0])
         try:
-            if fn is functools.reduce:
+            if fn is next and len(refs) == 2 and len(kids) == 1:
+                plan = self._plan_next(refs[1], kids[0])
+            elif fn is functools.reduce:
                 plan = self._plan_reduce(refs, kids)
             elif _is_consumer(fn) and len(refs) >= 2 and not (fn in (min, max) and len(refs) > 2):
                 plan = self._plan_items(refs[1], kids)
@@ -114,11 +155,20 @@ class Callbacks:
             return "seq", x
         raise _Abort
 
+    def _plan_next(self, r, kid):
+        """`next(g)` (a for loop's step, or a call) of a generator made on the tape
+        whose every activation runs under such steps or a whole consumer."""
+        gen_op = self._generator_op(r)
+        if gen_op is None or not self._check_generator(gen_op, [kid], whole=False):
+            return None
+        return lambda row, refs: self._next_step(row, gen_op, kid)
+
     def _plan_items(self, r, kids):
+        gen_op = self._generator_op(r)
+        if gen_op is not None:
+            ok = self._check_generator(gen_op, kids)
+            return (lambda row, refs: self._consume_generator(row, refs, gen_op, kids)) if ok else None
         kind, src = self._source(r)
-        if kind == "gen":
-            ok = self._check_generator(src, kids)
-            return (lambda row, refs: self._consume_generator(row, refs, src, kids)) if ok else None
         if kind in ("map", "filter"):
             func = _plain(src.args[0])
             seqs = src.args[1:]
@@ -144,12 +194,29 @@ class Callbacks:
             return None
         return lambda row, refs: self._reduce(row, refs, func, kids)
 
-    def _check_generator(self, gen_op, kids) -> bool:
-        """Whether `kids` are every activation of the generator `gen_op` made, from its
-        start to its return (a generator consumed whole by one call)."""
+    def _generator_op(self, r):
+        """The op that made the generator `r` refers to (a call of a generator
+        function on the tape, or a generator expression), or None."""
+        x = self.resolve(r)
+        v = x.value
+        if type(v) is not types.GeneratorType or v.gi_code.co_flags & GENERATOR_FLAGS != 0x20:
+            return None
+        op = self.produced.get(id(v))
+        if type(op) is not Call or op.value is not v or op.star \
+                or not isinstance(_plain(op.fn), types.FunctionType):
+            return None
+        if not self._covered(v.gi_code):
+            return None
+        return op
+
+    def _check_generator(self, gen_op, kids, whole=True) -> bool:
+        """Whether `kids` are the next activations of the generator `gen_op` made
+        (with `whole`, every one left, up to its return: a call consuming it)."""
         gen = gen_op.value
         code = gen.gi_code
-        if code.co_flags & GENERATOR_FLAGS != 0x20 or not isinstance(_plain(gen_op.fn), types.FunctionType):
+        state = self._gen_states().get(id(gen))
+        started_before = state is not None and state.started
+        if state is not None and state.done:
             return False
         t = self.t
         for j, kid in enumerate(kids):
@@ -158,14 +225,75 @@ class Callbacks:
                 return False
             started = self.kind_[sub[0]] == K_ARG and self.aux_[sub[0]] == 0 \
                 and not self.flags_[sub[0]] & F_CARRIED
-            if started != (j == 0):
+            if started != (j == 0 and not started_before):
                 return False
             last = sub[-1]
             if self.kind_[last] != K_RETURN:
                 return False
-            if bool(self.flags_[last] & _YIELD) != (j < len(kids) - 1):
+            if whole and bool(self.flags_[last] & _YIELD) != (j < len(kids) - 1):
                 return False
         return True
+
+    def _covered(self, code) -> bool:
+        """Whether every activation of a generator of `code` in the trace runs under
+        `next(g)` or a whole consumer of `g` (so all of them are inlined, in order:
+        none is left to a C function the tape would run on a generator it never
+        started)."""
+        cov = self.__dict__.get("_gen_covered")
+        if cov is None:
+            cov = self._gen_covered = self._scan_activations()
+        return cov.get(code, False)
+
+    def _scan_activations(self) -> dict:
+        t, kind = self.t, self.kind_
+        total: dict = {}
+        driven: dict = {}
+        for row in range(len(kind)):
+            if kind[row] != K_NESTED:
+                continue
+            sub = t.children(row)
+            code = self.code_[sub[0]] if sub else None
+            if code is None or code.co_flags & GENERATOR_FLAGS != 0x20:
+                continue
+            if code is self.code_[row] and kind[sub[0]] != K_ARG:
+                continue  # a C call made in a generator's frame, not an activation
+            total[code] = total.get(code, 0) + 1
+            parent = t.parent(row)
+            if parent < 0 or kind[parent] != K_NESTED:
+                continue
+            prefs = t.refs(parent)
+            rec = self._rec(parent)
+            if rec is not None and rec.sem == R_OP:
+                fn, prefs = rec.fn, [None] + list(prefs)
+            elif len(prefs) >= 2:
+                fn = self._callee_value(prefs[0])
+            else:
+                continue
+            if len(prefs) < 2:
+                continue
+            arg = self._callee_value(prefs[1])
+            if (fn is next or _is_consumer(fn)) and type(arg) is types.GeneratorType \
+                    and arg.gi_code is code:
+                driven[code] = driven.get(code, 0) + 1
+        return {code: driven.get(code, 0) == n for code, n in total.items()}
+
+    def _gen_states(self) -> dict:
+        states = self.__dict__.get("_gen_state_map")
+        if states is None:
+            states = self._gen_state_map = {}
+        return states
+
+    def _gen_state(self, gen_op) -> "_GenState":
+        states = self._gen_states()
+        st = states.get(id(gen_op.value))
+        if st is None:
+            st = states[id(gen_op.value)] = _GenState(gen_op)
+        return st
+
+    def inlined_generator(self, value) -> bool:
+        """Whether the flattener inlines the activations of generator `value` (a for
+        loop over it then needs no guard of its own: its body's guards decide)."""
+        return id(value) in self._gen_states()
 
     # -- inlining ------------------------------------------------------------------------------
     def _inline(self, kid, sub, nparams, bound, scope=None, cells=None):
@@ -202,12 +330,9 @@ class Callbacks:
             self.frame, self.row, self.gen_scope = saved
         return out
 
-    def _iterators(self, seqs, count, where_row):
-        """`iter()` ops over `seqs` (ops or constants)."""
-        its = []
-        for s in seqs:
-            its.append(self.push(Call(iter, (s,), value=iter(_plain(s)))))
-        return its
+    def _iterators(self, seqs):
+        """`iter()` ops over `seqs` (ops or constants: lists, tuples, ranges, arrays)."""
+        return [self.push(Call(iter, (s,), value=iter(_plain(s)))) for s in seqs]
 
     def _end(self, its, count, row) -> None:
         """Guards that the iteration over `its` ended after `count` items, where map
@@ -223,29 +348,43 @@ class Callbacks:
                 return
         raise _Abort
 
-    def _consume_generator(self, row, refs, gen_op, kids):
+    def _activate(self, gen_op, kid):
+        """Inline one activation of the generator `gen_op` made: (its outcome,
+        whether it yielded).  After the activation that returns, the generator is
+        closed (on a new run the tape never starts it)."""
         t = self.t
-        gen = gen_op.value
-        code = gen.gi_code
-        func = _plain(gen_op.fn)
-        scope = Scope()
-        cells = ({}, {})
+        state = self._gen_state(gen_op)
+        code = gen_op.value.gi_code
+        sub = t.children(kid)
+        if not state.started:
+            state.started = True
+            self.tape.inlined_iterables.append(gen_op)
+            n = self._leading_args(sub)
+            self.ref[sub[0]] = gen_op.fn
+            bound = map_parameters(code, list(gen_op.args), dict(gen_op.kwargs))
+            if bound is None:
+                raise _Abort
+            out = self._inline(kid, sub, n, bound, state.scope, state.cells)
+        else:
+            out = self._run_frame(kid, sub, 0, state.scope, state.cells, _plain(gen_op.fn))
+        yielded = bool(self.flags_[sub[-1]] & _YIELD)
+        if not yielded:
+            state.done = True
+            self.push(Call(close_generator, (gen_op,), value=None))
+        return out, yielded
+
+    def _next_step(self, row, gen_op, kid):
+        out, yielded = self._activate(gen_op, kid)
+        if yielded:
+            return out
+        return Lit(self.t.value(row))  # exhausted: a for loop ends (no op reads it)
+
+    def _consume_generator(self, row, refs, gen_op, kids):
         items = []
-        for j, kid in enumerate(kids):
-            sub = t.children(kid)
-            if j == 0:
-                n = self._leading_args(sub)
-                self.ref[sub[0]] = gen_op.fn
-                bound = map_parameters(code, list(gen_op.args), dict(gen_op.kwargs))
-                if bound is None:
-                    raise _Abort
-                out = self._inline(kid, sub, n, bound, scope, cells)
-            else:
-                out = self._run_frame(kid, sub, 0, scope, cells, func)
-            if j < len(kids) - 1:
+        for kid in kids:
+            out, yielded = self._activate(gen_op, kid)
+            if yielded:
                 items.append(out)
-        self.push(Call(close_generator, (gen_op,), value=None))
-        self.tape.inlined_iterables.append(gen_op)
         return self._apply(row, refs, items)
 
     def _apply(self, row, refs, items):
@@ -259,7 +398,7 @@ class Callbacks:
     def _consume_calls(self, row, refs, kind, src, func, kids):
         t = self.t
         seqs = src.args[1:]
-        its = self._iterators(seqs, len(kids), row)
+        its = self._iterators(seqs)
         fn_ref = src.args[0]
         items = []
         where = self.where(row)
@@ -290,7 +429,7 @@ class Callbacks:
     def _reduce(self, row, refs, func, kids):
         t = self.t
         seq = self.arg(refs[2])
-        (it,) = self._iterators((seq,), len(kids), row)
+        (it,) = self._iterators((seq,))
         if len(refs) == 4:
             acc = self.resolve(refs[3])
             acc = acc.value if isinstance(acc, Lit) else acc
@@ -342,25 +481,30 @@ class Scope:
         self.by_id: dict = {}
         self.shared: set = set()
 
-    def add(self, op) -> None:
-        v = op.value
+    def add(self, x) -> None:
+        """Note what a row of the generator's frames resolved to (an Op or a Lit)."""
+        v = x.value
         k = id(v)
         if type(v) in _SHARED_TYPES:
             old = self.by_id.get(k)
-            if old is not None and old is not op:
+            if old is not None and old is not x and (isinstance(old, Op) or isinstance(x, Op)):
                 self.shared.add(k)
-        self.by_id[k] = op
+        self.by_id[k] = x
 
     def find(self, v):
-        """The op that made `v`, None if none did; TapeError if it cannot be told."""
+        """The op (or constant) that made `v`; TapeError if it cannot be told."""
         k = id(v)
-        op = self.by_id.get(k)
-        if op is None or op.value is not v:
-            return None
+        x = self.by_id.get(k)
+        if x is None or x.value is not v:
+            if type(v) in _SHARED_TYPES:
+                return None  # an int, a string: a constant of the path
+            raise TapeError(f"a generator carries {type(v).__name__} {v!r:.40} across a "
+                            "yield, made where the trace does not show: this call cannot "
+                            "be linearized")
         if k in self.shared:
-            raise TapeError(f"a generator carries {v!r} across a yield, a value several "
+            raise TapeError(f"a generator carries {v!r:.40} across a yield, a value several "
                             "ops made: which one it is cannot be told")
-        return op
+        return x
 
 
 _SHARED_TYPES = (int, bool, str, bytes, type(None))

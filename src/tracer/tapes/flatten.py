@@ -146,8 +146,6 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
                 self.produced.setdefault(id(v), op)
         if type(op) is Call:
             self.track_cells(op)
-            if self.gen_scope is not None:
-                self.gen_scope.add(op)
         if self.pending_fill and type(op) is Call:
             cell = self.pending_fill.pop(id(v), None)
             if cell is not None:
@@ -298,6 +296,8 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
                 if not stack:
                     return outcome
                 self.ref[fr.node_row] = outcome
+                if self.gen_scope is not None:
+                    self.gen_scope.add(outcome)
                 continue
             row = fr.kids[fr.i]
             fr.i += 1
@@ -342,6 +342,10 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
                     # A local a generator kept across a yield: the op that made it.
                     cell = self.gen_scope.find(v)
                 self.ref[row] = cell if cell is not None else self.link(v)
+            if self.gen_scope is not None:
+                made = self.ref.get(row)
+                if made is not None:
+                    self.gen_scope.add(made)
 
     def _outcome(self, fr: _Frame):
         t = self.t
@@ -575,6 +579,8 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
             if not isinstance(cond, Op):
                 raise TapeError(f"row {row}: a for loop over a constant iterator")
             op = self.pending_next.pop(id(cond), None)
+            if op is None and self.callbacks and self.inlined_generator(cond.value):
+                return  # its activations are inlined: their own guards decide the loop
             if value and op is None:
                 raise TapeError(f"row {row}: a for loop went on without a next() call")
             if not value and (op is None or op is not self.ops_[-1]):
