@@ -326,13 +326,23 @@ class _Builder(SilentBranches, ResumeCarry):
             eff = self.effects[off]
             if self.later_reads and self._consumes(ins, eff, d):
                 # A result waiting on the stack is consumed (or may leave the stack)
-                # here: the event before this instruction reads it -- unless other
-                # paths arrive here too (a loop's head: an event there would fire on
-                # every round), then the one right after each such result.
-                if off in self._jump_targets():
+                # here.  One event reads them all: right after the last of them was
+                # made (all are live there; an instruction carrying an event runs
+                # unspecialised, and that one is the same as an event right after
+                # each result would take), else before this instruction -- not
+                # where other paths arrive too (a loop's head: an event there would
+                # fire on every round); failing both, right after each result.
+                # (This instruction needs its own event anyway when it consumes a
+                # global or method captured in the segment: then that one.)
+                captured = eff.rec is not None and any(
+                    isinstance(x, int) and 0 <= d + x < len(cls)
+                    and cls[d + x] in (CAPTURED, METH, METH_SELF) for x in eff.rec.inputs)
+                at = next((o for o in ((off,) if captured else (self.later_reads[-1][1], off))
+                           if o not in self._jump_targets()), None)
+                if at is None:
                     self._read_now(needs)
                 else:
-                    needs.add(off)
+                    needs.add(at)
                     self.later_reads = []
             work = cls + [OTHER] * eff.pushes
             terminal = self._steps(ins, eff, d, work, ops, dyn_stored, needs, events)
