@@ -184,7 +184,7 @@ cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_reco
 
     That instruction is executing now (it raised, or it started a Python frame):
     the ops of the instructions before it in the segment are replayed, including
-    records whose result went to a local.  Stops at its first op, and anyway at
+    records whose result went to a local or waits on the stack.  Stops at its first op, and anyway at
     a RECORD that reads the stack, an END or a terminal op (left for the
     caller); with `before_record` also before any stack capture.  Offsets grow
     along each straight-line piece of a segment (pieces are joined by silent
@@ -210,8 +210,14 @@ cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_reco
             _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
             fr.pc += 1
             continue
-        if opc == M_RECORD and op[OP_C] > 0 and stop_offset >= 0:
-            _record(self, fr, op[OP_A], NULL, _deferred_value(self, fr, op))
+        if opc == M_RECORD and op[OP_C] >= 0 and stop_offset >= 0 and (
+                op[OP_C] > 0 or fr.plan.seg_end[fr.pc] < 0 or stop_offset < fr.plan.seg_end[fr.pc]):
+            # A record before the executing instruction whose result went to a
+            # local, or waits on the stack for the segment's end (plain plans: the
+            # plan's later reads): no instruction since has touched its slot, and
+            # the executing one (it entered a frame or raised) does not either.
+            _record(self, fr, op[OP_A], NULL,
+                    _deferred_value(self, fr, op) if op[OP_C] > 0 else NULL)
             fr.pc += 1
             continue
         if opc >= M_RECORD or opc == M_END:

@@ -6,10 +6,14 @@ not fixed fires an event: BRANCH, JUMP, RAISE, ...), so the analysis walks each 
 *segment* once and emits micro-ops that replay its effect on the frame's shadow
 state (which node holds each local and each stack slot):
 
-* an INSTRUCTION event is placed right after every recorded instruction, where its
-  result is on top of the stack and can be read, unless the next instruction stores
-  that result in a plain local that the segment does not assign again: the value is
-  then read back from the local when the segment is replayed, at a later event;
+* a recorded instruction's result is read where it still is at a later event: in
+  the plain local the next instruction stores it in (if the segment does not assign
+  that local again), or, in plain plans, in its stack slot at the event before the
+  first instruction that pops, overwrites or moves that slot (so `f(a) + g(b)` has
+  one event for both calls' results, before the `+`); an event right after the
+  instruction only when neither works (the consumer is a loop's head or other
+  paths join there, or the segment ends without an event).  Snapshot and
+  intervention plans keep the event right after each recorded instruction;
 * unconditional jumps fire no event: the segment goes on at their target, so a loop
   iteration costs only the events its body needs (a JUMP event is kept only for a
   loop with no other event on it);
@@ -255,7 +259,11 @@ class _Builder(SilentBranches, ResumeCarry):
             if eff is not None and eff.rec is not None and eff.control not in ("for_iter", "send") \
                     and not self.bool_into_branch(ins) \
                     and not self.deferral(ins, eff, self.layout.depth[ins.offset], eff.rec):
-                events.add(ins.next)
+                if self.exact or self._read_right_after(ins, eff):
+                    # (plain plans read a result at the event before the instruction
+                    # that consumes it: the walk finds that one, _read_point; seeded
+                    # here when that is the next one, as it mostly is)
+                    events.add(ins.next)
                 if self.before:
                     events.add(ins.offset)
             if eff is not None and eff.control == "send" and ins.target in self.layout.depth:
@@ -291,9 +299,11 @@ class _Builder(SilentBranches, ResumeCarry):
         followed: list[tuple[int, int]] = []  # (position, offset) of jumps gone through
         off = start
         first = True
+        self.later_reads = []
         while True:
             ins = lay.by_offset.get(off)
             if ins is None or off not in lay.depth:
+                self._read_now(needs)
                 ops.append([M_LOST, off, 0, 0, 0])
                 break
             if off in events and not (first and kind == AT):
@@ -307,12 +317,33 @@ class _Builder(SilentBranches, ResumeCarry):
                 on_loop = [j for pos, j in followed if pos >= visited[off]]
                 if on_loop:
                     self.jump_needs.add(on_loop[-1])
+                self._read_now(needs)
                 ops.append([M_LOST, off, 0, 0, 0])
                 break
             visited[off] = len(visited)
             first = False
             d = lay.depth[off]
             eff = self.effects[off]
+            if self.later_reads and self._consumes(ins, eff, d):
+                # A result waiting on the stack is consumed (or may leave the stack)
+                # here.  One event reads them all: right after the last of them was
+                # made (all are live there; an instruction carrying an event runs
+                # unspecialised, and that one is the same as an event right after
+                # each result would take), else before this instruction -- not
+                # where other paths arrive too (a loop's head: an event there would
+                # fire on every round); failing both, right after each result.
+                # (This instruction needs its own event anyway when it consumes a
+                # global or method captured in the segment: then that one.)
+                captured = eff.rec is not None and any(
+                    isinstance(x, int) and 0 <= d + x < len(cls)
+                    and cls[d + x] in (CAPTURED, METH, METH_SELF) for x in eff.rec.inputs)
+                at = next((o for o in ((off,) if captured else (self.later_reads[-1][1], off))
+                           if o not in self._jump_targets()), None)
+                if at is None:
+                    self._read_now(needs)
+                else:
+                    needs.add(at)
+                    self.later_reads = []
             work = cls + [OTHER] * eff.pushes
             terminal = self._steps(ins, eff, d, work, ops, dyn_stored, needs, events)
             cls = work[: d - eff.pops + eff.pushes]
@@ -495,14 +526,78 @@ class _Builder(SilentBranches, ResumeCarry):
 
     def _read_point(self, ins: Instr, eff, d: int, rec: Rec, events: set[int],
                     needs: set[int]) -> int:
-        # A record's result is read right after it (an event there, added to
-        # `needs` if missing) unless it can be read later: its deferral then.
+        # A record's result is read at the next event if one is right after it,
+        # else from where it goes (its deferral), else off the stack at the event
+        # before the instruction that consumes it (plain plans: later_reads, walk;
+        # the value stays in its slot until then), else right after it (an event
+        # there, added to `needs`).
         if ins.next in events:
             return 0
         deferred = self.deferral(ins, eff, d, rec)
         if not deferred:
-            needs.add(ins.next)
+            if self.exact or not rec.outputs:
+                needs.add(ins.next)
+            else:
+                self.later_reads.append((max(d + x for x in rec.outputs), ins.next))
         return deferred
+
+    def _read_right_after(self, ins: Instr, eff) -> bool:
+        # Whether the walk would place the event reading `ins`'s result right after
+        # it: the next instruction consumes it, or other paths join there.
+        nxt = self.layout.by_offset.get(ins.next)
+        if nxt is None or ins.next not in self.layout.depth or not eff.rec.outputs:
+            return True
+        if ins.next in self._jump_targets():
+            return True
+        d = self.layout.depth[ins.offset]
+        self.later_reads = [(max(d + x for x in eff.rec.outputs), ins.next)]
+        try:
+            return self._consumes(nxt, self.effects[ins.next], self.layout.depth[ins.next])
+        finally:
+            self.later_reads = []
+
+    def _jump_targets(self) -> set[int]:
+        targets = getattr(self, "_targets", None)
+        if targets is None:
+            targets = self._targets = {i.target for i in self.layout.instrs if i.target is not None}
+            targets.update(h.target for h in self.layout.handlers)
+            targets.update(for_iter_exit(i, self.layout.by_offset) for i in self.layout.instrs
+                           if i.opname == "FOR_ITER")
+        return targets
+
+    def _read_now(self, needs: set[int]) -> None:
+        # The segment ends without an event (a loop, lost control): results waiting
+        # on the stack are read right after their instructions after all.
+        needs.update(nxt for _slot, nxt in self.later_reads)
+        self.later_reads = []
+
+    def _consumes(self, ins: Instr, eff, d: int) -> bool:
+        """Whether instruction `ins` (at depth `d`) may pop, overwrite or move a
+        stack slot a result in `later_reads` waits in, or ends the segment in a way
+        that leaves the stack (anything but a conditional branch, which only pops
+        its condition).  Every read the recorder makes of such a result -- at the
+        segment's end, or earlier at a nested frame's start or a raise inside the
+        segment (replay._run) -- is then of a slot the frame holds unchanged."""
+        control = eff.control
+        if control not in (None, "silent_jump", "branch") and not (
+                control == "jump" and ins.offset not in self.jump_events):
+            return True
+        low = d - eff.pops
+        for step in eff.steps:
+            tag = step[0]
+            if tag == "swap":
+                low = min(low, d + step[1], d + step[2])
+            elif tag in ("copy", "set", "load_local", "load_cell", "load_const", "getattr",
+                         "store_local", "store_cell", "branch"):
+                low = min(low, d + step[1])
+            elif tag == "method_pair":
+                low = min(low, d + step[1], d + step[2])
+            elif tag in ("record", "for_iter", "send"):
+                rec = step[1]
+                for x in [*rec.inputs, *rec.outputs]:
+                    if isinstance(x, int):
+                        low = min(low, d + x)
+        return max(slot for slot, _nxt in self.later_reads) >= low
 
     def _check_deferred(self, ops: list[list[int]], needs: set[int]) -> None:
         # A record read back from a local must find its value there when the

@@ -277,6 +277,13 @@ def plan_violation(plan, code: CodeType) -> str | None:
             if len(sel):
                 r.add("record output at its segment's end", words[sel], 0,
                       depth.take(off[closer[owner[sel]]] >> 1, mode="clip"))
+                # An output that waits on the stack past other ops (plain plans) is
+                # also read when a frame starts or an exception is raised at one of
+                # them (the core's _run): no op up to the END may touch its slot,
+                # and the depth may not drop to it.
+                problem = _waiting_outputs(o, depth, ri, closer, words, owner, sel)
+                if problem:
+                    return problem
         # -- silent branches ----------------------------------------------------------
         if len(sides):
             valid = []
@@ -314,6 +321,34 @@ def plan_violation(plan, code: CodeType) -> str | None:
                 return f"static {k} holds keyword names that are not a tuple of strings"
     if (np.concatenate(evens, dtype=np.int64) & 1).any():
         return "an instruction offset is odd"
+    return None
+
+
+# Ops standing for instructions that push, pop or move stack slots (a, and b for
+# SWAP); captures only read the frame.
+_LOW_A = _table(M.M_LOAD_LOCAL, M.M_LOAD_CONST, M.M_SET, M.M_STORE_LOCAL, M.M_COPY, M.M_SWAP)
+_LOW_B = _table(M.M_SWAP)
+
+
+def _waiting_outputs(o, depth, ri, closer, words, owner, sel) -> str | None:
+    opc, off = o[:, 0], o[:, 1]
+    a, b = o[:, 2].astype(np.int64), o[:, 3].astype(np.int64)
+    # The lowest stack slot each op writes or consumes (_BIG: none).
+    low = np.where(_LOW_A.take(opc, mode="clip"), a, _BIG)
+    low = np.where(_LOW_B.take(opc, mode="clip"), np.minimum(low, b), low)
+    slots = np.where(words >= 0, words.astype(np.int64), _BIG)
+    np.minimum.at(low, ri[owner], slots)
+    for k in np.unique(owner[sel]).tolist():
+        i, end = int(ri[k]), int(closer[k])
+        if end <= i + 1:
+            continue
+        x = int(words[sel][owner[sel] == k].max())
+        own = off[i + 1:end + 1] == off[i]   # ops of the record's own instruction
+        later = low[i + 1:end][~own[:-1]]
+        at = off[i + 1:end + 1][~own]
+        if (len(later) and int(later.min()) <= x) or \
+                (len(at) and int(depth.take(at >> 1, mode="clip").min()) <= x):
+            return f"record output slot {x} at offset {int(off[i])} does not stay on the stack"
     return None
 
 

@@ -64,8 +64,8 @@ class SilentBranches:
             captures = False
             for k in keys:
                 for op in by_start[k]:
-                    if op[0] in (M_CAPTURE, M_CAPTURE_METHOD):
-                        captures = True
+                    if op[0] in (M_CAPTURE, M_CAPTURE_METHOD) or (op[0] == M_RECORD and op[4] == 0):
+                        captures = True   # reads the stack (a record's result waiting there)
                     elif op[0] == M_RECORD and op[4] > 0:
                         late_reads.add(op[4] - 1)
                     elif op[0] == M_LOAD_LOCAL and op[4] & LF_SAFE:
