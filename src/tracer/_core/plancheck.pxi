@@ -64,6 +64,43 @@ cdef struct _Ints:
     Py_ssize_t n
 
 
+cdef bint _pc_touched(_Ints ops, _Ints recs, _Ints depth, Py_ssize_t i, Py_ssize_t end,
+                      int64_t x) noexcept:
+    """Whether an op after record op i up to `end` (its END), other than its own
+    instruction's, writes, pops or moves stack slot `x` or below, or has a stack
+    depth at or below `x` (analysis/plancheck.py's _waiting_outputs).  The ops
+    after i and their records were checked before (the records loop runs backwards)."""
+    cdef Py_ssize_t p, j
+    cdef const int32_t *q
+    cdef const int32_t *r
+    cdef int32_t own = ops.p[i * OP_WORDS + OP_OFFSET]
+    cdef int32_t c
+    cdef int64_t low
+    for p in range(i + 1, end + 1):
+        q = ops.p + p * OP_WORDS
+        if q[OP_OFFSET] == own:
+            continue
+        if depth.p[q[OP_OFFSET] >> 1] <= x:
+            return True
+        if p == end:
+            break
+        c = q[OP_CODE]
+        low = 1 << 40
+        if (c == M_LOAD_LOCAL or c == M_LOAD_CONST or c == M_SET or c == M_STORE_LOCAL
+                or c == M_COPY or c == M_SWAP):
+            low = q[OP_A]
+        if c == M_SWAP and q[OP_B] < low:
+            low = q[OP_B]
+        if _pc_is_record(c):
+            r = recs.p + q[OP_A]
+            for j in range(r[REC_NIN] + r[REC_NOUT]):
+                if 0 <= r[REC_INPUTS + j] < low:
+                    low = r[REC_INPUTS + j]
+        if low <= x:
+            return True
+    return False
+
+
 cdef object _ints_of(object x, _Ints *v, list keep):
     # The int32 items of `x` without a copy for an array('i'), else copied into one
     # (kept alive in `keep`); a message if they are not int32s.
@@ -305,6 +342,18 @@ def plan_problem(plan, code):
             if not lo <= rec[REC_INPUTS + j] < hi:
                 return _out("record output slot", st + REC_INPUTS + j, rec[REC_INPUTS + j],
                             lo, hi)
+        # An output that waits on the stack past other ops (plain plans) is also read
+        # when a frame starts or an exception is raised at one of them (_run): no op
+        # up to the END may touch its slot, and the depth may not drop to it.
+        if opc == M_RECORD and op[OP_C] == 0 and ops.p[closer * OP_WORDS + OP_CODE] == M_END:
+            if nout > 0 and closer > i + 1:
+                x = rec[REC_INPUTS + nin]
+                for j in range(nin + 1, nin + nout):
+                    if rec[REC_INPUTS + j] > x:
+                        x = rec[REC_INPUTS + j]
+                if _pc_touched(ops, recs, depth, i, closer, x):
+                    return (f"record output slot {x} at offset {op[OP_OFFSET]} "
+                            f"does not stay on the stack")
         if kw >= 0:
             names = (<list>statics)[kw]
             if type(names) is not tuple:
