@@ -13,6 +13,30 @@ import types
 
 import numpy as np
 
+EPS = 1e-6
+
+
+def numeric(f, x, eps=EPS):
+    """Central differences of scalar f at a float, a list of floats or an array
+    (what the AD tests compare tracer's gradients with)."""
+    if isinstance(x, float):
+        return (f(x + eps) - f(x - eps)) / (2 * eps)
+    if isinstance(x, list):
+        out = []
+        for i in range(len(x)):
+            up, down = list(x), list(x)
+            up[i] += eps
+            down[i] -= eps
+            out.append((f(up) - f(down)) / (2 * eps))
+        return out
+    out = np.zeros(x.shape)
+    for i in np.ndindex(x.shape):
+        d = np.zeros(x.shape)
+        d[i] = eps
+        out[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return out
+
+
 PLAIN = types.SimpleNamespace(
     sin=math.sin, cos=math.cos, exp=math.exp, log=math.log, sqrt=math.sqrt, tanh=math.tanh,
     np=np)

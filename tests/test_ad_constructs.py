@@ -16,20 +16,7 @@ import tracer
 import tracer.ad
 from tracer.ad.errors import NoRuleError
 
-EPS = 1e-6
-
-
-def numeric(f, x):
-    """Central differences of scalar f at a float or an array x."""
-    if isinstance(x, float):
-        return (f(x + EPS) - f(x - EPS)) / (2 * EPS)
-    out = np.zeros(x.shape)
-    for i in np.ndindex(x.shape):
-        d = np.zeros(x.shape)
-        d[i] = EPS
-        out[i] = (f(x + d) - f(x - d)) / (2 * EPS)
-    return out
-
+from ad_cases import EPS, numeric
 
 def assert_grad(f, x, argnums=0, calls=3):
     """tracer.grad of f at x matches central differences on the traced, the

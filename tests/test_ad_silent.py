@@ -10,22 +10,11 @@ import pytest
 import tracer
 from tracer.ad.errors import NoRuleError
 
+from ad_cases import numeric
+
 X = np.array([1.0, 2.0, 3.0])
 G = 2.0
 V = np.array([-1.0, 0.5, 2.0])
-
-
-def numeric(f, x, eps=1e-6):
-    """The central difference of scalar f at x (a float or an array)."""
-    if isinstance(x, float):
-        return (f(x + eps) - f(x - eps)) / (2 * eps)
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        out[i] = (f(up) - f(down)) / (2 * eps)
-    return out
 
 
 def times_global_array(a):
