@@ -101,7 +101,8 @@ NOT_KEPT: NotKept
 
 @final
 class ValueSummary:
-    """What a trace keeps of a value instead of the value (values="summary"/"weak")."""
+    """What a trace keeps of a value instead of the value (values="summary"/"weak"),
+    and of an exception under every policy but "keep"."""
 
     @property
     def type(self) -> type: ...
@@ -115,6 +116,8 @@ class ValueSummary:
     def text(self) -> str: ...
     @property
     def function(self) -> Any: ...
+    @property
+    def message(self) -> str | None: ...
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -137,7 +140,7 @@ class Trace:
     pool: list[Any]
     codes: list[CodeType]
     metadata: dict[int, dict[Any, Any]]
-    exception: BaseException | None
+    exception: BaseException | ValueSummary | None   # a summary under a value policy
     root_keywords: tuple[str, ...]
     _cache: dict[Any, Any] | None
     stopped: bool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -200,7 +201,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
             _core.start_timing(rec.trace)   # after the root's own pseudo-frame
         share = _join(rec.plan_mode)
         rec.on_code = share.instrument
-        rec.on_stop = lambda: share.release_codes(rec)
+        # A partial, not a closure: cells would stay with this frame (see the end).
+        rec.on_stop = functools.partial(share.release_codes, rec)
         mine.append(rec)
         previous = _core.activate(share.tool, rec)
         try:
@@ -223,31 +225,41 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
             # A nested track.  It ran its own session over the plans the enclosing
             # one uses, which takes them back.
             mine[-1].reclaim_plans()
-    rec.end_root(result, exception)
-    root = node_at(rec.trace, 0)
-    _remember(root, returned=exception is None and rec.internal_error is None
-              and rec.hook_error is None)
-    if rec.internal_error is not None:
-        err = TrackingError(
-            f"tracer failed while recording ({type(rec.internal_error).__name__}: "
-            f"{rec.internal_error}); the traced call ran to completion unaffected, and "
-            "tracer.last_trace() holds what was recorded before the failure. "
-            "Please report this as a bug with the traced function."
-        )
-        raise _with_outcome(err, result, exception) from rec.internal_error
-    if rec.hook_error is not None and not isinstance(rec.hook_error, Exception):
-        raise rec.hook_error  # KeyboardInterrupt, SystemExit from a hook
-    if rec.hook_error is not None:
-        err = TrackingError(
-            f"a hook of {type(ctx).__name__} raised {type(rec.hook_error).__name__}: "
-            f"{rec.hook_error}; tracking stopped there and the traced call ran on "
-            "untracked to its end (its result or exception is on this error as "
-            ".result / .exception; tracer.last_trace() holds what was recorded)"
-        )
-        raise _with_outcome(err, result, exception) from rec.hook_error
-    if exception is not None:
-        raise exception
-    return root
+    try:
+        rec.end_root(result, exception)
+        root = node_at(rec.trace, 0)
+        _remember(root, returned=exception is None and rec.internal_error is None
+                  and rec.hook_error is None)
+        if rec.internal_error is not None:
+            err = TrackingError(
+                f"tracer failed while recording ({type(rec.internal_error).__name__}: "
+                f"{rec.internal_error}); the traced call ran to completion unaffected, and "
+                "tracer.last_trace() holds what was recorded before the failure. "
+                "Please report this as a bug with the traced function."
+            )
+            raise _with_outcome(err, result, exception) from rec.internal_error
+        if rec.hook_error is not None and not isinstance(rec.hook_error, Exception):
+            raise rec.hook_error  # KeyboardInterrupt, SystemExit from a hook
+        if rec.hook_error is not None:
+            err = TrackingError(
+                f"a hook of {type(ctx).__name__} raised {type(rec.hook_error).__name__}: "
+                f"{rec.hook_error}; tracking stopped there and the traced call ran on "
+                "untracked to its end (its result or exception is on this error as "
+                ".result / .exception; tracer.last_trace() holds what was recorded)"
+            )
+            raise _with_outcome(err, result, exception) from rec.hook_error
+        if exception is not None:
+            raise exception
+        return root
+    finally:
+        # This frame outlives the call when a traceback made under it is still alive
+        # (an exception the program caught and kept, or one in its own cyclic
+        # garbage): frame objects hold their callers, and a finished frame keeps
+        # its locals.  Cleared, it holds neither the trace (which would put the
+        # whole trace in that garbage, for the collector to walk and free) nor the
+        # program's arguments and result (which would outlive the program's own use).
+        f = args = kwargs = ctx = rec = share = previous = mine = None
+        result = exception = root = err = None
 
 
 def _join(mode: int) -> _ToolShare:

@@ -111,8 +111,12 @@ class Context:
 
     Under every policy but "keep" the trace holds no reference to the program's
     data, so objects die (and `__del__` and weakref callbacks run) when the
-    program drops them, as untraced; exceptions raised inside are summarised too
-    (a traceback holds frames).  The root's value (the call's result) is kept.
+    program drops them, as untraced; an exception raised inside (caught or
+    escaping) is a `ValueSummary` of its type and message under each of them,
+    "none" included, never the object (its traceback holds frames and their
+    locals); a bound method given to `track` is the root's callee while
+    recording, then what the policy keeps of it.  The root's value (the call's
+    result) is kept.
 
     Hooks are called with the traced call's arguments as `hook(f, *args,
     **kwargs)`; the parameters before `*args` of a hook a subclass defines are

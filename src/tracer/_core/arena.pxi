@@ -301,7 +301,10 @@ cdef class Trace:
             if r >= 0:
                 out.append(r)
             else:
-                out.append(("const", self.pool[-r - 1]))
+                v = self.pool[-r - 1]
+                if type(v) is WeakValue:   # values="weak": the root's callee, arguments
+                    v = (<WeakValue>v).get()
+                out.append(("const", v))
         return out
 
     cpdef list children(self, int32_t row):

@@ -86,9 +86,10 @@ cdef class Recorder:
         self.tstate = PyThreadState_Get()
         cdef Trace t = self.trace
         cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, 0, NULL)
-        # The callee is what the caller gave track (kept under every value policy,
-        # as the root's result is): a bound method made for the call would be dead
-        # when its frame starts, and its body would not be known as the root's.
+        # The callee is what the caller gave track, kept while recording under every
+        # value policy: a bound method made for the call would be dead when its
+        # frame starts, and its body would not be known as the root's (end_root
+        # then keeps what the policy keeps of it: _release_root_callee).
         t.add_ref(t.pool_add(f))
         _set_value_policy(t, ctx)
         for a in args:
@@ -135,9 +136,12 @@ cdef class Recorder:
         t.flags_[0] &= ~F_OPEN
         if t.timing != NULL:
             _timing_close_all(t.timing)
+        _release_root_callee(t)
         if exception is not None:
             t.flags_[0] |= F_RAISED
             t.set_value(0, <PyObject *>exception)
+            if t.value_policy != VP_KEEP:
+                exception = <object>t.value_[0]   # what the policy kept (values.pxi)
         else:
             t.value_policy = VP_KEEP   # the call's result is the caller's (root.value)
             t.set_value(0, <PyObject *>result)

@@ -34,9 +34,15 @@ cdef extern from *:
     static inline int tracer_function_like(PyObject *o) {
         return (Py_TYPE(o)->tp_flags & Py_TPFLAGS_METHOD_DESCRIPTOR) != 0;
     }
+    /* An exception's args, read from its C struct (a borrowed reference, or
+       NULL): the `args` attribute could be a property of the program's class. */
+    static inline PyObject *tracer_exception_args(PyObject *o) {
+        return ((PyBaseExceptionObject *)o)->args;
+    }
     """
     bint tracer_weakrefable(PyObject *o)
     bint tracer_function_like(PyObject *o)
+    PyObject *tracer_exception_args(PyObject *o)
 
 cdef enum:
     VP_KEEP = 0       # the objects themselves (the default)
@@ -66,10 +72,12 @@ NOT_KEPT = NotKept()
 @cython.final
 cdef class ValueSummary:
     """What a trace keeps of a value instead of the value (Context(values="summary"),
-    or "weak" for a value that cannot be weakly referenced): its type, its shape,
-    dtype and length when it has them (arrays, builtin containers) and a bounded
-    text — made in C, running none of the program's code (no __repr__ or
-    property is called)."""
+    or "weak" for a value that cannot be weakly referenced, and for exceptions under
+    every policy but "keep"): its type, its shape, dtype and length when it has
+    them (arrays, builtin containers), an exception's message, and a bounded text —
+    made in C, running none of the program's code (no __repr__ or property is
+    called).  It holds nothing of the object, so an exception summarised keeps no
+    traceback, and none of the frames and locals a traceback holds."""
 
     cdef readonly object type     # the value's type
     cdef readonly object shape    # a tuple (arrays), or None
@@ -78,6 +86,7 @@ cdef class ValueSummary:
     cdef str _text                # a bounded description, made when first read
     cdef object prefix            # the first SHORT_TEXT characters of a str or bytes
     cdef readonly object function # a bound method's function (what it calls), or None
+    cdef readonly object message  # an exception's one str/int/float argument (str), or None
     cdef size_t key               # the address CallFilter matches (the function's)
 
     @property
@@ -89,7 +98,8 @@ cdef class ValueSummary:
         return self._text
 
     def __reduce__(self):
-        return (_summary, (self.type, self.shape, self.dtype, self.length, self.text))
+        return (_summary, (self.type, self.shape, self.dtype, self.length, self.text,
+                           self.message))
 
     def __repr__(self):
         return self.text
@@ -99,15 +109,18 @@ cdef class ValueSummary:
             return NotImplemented
         o = <ValueSummary>other
         return (self.type is o.type and self.shape == o.shape and self.dtype == o.dtype
-                and self.length == o.length and self.text == o.text)
+                and self.length == o.length and self.text == o.text
+                and self.message == o.message)
 
     def __hash__(self):
         return hash((id(self.type), self.text))
 
 
-def _summary(tp, shape, dtype, length, text):
+def _summary(tp, shape, dtype, length, text, message=None):
+    # (message: pickles made before session 10 have five arguments)
     cdef ValueSummary s = ValueSummary.__new__(ValueSummary)
     s.type, s.shape, s.dtype, s.length, s._text = tp, shape, dtype, length, text
+    s.message = message
     return s
 
 
@@ -123,6 +136,8 @@ cdef str _summary_text(ValueSummary s):
     if s.function is not None:
         return f"⟨bound method {getattr(s.function, '__qualname__', '?')}⟩"
     if issubclass(tp, BaseException):
+        if s.message is not None:
+            return f"⟨{name} raised: {s.message}⟩"
         return f"⟨{name} raised⟩"
     return f"⟨{tp.__module__}.{name} object⟩"
 
@@ -218,7 +233,26 @@ cdef ValueSummary _summarise(PyObject *v):
         return s
     if PyCFunction_Check(v):
         s.key = <size_t>(<PyCFunctionObject *>v).m_ml
+    elif PyExceptionInstance_Check(v):
+        s.message = _exception_message(v)
     return s
+
+
+cdef object _exception_message(PyObject *v):
+    # The message of an exception made with one str, int or float argument (what
+    # most raise statements give), without calling its __str__ (the program's code
+    # for its own classes): bounded like a short str.
+    cdef PyObject *args = tracer_exception_args(v)
+    cdef PyObject *a
+    if args == NULL or not PyTuple_CheckExact(args) or PyTuple_GET_SIZE(args) != 1:
+        return None
+    a = PyTuple_GET_ITEM(<object>args, 0)
+    if PyUnicode_CheckExact(a):
+        text = <object>a
+        return text if len(text) <= SHORT_TEXT else text[:SHORT_TEXT] + "…"
+    if PyFloat_CheckExact(a) or (PyLong_CheckExact(a) and (<object>a).bit_length() <= 64):
+        return repr(<object>a)   # int's and float's own repr (a short one)
+    return None
 
 
 cdef inline PyObject *_policy_value(int policy, PyObject *v) noexcept:
@@ -237,6 +271,12 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
     try:
         if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE or _is_code(v):
             kept = <object>v
+        elif PyExceptionInstance_Check(v):
+            # An exception raised and caught inside: what was raised, never the
+            # object, whose traceback holds every frame it passed through and their
+            # locals (under "weak" too: a live exception would be the program's
+            # frames seen through the trace).
+            kept = _summarise(v)
         elif policy == VP_NONE:
             kept = NOT_KEPT
         elif policy == VP_SUMMARY:
@@ -247,7 +287,7 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
                 kept = _summarise(v)
         elif _is_immutable(v, 3):
             kept = <object>v
-        elif tracer_weakrefable(v) and not PyExceptionInstance_Check(v):
+        elif tracer_weakrefable(v):
             w = WeakValue.__new__(WeakValue)
             (<WeakValue>w).ref = PyWeakref_NewRef(<object>v, None)
             (<WeakValue>w).summary = _summarise(v)
@@ -264,6 +304,24 @@ cdef inline size_t _summary_key(PyObject *v) noexcept:
     # The address a CallFilter matches for a callee the policy summarised.
     if Py_TYPE(v) == <PyTypeObject *>ValueSummary:
         return (<ValueSummary>v).key
+    return 0
+
+
+cdef int _release_root_callee(Trace t) except -1:
+    # The callable track() was given is kept while recording (begin_root: a bound
+    # method made for the call must be alive when its frame starts, to be known as
+    # the root's body); once recorded it is what the policy keeps, like any other
+    # callee: a bound method holds its instance, the program's data.
+    cdef PyObject *kept
+    cdef int32_t ref
+    if t.value_policy == VP_KEEP or t.n == 0 or t.ref_start_[1] == t.ref_start_[0]:
+        return 0
+    ref = t.refs_[t.ref_start_[0]]   # the root's first operand: the callee's pool entry
+    if ref >= 0:
+        return 0
+    kept = _policy_value(t.value_policy, PyList_GET_ITEM(t.pool, -ref - 1))
+    t.pool[-ref - 1] = <object>kept
+    Py_XDECREF(kept)
     return 0
 
 
