@@ -298,6 +298,39 @@ cdef ValueSummary _shared_summary(PyTypeObject *tp, Py_ssize_t n):
     return s
 
 
+# The same for weak values: a value read again (an object passed down a chain of
+# calls, a method's self) is one WeakValue while its summary is the same.  A
+# WeakValue holds a weak reference, never the object: the cache changes no
+# lifetime of the program's.
+cdef PyObject *_weak_slots[SUMMARY_SLOTS]
+
+
+cdef WeakValue _weak_value(PyObject *v):
+    global _summary_filled
+    cdef ValueSummary s = _summarise(v)
+    cdef uint64_t h = ((<uint64_t><size_t>v) >> 4) ^ \
+        (((<uint64_t><size_t><PyObject *>s) >> 4) * <uint64_t>0x9E3779B9)
+    cdef size_t i = <size_t>((h * <uint64_t>0x9E3779B97F4A7C15) >> 54)
+    cdef PyObject *old = _weak_slots[i]
+    cdef WeakValue w
+    if old != NULL:
+        w = <WeakValue>old
+        # The address alone could be a new object's: the cached reference, if it
+        # is still alive, says whether it is the same one.
+        if w.summary is s and (w.ref)() is <object>v:
+            return w
+    w = WeakValue.__new__(WeakValue)
+    w.ref = PyWeakref_NewRef(<object>v, None)   # the object's own basic ref, reused
+    w.summary = s
+    Py_INCREF(w)
+    _weak_slots[i] = <PyObject *>w
+    if old == NULL:
+        _summary_filled += 1
+    else:
+        Py_DECREF(<object>old)
+    return w
+
+
 cdef int _clear_summaries() except -1:
     global _summary_filled
     cdef Py_ssize_t i
@@ -308,6 +341,10 @@ cdef int _clear_summaries() except -1:
         old = _summary_slots[i]
         if old != NULL:
             _summary_slots[i] = NULL
+            Py_DECREF(<object>old)
+        old = _weak_slots[i]
+        if old != NULL:
+            _weak_slots[i] = NULL
             Py_DECREF(<object>old)
     _summary_filled = 0
     return 0
@@ -363,10 +400,7 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
         elif _is_immutable(v, 3):
             kept = <object>v
         elif tracer_weakrefable(v):
-            w = WeakValue.__new__(WeakValue)
-            (<WeakValue>w).ref = PyWeakref_NewRef(<object>v, None)
-            (<WeakValue>w).summary = _summarise(v)
-            kept = w
+            kept = _weak_value(v)
         else:
             kept = _summarise(v)
     except BaseException:
