@@ -3,6 +3,7 @@
 Usage::
 
     python bench/lifetimes.py --toolz DIR [--repeat N]
+    python bench/lifetimes.py --mlp N
 
 DIR is an unpacked toolz sdist (`pip download --no-binary :all: --no-deps toolz`):
 its own test functions (those bench/cold.py runs: no arguments, passing untraced)
@@ -15,6 +16,10 @@ a ratio to the best untraced pass, with what the collector did during that pass
 and how many objects they found unreachable (cyclic garbage), plus what one full
 collection after the pass finds.  Each trace is dropped when the next test's is
 made, as bench/cold.py does.
+
+`--mlp N` times instead bench/workloads.py's numpy MLP untraced and under each
+policy, interleaved, best of N rounds, as process CPU time (the previous trace
+dropped and collected before each timer starts).
 """
 
 from __future__ import annotations
@@ -127,15 +132,49 @@ def show(rows: dict, repeat: int) -> None:
               f"{r['found']:,} | {r['after']:,} |")
 
 
+def mlp(rounds: int) -> None:
+    import tracer
+    from tracer.context import Context
+
+    from workloads import BY_NAME
+
+    w = BY_NAME["mlp"]
+    variants = ["untraced", *POLICIES]
+    best = dict.fromkeys(variants, float("inf"))
+    for rnd in range(rounds + 1):          # round 0 builds the plans
+        for variant in variants[rnd % 5:] + variants[:rnd % 5]:
+            args, kwargs = w.make_args()
+            tracer.api._state.last = None
+            gc.collect()
+            t = time.process_time()
+            if variant == "untraced":
+                w.func(*args, **kwargs)
+            else:
+                root = tracer.track(w.func, *args, ctx=Context(values=variant), **kwargs)
+            dt = time.process_time() - t
+            root = None
+            if rnd:
+                best[variant] = min(best[variant], dt)
+    base = best["untraced"]
+    print(f"Python {sys.version.split()[0]}: numpy MLP, best of {rounds}, process time; "
+          f"untraced {base * 1e3:.1f} ms")
+    print("  ".join(f"{v} {best[v] / base:.2f}x" for v in variants))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--toolz", type=Path, help="an unpacked toolz sdist (its tests)")
     parser.add_argument("--repeat", type=int, default=3, help="passes per process")
+    parser.add_argument("--mlp", type=int, metavar="N",
+                        help="time the numpy MLP under each policy instead, best of N")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--values", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.values, args.repeat)))
+        return
+    if args.mlp:
+        mlp(args.mlp)
         return
     if not args.toolz:
         parser.error("--toolz DIR is needed (an unpacked toolz sdist)")
