@@ -292,3 +292,31 @@ def test_summary_messages():
         assert n.value.message == message, (exc, n.value.message)
         assert n.value.type is type(exc)
 
+
+
+def test_shared_weak_values_stay_each_objects_own(traced):
+    # Weak values are shared while the object and its summary are the same; an
+    # object made where a dead one was (the same address) gets its own.
+    class Box:
+        pass
+
+    kept = []
+
+    def prog():
+        ids = []
+        for i in range(6):
+            b = Box()
+            ids.append(id(b))
+            if i % 2:
+                kept.append(b)
+            b = None
+        return len(set(ids))
+
+    root = traced(prog, ctx=Context(values="weak"))
+    boxes = [v for v in (node_at(root.trace, i).value for i in range(len(root.trace)))
+             if type(v) is Box]
+    assert boxes and all(any(b is k for k in kept) for b in boxes)
+    assert {id(b) for b in boxes} == {id(k) for k in kept}
+    dead = [v for v in (node_at(root.trace, i).value for i in range(len(root.trace)))
+            if isinstance(v, _core.ValueSummary) and v.type is Box]
+    assert len(dead) >= 3                 # the three dropped boxes: summaries now
