@@ -143,7 +143,7 @@ def _outermost(trace, tb, rows: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
-def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
+def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> Draws:
     """The draws under `root`, in the order they were made.
 
     `unknown="error"` raises UnknownSamplerError at a draw whose distribution is not
@@ -210,8 +210,13 @@ def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
         f = called(first, read(int(refs[ref_start[first]])) if not star else
                    _core.node_view(trace, first).function.value)
         irregular = star or f is sample
-        for r in (rows if irregular else rows[:1]):
-            args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs)
+        todo = rows if irregular else rows[:1]
+        i = 0
+        while i < len(todo):
+            r = todo[i]
+            i += 1
+            args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs,
+                                      snaps)
             try:
                 d = resolve(f, args, kwargs)
                 problem = None
@@ -243,6 +248,10 @@ def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
             if not regular:
                 s.draws[r] = d
                 per_row.append((r, sid))
+                if not irregular:
+                    # a user sampler, a shuffle, an unknown density: the site's
+                    # other rows (same callee, so the same kind) one by one too
+                    todo, irregular = rows, True
             else:
                 chunks.append((rows_g, sid))
     parts_rows = [c[0] for c in chunks] + [np.array([t[0] for t in per_row], dtype=np.int64)]
@@ -271,7 +280,14 @@ def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
             for v in s.template.values():
                 if type(v) is _Slot and v.k not in s.columns:
                     s.columns[v.k] = _read_many(allv, pool, refs[base + v.k])
+            if snaps is not None and snaps.inputs:
+                _patch_columns(s, rows_arr, snaps.inputs)
     values = _read_many(allv, pool, rows_arr)
+    if snaps is not None and snaps.values:
+        got = snaps.values
+        for i, r in enumerate(rows_arr.tolist()):
+            if r in got:
+                values[i] = got[r]
     for i, sid in enumerate(site_of.tolist()):
         s = sites[sid]
         if s.sampler.shuffles >= 0:
@@ -318,12 +334,34 @@ def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
     return out
 
 
-def _call_args(trace, row, star, kwnames, read, ref_start, refs):
-    """(args, kwargs) of call row `row` (its callee left out)."""
+def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict) -> None:
+    """Put the copies made at the draws into regular site `s`'s columns."""
+    for j, r in enumerate(rows_arr[s.members].tolist()):
+        got = inputs.get(r)
+        if got is not None:
+            for k, c in got.items():
+                col = s.columns.get(k)
+                if col is not None:
+                    col[j] = c
+
+
+def _call_args(trace, row, star, kwnames, read, ref_start, refs, snaps=None):
+    """(args, kwargs) of call row `row` (its callee left out), its mutable inputs as
+    they were at the call when `snaps` has them."""
+    got = snaps.inputs.get(row) if snaps is not None else None
     if star:
-        _, args, kwargs = _core.node_view(trace, row).call_values()
-        return args, kwargs
-    vals = [read(x) for x in refs[ref_start[row] + 1:ref_start[row + 1]].tolist()]
+        if got is None:
+            _, args, kwargs = _core.node_view(trace, row).call_values()
+            return args, kwargs
+        codes = refs[ref_start[row]:ref_start[row + 1]].tolist()
+        pos = got.get(1, read(codes[1])) if len(codes) > 1 else ()
+        kw = got.get(2, read(codes[2])) if len(codes) > 2 else {}
+        return tuple(pos), dict(kw)
+    codes = refs[ref_start[row] + 1:ref_start[row + 1]].tolist()
+    if got is None:
+        vals = [read(x) for x in codes]
+    else:
+        vals = [got[k] if k in got else read(x) for k, x in enumerate(codes, 1)]
     nk = len(kwnames)
     npos = len(vals) - nk
     return tuple(vals[:npos]), dict(zip(kwnames, vals[npos:]))
