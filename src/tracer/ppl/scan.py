@@ -285,18 +285,18 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
     values = _read_many(allv, pool, rows_arr)
     if snaps is not None and snaps.values:
         got = snaps.values
-        for i, r in enumerate(rows_arr.tolist()):
-            if r in got:
-                values[i] = got[r]
-    for i, sid in enumerate(site_of.tolist()):
-        s = sites[sid]
-        if s.sampler.shuffles >= 0:
-            target = s.draws[s.index(i)].target
+        for i, r in _hits(rows_arr, got):
+            values[i] = got[r]
+    for s in sites:
+        if s.sampler.shuffles < 0:
+            continue
+        for j, i in enumerate(s.members.tolist()):
+            target = s.draws[j].target
             # shuffle returns None: the choice is the order it left (read now)
             values[i] = (tuple(np.asarray(target).tolist()) if isinstance(target, np.ndarray)
                          else tuple(target))
     draws = Draws(trace, tb, rows_arr, values, sites, site_of)
-    if unknown == "error":
+    if unknown == "error" and any(s.problem for s in sites):
         for i, sid in enumerate(site_of.tolist()):
             if sites[sid].problem:
                 raise UnknownSamplerError(
@@ -334,15 +334,23 @@ def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
     return out
 
 
+def _hits(rows: np.ndarray, by_row: dict) -> list:
+    """(i, rows[i]) for the rows (ascending) that are keys of `by_row`."""
+    keys = np.fromiter(by_row, dtype=np.int64, count=len(by_row))
+    at = np.searchsorted(rows, keys)
+    ok = at < len(rows)
+    ok[ok] = rows[at[ok]] == keys[ok]
+    return list(zip(at[ok].tolist(), keys[ok].tolist()))
+
+
 def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict) -> None:
     """Put the copies made at the draws into regular site `s`'s columns."""
-    for j, r in enumerate(rows_arr[s.members].tolist()):
-        got = inputs.get(r)
-        if got is not None:
-            for k, c in got.items():
-                col = s.columns.get(k)
-                if col is not None:
-                    col[j] = c
+    cols = s.columns
+    for j, r in _hits(rows_arr[s.members], inputs):
+        for k, c in inputs[r].items():
+            col = cols.get(k)
+            if col is not None:
+                col[j] = c
 
 
 def _call_args(trace, row, star, kwnames, read, ref_start, refs, snaps=None):
