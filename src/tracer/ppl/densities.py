@@ -459,7 +459,7 @@ def _categorical_columns(st, s, vals: list):
         if not all(type(v) is list and len(v) == 1 for v in vals):
             return None
         drawn = [v[0] for v in vals]
-    pops = pop if _varies(s, name) else [pop] * n
+    pops = pop if s.varies(name) else [pop] * n
     try:
         arr = np.asarray(drawn)
     except (TypeError, ValueError):
@@ -472,7 +472,7 @@ def _categorical_columns(st, s, vals: list):
     picks, sizes = got
     ws = None
     if weights is not None:
-        ws = weights if _varies(s, "weights") else [weights] * n
+        ws = weights if s.varies("weights") else [weights] * n
     out = np.empty(n)
     for size in np.unique(sizes).tolist():
         js = np.flatnonzero(sizes == size)
@@ -491,12 +491,6 @@ def _categorical_columns(st, s, vals: list):
         out[js] = np.asarray(st.multinomial.logpmf(onehot, 1, w / w.sum(axis=1, keepdims=True)),
                              dtype=float).reshape(m)
     return out
-
-
-def _varies(s, name: str) -> bool:
-    """Whether parameter `name` of regular site `s` is a column (one per draw)."""
-    from .scan import _Slot        # no cycle at import: scan imports this module
-    return type(s.template.get(name)) is _Slot
 
 
 def _all_scalars(vals: list) -> bool:

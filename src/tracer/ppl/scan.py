@@ -67,6 +67,10 @@ class Site:
         cols = self.columns
         return {k: (cols[v.k][j] if type(v) is _Slot else v) for k, v in self.template.items()}
 
+    def varies(self, name: str) -> bool:
+        """Whether parameter `name` of this regular site is a column (one per draw)."""
+        return type(self.template.get(name)) is _Slot
+
     def column_params(self) -> dict:
         """The parameters as columns (lists) where they vary, scalars where not."""
         cols = self.columns
