@@ -198,12 +198,16 @@ def test_branch_flip_falls_back_and_matches_the_full_path():
 
 
 def test_parameters_read_where_the_draw_was_made():
-    # (ppl.trace itself scores such a draw with the list as it is at the end of the
-    # run: the trace keeps the list, not its state then; the rescored draws of an
-    # incremental update are scored with the state at the draw)
+    # ppl.trace scores the draws with the list as it was at each draw (copied there:
+    # tracer.ppl.snapshots), and so do the rescored draws of an incremental update
     ct = ppl.trace(weights_read_later, random.Random(6), 6)
     g = [a for a in ct if "gauss" in a]
     c = [a for a in ct if "choices" in a]
+    for i in range(6):
+        w0 = abs(ct[g[i]]) + 0.1
+        want = np.log((w0 if ct[c[i]][0] == 0 else 1.0) / (w0 + 1.0))
+        assert ct.choices[c[i]].logp == pytest.approx(want)
+    full, _, _ = ppl.update(ct, {g[2]: 3.0}, incremental=False)
     new, _, _ = ppl.update(ct, {g[2]: 3.0})
     assert new.update_path == "incremental"
     # the list is made afresh: every draw that reads it is scored again
@@ -214,6 +218,7 @@ def test_parameters_read_where_the_draw_was_made():
         k = new[c[i]][0]
         want = np.log((w0 if k == 0 else 1.0) / (w0 + 1.0))
         assert new._state.logp[lin.index[c[i]]] == pytest.approx(want)
+    assert new.log_joint == pytest.approx(full.log_joint)
 
 
 def test_numpy_draws_and_user_samplers():
@@ -265,9 +270,9 @@ def test_replay_by_position_and_its_fallback(monkeypatch):
     made = []
     real = _hooks.FixingContext
 
-    def counting(fixed):
+    def counting(fixed, *rest):
         made.append(len(fixed))
-        return real(fixed)
+        return real(fixed, *rest)
     monkeypatch.setattr(run, "FixingContext", counting)
     ct = ppl.trace(hier, random.Random(11), 3, 4)
     again = ppl.replay(ct)

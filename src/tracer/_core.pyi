@@ -276,6 +276,20 @@ def trace_from_columns(kind: Any, flags: Any, parent: Any, code: Any, offset: An
 # -- call filters (src/tracer/_core/filters.pxi) --------------------------------------------
 
 @final
+class CopyAtCall:
+    """An on_call hook run in C: copies of the mutable inputs and value of each
+    call it matches, as they are right after the call."""
+
+    def __init__(self, array_type: type | None = None) -> None: ...
+    def __call__(self, node: Any) -> None: ...
+    @property
+    def inputs(self) -> dict[int, dict[int, Any]]: ...
+    @property
+    def values(self) -> dict[int, Any]: ...
+    @property
+    def array_type(self) -> type | None: ...
+
+@final
 class CallFilter:
     """The hooks a context asks for by callee (on_call / substitute / override),
     matched in C by the identity of what a call or operator calls."""

@@ -11,6 +11,7 @@ cdef extern from "Python.h":
         void *d_method
     bint PyCFunction_Check(PyObject *)
     PyObject *PyMethod_GET_FUNCTION(PyObject *)
+    void PyObject_GC_UnTrack(void *)
     PyTypeObject PyMethodDescr_Type
 
 
@@ -158,6 +159,104 @@ cdef PyObject *_row_callee(Recorder self, FrameRec *fr, int32_t *r, int32_t row)
     return PyList_GET_ITEM(t.pool, -ref - 1)
 
 
+cdef object _untracked_if_atomic(list c):
+    # A copy holding only numbers, strings and None can be in no reference cycle:
+    # untracked, the cycle collector never visits it (tracked, the copies of a run
+    # of 10^4 draws doubled its time in collections).  CPython does the same for
+    # tuples and dicts of such items.  (Should a user later put a container into
+    # such a copy, e.g. a Choice's params list, a cycle through it could leak; never
+    # worse.)
+    cdef object x
+    cdef type t
+    for x in c:
+        t = type(x)
+        if t is not float and t is not int and t is not str and t is not bool and \
+                x is not None:
+            return c
+    PyObject_GC_UnTrack(<void *>c)
+    return c
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class CopyAtCall:
+    """An on_call hook run in C: copies the mutable inputs and value of each call it
+    matches, as they are right after the call, so that a list or array the program
+    changes in place later can be read as it was then (tracer.ppl scores draws so).
+
+    `inputs[row]` maps input k of the call at `row` (0 the callee, then the
+    arguments as the trace's refs hold them) to its copy; `values[row]` the copy of
+    the call's value.  Copied: exact lists, dicts, sets, bytearrays (shallow) and
+    exact instances of `array_type` (its `copy()`; numpy.ndarray for tracer.ppl),
+    and the elements of a tuple that are such; other values are not kept.  No
+    Python code of the program runs.
+    """
+
+    cdef readonly dict inputs
+    cdef readonly dict values
+    cdef readonly object array_type
+
+    def __init__(self, array_type=None):
+        self.inputs = {}
+        self.values = {}
+        self.array_type = array_type
+
+    def __call__(self, node):
+        """The same copies for a node (when run as a plain hook)."""
+        self._take(node._trace, node._row)
+
+    cdef object _copied(self, PyObject *v):
+        # a copy of v, or None if it is not copied
+        cdef Py_ssize_t i, n
+        cdef object o, c, x
+        cdef list out
+        cdef bint changed
+        if v == NULL:
+            return None
+        o = <object>v
+        if type(o) is list:
+            return _untracked_if_atomic(list(o))
+        if type(o) is dict:
+            return dict(o)
+        if type(o) is set:
+            return set(o)
+        if type(o) is bytearray:
+            return bytearray(o)
+        if self.array_type is not None and type(o) is self.array_type:
+            return o.copy()
+        if type(o) is tuple:
+            n = len(<tuple>o)
+            out = list(<tuple>o)
+            changed = False
+            for i in range(n):
+                x = out[i]
+                c = self._copied(<PyObject *>x)
+                if c is not None:
+                    out[i] = c
+                    changed = True
+            return tuple(out) if changed else None
+        return None
+
+    cdef int _take(self, Trace t, int32_t row) except -1:
+        cdef int32_t i, r, start = t.ref_start_[row]
+        cdef dict got = None
+        cdef object c
+        for i in range(start + 1, t.ref_start_[row + 1]):
+            r = t.refs_[i]
+            if r < 0:
+                continue        # a constant of the code: immutable
+            c = self._copied(t.value_[r])
+            if c is not None:
+                if got is None:
+                    got = {}
+                    self.inputs[row] = got
+                got[i - start] = c
+        c = self._copied(t.value_[row])
+        if c is not None:
+            self.values[row] = c
+        return 0
+
+
 cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, int32_t out,
                          int32_t iv) except -1:
     """The override and on_call hooks of entry `k` of the frame's context's
@@ -179,6 +278,15 @@ cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, in
         if new is not _keep() and _bool_kept(self, new, iv, "an override hook"):
             _replace_value(self, fr, row, out, new)
     hook = flt.on_call[k]
+    if hook is not None and type(hook) is CopyAtCall and not self.broken:
+        _user_code_starts(self)     # copies allocate: no collection (finalizers) here
+        try:
+            (<CopyAtCall>hook)._take(self.trace, row)
+        except BaseException as exc:
+            _stop_for_hook(self, exc)
+        finally:
+            _user_code_ran(self)
+        return 0
     if hook is not None and not self.broken:
         _user_code_starts(self)
         try:

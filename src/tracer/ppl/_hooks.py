@@ -27,6 +27,7 @@ from ..context import Context
 from ._receiver import bound_method
 from .address import component, join
 from .kinds import SAMPLED
+from .snapshots import Snapshots
 from .samplers import (GENERATOR_TYPES, Draw, Sampler, UnknownSamplerError, lookup,
                        resolve, sample, sampler_callables, sampler_keys)
 
@@ -36,9 +37,11 @@ __all__ = ["plain_context", "FixingContext", "SequenceContext", "OutOfDraws", "D
 DRAW_NAME = "ppl_draw"   # the name of a fixing run's dispatchers (the callee of its draws)
 
 
-def plain_context() -> Context:
-    """The context of a run with nothing fixed: samplers primitive, no hook."""
-    return Context(primitives=sampler_callables(), modules=["random"])
+def plain_context(snaps: Snapshots | None = None) -> Context:
+    """The context of a run with nothing fixed: samplers primitive; with `snaps`,
+    the draws' mutable arguments and values are copied into it (snapshots.py)."""
+    return Context(primitives=sampler_callables(), modules=["random"],
+                   on_call=snaps.on_call() if snaps is not None else None)
 
 
 def code_name(qualname: str) -> str:
@@ -149,7 +152,7 @@ class FixingContext(Context):
     (scan.py) counts them.  `hits` (shared) collects the addresses fixed.
     """
 
-    def __init__(self, fixed: dict):
+    def __init__(self, fixed: dict, snaps: Snapshots | None = None):
         self.fixed = fixed
         self.hits: set = set()
         self.kinds: list = []     # each draw's kind (fixed ones: theirs), in draw order
@@ -160,7 +163,8 @@ class FixingContext(Context):
         dispatchers = {key: _dispatcher(self, key, site, unbound)
                        for key, site, unbound in sampler_keys()}
         super().__init__(primitives=sampler_callables(), modules=["random", __name__],
-                         substitute=dispatchers)
+                         substitute=dispatchers,
+                         on_call=snaps.on_call() if snaps is not None else None)
 
     def _child(self, prefix: str, frame) -> "FixingContext":
         child = object.__new__(FixingContext)
@@ -196,7 +200,7 @@ class SequenceContext(Context):
     ones, and runs a FixingContext instead when they differ.
     """
 
-    def __init__(self, values: list):
+    def __init__(self, values: list, snaps: Snapshots | None = None):
         self.count = 0
         nxt = iter(values).__next__
         ctx = self
@@ -216,4 +220,5 @@ class SequenceContext(Context):
         ppl_draw.__name__ = ppl_draw.__qualname__ = DRAW_NAME
         ppl_draw._ppl_sampler = True
         super().__init__(primitives=sampler_callables(), modules=["random", __name__],
-                         substitute={key: ppl_draw for key, _, _ in sampler_keys()})
+                         substitute={key: ppl_draw for key, _, _ in sampler_keys()},
+                         on_call=snaps.on_call() if snaps is not None else None)

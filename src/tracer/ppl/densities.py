@@ -367,6 +367,9 @@ def _categorical_site(st, s, vals: list):
     """The log-masses of a site of `choices`/`choice` draws: each drawn item is one
     trial of scipy's multinomial over the (pooled) population; draws with
     populations of one size share one vectorised call."""
+    fast = _categorical_columns(st, s, vals)
+    if fast is not None:
+        return fast
     n = len(vals)
     choice = s.sampler.family == "choice"
     items_of = []               # per draw: (probabilities, index of each drawn item)
@@ -411,6 +414,82 @@ def _categorical_site(st, s, vals: list):
             onehot[np.arange(len(picks)), picks] = 1.0
             lp = st.multinomial.logpmf(onehot, 1, np.array(ps))
             np.add.at(out, np.array(owners), np.atleast_1d(lp))
+    return out
+
+
+def _indices(pops: list, drawn: np.ndarray):
+    """(index of each drawn item in its population, each population's size), when
+    every population is a `range(L)` or one shared list of distinct items; else None."""
+    first = pops[0]
+    if all(type(p) is range for p in pops):
+        if any(p.start != 0 or p.step != 1 for p in pops):
+            return None
+        sizes = np.fromiter(map(len, pops), dtype=np.int64, count=len(pops))
+        if drawn.dtype.kind not in "iu" or (drawn < 0).any() or (drawn >= sizes).any():
+            return None
+        return drawn.astype(np.int64), sizes
+    if not all(p is first for p in pops) or not isinstance(first, (list, tuple)):
+        return None
+    try:
+        where = {v: i for i, v in enumerate(first)}
+        if len(where) != len(first):
+            return None       # equal items: pooled one by one
+        picks = np.array([where[v] for v in drawn.tolist()], dtype=np.int64)
+    except (TypeError, KeyError):
+        return None
+    return picks, np.full(len(pops), len(first), dtype=np.int64)
+
+
+def _categorical_columns(st, s, vals: list):
+    """_categorical_site on the site's parameter columns at once (no dict per draw):
+    one draw per call (`choice`, or `choices` with k=1 and no cum_weights) from
+    populations that are `range(L)` or one shared list; one vectorised scipy call
+    per population size; else None."""
+    n = len(vals)
+    if s.draws is not None or n == 0:
+        return None
+    cols = s.column_params()
+    if s.sampler.family == "choice":
+        name, pop, weights = "seq", cols["seq"], None
+        drawn = vals
+    else:
+        if cols.get("k") != 1 or cols.get("cum_weights") is not None:
+            return None
+        name, pop, weights = "population", cols["population"], cols["weights"]
+        if not all(type(v) is list and len(v) == 1 for v in vals):
+            return None
+        drawn = [v[0] for v in vals]
+    pops = pop if s.varies(name) else [pop] * n
+    try:
+        arr = np.asarray(drawn)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 1:
+        return None
+    got = _indices(pops, arr)
+    if got is None:
+        return None
+    picks, sizes = got
+    ws = None
+    if weights is not None:
+        ws = weights if s.varies("weights") else [weights] * n
+    out = np.empty(n)
+    for size in np.unique(sizes).tolist():
+        js = np.flatnonzero(sizes == size)
+        m = len(js)
+        if ws is None:
+            w = np.ones((m, size))
+        else:
+            try:
+                w = np.asarray([ws[j] for j in js.tolist()], dtype=float)
+            except (TypeError, ValueError):
+                return None
+            if w.shape != (m, size):
+                return None
+        onehot = np.zeros((m, size))
+        onehot[np.arange(m), picks[js]] = 1.0
+        out[js] = np.asarray(st.multinomial.logpmf(onehot, 1, w / w.sum(axis=1, keepdims=True)),
+                             dtype=float).reshape(m)
     return out
 
 

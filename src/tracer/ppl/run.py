@@ -13,6 +13,7 @@ from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
 from .densities import score_draws
 from .incremental import incremental_update
 from .scan import scan
+from .snapshots import Snapshots
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
 
@@ -31,9 +32,10 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
     _check_unknown(unknown)
     if not callable(model):
         raise TypeError(f"tracer.ppl runs a callable model, got {type(model).__name__}")
-    fixing = FixingContext(fixed) if fixed else None
-    root = track(model, *args, ctx=fixing or plain_context(), **kwargs)
-    draws = scan(root, unknown, dispatched=fixing is not None)
+    snaps = Snapshots()
+    fixing = FixingContext(fixed, snaps) if fixed else None
+    root = track(model, *args, ctx=fixing or plain_context(snaps), **kwargs)
+    draws = scan(root, unknown, dispatched=fixing is not None, snaps=snaps)
     kinds = None
     if fixing is not None:
         missing = [a for a in fixed if a not in fixing.hits]
@@ -107,14 +109,15 @@ def _in_sequence(choice_trace, args, kwargs, fixed: dict, unknown: str):
     values = [v for v, _ in fixed.values()]
     if any(_shuffles(choice_trace)):
         return None
-    ctx = SequenceContext(values)
+    snaps = Snapshots()
+    ctx = SequenceContext(values, snaps)
     try:
         root = track(choice_trace.model, *args, ctx=ctx, **kwargs)
     except OutOfDraws:
         return None
     if ctx.count != len(values):
         return None
-    draws = scan(root, unknown, dispatched=True)
+    draws = scan(root, unknown, dispatched=True, snaps=snaps)
     if draws.addresses != addresses:
         return None
     score_draws(draws)

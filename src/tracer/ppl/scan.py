@@ -67,6 +67,10 @@ class Site:
         cols = self.columns
         return {k: (cols[v.k][j] if type(v) is _Slot else v) for k, v in self.template.items()}
 
+    def varies(self, name: str) -> bool:
+        """Whether parameter `name` of this regular site is a column (one per draw)."""
+        return type(self.template.get(name)) is _Slot
+
     def column_params(self) -> dict:
         """The parameters as columns (lists) where they vary, scalars where not."""
         cols = self.columns
@@ -143,7 +147,7 @@ def _outermost(trace, tb, rows: np.ndarray) -> np.ndarray:
     return np.array(keep, dtype=np.int64)
 
 
-def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
+def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> Draws:
     """The draws under `root`, in the order they were made.
 
     `unknown="error"` raises UnknownSamplerError at a draw whose distribution is not
@@ -210,8 +214,13 @@ def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
         f = called(first, read(int(refs[ref_start[first]])) if not star else
                    _core.node_view(trace, first).function.value)
         irregular = star or f is sample
-        for r in (rows if irregular else rows[:1]):
-            args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs)
+        todo = rows if irregular else rows[:1]
+        i = 0
+        while i < len(todo):
+            r = todo[i]
+            i += 1
+            args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs,
+                                      snaps)
             try:
                 d = resolve(f, args, kwargs)
                 problem = None
@@ -243,6 +252,10 @@ def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
             if not regular:
                 s.draws[r] = d
                 per_row.append((r, sid))
+                if not irregular:
+                    # a user sampler, a shuffle, an unknown density: the site's
+                    # other rows (same callee, so the same kind) one by one too
+                    todo, irregular = rows, True
             else:
                 chunks.append((rows_g, sid))
     parts_rows = [c[0] for c in chunks] + [np.array([t[0] for t in per_row], dtype=np.int64)]
@@ -271,16 +284,23 @@ def scan(root, unknown: str = "error", dispatched: bool = False) -> Draws:
             for v in s.template.values():
                 if type(v) is _Slot and v.k not in s.columns:
                     s.columns[v.k] = _read_many(allv, pool, refs[base + v.k])
+            if snaps is not None and snaps.inputs:
+                _patch_columns(s, rows_arr, snaps.inputs)
     values = _read_many(allv, pool, rows_arr)
-    for i, sid in enumerate(site_of.tolist()):
-        s = sites[sid]
-        if s.sampler.shuffles >= 0:
-            target = s.draws[s.index(i)].target
+    if snaps is not None and snaps.values:
+        got = snaps.values
+        for i, r in _hits(rows_arr, got):
+            values[i] = got[r]
+    for s in sites:
+        if s.sampler.shuffles < 0:
+            continue
+        for j, i in enumerate(s.members.tolist()):
+            target = s.draws[j].target
             # shuffle returns None: the choice is the order it left (read now)
             values[i] = (tuple(np.asarray(target).tolist()) if isinstance(target, np.ndarray)
                          else tuple(target))
     draws = Draws(trace, tb, rows_arr, values, sites, site_of)
-    if unknown == "error":
+    if unknown == "error" and any(s.problem for s in sites):
         for i, sid in enumerate(site_of.tolist()):
             if sites[sid].problem:
                 raise UnknownSamplerError(
@@ -318,12 +338,42 @@ def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
     return out
 
 
-def _call_args(trace, row, star, kwnames, read, ref_start, refs):
-    """(args, kwargs) of call row `row` (its callee left out)."""
+def _hits(rows: np.ndarray, by_row: dict) -> list:
+    """(i, rows[i]) for the rows (ascending) that are keys of `by_row`."""
+    keys = np.fromiter(by_row, dtype=np.int64, count=len(by_row))
+    at = np.searchsorted(rows, keys)
+    ok = at < len(rows)
+    ok[ok] = rows[at[ok]] == keys[ok]
+    return list(zip(at[ok].tolist(), keys[ok].tolist()))
+
+
+def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict) -> None:
+    """Put the copies made at the draws into regular site `s`'s columns."""
+    cols = s.columns
+    for j, r in _hits(rows_arr[s.members], inputs):
+        for k, c in inputs[r].items():
+            col = cols.get(k)
+            if col is not None:
+                col[j] = c
+
+
+def _call_args(trace, row, star, kwnames, read, ref_start, refs, snaps=None):
+    """(args, kwargs) of call row `row` (its callee left out), its mutable inputs as
+    they were at the call when `snaps` has them."""
+    got = snaps.inputs.get(row) if snaps is not None else None
     if star:
-        _, args, kwargs = _core.node_view(trace, row).call_values()
-        return args, kwargs
-    vals = [read(x) for x in refs[ref_start[row] + 1:ref_start[row + 1]].tolist()]
+        if got is None:
+            _, args, kwargs = _core.node_view(trace, row).call_values()
+            return args, kwargs
+        codes = refs[ref_start[row]:ref_start[row + 1]].tolist()
+        pos = got.get(1, read(codes[1])) if len(codes) > 1 else ()
+        kw = got.get(2, read(codes[2])) if len(codes) > 2 else {}
+        return tuple(pos), dict(kw)
+    codes = refs[ref_start[row] + 1:ref_start[row + 1]].tolist()
+    if got is None:
+        vals = [read(x) for x in codes]
+    else:
+        vals = [got[k] if k in got else read(x) for k, x in enumerate(codes, 1)]
     nk = len(kwnames)
     npos = len(vals) - nk
     return tuple(vals[:npos]), dict(zip(kwnames, vals[npos:]))
