@@ -35,7 +35,7 @@ from .bind import MISSING, Pack, map_parameters
 from .common import F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG, K_NESTED, K_RETURN, Lit
 from .helpers import STOP
 from .errors import TapeError
-from .ops import Call, Guard, Op
+from .ops import Call, Guard, Input, Op
 
 __all__ = ["Callbacks", "CONSUMERS", "close_generator"]
 
@@ -473,13 +473,17 @@ class Scope:
     """The ops made by a generator's activations so far, by the id of their value:
     what a local carried across a yield holds.  A float or array object is made by
     one op while the trace keeps it alive; an int, bool or string may be shared
-    (small ints are cached), so one found with two makers is not guessed."""
+    (small ints are cached), so one found with two makers is not guessed -- unless
+    no maker depends on the tape's inputs (a loop counter `k += 1`): then it is the
+    same constant on the path whichever made it."""
 
-    __slots__ = ("by_id", "shared")
+    __slots__ = ("by_id", "shared", "makers", "free")
 
     def __init__(self):
         self.by_id: dict = {}
         self.shared: set = set()
+        self.makers: dict = {}   # id -> every Op or Lit of a shared type with that id
+        self.free: dict = {}     # id(op) -> whether the op reads no Input (memo)
 
     def add(self, x) -> None:
         """Note what a row of the generator's frames resolved to (an Op or a Lit)."""
@@ -489,10 +493,15 @@ class Scope:
             old = self.by_id.get(k)
             if old is not None and old is not x and (isinstance(old, Op) or isinstance(x, Op)):
                 self.shared.add(k)
+            self.makers.setdefault(k, []).append(x)
         self.by_id[k] = x
 
     def find(self, v):
         """The op (or constant) that made `v`; TapeError if it cannot be told."""
+        if v is None:
+            # (the value a `yield from` sends in, a method's None result: whichever
+            # op made it, None is the same constant on every path)
+            return None
         k = id(v)
         x = self.by_id.get(k)
         if x is None or x.value is not v:
@@ -502,9 +511,35 @@ class Scope:
                             "yield, made where the trace does not show: this call cannot "
                             "be linearized")
         if k in self.shared:
+            if all(self._input_free(m) for m in self.makers.get(k, ())):
+                return None
             raise TapeError(f"a generator carries {v!r:.40} across a yield, a value several "
                             "ops made: which one it is cannot be told")
         return x
+
+    def _input_free(self, x) -> bool:
+        """Whether `x` (an Op or Lit) reads none of the tape's inputs, however far back."""
+        if not isinstance(x, Op):
+            return True
+        memo = self.free
+        todo = [x]
+        while todo:
+            op = todo[-1]
+            if id(op) in memo:
+                todo.pop()
+                continue
+            if isinstance(op, Input):
+                memo[id(op)] = False
+                todo.pop()
+                continue
+            refs = op.refs()
+            pending = [r for r in refs if id(r) not in memo]
+            if pending:
+                todo.extend(pending)
+                continue
+            memo[id(op)] = all(memo[id(r)] for r in refs)
+            todo.pop()
+        return memo[id(x)]
 
 
 _SHARED_TYPES = (int, bool, str, bytes, type(None))
