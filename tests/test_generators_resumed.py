@@ -200,3 +200,31 @@ def test_async_generator_no_unknown_source():
     root = tracer.track(run_async, 1.5)
     assert root.value == run_async(1.5)
     assert unknown_inputs(root) == []
+
+
+# -- a for loop over a generator that returns a value -------------------------------------
+def counted(n):
+    for i in range(n):
+        yield float(i)
+    return n        # StopIteration(n) ends the consumer's loop
+
+
+def consume_twice(x):
+    total = x
+    for v in counted(3):
+        total += v * x
+    for v in counted(2):
+        total += v * x   # `total` read, then stored again, after the first loop's exit
+    return total
+
+
+def test_loop_over_returning_generator_keeps_locals_known():
+    root = tracer.track(consume_twice, 2.0)
+    assert root.value == consume_twice(2.0)
+    assert unknown_inputs(root) == []
+    # the exit is an exhaustion (with the generator's last activation under it), not
+    # a raise the frame lost track at
+    text = "\n".join(tracer.format_node(n) for n in root.children)
+    assert "exhausted" in text and "↯" not in text
+    g = tracer.grad(consume_twice)
+    assert g(2.0) == pytest.approx(numeric(consume_twice, 2.0))
