@@ -13,7 +13,9 @@ the items they consume (`CONSUMERS`) and for `functools.reduce`, the flattener
 - `map(f, *seqs)` / `filter(p, seq)` made on the tape over lists, tuples, ranges or
   arrays: `next()` of an iterator of each sequence, then the callback's body inlined
   on those items (a filter's test becomes a guard);
-- `reduce(f, seq[, init])`: the accumulator threaded through the inlined bodies.
+- `reduce(f, seq[, init])`: the accumulator threaded through the inlined bodies;
+- `map(f, *seqs)` with a pure C function `f` (math, operator, a numpy ufunc): no
+  frame ran, the items are the calls `f(next(it1), ...)` (`_c_map_call`).
 
 The consumer is then called on the list of items (`sum([y1, y2, ...])`), and a
 `next(it, STOP)` guard checks that the iteration ends where it ended.  Anything
@@ -96,8 +98,10 @@ class Callbacks:
     def _inline_call(self, row):
         t = self.t
         kids = t.children(row)
-        if not kids or self.flags_[row] & F_RAISED:
+        if self.flags_[row] & F_RAISED:
             return None
+        if not kids:
+            return self._c_map_call(row)
         rec = self._rec(row)
         if rec is None or rec.kwnames:
             return None
@@ -395,6 +399,45 @@ class Callbacks:
         fn = self._callee_value(refs[0])
         return self.push(Call(fn, args, value=t.value(row)))
 
+    def _c_map_call(self, row):
+        """A consumer of `map(f, *seqs)` made on the tape over sequences, where `f` is
+        a pure C function (math, operator, a numpy ufunc): no Python frame ran, so
+        the items are the calls `f(next(it1), next(it2), ...)` themselves, each an
+        op of the tape (and differentiated by f's rule)."""
+        rec = self._rec(row)
+        if rec is None or rec.kwnames or rec.sem != R_CALL:
+            return None
+        refs = self.t.refs(row)
+        if len(refs) < 2:
+            return None
+        fn = self._callee_value(refs[0])
+        if not _is_consumer(fn) or (fn in (min, max) and len(refs) > 2):
+            return None
+        try:
+            kind, src = self._source(refs[1])
+        except _Abort:
+            return None
+        if kind != "map" or not _pure_c(_plain(src.args[0])):
+            return None
+        seqs = src.args[1:]
+        values = [_plain(q) for q in seqs]
+        if not all(type(v) in _SEQUENCES for v in values):
+            return None
+        n = min(len(v) for v in values)
+        func = src.args[0]
+        f = _plain(func)
+        its = self._iterators(seqs)
+        items = []
+        for i in range(n):
+            args = tuple(self.push(Call(next, (it,), value=v[i])) for it, v in zip(its, values))
+            items.append(self.push(Call(func, args, value=f(*(a.value for a in args)))))
+        try:
+            self._end(its, n, row)
+        except _Abort:
+            raise TapeError(f"row {row}: map over sequences that did not end") from None
+        self.tape.inlined_iterables.append(src)
+        return self._apply(row, refs, items)
+
     def _consume_calls(self, row, refs, kind, src, func, kids):
         t = self.t
         seqs = src.args[1:]
@@ -456,6 +499,18 @@ class Callbacks:
 
 def _plain(x):
     return x.value if isinstance(x, (Op, Lit)) else x
+
+
+_PURE_C_MODULES = frozenset({"math", "operator", "_operator", "cmath"})
+
+
+def _pure_c(fn) -> bool:
+    """Whether `fn` is a C function with no side effects the flattener may call
+    again for an item's value: a math/operator function or a numpy ufunc."""
+    if isinstance(fn, np.ufunc):
+        return True
+    return isinstance(fn, types.BuiltinFunctionType) and \
+        getattr(fn, "__module__", None) in _PURE_C_MODULES
 
 
 def _is_consumer(fn) -> bool:

@@ -313,7 +313,8 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
                 # (a function the code made: a closure is remade for this run).
                 self.ref[row] = self.link(t.value(row))
             elif kind == K_PRIM:
-                self.ref[row] = self._call(row)
+                out = self._c_map_call(row) if self.callbacks else None
+                self.ref[row] = out if out is not None else self._call(row)
             elif kind == K_NESTED:
                 kids = t.children(row)
                 if flags & F_FRAME and self._collector_frame(row):
