@@ -63,6 +63,11 @@ CASES = {
     "norm_axis": (lambda x: np.linalg.norm(x, axis=1), A), "norm_ord1": (lambda x: np.linalg.norm(x, 1), V),
     "norm_ord3": (lambda x: np.linalg.norm(x, ord=3, axis=0), A),
     "norm_fro": (lambda x: np.linalg.norm(x, "fro"), A), "norm_nuc": (lambda x: np.linalg.norm(x, "nuc"), A),
+    "gradient_1d": (np.gradient, V), "gradient_axis": (lambda x: np.gradient(x, axis=0), A),
+    "gradient_two": (lambda x: np.gradient(x[:2], axis=-1), A),
+    "gradient_all_axes": (lambda x: np.stack(np.gradient(x)), A),
+    "gradient_3d_axes": (lambda x: np.stack(np.gradient(x, axis=(0, 2))),
+                         R.standard_normal((3, 2, 4))),
 }
 
 
@@ -84,7 +89,8 @@ def test_rule_matches_central_difference(name):
     _check(f, x)
 
 
-@pytest.mark.parametrize("name", ["prod", "einsum_matmul", "inv", "norm_axis", "cumsum"])
+@pytest.mark.parametrize("name", ["prod", "einsum_matmul", "inv", "norm_axis", "cumsum",
+                                  "gradient_all_axes"])
 def test_rule_in_a_scalar_function_through_grad(name):
     f, x = CASES[name]
     g = tracer.grad(lambda a: np.sum(np.sin(f(a))))
@@ -96,3 +102,8 @@ def test_rule_in_a_scalar_function_through_grad(name):
     h = lambda a: np.sum(np.sin(f(a)))  # noqa: E731
     assert np.ravel(first)[0] == pytest.approx((h(x + eps * d) - h(x - eps * d)) / (2 * eps),
                                                rel=1e-5, abs=1e-6)
+
+
+def test_gradient_with_spacing_is_refused():
+    with pytest.raises(tracer.NoRuleError, match="unit spacing"):
+        tracer.grad(lambda x: np.sum(np.gradient(x, 0.5)))(V)

@@ -316,6 +316,49 @@ def _diff_pb(g, ans, x, n=1, axis=-1, **kw):
 defrule(np.diff, _diff_pb, keywords=("n", "axis"))
 
 
+def _gradient_axis_pb(g, n, axis):
+    """The adjoint of np.gradient's result along one axis (unit spacing, first-order
+    edges): out[0] = f[1] - f[0], out[i] = (f[i+1] - f[i-1]) / 2, out[-1] = f[-1] -
+    f[-2].  Built without in-place stores, so a second order can trace it."""
+    gm = np.moveaxis(np.asarray(g, dtype=float), axis, 0)
+    rest = gm.shape[1:]
+    two = np.zeros((2,) + rest)
+    half = gm[1:-1] / 2.0
+    adj = np.concatenate([two, half]) - np.concatenate([half, two])
+    if n > 2:
+        middle = np.zeros((n - 2,) + rest)
+        adj = adj + np.concatenate([-gm[:1], gm[:1], middle]) \
+            + np.concatenate([middle, -gm[-1:], gm[-1:]])
+    else:
+        adj = adj + np.concatenate([-gm[:1], gm[:1]]) + np.concatenate([-gm[-1:], gm[-1:]])
+    return np.moveaxis(adj, 0, axis)
+
+
+def _gradient_pb(g, ans, f, *spacing, **kw):
+    if spacing or kw.get("edge_order", 1) != 1:
+        raise NoRuleError(np.gradient, message="the rule covers unit spacing and edge_order=1")
+    fa = np.asarray(f)
+    axis = kw.get("axis")
+    if axis is None:
+        axes = list(range(fa.ndim))
+    elif isinstance(axis, (tuple, list)):
+        axes = [a % fa.ndim for a in axis]
+    else:
+        axes = [axis % fa.ndim]
+    if isinstance(ans, (list, tuple)):  # one array per axis: g is a Seq (or a list)
+        gs = [g.items.get(i) for i in range(len(ans))] if type(g) is Seq else list(g)
+    else:
+        gs = [g]
+    out = np.zeros(fa.shape)
+    for a, ga in zip(axes, gs):
+        if ga is not None:
+            out = out + _gradient_axis_pb(ga, fa.shape[a], a)
+    return out
+
+
+defrule(np.gradient, _gradient_pb, keywords=("axis", "edge_order"))
+
+
 def _pad_pb(g, ans, x, pad_width, mode="constant", **kw):
     if kw.get("mode", mode) != "constant":
         raise NoRuleError(np.pad, message="the rule covers mode='constant'")
