@@ -1,0 +1,101 @@
+"""Split a traced call's callgrind instructions by where they go.
+
+Usage::
+
+    valgrind --tool=callgrind --callgrind-out-file=T.out python bench/percall.py fib traced
+    valgrind --tool=callgrind --callgrind-out-file=U.out python bench/percall.py fib untraced
+    python bench/percall_split.py T.out U.out CALLS
+
+CALLS is the number of Python calls in one traced run (``bench/percall.py
+--counts``: 21,891 for fib at n = 20).  ``bench/percall.py NAME traced`` runs the
+workload traced twice (a warm-up, then the measured run), so the handler
+counts below are divided by 2 * CALLS; the total overhead (traced minus
+untraced program totals) by CALLS.  Each row is a function's inclusive count
+(``callgrind_annotate --inclusive=yes``) per call, and its own (exclusive) count
+beside it: the rows nest (a handler's row includes the rows of what it calls).
+Only functions whose counts scale with the traced calls are listed: CPython's
+``_Py_GetBaseOpcode`` (as many instructions with the run untraced) and
+refcounting (inlined everywhere, no function of its own) are not.  Needs
+``callgrind_annotate`` (valgrind) on PATH.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+# (label, regular expression matched against callgrind_annotate's function column)
+ROWS = [
+    ("PY_START: CPython dispatch + handler", r"instrumentation\.c:_Py_call_instrumentation$"),
+    ("  handler (_h_py_start)", r"_core\.c:__pyx_f_6tracer_5_core__h_py_start$"),
+    ("    frame checks (_frame_entered)", r"_core\.c:__pyx_f_6tracer_5_core__frame_entered$"),
+    ("    frame record set-up (_enter)", r"_core\.c:__pyx_f_6tracer_5_core__enter$"),
+    ("      call's open op (_open)", r"_core\.c:__pyx_f_6tracer_5_core__open$"),
+    ("      frame push (_push)", r"_core\.c:__pyx_f_6tracer_5_core__push$"),
+    ("      plan lookup (co_extra)", r"codeobject\.c:PyUnstable_Code_GetExtra$"),
+    ("      frame column (add_frame)", r"_core\.c:__pyx_f_6tracer_5_core_5Trace_add_frame$"),
+    ("INSTRUCTION: CPython dispatch + handler", r"instrumentation\.c:_Py_call_instrumentation_instruction$"),
+    ("  handler (_h_instruction)", r"_core\.c:__pyx_f_6tracer_5_core__h_instruction$"),
+    ("PY_RETURN: CPython dispatch + handler", r"instrumentation\.c:_Py_call_instrumentation_arg$"),
+    ("  handler (_h_py_return)", r"_core\.c:__pyx_f_6tracer_5_core__h_py_return$"),
+    ("    frame left (_leave)", r"_core\.c:__pyx_f_6tracer_5_core__leave$"),
+    ("      branch not evented (_take_silent_branch)", r"_core\.c:__pyx_f_6tracer_5_core__take_silent_branch$"),
+    ("      call closed (_close_call)", r"_core\.c:__pyx_f_6tracer_5_core__close_call(\.isra\.0)?$"),
+    ("all handlers: CPython's event vector", r"instrumentation\.c:call_instrumentation_vector\.part\.0\.isra\.0$"),
+    ("ops replayed (_run_to_end)", r"_core\.c:__pyx_f_6tracer_5_core__run_to_end$"),
+    ("  primitive ops (_record_primitive)", r"_core\.c:__pyx_f_6tracer_5_core__record_primitive$"),
+    ("  recorded ops (_record)", r"_core\.c:__pyx_f_6tracer_5_core__record$"),
+    ("arena appends (Trace.add_row)", r"_core\.c:__pyx_f_6tracer_5_core_5Trace_add_row$"),
+    ("thread check (tracer_thread_state)", r"_frame\.c:tracer_thread_state$"),
+]
+
+_LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(\S.*?)(?:\s+\[[^\]]*\])?\s*$")
+
+
+def _counts(path: str, inclusive: bool) -> dict[str, int]:
+    out = subprocess.run(
+        ["callgrind_annotate", f"--inclusive={'yes' if inclusive else 'no'}",
+         "--threshold=100", path],
+        capture_output=True, text=True, check=True).stdout
+    counts: dict[str, int] = {}
+    for line in out.splitlines():
+        m = _LINE.match(line)
+        if m:
+            # One function appears once per source file it was inlined from: the
+            # row whose file is the function's own carries its whole count, so
+            # keep the largest.
+            name, n = m.group(2), int(m.group(1).replace(",", ""))
+            counts[name] = max(counts.get(name, 0), n)
+    return counts
+
+
+def _total(path: str) -> int:
+    out = subprocess.run(["callgrind_annotate", path], capture_output=True,
+                         text=True, check=True).stdout
+    m = re.search(r"([\d,]+)\s+\(100\.0%\)\s+PROGRAM TOTALS", out)
+    if m is None:
+        raise SystemExit(f"{path}: no PROGRAM TOTALS line in callgrind_annotate's output")
+    return int(m.group(1).replace(",", ""))
+
+
+def _find(counts: dict[str, int], pattern: str) -> int:
+    rx = re.compile(pattern)
+    return max((n for name, n in counts.items() if rx.search(name)), default=0)
+
+
+def main() -> None:
+    if len(sys.argv) != 4:
+        raise SystemExit(__doc__)
+    traced, untraced, calls = sys.argv[1], sys.argv[2], int(sys.argv[3].replace(",", ""))
+    incl, excl = _counts(traced, True), _counts(traced, False)
+    runs = 2 * calls
+    print(f"overhead: {(_total(traced) - _total(untraced)) / calls:,.0f} instructions per call")
+    print("| where | inclusive /call | own /call |")
+    print("|---|---|---|")
+    for label, pattern in ROWS:
+        print(f"| {label} | {_find(incl, pattern) / runs:,.0f} | {_find(excl, pattern) / runs:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()
