@@ -34,6 +34,7 @@ from types import CodeType
 from . import cache, plancheck
 from .bytecode import (
     PY313,
+    _fastplan,
     AnalysisError,
     CodeLayout,
     Instr,
@@ -291,6 +292,13 @@ class _Builder(SilentBranches, ResumeCarry):
 
     # -- walking a segment ---------------------------------------------------------
     def walk(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
+        if _fastplan is not None and not self.reference:
+            # The same walk, typed (analysis/_fastplan.pyx); what follows is its
+            # statement, and the reference builder's walk.
+            try:
+                return _fastplan.walk(self, kind, start, events, needs, AT, pushes_bool)
+            except _fastplan._Fallback:
+                pass  # a stack shape it leaves to this walk
         lay = self.layout
         cls = [OTHER] * lay.depth[start]
         ops: list[list[int]] = []
@@ -728,6 +736,22 @@ class _Builder(SilentBranches, ResumeCarry):
                         piece_start=piece_start, branch_sides=branch_sides,
                         branch_sides_at=branch_sides_at, carry=carry, nparams=nparams,
                         param_cells=cells)
+
+
+def _init_fastplan() -> None:
+    # The typed walk gets the analysis's numbers from their home modules.
+    from . import microops
+
+    names = {k: getattr(microops, k) for k in dir(microops) if k.startswith("M_")}
+    names.update(OTHER=OTHER, CAPTURED=CAPTURED, METH=METH, METH_SELF=METH_SELF,
+                 LF_CELL=LF_CELL, LF_DYN=LF_DYN, LF_SAFE=LF_SAFE,
+                 READ_RETURNED=READ_RETURNED, R_OP=R_OP)
+    _fastplan.init_walk(names, Rec, SPECIAL_SHADOW)
+    _fastplan.init_branch_kinds(BRANCH_KINDS)
+
+
+if _fastplan is not None:
+    _init_fastplan()
 
 
 def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
