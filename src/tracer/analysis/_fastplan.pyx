@@ -887,3 +887,64 @@ cdef inline bint _bool_into_branch(_Prep p, int u, bint exact) noexcept:
     if nx < 0 or nx >= p.n or p.ins_at[nx // 2] is None:
         return False
     return p.opcode[nx // 2] == OP_POP_JUMP_IF_FALSE or p.opcode[nx // 2] == OP_POP_JUMP_IF_TRUE
+
+
+def assemble(list segments, int units, int at_kind):
+    """The ops, piece starts and segment tables of plan._Builder.build, from its
+    segments [(kind, start, ops)]: (ops, piece_start, seg_at, seg_from) as int32
+    arrays."""
+    from array import array
+    cdef Py_ssize_t total = 0, k = 0, j
+    cdef int lo, kind, start
+    cdef list op
+    for seg in segments:
+        total += len(seg[2])
+    ops = array("i", bytes(4 * 5 * total))
+    pieces = array("i", bytes(4 * total))
+    seg_at = array("i", [-1]) * units
+    seg_from = array("i", [-1]) * units
+    cdef int[:] o = ops
+    cdef int[:] pc = pieces
+    cdef int[:] sa = seg_at
+    cdef int[:] sf = seg_from
+    for seg in segments:
+        kind = seg[0]
+        start = seg[1]
+        if kind == at_kind:
+            sa[start // 2] = <int>k
+        else:
+            sf[start // 2] = <int>k
+        lo = start
+        for op in seg[2]:
+            if len(op) != 5:
+                raise AssertionError("an op of other than five words")
+            for j in range(5):
+                o[5 * k + j] = op[j]
+            pc[k] = lo
+            if op[0] == M_SILENT_JUMP:
+                lo = op[4]
+            k += 1
+    return ops, pieces, seg_at, seg_from
+
+
+def unit_tables(lay, int units):
+    """depth, handler and istart of plan._Builder.build, as int32 arrays."""
+    from array import array
+    depth = array("i", [-1]) * units
+    handler = array("i", [-1]) * units
+    istart = array("i", [0]) * units
+    cdef int[:] dp = depth
+    cdef int[:] hd = handler
+    cdef int[:] ist = istart
+    cdef int off, u, nx
+    for o, d in lay.depth.items():
+        dp[(<int>o) // 2] = d
+    for h in lay.handlers:
+        if h.target in lay.depth:
+            hd[(<int>h.target) // 2] = ((<int>h.depth) << 1) | (1 if h.lasti else 0)
+    for ins in lay.instrs:
+        off = ins.offset
+        nx = ins.next
+        for u in range(off // 2, nx // 2):
+            ist[u] = off
+    return depth, handler, istart

@@ -665,6 +665,41 @@ class _Builder(SilentBranches, ResumeCarry):
         self.walked[key] = visited
         return ops
 
+    @staticmethod
+    def _assemble(segments: list, units: int) -> tuple[array, array, array, array]:
+        # The segments' ops in one array, where each straight-line piece starts, and
+        # the first op of the segment starting at each unit (_fastplan.assemble).
+        words: list[int] = []
+        pieces: list[int] = []
+        seg_at = array("i", [-1]) * units
+        seg_from = array("i", [-1]) * units
+        for kind, start, seg in segments:
+            table = seg_at if kind == AT else seg_from
+            table[start // 2] = len(pieces)
+            lo = start
+            for op in seg:
+                words += op
+                pieces.append(lo)
+                if op[0] == M_SILENT_JUMP:
+                    lo = op[4]
+        return array("i", words), array("i", pieces), seg_at, seg_from
+
+    def _unit_tables(self, units: int) -> tuple[array, array, array]:
+        # Per code unit: static depth, handler depth/lasti, its instruction's start
+        # (_fastplan.unit_tables).
+        depth = array("i", [-1]) * units
+        for off, d in self.layout.depth.items():
+            depth[off // 2] = d
+        handler = array("i", [-1]) * units
+        for h in self.layout.handlers:
+            if h.target in self.layout.depth:
+                handler[h.target // 2] = (h.depth << 1) | int(h.lasti)
+        istart = array("i", [0]) * units
+        for ins in self.layout.instrs:
+            for unit in range(ins.offset // 2, ins.next // 2):
+                istart[unit] = ins.offset
+        return depth, handler, istart
+
     def build(self) -> CodePlan:
         events = self.initial_events()
         self._memo: dict = {}
@@ -689,21 +724,10 @@ class _Builder(SilentBranches, ResumeCarry):
         if self.violations:
             raise AnalysisError(self.violations[0])
         units = len(self.code.co_code) // 2
-        words: list[int] = []
-        pieces: list[int] = []
-        seg_at = array("i", [-1]) * units
-        seg_from = array("i", [-1]) * units
-        for kind, start, seg in segments:
-            table = seg_at if kind == AT else seg_from
-            table[start // 2] = len(pieces)
-            lo = start
-            for op in seg:
-                words += op
-                pieces.append(lo)
-                if op[0] == M_SILENT_JUMP:
-                    lo = op[4]
-        ops = array("i", words)
-        piece_start = array("i", pieces)
+        if _fastplan is not None and not self.reference:
+            ops, piece_start, seg_at, seg_from = _fastplan.assemble(segments, units, AT)
+        else:
+            ops, piece_start, seg_at, seg_from = self._assemble(segments, units)
         unit_flags = array("i", [0]) * units
         for off in self.jump_events:
             unit_flags[off // 2] = JUMP_EVENT
@@ -711,17 +735,10 @@ class _Builder(SilentBranches, ResumeCarry):
         for k in range(len(branch_sides_at)):
             if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
                 unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
-        depth = array("i", [-1]) * units
-        for off, d in self.layout.depth.items():
-            depth[off // 2] = d
-        handler = array("i", [-1]) * units
-        for h in self.layout.handlers:
-            if h.target in self.layout.depth:
-                handler[h.target // 2] = (h.depth << 1) | int(h.lasti)
-        istart = array("i", [0]) * units
-        for ins in self.layout.instrs:
-            for unit in range(ins.offset // 2, ins.next // 2):
-                istart[unit] = ins.offset
+        if _fastplan is not None and not self.reference:
+            depth, handler, istart = _fastplan.unit_tables(self.layout, units)
+        else:
+            depth, handler, istart = self._unit_tables(units)
         carry = self.carry_masks(segments, units)
         code = self.code
         nparams = _nparams(code)
