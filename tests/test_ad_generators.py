@@ -260,3 +260,41 @@ def test_a_generator_left_to_a_c_function_after_inlined_steps_is_refused():
         return first + sum(a * b for a, b in zip(g, [1.0, 2.0, 3.0]))
     with pytest.raises((tracer.TapeError, tracer.NoRuleError)):
         tracer.grad(f)(0.5)
+
+
+# -- map with a C callback (no Python frame runs: the items are the calls themselves) -------
+import operator  # noqa: E402
+
+
+def map_sin(x):
+    return sum(map(math.sin, [x, 2.0 * x, x * x]))
+
+
+def map_mul(x):
+    return math.fsum(map(operator.mul, [x, x * x], [1.5, 2.0, 9.0]))  # ends at the shorter
+
+
+def map_ufunc(x):
+    return sum(map(np.exp, [x, -x]))
+
+
+@pytest.mark.parametrize("f", [map_sin, map_mul, map_ufunc], ids=lambda f: f.__name__)
+def test_map_with_c_callback(f):
+    assert_grad(f, 0.7)
+    assert_second(f, 0.7)
+
+
+def test_map_with_c_callback_guards_the_length():
+    f = lambda xs: sum(map(math.sin, xs))  # noqa: E731
+    g = tracer.grad(f)
+    for xs in ([0.1, 0.2], [0.3, 0.4, 0.5], [0.6]):
+        assert np.allclose(g(xs), [math.cos(v) for v in xs])
+
+
+def test_map_with_an_impure_c_function_is_not_called_again():
+    # list.append is not one of the pure C functions whose calls become the items:
+    # the flattener must not call it a second time for a value.
+    out: list = []
+    g = tracer.grad(lambda x: len(list(map(out.append, [x, x]))) * x)
+    assert g(1.0) == 2.0
+    assert out == [1.0, 1.0]

@@ -17,7 +17,14 @@ def _generator_def(g: Gen, stem: str = "produce") -> str:
         g.use("raise_escape")
     s = Scope(ints=("n", "k", "i"), depth=1, in_loop=True, in_generator=True, in_try=escape)
     loop_body, _ = body(g, s, g.small(1, 3))
-    lines = [f"for i in range(n % 5):", *indent(loop_body)]
+    if g.chance(0.4):
+        # A counter loop: after a resume `turn` is read, then assigned again (the
+        # increment comes first, so a `continue` in the body cannot skip it; the body
+        # may rebind `i`, never `turn`: statements.assignable).
+        step = g.pick(["turn += 1", "turn = turn + 1"])
+        lines = ["turn = 0", "while turn < n % 5:", *indent([step, "i = turn", *loop_body])]
+    else:
+        lines = [f"for i in range(n % 5):", *indent(loop_body)]
     if g.chance(0.5):
         lines += [f"yield {int_expr(g, Scope(ints=('n', 'k')))}"]
     if g.chance(0.4):

@@ -27,7 +27,8 @@ def classify(record: dict) -> tuple[str, str]:
         return TRACKER_ERROR, record["tracker_error"]
     if untraced != traced or record["log_untraced"] != record["log_traced"]:
         return MISMATCH, _difference(record)
-    broken = [f"{what}: {record[what]}" for what in ("validate", "printlevels", "printlevels_all", "complete")
+    broken = [f"{what}: {record[what]}" for what in ("validate", "printlevels", "printlevels_all", "complete",
+                                                       "sources")
               if record.get(what)]
     if broken:
         return TRACE_BROKEN, "; ".join(broken)

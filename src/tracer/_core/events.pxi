@@ -352,6 +352,13 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
             # CPython reports it, then SEND takes the value and jumps to its
             # target, whose INSTRUCTION event records the SEND (_send_returned).
             return EV_CONTINUE
+        if op[OP_OFFSET] == offset and op[OP_CODE] == M_FOR_ITER \
+                and isinstance(exception, StopIteration):
+            # A generator that returned a value ends a for loop by raising
+            # StopIteration, which FOR_ITER swallows: the loop's exit BRANCH that
+            # follows records the exhaustion (_for_iter) and the frame's shadow
+            # stays known (a lost jump would forget every local).
+            return EV_CONTINUE
         if op[OP_OFFSET] == offset and _is_record(op[OP_CODE]):
             _record(self, fr, op[OP_A], <PyObject *>exception)
         elif op[OP_OFFSET] == offset and op[OP_CODE] == M_RAISE and op[OP_A] >= 0:

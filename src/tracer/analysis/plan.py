@@ -51,6 +51,7 @@ from .microops import (
 )
 from .resume import ResumeCarry
 from .silent import SilentBranches
+from .unknown import UnknownLocals
 
 __all__ = ["CodePlan", "build_plan", "plan_for"]
 
@@ -181,7 +182,7 @@ def _nparams(code: CodeType) -> int:
     return n
 
 
-class _Builder(SilentBranches, ResumeCarry):
+class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
     def __init__(self, code: CodeType, mode: int = 0, reference: bool = False):
         self.code = code
         # `reference`: decode with dis and walk every segment again in every round,
@@ -364,6 +365,7 @@ class _Builder(SilentBranches, ResumeCarry):
                 off = ins.target
             else:
                 off = ins.next
+        self._event_before_reassign(ops, needs)  # (tracer.analysis.unknown)
         self._mark_safe_loads(ops)
         self._check_deferred(ops, needs)
         self.walked[(kind, start)] = set(visited)

@@ -13,7 +13,9 @@ the items they consume (`CONSUMERS`) and for `functools.reduce`, the flattener
 - `map(f, *seqs)` / `filter(p, seq)` made on the tape over lists, tuples, ranges or
   arrays: `next()` of an iterator of each sequence, then the callback's body inlined
   on those items (a filter's test becomes a guard);
-- `reduce(f, seq[, init])`: the accumulator threaded through the inlined bodies.
+- `reduce(f, seq[, init])`: the accumulator threaded through the inlined bodies;
+- `map(f, *seqs)` with a pure C function `f` (math, operator, a numpy ufunc): no
+  frame ran, the items are the calls `f(next(it1), ...)` (`_c_map_call`).
 
 The consumer is then called on the list of items (`sum([y1, y2, ...])`), and a
 `next(it, STOP)` guard checks that the iteration ends where it ended.  Anything
@@ -35,7 +37,7 @@ from .bind import MISSING, Pack, map_parameters
 from .common import F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG, K_NESTED, K_RETURN, Lit
 from .helpers import STOP
 from .errors import TapeError
-from .ops import Call, Guard, Op
+from .ops import Call, Guard, Input, Op
 
 __all__ = ["Callbacks", "CONSUMERS", "close_generator"]
 
@@ -96,8 +98,10 @@ class Callbacks:
     def _inline_call(self, row):
         t = self.t
         kids = t.children(row)
-        if not kids or self.flags_[row] & F_RAISED:
+        if self.flags_[row] & F_RAISED:
             return None
+        if not kids:
+            return self._c_map_call(row)
         rec = self._rec(row)
         if rec is None or rec.kwnames:
             return None
@@ -395,6 +399,45 @@ class Callbacks:
         fn = self._callee_value(refs[0])
         return self.push(Call(fn, args, value=t.value(row)))
 
+    def _c_map_call(self, row):
+        """A consumer of `map(f, *seqs)` made on the tape over sequences, where `f` is
+        a pure C function (math, operator, a numpy ufunc): no Python frame ran, so
+        the items are the calls `f(next(it1), next(it2), ...)` themselves, each an
+        op of the tape (and differentiated by f's rule)."""
+        rec = self._rec(row)
+        if rec is None or rec.kwnames or rec.sem != R_CALL:
+            return None
+        refs = self.t.refs(row)
+        if len(refs) < 2:
+            return None
+        fn = self._callee_value(refs[0])
+        if not _is_consumer(fn) or (fn in (min, max) and len(refs) > 2):
+            return None
+        try:
+            kind, src = self._source(refs[1])
+        except _Abort:
+            return None
+        if kind != "map" or not _pure_c(_plain(src.args[0])):
+            return None
+        seqs = src.args[1:]
+        values = [_plain(q) for q in seqs]
+        if not all(type(v) in _SEQUENCES for v in values):
+            return None
+        n = min(len(v) for v in values)
+        func = src.args[0]
+        f = _plain(func)
+        its = self._iterators(seqs)
+        items = []
+        for i in range(n):
+            args = tuple(self.push(Call(next, (it,), value=v[i])) for it, v in zip(its, values))
+            items.append(self.push(Call(func, args, value=f(*(a.value for a in args)))))
+        try:
+            self._end(its, n, row)
+        except _Abort:
+            raise TapeError(f"row {row}: map over sequences that did not end") from None
+        self.tape.inlined_iterables.append(src)
+        return self._apply(row, refs, items)
+
     def _consume_calls(self, row, refs, kind, src, func, kids):
         t = self.t
         seqs = src.args[1:]
@@ -458,6 +501,18 @@ def _plain(x):
     return x.value if isinstance(x, (Op, Lit)) else x
 
 
+_PURE_C_MODULES = frozenset({"math", "operator", "_operator", "cmath"})
+
+
+def _pure_c(fn) -> bool:
+    """Whether `fn` is a C function with no side effects the flattener may call
+    again for an item's value: a math/operator function or a numpy ufunc."""
+    if isinstance(fn, np.ufunc):
+        return True
+    return isinstance(fn, types.BuiltinFunctionType) and \
+        getattr(fn, "__module__", None) in _PURE_C_MODULES
+
+
 def _is_consumer(fn) -> bool:
     try:
         return fn in CONSUMERS
@@ -473,13 +528,17 @@ class Scope:
     """The ops made by a generator's activations so far, by the id of their value:
     what a local carried across a yield holds.  A float or array object is made by
     one op while the trace keeps it alive; an int, bool or string may be shared
-    (small ints are cached), so one found with two makers is not guessed."""
+    (small ints are cached), so one found with two makers is not guessed -- unless
+    no maker depends on the tape's inputs (a loop counter `k += 1`): then it is the
+    same constant on the path whichever made it."""
 
-    __slots__ = ("by_id", "shared")
+    __slots__ = ("by_id", "shared", "makers", "free")
 
     def __init__(self):
         self.by_id: dict = {}
         self.shared: set = set()
+        self.makers: dict = {}   # id -> every Op or Lit of a shared type with that id
+        self.free: dict = {}     # id(op) -> whether the op reads no Input (memo)
 
     def add(self, x) -> None:
         """Note what a row of the generator's frames resolved to (an Op or a Lit)."""
@@ -489,10 +548,15 @@ class Scope:
             old = self.by_id.get(k)
             if old is not None and old is not x and (isinstance(old, Op) or isinstance(x, Op)):
                 self.shared.add(k)
+            self.makers.setdefault(k, []).append(x)
         self.by_id[k] = x
 
     def find(self, v):
         """The op (or constant) that made `v`; TapeError if it cannot be told."""
+        if v is None:
+            # (the value a `yield from` sends in, a method's None result: whichever
+            # op made it, None is the same constant on every path)
+            return None
         k = id(v)
         x = self.by_id.get(k)
         if x is None or x.value is not v:
@@ -502,9 +566,35 @@ class Scope:
                             "yield, made where the trace does not show: this call cannot "
                             "be linearized")
         if k in self.shared:
+            if all(self._input_free(m) for m in self.makers.get(k, ())):
+                return None
             raise TapeError(f"a generator carries {v!r:.40} across a yield, a value several "
                             "ops made: which one it is cannot be told")
         return x
+
+    def _input_free(self, x) -> bool:
+        """Whether `x` (an Op or Lit) reads none of the tape's inputs, however far back."""
+        if not isinstance(x, Op):
+            return True
+        memo = self.free
+        todo = [x]
+        while todo:
+            op = todo[-1]
+            if id(op) in memo:
+                todo.pop()
+                continue
+            if isinstance(op, Input):
+                memo[id(op)] = False
+                todo.pop()
+                continue
+            refs = op.refs()
+            pending = [r for r in refs if id(r) not in memo]
+            if pending:
+                todo.extend(pending)
+                continue
+            memo[id(op)] = all(memo[id(r)] for r in refs)
+            todo.pop()
+        return memo[id(x)]
 
 
 _SHARED_TYPES = (int, bool, str, bytes, type(None))

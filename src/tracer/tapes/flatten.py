@@ -18,13 +18,14 @@ from .. import _core
 from .. import callables as tops
 from ..analysis.instructions import R_CALL, R_CALL_EX, R_OP, R_SPECIAL
 from ..analysis.ir import ir as ir_of
+from ..views import queries
 from ..views.values import SavedText
 from . import helpers
 from .bind import MISSING, Pack, map_parameters
 from .callbacks import Callbacks
 from .closures import Closures, fn_is_cells
 from .common import (
-    ATOMIC, ATOMIC_FAST, BRANCH_TESTS, F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG,
+    ATOMIC, ATOMIC_FAST, BRANCH_TESTS, F_CARRIED, F_FRAME, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG,
     K_CONST, K_JUMP, K_NESTED, K_PRIM, K_RETURN, K_SPECIAL, NO_KWARGS, Lit,
 )
 from .handlers import handled_offsets
@@ -312,10 +313,16 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
                 # (a function the code made: a closure is remade for this run).
                 self.ref[row] = self.link(t.value(row))
             elif kind == K_PRIM:
-                self.ref[row] = self._call(row)
+                out = self._c_map_call(row) if self.callbacks else None
+                self.ref[row] = out if out is not None else self._call(row)
             elif kind == K_NESTED:
                 kids = t.children(row)
-                if self._inlinable(row, kids):
+                if flags & F_FRAME and self._collector_frame(row):
+                    # Python the interpreter ran between two of the frame's ops (a
+                    # gc callback, a finalizer, a weakref callback): not a call the
+                    # program makes; a replay runs it again itself, if at all.
+                    self.ref[row] = Lit(t.value(row))
+                elif self._inlinable(row, kids):
                     n = self._leading_args(kids)
                     self._dispatch_guard(row, kids)
                     self._bind(row, kids, n)
@@ -460,6 +467,12 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
             out.value = value
             return out
         return Lit(out)
+
+    def _collector_frame(self, row) -> bool:
+        """Whether nested call `row`, a frame entered from C directly under the
+        frame being flattened (no op of it was running: the collector's callbacks,
+        `__del__`, weakref callbacks), is read by nothing the program does."""
+        return not queries.dependents_of(self.t, row).size
 
     def _dispatch_guard(self, row, kids) -> None:
         """A guard that the inlined body is the one a new run would call: the callee
