@@ -850,6 +850,8 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
             off = p.target[u]
         else:
             off = p.nxt[u]
+    # (in Python: a step that changes with the recorder's rules for unknown locals)
+    b._event_before_reassign(ops, needs)  # tracer.analysis.unknown
     _mark_safe_loads(ops)
     _check_deferred(p, ops, needs)
     b.walked[(kind, start)] = set(visited)
