@@ -23,9 +23,18 @@ core = Extension(
     + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
 )
 
+# The plan builder's typed layout pass (the analysis layer's own helper: it imports
+# nothing of tracer; tracer.analysis.bytecode falls back to Python without it).
+fastplan = Extension(
+    "tracer.analysis._fastplan",
+    sources=["src/tracer/analysis/_fastplan.pyx"],
+    extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2"])
+    + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
+)
+
 setup(
     ext_modules=cythonize(
-        [core],
+        [core, fastplan],
         language_level=3,
         compiler_directives={
             "boundscheck": DEBUG,

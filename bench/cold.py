@@ -11,7 +11,8 @@ a warm traced call (its plans built), the first traced call of a fresh copy of t
 function (`code.replace()`: a new code object with no plan) with the plan cache
 off -- the plan is built -- and with the plan cache holding the function's plans
 (as in a second process), and the plan building alone, per instruction, by the
-builder and by the reference builder (dis decoding, every segment walked again in
+builder, by the same builder with its compiled passes off ("python": their Python
+statements, the builder before session 10) and by the reference builder (dis decoding, every segment walked again in
 every round: the builder before session 8); "build" is the builder's time for the
 function's own code object; "load" reading that code object's plan from the cache
 (the entry, its checks, the CodePlan); "check" the load-time check alone, in the
@@ -44,6 +45,7 @@ and wall-clock samples there include other processes' turns.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib.util
 import json
@@ -58,7 +60,7 @@ from pathlib import Path
 
 import tracer
 from tracer.context import Context
-from tracer.analysis import cache
+from tracer.analysis import bytecode, cache, plan
 from tracer.analysis.bytecode import _decode_fast
 from tracer import _core
 from tracer.analysis.plan import CodePlan, _Builder
@@ -178,6 +180,19 @@ def _time(fn, batch: int) -> float:
     return (time.process_time() - t) / batch
 
 
+@contextlib.contextmanager
+def _compiled_passes(on: bool):
+    """The builder with its compiled passes (tracer.analysis._fastplan), or with
+    their Python statements (the same plans), for the "python/instr" column."""
+    saved = bytecode._fastplan, plan._fastplan
+    if not on:
+        bytecode._fastplan = plan._fastplan = None
+    try:
+        yield
+    finally:
+        bytecode._fastplan, plan._fastplan = saved
+
+
 def per_code(repeat: int, batch: int) -> list[dict]:
     plan_dir = tempfile.mkdtemp(prefix="tracer-cold-bench-")
     rows = []
@@ -185,7 +200,8 @@ def per_code(repeat: int, batch: int) -> list[dict]:
         cache.set_plan_cache(plan_dir)
         tracer.track(f, *args)  # warm: plans built (and written to the cache directory)
         best = {k: float("inf") for k in ("untraced", "warm", "cold", "cold_cached",
-                                          "build", "build_reference", "load", "check",
+                                          "build", "build_python", "build_reference", "load",
+                                          "check",
                                           "check_numpy")}
         for _ in range(repeat):
             best["untraced"] = min(best["untraced"], _time(lambda i: f(*args), batch))
@@ -195,10 +211,12 @@ def per_code(repeat: int, batch: int) -> list[dict]:
                 copies = [fresh(f) for _ in range(batch)]  # new code objects: no plans
                 cache.set_plan_cache(where)
                 best[key] = min(best[key], _time(lambda i: tracer.track(copies[i], *args), batch))
-            for key, reference in (("build", False), ("build_reference", True)):
+            for key, reference in (("build", False), ("build_python", False),
+                                   ("build_reference", True)):
                 codes = [fresh(f).__code__ for _ in range(batch)]
-                best[key] = min(best[key], _time(lambda i: _Builder(codes[i], 0, reference).build(),
-                                                 batch))
+                with _compiled_passes(key != "build_python"):
+                    best[key] = min(best[key], _time(
+                        lambda i: _Builder(codes[i], 0, reference).build(), batch))
             # Reading the function's own plan from the cache (the entry, its checks, the
             # CodePlan), and the load-time check alone: in the core, and the rules in
             # Python (numpy) it replaced.
@@ -221,15 +239,17 @@ def per_code(repeat: int, batch: int) -> list[dict]:
 def print_per_code(rows: list[dict]) -> None:
     print(f"{'function':10} {'instrs':>6} {'untraced':>9} {'warm':>9} {'cold':>9} "
           f"{'cold/warm':>9} {'cached':>9} {'cached/warm':>11} {'build':>9} {'build/instr':>11} "
-          f"{'reference/instr':>15} {'speed-up':>8} {'load':>8} {'check':>7} {'check(numpy)':>12}")
+          f"{'python/instr':>12} {'reference/instr':>15} {'speed-up':>8} {'load':>8} {'check':>7} "
+          f"{'check(numpy)':>12}")
     for r in rows:
         us = {k: r[k] * 1e6 for k in ("untraced", "warm", "cold", "cold_cached", "build",
-                                       "build_reference", "load", "check", "check_numpy")}
+                                       "build_python", "build_reference", "load", "check",
+                                       "check_numpy")}
         n = r["instructions"]
         print(f"{r['name']:10} {n:6d} {us['untraced']:7.1f}us {us['warm']:7.1f}us "
               f"{us['cold']:7.1f}us {r['cold'] / r['warm']:8.1f}x {us['cold_cached']:7.1f}us "
               f"{r['cold_cached'] / r['warm']:10.1f}x {us['build']:7.1f}us {us['build'] / n:9.2f}us "
-              f"{us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x "
+              f"{us['build_python'] / n:10.2f}us {us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x "
               f"{us['load']:6.1f}us {us['check']:5.2f}us {us['check_numpy']:10.1f}us")
 
 

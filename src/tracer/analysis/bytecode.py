@@ -291,7 +291,15 @@ def layout(code: CodeType, fast: bool = False) -> CodeLayout:
     reachable instruction.  Raises AnalysisError if the depths are inconsistent.
 
     `fast`: decode co_code directly (_decode_fast: no argrepr, no lines), as the plan
-    builder does; the blocks and depths are the same."""
+    builder does; the blocks and depths are the same.  The compiled pass
+    (tracer.analysis._fastplan) does that when it is built; `_layout_py(code, True)`
+    is its Python statement (tests compare the two)."""
+    if fast and _fastplan is not None:
+        return _fastplan.layout(code)
+    return _layout_py(code, fast)
+
+
+def _layout_py(code: CodeType, fast: bool) -> CodeLayout:
     instrs = _decode_fast(code) if fast else _decode(code)
     by_offset = {i.offset: i for i in instrs}
     handlers = _handlers_fast(code) if fast else _handlers(code)
@@ -347,3 +355,38 @@ def layout(code: CodeType, fast: bool = False) -> CodeLayout:
         b.end = ins.next
         block_of[ins.offset] = b.id
     return CodeLayout(instrs, by_offset, blocks, block_of, depth, handlers, handler_targets)
+
+
+def _init_fastplan():
+    # The compiled layout pass gets dis's tables of this interpreter, and flags per
+    # opcode from the name sets above (3.12 and 3.13 number opcodes differently).
+    try:
+        from . import _fastplan
+    except ImportError:  # not built (a source tree without the extension): the Python pass
+        return None
+    f = _fastplan.FLAG_NAMES
+    flags = []
+    for op in range(256):
+        name = _OPNAMES[op]
+        bits = 0
+        if name in NO_FALLTHROUGH:
+            bits |= f["NO_FALLTHROUGH"]
+        if name in CONDITIONAL_BRANCHES:
+            bits |= f["CONDITIONAL"]
+        if name == "FOR_ITER":
+            bits |= f["FOR_ITER"]
+        if name == "RETURN_GENERATOR":
+            bits |= f["RETURN_GENERATOR"]
+        if name in RETURNS or name in RAISES:
+            bits |= f["RETURN_OR_RAISE"]
+        if op in _BACKWARD:
+            bits |= f["BACKWARD"]
+        if op == dis.EXTENDED_ARG:
+            bits |= f["EXTENDED_ARG"]
+        flags.append(bits)
+    _fastplan.init(_ARG_KIND, _CACHES, _OPNAMES, flags, dis.HAVE_ARGUMENT, PY313,
+                   dis.stack_effect, Instr, Handler, Block, CodeLayout, AnalysisError)
+    return _fastplan
+
+
+_fastplan = _init_fastplan()

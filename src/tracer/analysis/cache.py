@@ -166,7 +166,10 @@ def _fingerprint() -> bytes:
             version = "0.0.0"
         h.update(f"{FORMAT} {version} {sys.implementation.cache_tag} {sys.hexversion}".encode())
         here = Path(__file__).resolve().parent
-        for path in sorted(here.glob("*.py")) + [here.parent / "callables.py"]:
+        # (the compiled builder's source too, where the install has it: its plans
+        # are the Python builder's, but a fix to it must not meet its old entries)
+        for path in sorted(here.glob("*.py")) + sorted(here.glob("*.pyx")) + \
+                [here.parent / "callables.py"]:
             h.update(path.name.encode())
             h.update(path.read_bytes())
         h.update(repr(sorted(_core.WORDS.items())).encode())

@@ -34,6 +34,7 @@ from types import CodeType
 from . import cache, plancheck
 from .bytecode import (
     PY313,
+    _fastplan,
     AnalysisError,
     CodeLayout,
     Instr,
@@ -292,6 +293,13 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
 
     # -- walking a segment ---------------------------------------------------------
     def walk(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
+        if _fastplan is not None and not self.reference:
+            # The same walk, typed (analysis/_fastplan.pyx); what follows is its
+            # statement, and the reference builder's walk.
+            try:
+                return _fastplan.walk(self, kind, start, events, needs, AT, pushes_bool)
+            except _fastplan._Fallback:
+                pass  # a stack shape it leaves to this walk
         lay = self.layout
         cls = [OTHER] * lay.depth[start]
         ops: list[list[int]] = []
@@ -659,6 +667,41 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         self.walked[key] = visited
         return ops
 
+    @staticmethod
+    def _assemble(segments: list, units: int) -> tuple[array, array, array, array]:
+        # The segments' ops in one array, where each straight-line piece starts, and
+        # the first op of the segment starting at each unit (_fastplan.assemble).
+        words: list[int] = []
+        pieces: list[int] = []
+        seg_at = array("i", [-1]) * units
+        seg_from = array("i", [-1]) * units
+        for kind, start, seg in segments:
+            table = seg_at if kind == AT else seg_from
+            table[start // 2] = len(pieces)
+            lo = start
+            for op in seg:
+                words += op
+                pieces.append(lo)
+                if op[0] == M_SILENT_JUMP:
+                    lo = op[4]
+        return array("i", words), array("i", pieces), seg_at, seg_from
+
+    def _unit_tables(self, units: int) -> tuple[array, array, array]:
+        # Per code unit: static depth, handler depth/lasti, its instruction's start
+        # (_fastplan.unit_tables).
+        depth = array("i", [-1]) * units
+        for off, d in self.layout.depth.items():
+            depth[off // 2] = d
+        handler = array("i", [-1]) * units
+        for h in self.layout.handlers:
+            if h.target in self.layout.depth:
+                handler[h.target // 2] = (h.depth << 1) | int(h.lasti)
+        istart = array("i", [0]) * units
+        for ins in self.layout.instrs:
+            for unit in range(ins.offset // 2, ins.next // 2):
+                istart[unit] = ins.offset
+        return depth, handler, istart
+
     def build(self) -> CodePlan:
         events = self.initial_events()
         self._memo: dict = {}
@@ -683,21 +726,10 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         if self.violations:
             raise AnalysisError(self.violations[0])
         units = len(self.code.co_code) // 2
-        words: list[int] = []
-        pieces: list[int] = []
-        seg_at = array("i", [-1]) * units
-        seg_from = array("i", [-1]) * units
-        for kind, start, seg in segments:
-            table = seg_at if kind == AT else seg_from
-            table[start // 2] = len(pieces)
-            lo = start
-            for op in seg:
-                words += op
-                pieces.append(lo)
-                if op[0] == M_SILENT_JUMP:
-                    lo = op[4]
-        ops = array("i", words)
-        piece_start = array("i", pieces)
+        if _fastplan is not None and not self.reference:
+            ops, piece_start, seg_at, seg_from = _fastplan.assemble(segments, units, AT)
+        else:
+            ops, piece_start, seg_at, seg_from = self._assemble(segments, units)
         unit_flags = array("i", [0]) * units
         for off in self.jump_events:
             unit_flags[off // 2] = JUMP_EVENT
@@ -705,17 +737,10 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         for k in range(len(branch_sides_at)):
             if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
                 unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
-        depth = array("i", [-1]) * units
-        for off, d in self.layout.depth.items():
-            depth[off // 2] = d
-        handler = array("i", [-1]) * units
-        for h in self.layout.handlers:
-            if h.target in self.layout.depth:
-                handler[h.target // 2] = (h.depth << 1) | int(h.lasti)
-        istart = array("i", [0]) * units
-        for ins in self.layout.instrs:
-            for unit in range(ins.offset // 2, ins.next // 2):
-                istart[unit] = ins.offset
+        if _fastplan is not None and not self.reference:
+            depth, handler, istart = _fastplan.unit_tables(self.layout, units)
+        else:
+            depth, handler, istart = self._unit_tables(units)
         carry = self.carry_masks(segments, units)
         code = self.code
         nparams = _nparams(code)
@@ -730,6 +755,22 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
                         piece_start=piece_start, branch_sides=branch_sides,
                         branch_sides_at=branch_sides_at, carry=carry, nparams=nparams,
                         param_cells=cells)
+
+
+def _init_fastplan() -> None:
+    # The typed walk gets the analysis's numbers from their home modules.
+    from . import microops
+
+    names = {k: getattr(microops, k) for k in dir(microops) if k.startswith("M_")}
+    names.update(OTHER=OTHER, CAPTURED=CAPTURED, METH=METH, METH_SELF=METH_SELF,
+                 LF_CELL=LF_CELL, LF_DYN=LF_DYN, LF_SAFE=LF_SAFE,
+                 READ_RETURNED=READ_RETURNED, R_OP=R_OP)
+    _fastplan.init_walk(names, Rec, SPECIAL_SHADOW)
+    _fastplan.init_branch_kinds(BRANCH_KINDS)
+
+
+if _fastplan is not None:
+    _init_fastplan()
 
 
 def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:

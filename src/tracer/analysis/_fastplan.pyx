@@ -1,0 +1,952 @@
+# cython: language_level=3, boundscheck=True, wraparound=False
+"""The plan builder's layout pass, typed: co_code and co_exceptiontable decoded
+straight into C arrays (opcode, arg, next offset, target per code unit), the static
+stack depths walked over int arrays, the basic blocks found from per-opcode flags.
+
+It gives exactly what `bytecode.layout(code, fast=True)` gives (the same Instr,
+Handler and Block objects, dicts in the same order); tests/plan_compare.py holds
+the two to it over the corpus and the stdlib.  The opcode tables are dis's own,
+read once per interpreter by bytecode.py and handed over in `init` (this module
+imports nothing of tracer: bytecode.py imports it).
+"""
+
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from libc.string cimport memset
+
+# Per-opcode flags (made in init from the names, per interpreter).
+cdef enum:
+    F_NO_FALLTHROUGH = 1
+    F_CONDITIONAL = 2
+    F_FOR_ITER = 4
+    F_RETURN_GENERATOR = 8
+    F_RETURN_OR_RAISE = 16
+    F_BACKWARD = 32
+    F_EXTENDED_ARG = 64
+
+# Argument kinds, as bytecode.A_*.
+cdef enum:
+    A_NONE = 0
+    A_PLAIN = 1
+    A_CONST = 2
+    A_NAME = 3
+    A_GLOBAL = 4
+    A_ATTR = 5
+    A_SUPER_ATTR = 6
+    A_JREL = 7
+    A_JABS = 8
+    A_FREE = 9
+
+cdef int _kind[256]
+cdef int _caches[256]
+cdef int _flags[256]
+cdef int _have_argument = 256
+cdef bint _ready = False
+cdef bint _py313 = False
+cdef int _pop_top = -1
+cdef object _opnames = None
+cdef object _stack_effect = None
+cdef object _Instr = None
+cdef object _Handler = None
+cdef object _Block = None
+cdef object _CodeLayout = None
+cdef object _AnalysisError = None
+
+
+def init(kinds, caches, opnames, flags, int have_argument, bint py313, stack_effect,
+         instr_cls, handler_cls, block_cls, layout_cls, analysis_error):
+    """Hand over the opcode tables (per opcode: argument kind, inline cache units,
+    F_* flags) and the classes the layout is made of."""
+    global _have_argument, _ready, _py313, _pop_top, _opnames, _stack_effect
+    global _Instr, _Handler, _Block, _CodeLayout, _AnalysisError
+    cdef int op
+    for op in range(256):
+        _kind[op] = kinds[op]
+        _caches[op] = caches[op]
+        _flags[op] = flags[op]
+    _have_argument = have_argument
+    _py313 = py313
+    _opnames = tuple(opnames)
+    _pop_top = list(opnames).index("POP_TOP")
+    _stack_effect = stack_effect
+    _Instr, _Handler, _Block, _CodeLayout = instr_cls, handler_cls, block_cls, layout_cls
+    _AnalysisError = analysis_error
+    _ready = True
+
+
+FLAG_NAMES = {"NO_FALLTHROUGH": F_NO_FALLTHROUGH, "CONDITIONAL": F_CONDITIONAL,
+              "FOR_ITER": F_FOR_ITER, "RETURN_GENERATOR": F_RETURN_GENERATOR,
+              "RETURN_OR_RAISE": F_RETURN_OR_RAISE, "BACKWARD": F_BACKWARD,
+              "EXTENDED_ARG": F_EXTENDED_ARG}
+
+
+cdef inline int _for_iter_exit(int target, const unsigned char* raw, int* nxt_of, int n) noexcept:
+    # bytecode.for_iter_exit over the unit arrays: past END_FOR (and 3.13's POP_TOP).
+    cdef int off = nxt_of[target // 2]
+    if _py313 and off < n and nxt_of[off // 2] > 0 and raw[off] == _pop_top:
+        off = nxt_of[off // 2]
+    return off
+
+
+def layout(code):
+    """bytecode.layout(code, fast=True), typed."""
+    if not _ready:
+        raise RuntimeError("tracer.analysis._fastplan.init was not called")
+    cdef bytes co = code.co_code
+    cdef const unsigned char* raw = co
+    cdef int n = len(co)
+    cdef int units = n // 2
+    cdef int size = units + 1
+    # Per code unit (offset // 2), for instruction starts: next offset, target (-1 none).
+    cdef int* nxt_of = <int*>PyMem_Malloc(sizeof(int) * 5 * size)
+    if nxt_of == NULL:
+        raise MemoryError()
+    cdef int* target_of = nxt_of + size
+    cdef int* depth = nxt_of + 2 * size
+    cdef int* cover = nxt_of + 3 * size  # handler index covering the unit, -1 none
+    cdef int* leader = nxt_of + 4 * size  # a flag per unit: a block starts there
+    cdef int i, op, kind, nx, arg, extended, target, k, off, d, h, hd, seen
+    cdef long long ext
+    cdef object argval, tgt
+    cdef list instrs = []
+    cdef dict by_offset = {}
+    cdef tuple consts = code.co_consts
+    cdef tuple names = code.co_names
+    cdef object opnames = _opnames
+    cdef object Instr = _Instr
+    try:
+        for i in range(size):
+            nxt_of[i] = 0
+            target_of[i] = -1
+            depth[i] = -1
+            cover[i] = -1
+        # -- decode (bytecode._decode_fast) ----------------------------------------
+        extended = 0
+        i = 0
+        while i < n:
+            op = raw[i]
+            kind = _kind[op]
+            nx = i + 2 + 2 * _caches[op]
+            tgt = None
+            if kind == A_NONE:
+                arg_obj = argval = None
+                extended = 0
+            else:
+                arg = raw[i + 1] | extended
+                if _flags[op] & F_EXTENDED_ARG:
+                    ext = (<long long>arg) << 8
+                    if ext >= 2147483648:
+                        ext -= 4294967296
+                    extended = <int>ext
+                else:
+                    extended = 0
+                arg_obj = arg
+                if kind == A_PLAIN:
+                    argval = arg_obj
+                elif kind == A_CONST:
+                    argval = consts[arg]
+                elif kind == A_NAME:
+                    argval = names[arg]
+                elif kind == A_GLOBAL or kind == A_ATTR:
+                    argval = names[arg >> 1]
+                elif kind == A_SUPER_ATTR:
+                    argval = names[arg >> 2]
+                elif kind == A_JREL:
+                    target = nx + 2 * (-arg if _flags[op] & F_BACKWARD else arg)
+                    argval = tgt = target
+                    target_of[i // 2] = target
+                elif kind == A_JABS:
+                    target = 2 * arg
+                    argval = tgt = target
+                    target_of[i // 2] = target
+                else:
+                    argval = code._varname_from_oparg(arg)
+            if nx >= n:
+                nx = n
+            nxt_of[i // 2] = nx
+            ins = Instr(i, nx, opnames[op], op, arg_obj, argval, "", None, tgt)
+            instrs.append(ins)
+            by_offset[i] = ins
+            i = nx
+        # -- the exception table (bytecode._handlers_fast) ---------------------------
+        handlers = []
+        handler_targets = {}
+        table = code.co_exceptiontable
+        fields = []
+        pos, tn = 0, len(table)
+        while pos < tn:
+            b = table[pos]
+            pos += 1
+            val = b & 63
+            while b & 64:
+                b = table[pos]
+                pos += 1
+                val = (val << 6) | (b & 63)
+            fields.append(val)
+            if len(fields) == 4:
+                start, length, htarget, dl = fields
+                hobj = _Handler(2 * start, 2 * (start + length), 2 * htarget, dl >> 1, bool(dl & 1))
+                handlers.append(hobj)
+                fields = []
+        for h in range(len(handlers)):
+            hobj = handlers[h]
+            handler_targets[hobj.target] = hobj
+            for off in range(hobj.start, min(hobj.end, n), 2):
+                if cover[off // 2] < 0:
+                    cover[off // 2] = h
+        # -- static depths (bytecode.layout's worklist, in the same order) ----------
+        depth_dict = {}
+        stacksize = code.co_stacksize
+        # The worklist of (offset, depth) pairs, popped from its end as bytecode.layout's.
+        pending = [(0, 0)] if instrs else []
+        while pending:
+            off, d = pending.pop()
+            seen = depth[off // 2] if off < n else -1
+            if seen >= 0:
+                if seen != d:
+                    raise _AnalysisError(
+                        f"{code.co_qualname}: inconsistent stack depth at offset {off}: {seen} vs {d}")
+                continue
+            if d < 0 or d > stacksize:
+                raise _AnalysisError(
+                    f"{code.co_qualname}: stack depth {d} at offset {off} outside 0..{stacksize}")
+            if off >= n or nxt_of[off // 2] == 0:
+                by_offset[off]  # KeyError, as the reference's by_offset[off]
+            depth[off // 2] = d
+            depth_dict[off] = d
+            op = raw[off]
+            # successors(): (target, jump effect) then (next, fall-through effect).
+            if not (_flags[op] & F_RETURN_OR_RAISE):
+                if _flags[op] & F_RETURN_GENERATOR:
+                    pending.append((nxt_of[off // 2], d + 1))
+                else:
+                    arg_obj = by_offset[off].arg if op >= _have_argument else None
+                    if target_of[off // 2] >= 0:
+                        pending.append((target_of[off // 2],
+                                        d + _stack_effect(op, arg_obj, jump=True)))
+                    nx = nxt_of[off // 2]
+                    if not (_flags[op] & F_NO_FALLTHROUGH) and nx < n and nxt_of[nx // 2] > 0:
+                        pending.append((nx, d + _stack_effect(op, arg_obj, jump=False)))
+            h = cover[off // 2]
+            if h >= 0:
+                hobj = handlers[h]
+                if hobj.target >= n or depth[hobj.target // 2] < 0:
+                    hd = hobj.depth + (1 if hobj.lasti else 0) + 1
+                    pending.append((hobj.target, hd))
+        # -- blocks ---------------------------------------------------------------
+        memset(leader, 0, sizeof(int) * size)
+        if instrs:
+            leader[0] = 1
+        for ins in instrs:
+            off = ins.offset
+            op = raw[off]
+            nx = nxt_of[off // 2]
+            if target_of[off // 2] >= 0:
+                target = target_of[off // 2]
+                if target < n:
+                    leader[target // 2] = 1
+                leader[nx // 2] = 1
+            if _flags[op] & (F_NO_FALLTHROUGH | F_CONDITIONAL):
+                leader[nx // 2] = 1
+            if _flags[op] & F_FOR_ITER:
+                target = target_of[off // 2]
+                if target >= n or nxt_of[target // 2] == 0:
+                    by_offset[target]  # KeyError, as for_iter_exit's
+                k = _for_iter_exit(target, raw, nxt_of, n)
+                if k <= n:
+                    leader[k // 2] = 1
+        for hobj in handlers:
+            if hobj.target < n:
+                leader[hobj.target // 2] = 1
+        blocks = []
+        block_of = {}
+        blk = None
+        for ins in instrs:
+            off = ins.offset
+            if leader[off // 2] or blk is None:
+                blk = _Block(len(blocks) + 1, off, ins.next)
+                blocks.append(blk)
+            blk.instrs.append(ins)
+            blk.end = ins.next
+            block_of[off] = blk.id
+        return _CodeLayout(instrs, by_offset, blocks, block_of, depth_dict, handlers,
+                           handler_targets)
+    finally:
+        PyMem_Free(nxt_of)
+
+
+# -- the segment walk (plan._Builder.walk), typed --------------------------------
+# Step tags and controls as ints; the per-instruction effects (instructions.effect_of)
+# encoded once per builder into them (_Prep).  Every rule is plan.py's, in the same
+# order, so the ops, the events asked for and the records interned (numbered in the
+# order the walk meets them) are the same: tests/plan_compare.py is the gate.
+
+cdef enum:
+    T_SET = 1
+    T_COPY
+    T_SWAP
+    T_LOAD_LOCAL
+    T_LOAD_CELL
+    T_LOAD_CONST
+    T_DELETE_LOCAL
+    T_STORE_LOCAL
+    T_STORE_CELL
+    T_GETATTR
+    T_METHOD_PAIR
+    T_RECORD
+    T_FOR_ITER
+    T_SEND
+    T_BRANCH
+    T_JUMP
+    T_RETURN
+    T_RETURN_CONST
+    T_YIELD
+    T_RAISE
+    T_LOST
+
+cdef enum:
+    C_NONE = 0
+    C_BRANCH
+    C_FOR_ITER
+    C_SEND
+    C_JUMP
+    C_SILENT_JUMP
+    C_RETURN
+    C_RETURN_CONST
+    C_YIELD
+    C_RAISE
+    C_LOST
+
+_TAGS = {"set": T_SET, "copy": T_COPY, "swap": T_SWAP, "load_local": T_LOAD_LOCAL,
+         "load_cell": T_LOAD_CELL, "load_const": T_LOAD_CONST, "delete_local": T_DELETE_LOCAL,
+         "store_local": T_STORE_LOCAL, "store_cell": T_STORE_CELL, "getattr": T_GETATTR,
+         "method_pair": T_METHOD_PAIR, "record": T_RECORD, "for_iter": T_FOR_ITER,
+         "send": T_SEND, "branch": T_BRANCH, "jump": T_JUMP, "return": T_RETURN,
+         "return_const": T_RETURN_CONST, "yield": T_YIELD, "raise": T_RAISE, "lost": T_LOST}
+_CONTROLS = {None: C_NONE, "branch": C_BRANCH, "for_iter": C_FOR_ITER, "send": C_SEND,
+             "jump": C_JUMP, "silent_jump": C_SILENT_JUMP, "return": C_RETURN,
+             "return_const": C_RETURN_CONST, "yield": C_YIELD, "raise": C_RAISE, "lost": C_LOST}
+
+# The analysis's numbers (microops.py, instructions.py), handed over by plan.py.
+cdef int M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY
+cdef int M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP
+cdef int M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
+cdef int M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE
+cdef int READ_RETURNED, R_OP, OP_STORE_FAST = -1, OP_SFLF = -1, OP_SFSF = -1, OP_RETURN_VALUE = -1
+cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
+cdef dict _SPECIAL_SHADOW = {}
+cdef object _Rec = None
+cdef bint _walk_ready = False
+
+
+def init_walk(dict k, rec_cls, dict special_shadow):
+    """Hand over the micro-op numbers, shadow classes and flags (by name), the Rec
+    class and SPECIAL_SHADOW."""
+    global M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY
+    global M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP
+    global M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
+    global M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE, READ_RETURNED, R_OP
+    global OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
+    global _SPECIAL_SHADOW, _Rec, _walk_ready
+    M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
+    M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY = k["M_STORE_LOCAL"], k["M_DELETE_LOCAL"], k["M_COPY"]
+    M_SWAP, M_CAPTURE, M_CAPTURE_METHOD = k["M_SWAP"], k["M_CAPTURE"], k["M_CAPTURE_METHOD"]
+    M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP = k["M_RECORD"], k["M_BRANCH"], k["M_FOR_ITER"], k["M_JUMP"]
+    M_RETURN, M_RETURN_CONST, M_YIELD = k["M_RETURN"], k["M_RETURN_CONST"], k["M_YIELD"]
+    M_RAISE, M_LOST, M_RECORD_BOOL = k["M_RAISE"], k["M_LOST"], k["M_RECORD_BOOL"]
+    M_SILENT_JUMP, M_SEND = k["M_SILENT_JUMP"], k["M_SEND"]
+    OTHER, CAPTURED, METH, METH_SELF = k["OTHER"], k["CAPTURED"], k["METH"], k["METH_SELF"]
+    LF_CELL, LF_DYN, LF_SAFE = k["LF_CELL"], k["LF_DYN"], k["LF_SAFE"]
+    READ_RETURNED, R_OP = k["READ_RETURNED"], k["R_OP"]
+    names = list(_opnames)
+    def op_of(name):
+        return names.index(name) if name in names else -1
+    OP_STORE_FAST = op_of("STORE_FAST")
+    OP_SFLF = op_of("STORE_FAST_LOAD_FAST")
+    OP_SFSF = op_of("STORE_FAST_STORE_FAST")
+    OP_RETURN_VALUE = op_of("RETURN_VALUE")
+    OP_POP_JUMP_IF_FALSE = op_of("POP_JUMP_IF_FALSE")
+    OP_POP_JUMP_IF_TRUE = op_of("POP_JUMP_IF_TRUE")
+    _SPECIAL_SHADOW = dict(special_shadow)
+    _Rec = rec_cls
+    _walk_ready = True
+
+
+cdef class _Prep:
+    """One builder's instructions as unit arrays: what the walk reads per offset."""
+    cdef int n, units, stacksize
+    cdef int* mem
+    cdef int* depth      # -1: unreachable or not an instruction start
+    cdef int* nxt
+    cdef int* target
+    cdef int* opcode
+    cdef int* arg
+    cdef int* pops
+    cdef int* pushes
+    cdef int* control
+    cdef int* jtarget    # 1: a jump target, handler or FOR_ITER exit (_jump_targets)
+    cdef int* boolish    # 1: pushes_bool(ins)
+    cdef list ins_at
+    cdef list eff_at
+    cdef list steps_at   # tuple of (tag, a, b, obj) per unit
+
+    def __dealloc__(self):
+        PyMem_Free(self.mem)
+
+
+cdef tuple _encode(tuple step):
+    tag = _TAGS.get(step[0])
+    if tag is None:
+        raise AssertionError(f"unknown step {step[0]}")
+    if tag == T_RECORD or tag == T_FOR_ITER or tag == T_SEND:
+        return (tag, 0, 0, step[1])
+    if tag == T_GETATTR:
+        return (tag, step[1], 0, step[2])
+    if tag == T_BRANCH:
+        return (tag, step[1], 0, step[2])
+    if tag == T_DELETE_LOCAL or tag == T_RETURN or tag == T_RETURN_CONST or tag == T_YIELD:
+        return (tag, step[1], 0, None)
+    if tag == T_RAISE:
+        return (tag, -1 if step[1] is None else step[1], 1 if step[1] is None else 0, None)
+    if tag == T_JUMP or tag == T_LOST:
+        return (tag, 0, 0, None)
+    return (tag, step[1], step[2], None)
+
+
+cdef _Prep _prepare(b, pushes_bool):
+    cdef _Prep p = _Prep()
+    lay = b.layout
+    code = b.code
+    cdef int n = len(code.co_code)
+    cdef int size = n // 2 + 1
+    cdef int i, u
+    p.n = n
+    p.units = size
+    p.stacksize = code.co_stacksize
+    p.mem = <int*>PyMem_Malloc(sizeof(int) * 11 * size)
+    if p.mem == NULL:
+        raise MemoryError()
+    p.depth, p.nxt, p.target = p.mem, p.mem + size, p.mem + 2 * size
+    p.opcode, p.arg, p.pops = p.mem + 3 * size, p.mem + 4 * size, p.mem + 5 * size
+    p.pushes, p.control = p.mem + 6 * size, p.mem + 7 * size
+    p.jtarget, p.boolish = p.mem + 8 * size, p.mem + 9 * size
+    for i in range(10 * size):
+        p.mem[i] = 0
+    for i in range(size):
+        p.depth[i] = -1
+        p.target[i] = -1
+    p.ins_at = [None] * size
+    p.eff_at = [None] * size
+    p.steps_at = [None] * size
+    depth = lay.depth
+    effects = b.effects
+    for ins in lay.instrs:
+        u = ins.offset // 2
+        p.ins_at[u] = ins
+        p.nxt[u] = ins.next
+        p.opcode[u] = ins.opcode
+        p.arg[u] = ins.arg if ins.arg is not None else 0
+        if ins.target is not None:
+            p.target[u] = ins.target
+        d = depth.get(ins.offset)
+        if d is not None:
+            p.depth[u] = d
+            eff = effects[ins.offset]
+            p.eff_at[u] = eff
+            p.pops[u] = eff.pops
+            p.pushes[u] = eff.pushes
+            p.control[u] = _CONTROLS[eff.control]
+            p.steps_at[u] = tuple([_encode(s) for s in eff.steps])
+        p.boolish[u] = 1 if pushes_bool(ins) else 0
+    for t in b._jump_targets():
+        if 0 <= t < n:
+            p.jtarget[t // 2] = 1
+        elif t == n:
+            p.jtarget[size - 1] = 1
+    return p
+
+
+cdef inline bint _is_dyn(int c) noexcept:
+    return c == CAPTURED or c == METH or c == METH_SELF
+
+
+cdef inline bint _reachable(_Prep p, int off) noexcept:
+    return 0 <= off < p.n and p.depth[off // 2] >= 0
+
+
+cdef inline bint _jump_target(_Prep p, int off) noexcept:
+    if off < 0 or off > p.n:
+        return False
+    return p.jtarget[off // 2] != 0
+
+
+cdef int _deferral(b, _Prep p, int off, int d, rec, bint exact) except? -9:
+    # plan._Builder.deferral
+    cdef int u = off // 2
+    if exact or len(rec.outputs) != 1 or p.control[u] != C_NONE:
+        return 0
+    if d + <int>rec.outputs[0] != d - p.pops[u] + p.pushes[u] - 1:
+        return 0
+    cdef int nx = p.nxt[u]
+    if not _reachable(p, nx) or p.ins_at[nx // 2] is None:
+        return 0
+    cdef int v = nx // 2
+    cdef int op = p.opcode[v]
+    if op == OP_STORE_FAST:
+        return p.arg[v] + 1
+    if op == OP_SFLF or op == OP_SFSF:
+        return (p.arg[v] >> 4) + 1
+    if op == OP_RETURN_VALUE:
+        return READ_RETURNED
+    return 0
+
+
+cdef class _Walk:
+    # One segment's walk: the shadow classes of the stack slots, results waiting.
+    cdef int* work
+    cdef int cap
+    cdef list later      # [(slot, nxt)] as plan's later_reads
+
+    def __dealloc__(self):
+        PyMem_Free(self.work)
+
+
+cdef int _read_point(b, _Prep p, _Walk w, int off, int d, rec, set events, set needs,
+                     bint exact) except? -9:
+    # plan._Builder._read_point
+    cdef int nx = p.nxt[off // 2]
+    if nx in events:
+        return 0
+    cdef int deferred = _deferral(b, p, off, d, rec, exact)
+    if not deferred:
+        if exact or not rec.outputs:
+            needs.add(nx)
+        else:
+            w.later.append((max([d + <int>x for x in rec.outputs]), nx))
+    return deferred
+
+
+cdef void _read_now(_Walk w, set needs) except *:
+    for _slot, nx in w.later:
+        needs.add(nx)
+    w.later = []
+
+
+cdef bint _consumes(_Prep p, _Walk w, int off, int d, set jump_events) except -1:
+    # plan._Builder._consumes
+    cdef int u = off // 2
+    cdef int control = p.control[u]
+    cdef int low, tag, a, c
+    if control != C_NONE and control != C_SILENT_JUMP and control != C_BRANCH and not (
+            control == C_JUMP and off not in jump_events):
+        return True
+    low = d - p.pops[u]
+    for step in p.steps_at[u]:
+        tag = step[0]
+        a = step[1]
+        c = step[2]
+        if tag == T_SWAP or tag == T_METHOD_PAIR:
+            low = min(low, d + a, d + c)
+        elif tag in (T_COPY, T_SET, T_LOAD_LOCAL, T_LOAD_CELL, T_LOAD_CONST, T_GETATTR,
+                     T_STORE_LOCAL, T_STORE_CELL, T_BRANCH):
+            low = min(low, d + a)
+        elif tag == T_RECORD or tag == T_FOR_ITER or tag == T_SEND:
+            rec = step[3]
+            for x in rec.inputs:
+                if isinstance(x, int):
+                    low = min(low, d + <int>x)
+            for x in rec.outputs:
+                if isinstance(x, int):
+                    low = min(low, d + <int>x)
+    cdef int top = -2147483647
+    for slot, _nx in w.later:
+        if <int>slot > top:
+            top = slot
+    return top >= low
+
+
+cdef void _captures(_Walk w, int ncls, int off, list ops) except *:
+    cdef int k, c
+    for k in range(ncls):
+        c = w.work[k]
+        if c == CAPTURED:
+            ops.append([M_CAPTURE, off, k, 0, 0])
+        elif c == METH and k + 1 < ncls and w.work[k + 1] == METH_SELF:
+            ops.append([M_CAPTURE_METHOD, off, k, k + 1, 0])
+
+
+cdef void _check_reads(b, list ops, int depth) except *:
+    recs = b.recs
+    cdef int r, nin, nout
+    for op in ops:
+        if op[0] == M_RECORD and not op[4]:
+            r = op[2]
+            nin, nout = recs[r + 2], recs[r + 3]
+            for x in recs[r + 5 + nin: r + 5 + nin + nout]:
+                if x >= depth:
+                    b.violations.append(
+                        f"{b.code.co_qualname}: offset {op[1]}: output slot {x} is not "
+                        f"live at the event (depth {depth})")
+
+
+cdef int _record(b, ins, rec, int d) except? -9:
+    hit = b.rec_index.get((ins.offset, d))
+    if hit is not None:
+        return hit
+    return b.record(ins, rec, d)
+
+
+cdef void _check_deferred(_Prep p, list ops, set needs) except *:
+    # plan._Builder._check_deferred
+    cdef Py_ssize_t i, j, nops = len(ops)
+    cdef int local, count
+    cdef bint first_is_store
+    cdef list op, o
+    for i in range(nops):
+        op = ops[i]
+        if op[0] != M_RECORD or op[4] <= 0:
+            continue
+        local = op[4] - 1
+        count = 0
+        first_is_store = False
+        for j in range(i + 1, nops):
+            o = ops[j]
+            if (o[0] == M_STORE_LOCAL and o[3] == local) or (o[0] == M_DELETE_LOCAL and o[2] == local):
+                if count == 0:
+                    first_is_store = o[0] == M_STORE_LOCAL
+                count += 1
+        if count != 1 or not first_is_store:
+            needs.add(p.nxt[(<int>op[1]) // 2])
+
+
+cdef void _mark_safe_loads(list ops) except *:
+    # plan._Builder._mark_safe_loads, step for step (kept apart: it changes with it).
+    # A local whose shadow is unknown is read back from the frame when it is
+    # loaded, at the segment's end: right only if the segment does not assign the
+    # local again after the load.
+    cdef set later_stores = set()
+    cdef Py_ssize_t i
+    cdef list op
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        if op[0] == M_STORE_LOCAL or op[0] == M_DELETE_LOCAL:
+            later_stores.add(op[2] if op[0] == M_DELETE_LOCAL else op[3])
+        elif op[0] == M_LOAD_LOCAL and op[3] not in later_stores:
+            op[4] |= LF_SAFE
+
+
+def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool):
+    """plan._Builder.walk(kind, start, events, needs), typed."""
+    cdef _Prep p = getattr(b, "_prep", None)
+    if p is None:
+        p = _prepare(b, pushes_bool)
+        b._prep = p
+    cdef bint exact = b.exact
+    cdef set jump_events = b.jump_events
+    cdef _Walk w = _Walk()
+    w.cap = p.stacksize + 64
+    w.work = <int*>PyMem_Malloc(sizeof(int) * w.cap)
+    if w.work == NULL:
+        raise MemoryError()
+    w.later = []
+    cdef int ncls = p.depth[start // 2] if _reachable(p, start) else 0
+    cdef int k, off, d, u, nw, tag, a, c, micro, deferred, newlen
+    cdef bint first = True, terminal, captured
+    cdef list ops = []
+    cdef set dyn_stored = set()
+    cdef dict visited = {}
+    cdef list followed = []
+    if not _reachable(p, start):
+        raise _Fallback()  # (the Python walk raises KeyError there)
+    for k in range(ncls):
+        w.work[k] = OTHER
+    off = start
+    while True:
+        if not _reachable(p, off) or p.ins_at[off // 2] is None:
+            _read_now(w, needs)
+            ops.append([M_LOST, off, 0, 0, 0])
+            break
+        if off in events and not (first and kind == at_kind):
+            _check_reads(b, ops, p.depth[off // 2])
+            _captures(w, ncls, off, ops)
+            ops.append([M_END, off, 0, 0, 0])
+            break
+        if off in visited:
+            pos = visited[off]
+            on_loop = [j for q, j in followed if q >= pos]
+            if on_loop:
+                b.jump_needs.add(on_loop[len(on_loop) - 1])
+            _read_now(w, needs)
+            ops.append([M_LOST, off, 0, 0, 0])
+            break
+        visited[off] = len(visited)
+        first = False
+        u = off // 2
+        d = p.depth[u]
+        ins = p.ins_at[u]
+        eff = p.eff_at[u]
+        if w.later and _consumes(p, w, off, d, jump_events):
+            captured = False
+            if eff.rec is not None:
+                for x in eff.rec.inputs:
+                    if isinstance(x, int) and 0 <= d + <int>x < ncls and _is_dyn(w.work[d + <int>x]):
+                        captured = True
+                        break
+            at = None
+            if captured:
+                if not _jump_target(p, off):
+                    at = off
+            else:
+                last = w.later[len(w.later) - 1][1]
+                if not _jump_target(p, last):
+                    at = last
+                elif not _jump_target(p, off):
+                    at = off
+            if at is None:
+                _read_now(w, needs)
+            else:
+                needs.add(at)
+                w.later = []
+        nw = ncls + p.pushes[u]
+        if nw + 8 > w.cap or d + 8 > w.cap:
+            raise _Fallback()
+        for k in range(ncls, nw):
+            w.work[k] = OTHER
+        terminal = False
+        for step in p.steps_at[u]:
+            tag = step[0]
+            a = step[1]
+            c = step[2]
+            if tag == T_SET:
+                _slot_check(d + a, nw)
+                w.work[d + a] = c
+                if c in _SPECIAL_SHADOW:
+                    ops.append([M_SET, off, d + a, _SPECIAL_SHADOW[c], 0])
+            elif tag == T_COPY:
+                _slot_check(d + a, nw)
+                _slot_check(d + c, nw)
+                w.work[d + a] = w.work[d + c]
+                ops.append([M_COPY, off, d + a, d + c, 0])
+            elif tag == T_SWAP:
+                _slot_check(d + a, nw)
+                _slot_check(d + c, nw)
+                k = w.work[d + a]
+                w.work[d + a] = w.work[d + c]
+                w.work[d + c] = k
+                ops.append([M_SWAP, off, d + a, d + c, 0])
+            elif tag == T_LOAD_LOCAL or tag == T_LOAD_CELL:
+                _slot_check(d + a, nw)
+                w.work[d + a] = OTHER
+                ops.append([M_LOAD_LOCAL, off, d + a, c, LF_CELL if tag == T_LOAD_CELL else 0])
+            elif tag == T_LOAD_CONST:
+                _slot_check(d + a, nw)
+                w.work[d + a] = OTHER
+                ops.append([M_LOAD_CONST, off, d + a, c, 0])
+            elif tag == T_DELETE_LOCAL:
+                if a in dyn_stored:
+                    needs.add(off)
+                ops.append([M_DELETE_LOCAL, off, a, 0, 0])
+            elif tag == T_STORE_LOCAL or tag == T_STORE_CELL:
+                _slot_check(d + a, nw)
+                flags = LF_CELL if tag == T_STORE_CELL else 0
+                if c in dyn_stored:
+                    needs.add(off)
+                if _is_dyn(w.work[d + a]):
+                    flags |= LF_DYN
+                    dyn_stored.add(c)
+                ops.append([M_STORE_LOCAL, off, d + a, c, flags])
+            elif tag == T_GETATTR:
+                _slot_check(d + a, nw)
+                if w.work[d + a] == CAPTURED:
+                    continue  # an attribute of a constant is a constant
+                rec = _Rec(R_OP, getattr, [a, ("static", step[3])], [a], display="getattr")
+                eff.rec = rec
+                deferred = _read_point(b, p, w, off, d, rec, events, needs, exact)
+                ops.append([M_RECORD, off, b.record(ins, rec, d), 0, deferred])
+                w.work[d + a] = OTHER
+            elif tag == T_METHOD_PAIR:
+                _slot_check(d + a, nw)
+                _slot_check(d + c, nw)
+                ops.append([M_COPY, off, d + c, d + a, 0])
+                ops.append([M_SET, off, d + a, _SPECIAL_SHADOW[CAPTURED], 0])
+                w.work[d + c] = METH_SELF
+                w.work[d + a] = METH
+            elif tag == T_RECORD:
+                rec = step[3]
+                micro = M_RECORD
+                deferred = 0
+                if p.nxt[u] not in events and _bool_into_branch(p, u, exact):
+                    micro = M_RECORD_BOOL
+                else:
+                    deferred = _read_point(b, p, w, off, d, rec, events, needs, exact)
+                for x in rec.inputs:
+                    if isinstance(x, int):
+                        _slot_check(d + <int>x, nw)
+                        if _is_dyn(w.work[d + <int>x]):
+                            needs.add(off)
+                ops.append([micro, off, _record(b, ins, rec, d), 0, deferred])
+                for x in rec.outputs:
+                    _slot_check(d + <int>x, nw)
+                    w.work[d + <int>x] = OTHER
+            elif tag == T_FOR_ITER:
+                rec = step[3]
+                _slot_check(d - 1, nw)
+                if _is_dyn(w.work[d - 1]):
+                    needs.add(off)
+                ops.append([M_FOR_ITER, off, _record(b, ins, rec, d), 0, p.nxt[u]])
+                terminal = True
+                break
+            elif tag == T_SEND:
+                rec = step[3]
+                for x in rec.inputs:
+                    if isinstance(x, int):
+                        _slot_check(d + <int>x, nw)
+                        if _is_dyn(w.work[d + <int>x]):
+                            needs.add(off)
+                ops.append([M_SEND, off, _record(b, ins, rec, d), p.nxt[u], p.target[u]])
+                terminal = True
+                break
+            elif tag == T_BRANCH:
+                _captures(w, min(d + a, nw), off, ops)
+                ops.append([M_BRANCH, off, d + a, _branch_kind(step[3]), p.target[u]])
+                terminal = True
+                break
+            elif tag == T_JUMP:
+                if off not in jump_events:
+                    continue
+                _captures(w, min(d, nw), off, ops)
+                ops.append([M_JUMP, off, 0, 0, 0])
+                terminal = True
+                break
+            elif tag == T_RETURN:
+                ops.append([M_RETURN, off, d + a, 0, 0])
+                terminal = True
+                break
+            elif tag == T_RETURN_CONST:
+                ops.append([M_RETURN_CONST, off, a, 0, 0])
+                terminal = True
+                break
+            elif tag == T_YIELD:
+                ops.append([M_YIELD, off, d + a, 0, 0])
+                terminal = True
+                break
+            elif tag == T_RAISE:
+                ops.append([M_RAISE, off, -1 if c else d + a, 0, 0])
+                terminal = True
+                break
+            elif tag == T_LOST:
+                ops.append([M_LOST, off, 0, 0, 0])
+                terminal = True
+                break
+        newlen = d - p.pops[u] + p.pushes[u]
+        ncls = newlen if newlen < nw else nw
+        if ncls < 0:
+            raise _Fallback()
+        if terminal:
+            break
+        if p.control[u] == C_SILENT_JUMP or p.control[u] == C_JUMP:
+            if p.control[u] == C_JUMP:
+                followed.append((visited[off], off))
+            ops.append([M_SILENT_JUMP, off, 0, 0, p.target[u]])
+            off = p.target[u]
+        else:
+            off = p.nxt[u]
+    # (in Python: a step that changes with the recorder's rules for unknown locals)
+    b._event_before_reassign(ops, needs)  # tracer.analysis.unknown
+    _mark_safe_loads(ops)
+    _check_deferred(p, ops, needs)
+    b.walked[(kind, start)] = set(visited)
+    return ops
+
+
+class _Fallback(Exception):
+    """The typed walk met a stack shape it does not model (a slot outside the
+    frame's depth): the builder walks that segment in Python instead."""
+
+
+cdef inline void _slot_check(int slot, int nw) except *:
+    # Python lists would wrap a negative index or raise past the end: both are
+    # cases the typed walk leaves to the Python one.
+    if slot < 0 or slot >= nw:
+        raise _Fallback()
+
+
+cdef dict _BRANCH_KINDS = {}
+
+
+def init_branch_kinds(dict kinds):
+    _BRANCH_KINDS.update(kinds)
+
+
+cdef inline int _branch_kind(name) except? -9:
+    return _BRANCH_KINDS[name]
+
+
+cdef inline bint _bool_into_branch(_Prep p, int u, bint exact) noexcept:
+    # plan._Builder.bool_into_branch
+    if exact or not p.boolish[u]:
+        return False
+    cdef int nx = p.nxt[u]
+    if nx < 0 or nx >= p.n or p.ins_at[nx // 2] is None:
+        return False
+    return p.opcode[nx // 2] == OP_POP_JUMP_IF_FALSE or p.opcode[nx // 2] == OP_POP_JUMP_IF_TRUE
+
+
+def assemble(list segments, int units, int at_kind):
+    """The ops, piece starts and segment tables of plan._Builder.build, from its
+    segments [(kind, start, ops)]: (ops, piece_start, seg_at, seg_from) as int32
+    arrays."""
+    from array import array
+    cdef Py_ssize_t total = 0, k = 0, j
+    cdef int lo, kind, start
+    cdef list op
+    for seg in segments:
+        total += len(seg[2])
+    ops = array("i", bytes(4 * 5 * total))
+    pieces = array("i", bytes(4 * total))
+    seg_at = array("i", [-1]) * units
+    seg_from = array("i", [-1]) * units
+    cdef int[:] o = ops
+    cdef int[:] pc = pieces
+    cdef int[:] sa = seg_at
+    cdef int[:] sf = seg_from
+    for seg in segments:
+        kind = seg[0]
+        start = seg[1]
+        if kind == at_kind:
+            sa[start // 2] = <int>k
+        else:
+            sf[start // 2] = <int>k
+        lo = start
+        for op in seg[2]:
+            if len(op) != 5:
+                raise AssertionError("an op of other than five words")
+            for j in range(5):
+                o[5 * k + j] = op[j]
+            pc[k] = lo
+            if op[0] == M_SILENT_JUMP:
+                lo = op[4]
+            k += 1
+    return ops, pieces, seg_at, seg_from
+
+
+def unit_tables(lay, int units):
+    """depth, handler and istart of plan._Builder.build, as int32 arrays."""
+    from array import array
+    depth = array("i", [-1]) * units
+    handler = array("i", [-1]) * units
+    istart = array("i", [0]) * units
+    cdef int[:] dp = depth
+    cdef int[:] hd = handler
+    cdef int[:] ist = istart
+    cdef int off, u, nx
+    for o, d in lay.depth.items():
+        dp[(<int>o) // 2] = d
+    for h in lay.handlers:
+        if h.target in lay.depth:
+            hd[(<int>h.target) // 2] = ((<int>h.depth) << 1) | (1 if h.lasti else 0)
+    for ins in lay.instrs:
+        off = ins.offset
+        nx = ins.next
+        for u in range(off // 2, nx // 2):
+            ist[u] = off
+    return depth, handler, istart
