@@ -471,54 +471,6 @@ cdef void *_realloc(void *p, size_t size) except NULL:
     return q
 
 
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <sys/mman.h>
-    /* Ask for transparent huge pages over the whole 2 MiB pages inside [p, p+size):
-       a column's fresh memory then costs one page fault per 2 MiB instead of one
-       per 4 KiB (the kernel decides; where THP is off this does nothing). */
-    static void tracer_advise_huge(void *p, size_t size) {
-    #ifdef MADV_HUGEPAGE
-        const uintptr_t huge = (uintptr_t)2 << 20;
-        uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-        uintptr_t hi = ((uintptr_t)p + size) & ~(huge - 1);
-        if (hi > lo) {
-            (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-        }
-    #endif
-    }
-    """
-    void _advise_huge "tracer_advise_huge"(void *p, size_t size) noexcept
-
-
-# Columns this big get huge pages: a big trace's columns are written once, front to
-# back, so 4 KiB pages cost a fault every 128 rows (2 us and more each, the larger
-# part of recording h at 10^7 rows).
-cdef size_t HUGE_COLUMN_BYTES = 4 << 20
-
-
-cdef void *_column_realloc(void *p, size_t was, size_t n, size_t itemsize) except NULL:
-    """A column of `was` items grown to `n` items (contents kept).
-
-    Big ones move to a fresh block advised for huge pages before anything is
-    written to it: realloc would copy into (or extend) 4 KiB pages first, and
-    pages touched before the advice stay small.
-    """
-    cdef size_t size = n * itemsize
-    cdef void *q
-    if size < HUGE_COLUMN_BYTES:
-        return _realloc(p, size)
-    q = malloc(size)
-    if q == NULL:
-        raise MemoryError("tracer: out of memory growing the trace")
-    _advise_huge(q, size)
-    if p != NULL:
-        memcpy(q, p, was * itemsize)
-        free(p)
-    return q
-
-
 @cython.final
 cdef class _Column:
     """A buffer-protocol view of one column, keeping its Trace alive."""

@@ -7,7 +7,10 @@ classes, `Query`, `Table`, the node kinds (`Kind`, `KIND_NAMES`), `Trace` and th
 limits of the spare-column pool.
 """
 
-from .._core import UNKNOWN, Trace, spare_columns_bytes, spare_columns_limit
+from .._core import (
+    UNKNOWN, Trace, column_memory, spare_columns_bytes, spare_columns_lazy_limit,
+    spare_columns_limit,
+)
 from .nodes import (
     ArgumentNode, CallNode, Const, ConstantNode, JumpNode, Location, NestedCallNode, Node,
     PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
@@ -20,4 +23,5 @@ __all__ = [
     "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
     "referenced", "backward", "dependents", "forward", "Query", "AXES", "Table", "Kind",
     "KIND_NAMES", "Trace", "UNKNOWN", "spare_columns_limit", "spare_columns_bytes",
+    "spare_columns_lazy_limit", "column_memory",
 ]

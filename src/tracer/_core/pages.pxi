@@ -1,0 +1,208 @@
+# Column memory: where a trace's big columns live and how they grow.
+#
+# A big trace's columns are written once, front to back, and are fresh memory: the
+# kernel zeroes every page on its first touch (on the measured machine that is the
+# larger part of recording `h` at 10^7 iterations, 6·10^7 rows, 1.9 GB of columns).
+# Growth by malloc + copy (or realloc into 4 KiB pages) touched every byte twice:
+# the copy's destination is fresh memory too, zeroed and then overwritten.  So a
+# column of 4 MiB and more is its own mapping, 2 MiB aligned and advised for
+# transparent huge pages (one fault per 2 MiB instead of per 4 KiB), and it grows
+# by mremap: in place when the addresses after it are free, else its page tables
+# move to a fresh aligned range.  Nothing is copied and no page is zeroed twice;
+# pages of capacity never written are never touched.  Small columns stay malloc's.
+#
+# Which blocks are mappings is kept in a small registry (not inferred from sizes),
+# so a growth that failed half-way through a trace's columns never frees a mapping
+# with free() or a heap block with munmap.  Elsewhere than Linux (no mremap) every
+# column is malloc's, as before.
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #if defined(__linux__)
+    #  ifndef _GNU_SOURCE
+    #    define _GNU_SOURCE
+    #  endif
+    #  include <sys/mman.h>
+    #  if defined(MREMAP_MAYMOVE) && defined(MREMAP_FIXED)
+    #    define TRACER_MAPPED_COLUMNS 1
+    #  endif
+    #endif
+
+    /* Columns this big are mappings (4 MiB: two huge pages). */
+    static size_t tracer_column_map_bytes = (size_t)4 << 20;
+    #define TRACER_HUGE ((size_t)2 << 20)
+
+    #ifdef TRACER_MAPPED_COLUMNS
+    typedef struct { void *p; size_t len; } tracer_mapping;
+    static tracer_mapping *tracer_maps = NULL;
+    static size_t tracer_nmaps = 0, tracer_mapcap = 0;
+    static size_t tracer_mapped_bytes = 0;
+
+    static size_t tracer_round_huge(size_t n) {
+        return (n + TRACER_HUGE - 1) & ~(TRACER_HUGE - 1);
+    }
+
+    static tracer_mapping *tracer_find_map(void *p) {
+        size_t i;
+        if (p == NULL) return NULL;
+        for (i = 0; i < tracer_nmaps; i++) {
+            if (tracer_maps[i].p == p) return &tracer_maps[i];
+        }
+        return NULL;
+    }
+
+    static int tracer_add_map(void *p, size_t len) {
+        if (tracer_nmaps == tracer_mapcap) {
+            size_t cap = tracer_mapcap ? 2 * tracer_mapcap : 64;
+            tracer_mapping *m = (tracer_mapping *)realloc(tracer_maps, cap * sizeof(tracer_mapping));
+            if (m == NULL) return -1;
+            tracer_maps = m;
+            tracer_mapcap = cap;
+        }
+        tracer_maps[tracer_nmaps].p = p;
+        tracer_maps[tracer_nmaps].len = len;
+        tracer_nmaps++;
+        tracer_mapped_bytes += len;
+        return 0;
+    }
+
+    /* `len` bytes (a multiple of 2 MiB) mapped at a 2 MiB-aligned address, advised
+       for huge pages before anything touches them; NULL when the kernel refuses. */
+    static void *tracer_map_aligned(size_t len) {
+        size_t span = len + TRACER_HUGE, head, tail;
+        uintptr_t a;
+        char *p = (char *)mmap(NULL, span, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == (char *)MAP_FAILED) return NULL;
+        a = ((uintptr_t)p + TRACER_HUGE - 1) & ~(uintptr_t)(TRACER_HUGE - 1);
+        head = (size_t)(a - (uintptr_t)p);
+        tail = span - head - len;
+        if (head) munmap(p, head);
+        if (tail) munmap((char *)a + len, tail);
+    #ifdef MADV_HUGEPAGE
+        (void)madvise((void *)a, len, MADV_HUGEPAGE);
+    #endif
+        return (void *)a;
+    }
+    #endif
+
+    /* The column `p` of `was` bytes grown to `size` bytes, contents kept; NULL (and
+       `p` unchanged) when memory runs out. */
+    static void *tracer_column_grow(void *p, size_t was, size_t size) {
+    #ifdef TRACER_MAPPED_COLUMNS
+        tracer_mapping *m = tracer_find_map(p);
+        void *q;
+        size_t len;
+        if (m == NULL && size < tracer_column_map_bytes) {
+            return realloc(p, size ? size : 1);
+        }
+        len = tracer_round_huge(size);
+        if (m == NULL) {
+            /* From the heap to a mapping: the small prefix is copied once. */
+            q = tracer_map_aligned(len);
+            if (q == NULL) return NULL;
+            if (tracer_add_map(q, len) < 0) { munmap(q, len); return NULL; }
+            if (p != NULL) {
+                memcpy(q, p, was);
+                free(p);
+            }
+            return q;
+        }
+        if (len <= m->len) return p;
+        /* In place: the addresses after the mapping are free. */
+        q = mremap(p, m->len, len, 0);
+        if (q == MAP_FAILED) {
+            /* Elsewhere: the pages (and their page tables) move to a fresh aligned
+               range; a PMD-aligned move keeps the huge pages whole. */
+            void *dst = tracer_map_aligned(len);
+            if (dst == NULL) return NULL;
+            q = mremap(p, m->len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+            if (q == MAP_FAILED) { munmap(dst, len); return NULL; }
+        }
+        tracer_mapped_bytes += len - m->len;
+        m->p = q;
+        m->len = len;
+        return q;
+    #else
+        (void)was;
+        return realloc(p, size ? size : 1);
+    #endif
+    }
+
+    static void tracer_column_free(void *p) {
+    #ifdef TRACER_MAPPED_COLUMNS
+        tracer_mapping *m = tracer_find_map(p);
+        if (m != NULL) {
+            munmap(m->p, m->len);
+            tracer_mapped_bytes -= m->len;
+            *m = tracer_maps[--tracer_nmaps];
+            return;
+        }
+    #endif
+        free(p);
+    }
+
+    /* The pages of the mapping `p` (a column) given back to the kernel lazily: it
+       takes them only when it needs memory, and until then a write reuses them
+       without a fault or zeroing (MADV_FREE).  Returns 1 when `p` is a mapping so
+       advised, 0 when it is not a mapping (a heap column: kept as it is), -1 when
+       the kernel refused (no MADV_FREE before Linux 4.5). */
+    static int tracer_column_lazy_free(void *p) {
+    #if defined(TRACER_MAPPED_COLUMNS) && defined(MADV_FREE)
+        tracer_mapping *m = tracer_find_map(p);
+        if (m == NULL) return 0;
+        return madvise(m->p, m->len, MADV_FREE) == 0 ? 1 : -1;
+    #else
+        return p == NULL ? 0 : -1;
+    #endif
+    }
+
+    /* Whether `p` is one of the mapped columns. */
+    static int tracer_column_is_mapped(void *p) {
+    #ifdef TRACER_MAPPED_COLUMNS
+        return tracer_find_map(p) != NULL;
+    #else
+        (void)p;
+        return 0;
+    #endif
+    }
+
+    /* Bytes of columns held in mappings now, and how many mappings. */
+    static size_t tracer_column_mapped_bytes(void) {
+    #ifdef TRACER_MAPPED_COLUMNS
+        return tracer_mapped_bytes;
+    #else
+        return 0;
+    #endif
+    }
+    static size_t tracer_column_mappings(void) {
+    #ifdef TRACER_MAPPED_COLUMNS
+        return tracer_nmaps;
+    #else
+        return 0;
+    #endif
+    }
+    """
+    void *_column_grow "tracer_column_grow"(void *p, size_t was, size_t size) noexcept
+    void _column_free "tracer_column_free"(void *p) noexcept
+    int _column_lazy_free "tracer_column_lazy_free"(void *p) noexcept
+    bint _column_is_mapped "tracer_column_is_mapped"(void *p) noexcept
+    size_t _column_mapped_bytes "tracer_column_mapped_bytes"() noexcept
+    size_t _column_mappings "tracer_column_mappings"() noexcept
+
+
+cdef void *_column_realloc(void *p, size_t was, size_t n, size_t itemsize) except NULL:
+    """A column of `was` items grown to `n` items (contents kept)."""
+    cdef void *q = _column_grow(p, was * itemsize, n * itemsize)
+    if q == NULL:
+        raise MemoryError("tracer: out of memory growing the trace")
+    return q
+
+
+def column_memory():
+    """`(bytes, mappings)`: the trace columns held now in their own huge-page mappings
+    (columns of 4 MiB and more, on Linux), spare columns included."""
+    return _column_mapped_bytes(), _column_mappings()
