@@ -19,7 +19,11 @@ made, as bench/cold.py does.
 
 `--mlp N` times instead bench/workloads.py's numpy MLP untraced and under each
 policy, interleaved, best of N rounds, as process CPU time (the previous trace
-dropped and collected before each timer starts).
+dropped and collected before each timer starts), with the best run's user and
+system time and minor page faults; one more row keeps every value but numpy
+arrays of 64 KiB and more (a value function: what a default that keeps small
+values would cost).  `--hold-heap` first asks glibc's malloc to keep the memory
+freed arrays had (mallopt) instead of returning it to the kernel.
 """
 
 from __future__ import annotations
@@ -132,33 +136,73 @@ def show(rows: dict, repeat: int) -> None:
               f"{r['found']:,} | {r['after']:,} |")
 
 
-def mlp(rounds: int) -> None:
+def _hold_freed_heap() -> str:
+    """Ask glibc's malloc to keep freed memory instead of handing it back to the
+    kernel (what MALLOC_MMAP_THRESHOLD_/MALLOC_TRIM_THRESHOLD_ do), so the next run's
+    arrays reuse pages already there.  Process-wide: a measurement, not a default."""
+    import ctypes
+    import ctypes.util
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    ok = libc.mallopt(m_mmap_threshold, 32 << 20) and libc.mallopt(m_trim_threshold, 1 << 30)
+    return "malloc keeps freed memory (mallopt)" if ok else "mallopt refused"
+
+
+def _big_arrays_summarised(limit: int = 64 << 10):
+    """A value function: every value kept except numpy arrays of `limit` bytes and
+    more, of which only (type, shape, dtype) is kept."""
+    import numpy as np
+
+    def keep_small(value):
+        if isinstance(value, np.ndarray) and value.nbytes >= limit:
+            return ("ndarray", value.shape, value.dtype)
+        return value
+    return keep_small
+
+
+def mlp(rounds: int, hold_heap: bool = False) -> None:
+    import resource
+
     import tracer
     from tracer.context import Context
 
     from workloads import BY_NAME
 
+    note = _hold_freed_heap() if hold_heap else "malloc as it is"
     w = BY_NAME["mlp"]
-    variants = ["untraced", *POLICIES]
+    contexts = {p: Context(values=p) for p in POLICIES}
+    contexts["keep ≤ 64 KiB arrays"] = Context(values=_big_arrays_summarised())
+    variants = ["untraced", *contexts]
     best = dict.fromkeys(variants, float("inf"))
+    split = dict.fromkeys(variants, (0.0, 0.0, 0))
     for rnd in range(rounds + 1):          # round 0 builds the plans
-        for variant in variants[rnd % 5:] + variants[:rnd % 5]:
+        k = rnd % len(variants)
+        for variant in variants[k:] + variants[:k]:
             args, kwargs = w.make_args()
             tracer.api._state.last = None
             gc.collect()
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
             t = time.process_time()
             if variant == "untraced":
                 w.func(*args, **kwargs)
             else:
-                root = tracer.track(w.func, *args, ctx=Context(values=variant), **kwargs)
+                root = tracer.track(w.func, *args, ctx=contexts[variant], **kwargs)
             dt = time.process_time() - t
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
             root = None
-            if rnd:
-                best[variant] = min(best[variant], dt)
+            if rnd and dt < best[variant]:
+                best[variant] = dt
+                split[variant] = (r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime,
+                                  r1.ru_minflt - r0.ru_minflt)
     base = best["untraced"]
     print(f"Python {sys.version.split()[0]}: numpy MLP, best of {rounds}, process time; "
-          f"untraced {base * 1e3:.1f} ms")
-    print("  ".join(f"{v} {best[v] / base:.2f}x" for v in variants))
+          f"untraced {base * 1e3:.1f} ms; {note}")
+    print("| values | ms | / untraced | user / sys (ms) | minor faults |")
+    print("|---|---|---|---|---|")
+    for v in variants:
+        u, sy, f = split[v]
+        print(f"| {v} | {best[v] * 1e3:.1f} | {best[v] / base:.2f}× | "
+              f"{u * 1e3:.0f} / {sy * 1e3:.0f} | {f:,} |")
 
 
 def main() -> None:
@@ -167,6 +211,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="passes per process")
     parser.add_argument("--mlp", type=int, metavar="N",
                         help="time the numpy MLP under each policy instead, best of N")
+    parser.add_argument("--hold-heap", action="store_true",
+                        help="with --mlp: glibc keeps freed memory (mallopt) for the whole run")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--values", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -174,7 +220,7 @@ def main() -> None:
         print(json.dumps(worker(args.worker, args.values, args.repeat)))
         return
     if args.mlp:
-        mlp(args.mlp)
+        mlp(args.mlp, args.hold_heap)
         return
     if not args.toolz:
         parser.error("--toolz DIR is needed (an unpacked toolz sdist)")

@@ -167,3 +167,46 @@ def test_a_bad_lazy_limit_is_refused(limits, bad):
     with pytest.raises(TypeError, match="number of bytes"):
         spare_columns_lazy_limit(bad)
     assert spare_columns_lazy_limit() == 1 << 32
+
+
+# -- freed object arenas kept for the next trace (pages.pxi) ---------------------------
+
+@pytest.fixture
+def arenas():
+    from tracer.views import arena_cache_limit
+    old = arena_cache_limit()
+    yield arena_cache_limit
+    arena_cache_limit(old)
+
+
+def floats(n):
+    """n distinct floats alive at once: about n / 32k arenas of pymalloc's."""
+    return [i * 0.5 + 0.25 for i in range(n)]
+
+
+@linux
+def test_freed_arenas_are_kept_and_reused(arenas):
+    from tracer.views import arena_cache_bytes
+    arenas(0)
+    assert arena_cache_bytes() == 0
+    arenas(256 << 20)
+    held = [tracer.track(floats, 400_000)]     # ~13 MB of floats kept by the trace
+    assert held[0].value[-1] == 399_999 * 0.5 + 0.25
+    tracer.validate(held[0])
+    drop(held)
+    kept = arena_cache_bytes()
+    assert kept >= 8 << 20                     # their arenas, kept
+    again = floats(400_000)                    # new objects land in them
+    assert arena_cache_bytes() < kept
+    assert again == [i * 0.5 + 0.25 for i in range(400_000)]
+    del again
+    assert arenas(0) == 256 << 20              # returns the previous limit
+    assert arena_cache_bytes() == 0            # and frees what it kept
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "1G", True])
+def test_a_bad_arena_limit_is_refused(arenas, bad):
+    before = arenas()
+    with pytest.raises(TypeError, match="number of bytes"):
+        arenas(bad)
+    assert arenas() == before

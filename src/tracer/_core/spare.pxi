@@ -26,8 +26,6 @@ ctypedef struct Columns:
     PyObject **value_
     int32_t *refs_
 
-from cpython.pyport cimport PY_SSIZE_T_MAX
-
 cdef Columns SPARE          # cap == 0: none kept
 cdef Py_ssize_t SPARE_LIMIT = 64 << 20
 # 4 GiB where Py_ssize_t has 64 bits (the columns of ~10^8 rows); none elsewhere.
