@@ -20,8 +20,8 @@ times after one warm-up call of each, and prints per size:
 - `end`: the time from the traced function's return to `track` returning (what
   tracing does after the call: closing the trace, making the root).
 
-`--fresh` sets `spare_columns_limit(0)` and `spare_columns_lazy_limit(0)` (where the
-build has it): every traced run in fresh memory, as before columns were reused.
+`--fresh` sets `spare_columns_limit(0)`, `spare_columns_lazy_limit(0)` and
+`arena_cache_limit(0)` (where the build has them): every traced run in fresh memory.
 The machine is shared: compare the ratios of one run, not times across runs.
 """
 
@@ -148,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.fresh:
         tracer.views.spare_columns_limit(0)
-        lazy = getattr(tracer.views, "spare_columns_lazy_limit", None)
-        if lazy is not None:
-            lazy(0)
+        for name in ("spare_columns_lazy_limit", "arena_cache_limit"):
+            if hasattr(tracer.views, name):     # builds before session 11 have neither
+                getattr(tracer.views, name)(0)
     collector = Collector()
     print(f"Python {sys.version.split()[0]}, best of {args.repeat} (interleaved), "
           f"{'fresh columns' if args.fresh else 'default spare columns'}")

@@ -210,3 +210,20 @@ def test_a_bad_arena_limit_is_refused(arenas, bad):
     with pytest.raises(TypeError, match="number of bytes"):
         arenas(bad)
     assert arenas() == before
+
+
+def test_huge_page_advice_is_a_setting(limits):
+    from tracer.views import column_huge_pages
+    old = column_huge_pages()
+    assert old is False                        # off unless asked for
+    try:
+        assert column_huge_pages(True) is False
+        root = fresh_trace()                   # mappings advised for huge pages
+        tracer.validate(root)
+        assert root.value == loop(N)
+        assert column_huge_pages() is True
+        with pytest.raises(TypeError, match="True or False"):
+            column_huge_pages(1)
+    finally:
+        column_huge_pages(old)
+    assert column_huge_pages() is False

@@ -3,13 +3,18 @@
 # A big trace's columns are written once, front to back, and are fresh memory: the
 # kernel zeroes every page on its first touch (on the measured machine that is the
 # larger part of recording `h` at 10^7 iterations, 6·10^7 rows, 1.9 GB of columns).
-# Growth by malloc + copy (or realloc into 4 KiB pages) touched every byte twice:
-# the copy's destination is fresh memory too, zeroed and then overwritten.  So a
-# column of 4 MiB and more is its own mapping, 2 MiB aligned and advised for
-# transparent huge pages (one fault per 2 MiB instead of per 4 KiB), and it grows
-# by mremap: in place when the addresses after it are free, else its page tables
-# move to a fresh aligned range.  Nothing is copied and no page is zeroed twice;
-# pages of capacity never written are never touched.  Small columns stay malloc's.
+# Growth by malloc + copy touched every byte twice: the copy's destination is fresh
+# memory too, zeroed and then overwritten.  So a column of 4 MiB and more is its own
+# mapping, 2 MiB aligned, and it grows by mremap: in place when the addresses after
+# it are free, else its page tables move to a fresh aligned range.  Nothing is
+# copied and no page is zeroed twice; pages of capacity never written are never
+# touched.  Small columns stay malloc's.
+#
+# Transparent huge pages (one fault per 2 MiB instead of per 4 KiB) are asked for
+# only when `column_huge_pages(True)` says so: on the development machine (a VM) a
+# first trace of h at 10^7 iterations took 8.9-9.2x untraced with them and
+# 5.4-6.2x without (fresh 2 MiB pages cost it ~2 s/GiB on first touch, 4 KiB pages
+# ~0.6 s/GiB); with the spare columns reused, neither faults at all.
 #
 # Which blocks are mappings is kept in a small registry (not inferred from sizes),
 # so a growth that failed half-way through a trace's columns never frees a mapping
@@ -35,6 +40,9 @@ cdef extern from *:
 
     /* Columns this big are mappings (4 MiB: two huge pages). */
     static size_t tracer_column_map_bytes = (size_t)4 << 20;
+    /* Whether new mappings are advised for transparent huge pages (see
+       column_huge_pages: off by default, measured slower on first touch). */
+    static int tracer_column_huge = 0;
     #define TRACER_HUGE ((size_t)2 << 20)
 
     #ifdef TRACER_MAPPED_COLUMNS
@@ -85,7 +93,7 @@ cdef extern from *:
         if (head) munmap(p, head);
         if (tail) munmap((char *)a + len, tail);
     #ifdef MADV_HUGEPAGE
-        (void)madvise((void *)a, len, MADV_HUGEPAGE);
+        if (tracer_column_huge) (void)madvise((void *)a, len, MADV_HUGEPAGE);
     #endif
         return (void *)a;
     }
@@ -194,6 +202,7 @@ cdef extern from *:
     bint _column_is_mapped "tracer_column_is_mapped"(void *p) noexcept
     size_t _column_mapped_bytes "tracer_column_mapped_bytes"() noexcept
     size_t _column_mappings "tracer_column_mappings"() noexcept
+    int _column_huge "tracer_column_huge"
 
 
 cdef void *_column_realloc(void *p, size_t was, size_t n, size_t itemsize) except NULL:
@@ -202,6 +211,25 @@ cdef void *_column_realloc(void *p, size_t was, size_t n, size_t itemsize) excep
     if q == NULL:
         raise MemoryError("tracer: out of memory growing the trace")
     return q
+
+
+def column_huge_pages(enabled=None):
+    """Get or set whether columns of 4 MiB and more made from now on are advised for
+    transparent huge pages (``madvise(MADV_HUGEPAGE)``; Linux, where the system's
+    THP setting allows it).  Returns the setting before the call (default False).
+
+    Huge pages mean one page fault per 2 MiB instead of per 4 KiB.  Whether that is
+    faster depends on the machine: on the development machine (a VM) a first big
+    trace in a process was slower with them (fresh 2 MiB pages cost more there than
+    512 faults of 4 KiB), so they are off unless asked for.
+    """
+    global _column_huge
+    old = bool(_column_huge)
+    if enabled is not None:
+        if not isinstance(enabled, bool):
+            raise TypeError(f"column_huge_pages takes True or False, not {enabled!r}")
+        _column_huge = 1 if enabled else 0
+    return old
 
 
 def column_memory():

@@ -8,8 +8,8 @@ limits of the spare-column pool.
 """
 
 from .._core import (
-    UNKNOWN, Trace, arena_cache_bytes, arena_cache_limit, column_memory, spare_columns_bytes,
-    spare_columns_lazy_limit, spare_columns_limit,
+    UNKNOWN, Trace, arena_cache_bytes, arena_cache_limit, column_huge_pages, column_memory,
+    spare_columns_bytes, spare_columns_lazy_limit, spare_columns_limit,
 )
 from .nodes import (
     ArgumentNode, CallNode, Const, ConstantNode, JumpNode, Location, NestedCallNode, Node,
@@ -23,5 +23,6 @@ __all__ = [
     "SpecialCallNode", "JumpNode", "ReturnNode", "Const", "Location",
     "referenced", "backward", "dependents", "forward", "Query", "AXES", "Table", "Kind",
     "KIND_NAMES", "Trace", "UNKNOWN", "spare_columns_limit", "spare_columns_bytes",
-    "spare_columns_lazy_limit", "column_memory", "arena_cache_limit", "arena_cache_bytes",
+    "spare_columns_lazy_limit", "column_memory", "column_huge_pages", "arena_cache_limit",
+    "arena_cache_bytes",
 ]
