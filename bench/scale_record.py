@@ -20,6 +20,10 @@ times after one warm-up call of each, and prints per size:
 - `end`: the time from the traced function's return to `track` returning (what
   tracing does after the call: closing the trace, making the root).
 
+`--touch MIB` instead maps MIB MiB of anonymous memory and writes one byte per 4 KiB,
+four times over (mapped afresh each pass), with 4 KiB pages and again with
+`MADV_HUGEPAGE`: what fresh memory costs on this machine, first pass and later ones.
+
 `--fresh` sets `spare_columns_limit(0)`, `spare_columns_lazy_limit(0)` and
 `arena_cache_limit(0)` (where the build has them): every traced run in fresh memory.
 The machine is shared: compare the ratios of one run, not times across runs.
@@ -139,13 +143,37 @@ def measure(n: int, repeat: int, collector: Collector) -> dict:
     return row
 
 
+def touch(mib: int) -> None:
+    import mmap
+    size = mib << 20
+    for huge in (False, True):
+        times = []
+        for _ in range(4):
+            m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            if huge and hasattr(mmap, "MADV_HUGEPAGE"):
+                m.madvise(mmap.MADV_HUGEPAGE)
+            u0, s0, _ = cpu()
+            for off in range(0, size, 4096):
+                m[off] = 1
+            u1, s1, _ = cpu()
+            times.append((u1 - u0) + (s1 - s0))
+            m.close()
+        print(f"{mib} MiB, {'MADV_HUGEPAGE' if huge else '4 KiB pages'}: passes "
+              + ", ".join(f"{t:.3f} s" for t in times))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1e5,1e6,1e7")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--fresh", action="store_true",
                     help="no spare columns: every traced run in fresh memory")
+    ap.add_argument("--touch", type=int, metavar="MIB",
+                    help="time touching MIB MiB of fresh memory instead")
     args = ap.parse_args(argv)
+    if args.touch:
+        touch(args.touch)
+        return 0
     if args.fresh:
         tracer.views.spare_columns_limit(0)
         for name in ("spare_columns_lazy_limit", "arena_cache_limit"):

@@ -1,4 +1,4 @@
-"""Columns that grow past the size advised for huge pages keep their contents."""
+"""Columns that grow past the size where they become their own mappings keep their rows."""
 
 import numpy as np
 
