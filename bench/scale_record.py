@@ -24,7 +24,8 @@ times after one warm-up call of each, and prints per size:
 four times over (mapped afresh each pass), with 4 KiB pages and again with
 `MADV_HUGEPAGE`: what fresh memory costs on this machine, first pass and later ones.
 
-`--fresh` sets `spare_columns_limit(0)`, `spare_columns_lazy_limit(0)` and
+By default it turns on tracer's arena cache (`--arena-cache 1024` MiB; off in tracer
+itself). `--fresh` sets `spare_columns_limit(0)`, `spare_columns_lazy_limit(0)` and
 `arena_cache_limit(0)` (where the build has them): every traced run in fresh memory.
 The machine is shared: compare the ratios of one run, not times across runs.
 """
@@ -168,12 +169,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--fresh", action="store_true",
                     help="no spare columns: every traced run in fresh memory")
+    ap.add_argument("--arena-cache", type=int, default=1024, metavar="MIB",
+                    help="keep up to MIB MiB of freed object arenas between runs "
+                         "(tracer.views.arena_cache_limit; off by default in tracer)")
     ap.add_argument("--touch", type=int, metavar="MIB",
                     help="time touching MIB MiB of fresh memory instead")
     args = ap.parse_args(argv)
     if args.touch:
         touch(args.touch)
         return 0
+    if not args.fresh and args.arena_cache and hasattr(tracer.views, "arena_cache_limit"):
+        tracer.views.arena_cache_limit(args.arena_cache << 20)
     if args.fresh:
         tracer.views.spare_columns_limit(0)
         for name in ("spare_columns_lazy_limit", "arena_cache_limit"):
@@ -181,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
                 getattr(tracer.views, name)(0)
     collector = Collector()
     print(f"Python {sys.version.split()[0]}, best of {args.repeat} (interleaved), "
-          f"{'fresh columns' if args.fresh else 'default spare columns'}")
+          f"{'fresh columns' if args.fresh else 'default spare columns'}, "
+          f"arena cache {0 if args.fresh else args.arena_cache} MiB")
     print("| iterations | rows | untraced (s) | traced (s) | ratio | user / sys (s) | first run | "
           "minor faults | THP faults | collector (ms, runs) | end (ms) | B/row |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -184,6 +184,15 @@ def floats(n):
     return [i * 0.5 + 0.25 for i in range(n)]
 
 
+def test_importing_tracer_leaves_the_arena_cache_off():
+    # A fresh process: the cache is opt-in, importing tracer changes no allocator.
+    import subprocess
+    code = ("import tracer.views as v; print(v.arena_cache_limit(), v.arena_cache_bytes())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["0", "0"]
+
+
 @linux
 def test_freed_arenas_are_kept_and_reused(arenas):
     from tracer.views import arena_cache_bytes

@@ -245,8 +245,9 @@ def column_memory():
 # iterations keeps 3·10^7 floats and ints, 960 MiB of pymalloc's 1 MiB arenas.  When
 # the trace is dropped pymalloc hands those arenas back to the kernel (munmap), and
 # the next trace pays a fault for each 4 KiB of them again (234,000 faults, a fifth
-# of the traced run).  So the core puts a small cache in front of the interpreter's
-# arena allocator (PyObject_SetArenaAllocator): a freed arena is kept, its pages
+# of the traced run).  So the core can put a small cache in front of the interpreter's
+# arena allocator, when asked (arena_cache_limit > 0; off by default, since it
+# changes the allocator of the whole process and keeps its memory resident) (PyObject_SetArenaAllocator): a freed arena is kept, its pages
 # given back lazily (MADV_FREE), up to ARENA_CACHE_LIMIT bytes, and the next arena
 # pymalloc asks for is one of them.  Every arena still comes from, and is finally
 # freed by, the allocator that was installed before (the cache owns none), so
@@ -267,7 +268,7 @@ cdef extern from *:
     static void *tracer_arena_ptr[TRACER_ARENA_SLOTS];
     static size_t tracer_arena_size[TRACER_ARENA_SLOTS];
     static size_t tracer_narenas = 0, tracer_arena_bytes = 0;
-    static size_t tracer_arena_limit = (size_t)1 << 30;
+    static size_t tracer_arena_limit = 0;
     static int tracer_arena_lock = 0;
 
     static int tracer_arena_acquire(void) {
@@ -341,6 +342,9 @@ cdef extern from *:
     /* Sets the limit (0: keep none, flushing what is kept); returns the old one. */
     static size_t tracer_arena_cache_limit(size_t limit) {
         size_t old = tracer_arena_limit;
+        /* Installed on first use only: importing tracer leaves the process's
+           allocator as it was. */
+        if (limit > 0) tracer_arena_cache_install();
         tracer_arena_limit = limit;
         if (tracer_arena_bytes > limit) tracer_arena_flush();
         return old;
@@ -360,8 +364,6 @@ cdef extern from *:
     size_t _arena_cache_get_limit "tracer_arena_cache_get_limit"() noexcept
 
 
-_arena_cache_install()
-
 
 def arena_cache_limit(limit=None):
     """Get or set how many bytes of freed object arenas (pymalloc's) are kept,
@@ -372,6 +374,10 @@ def arena_cache_limit(limit=None):
     fault their pages in again.  Returns the limit in force before the call;
     ``0`` keeps none and frees what is kept now.  Elsewhere than Linux nothing is
     kept and the limit is 0.
+
+    Off (0) by default: importing tracer does not touch the interpreter's
+    allocator.  The first non-zero limit puts the cache in front of it for the
+    rest of the process (it only passes arenas through while the limit is 0).
     """
     if limit is None:
         return _arena_cache_get_limit()
