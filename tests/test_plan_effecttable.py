@@ -10,7 +10,7 @@ import pytest
 from stdlib_walk import code_objects
 from tracer.analysis import effecttable
 from tracer.analysis.bytecode import layout
-from tracer.analysis.effecttable import CONTEXTUAL, effects_of
+from tracer.analysis.effecttable import CONTEXTUAL, PER_CODE, effects_of
 from tracer.analysis.instructions import effect_of
 
 MODULES = ["json.encoder", "json.decoder", "difflib", "textwrap", "ast", "inspect",
@@ -26,9 +26,13 @@ def test_shared_effects_equal_fresh_ones(name):
         lay = layout(code, fast=True)
         effects = effects_of(lay.instrs, lay.depth, code)
         assert list(effects) == [i.offset for i in lay.instrs if i.offset in lay.depth]
+        per_code: dict = {}
         prev = None
         for ins in lay.instrs:
             if ins.offset in lay.depth:
+                if ins.opname in PER_CODE:  # one Effect per (opcode, arg) in a code object
+                    assert per_code.setdefault((ins.opcode, ins.arg), effects[ins.offset]) \
+                        is effects[ins.offset]
                 fresh = effect_of(ins, code, prev)
                 got = effects[ins.offset]
                 assert (got.pops, got.pushes, got.steps, got.control, got.rec) == \

@@ -88,6 +88,25 @@ cdef inline int _for_iter_exit(int target, const unsigned char* raw, int* nxt_of
     return off
 
 
+cdef dict _effects_memo = {}
+
+
+cdef int _effect_of_op(int op, arg_obj, bint jump) except? -999:
+    # dis.stack_effect(op, arg, jump=jump), remembered per (opcode, arg, jump): a
+    # function of those alone (an error is raised again each time, not kept).
+    cdef long long a = -1 if arg_obj is None else <long long>arg_obj
+    if a < -1:  # (a negative argument, from EXTENDED_ARG overflow: not remembered)
+        return _stack_effect(op, arg_obj, jump=jump)
+    key = ((a + 1) << 10) | (op << 1) | jump
+    hit = _effects_memo.get(key)
+    if hit is not None:
+        return hit
+    cdef int e = _stack_effect(op, arg_obj, jump=jump)
+    if len(_effects_memo) < 65536:
+        _effects_memo[key] = e
+    return e
+
+
 def layout(code):
     """bytecode.layout(code, fast=True), typed."""
     if not _ready:
@@ -223,10 +242,10 @@ def layout(code):
                     arg_obj = by_offset[off].arg if op >= _have_argument else None
                     if target_of[off // 2] >= 0:
                         pending.append((target_of[off // 2],
-                                        d + _stack_effect(op, arg_obj, jump=True)))
+                                        d + _effect_of_op(op, arg_obj, True)))
                     nx = nxt_of[off // 2]
                     if not (_flags[op] & F_NO_FALLTHROUGH) and nx < n and nxt_of[nx // 2] > 0:
-                        pending.append((nx, d + _stack_effect(op, arg_obj, jump=False)))
+                        pending.append((nx, d + _effect_of_op(op, arg_obj, False)))
             h = cover[off // 2]
             if h >= 0:
                 hobj = handlers[h]
@@ -261,14 +280,24 @@ def layout(code):
         blocks = []
         block_of = {}
         blk = None
+        blk_instrs = None
+        bid = None
+        off = 0
         for ins in instrs:
-            off = ins.offset
+            # (instructions are consecutive: each one's offset is the next of the one before)
+            nx = nxt_of[off // 2]
             if leader[off // 2] or blk is None:
-                blk = _Block(len(blocks) + 1, off, ins.next)
+                if blk is not None:
+                    blk.end = off
+                blk = _Block(len(blocks) + 1, off, nx)
                 blocks.append(blk)
-            blk.instrs.append(ins)
-            blk.end = ins.next
-            block_of[off] = blk.id
+                blk_instrs = blk.instrs
+                bid = blk.id
+            blk_instrs.append(ins)
+            block_of[off] = bid
+            off = nx
+        if blk is not None:
+            blk.end = off
         return _CodeLayout(instrs, by_offset, blocks, block_of, depth_dict, handlers,
                            handler_targets)
     finally:
@@ -332,7 +361,7 @@ cdef int M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL
 cdef int M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP
 cdef int M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
 cdef int M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE
-cdef int OP_RESUME = -1, OP_IS_OP = -1, OP_CONTAINS_OP = -1, OP_COMPARE_OP = -1, OP_UNARY_NOT = -1
+cdef int OP_FOR_ITER = -1, OP_RESUME = -1, OP_IS_OP = -1, OP_CONTAINS_OP = -1, OP_COMPARE_OP = -1, OP_UNARY_NOT = -1
 cdef int READ_RETURNED, R_OP, OP_STORE_FAST = -1, OP_SFLF = -1, OP_SFSF = -1, OP_RETURN_VALUE = -1
 cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
 cdef dict _SPECIAL_SHADOW = {}
@@ -347,7 +376,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     global M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP
     global M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
     global M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE, READ_RETURNED, R_OP
-    global OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
+    global OP_FOR_ITER, OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
     global _SPECIAL_SHADOW, _Rec, _walk_ready
     M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
     M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY = k["M_STORE_LOCAL"], k["M_DELETE_LOCAL"], k["M_COPY"]
@@ -364,6 +393,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
         return names.index(name) if name in names else -1
     OP_STORE_FAST = op_of("STORE_FAST")
     OP_RESUME = op_of("RESUME")
+    OP_FOR_ITER = op_of("FOR_ITER")
     OP_IS_OP, OP_CONTAINS_OP = op_of("IS_OP"), op_of("CONTAINS_OP")
     OP_COMPARE_OP, OP_UNARY_NOT = op_of("COMPARE_OP"), op_of("UNARY_NOT")
     OP_SFLF = op_of("STORE_FAST_LOAD_FAST")
@@ -459,44 +489,84 @@ cdef _Prep _prepare(b, pushes_bool):
     p.steps_at = [None] * size
     cdef dict depth = lay.depth
     cdef dict effects = b.effects
-    cdef int off, op, arg, prev_off = -1
-    for ins in lay.instrs:
-        off = ins.offset
-        u = off // 2
-        p.ins_at[u] = ins
-        p.nxt[u] = ins.next
-        op = ins.opcode
+    cdef list instrs = lay.instrs
+    cdef Py_ssize_t k = 0, ninstr = len(instrs)
+    cdef int off, op, arg, prev_off = -1, kind, nx, extended = 0
+    cdef long long ext
+    cdef bytes co = code.co_code
+    cdef const unsigned char* raw = co
+    # co_code decoded again as layout() does (the same tables): opcode, argument,
+    # next offset and target per instruction start, without reading the Instr
+    # objects; the k-th instruction decoded is lay.instrs[k].
+    i = 0
+    while i < n:
+        op = raw[i]
+        kind = _kind[op]
+        nx = i + 2 + 2 * _caches[op]
+        u = i // 2
+        if kind == A_NONE:
+            arg = 0
+            extended = 0
+        else:
+            arg = raw[i + 1] | extended
+            if _flags[op] & F_EXTENDED_ARG:
+                ext = (<long long>arg) << 8
+                if ext >= 2147483648:
+                    ext -= 4294967296
+                extended = <int>ext
+            else:
+                extended = 0
+            if kind == A_JREL:
+                p.target[u] = nx + 2 * (-arg if _flags[op] & F_BACKWARD else arg)
+            elif kind == A_JABS:
+                p.target[u] = 2 * arg
+        if nx >= n:
+            nx = n
+        if k >= ninstr:
+            raise AssertionError("the layout has fewer instructions than co_code")
+        p.ins_at[u] = instrs[k]
+        k += 1
+        p.nxt[u] = nx
         p.opcode[u] = op
-        a = ins.arg
-        arg = a if a is not None else 0
         p.arg[u] = arg
-        t = ins.target
-        if t is not None:
-            p.target[u] = t
         p.prev[u] = prev_off
-        prev_off = off
-        d = depth.get(off)
-        if d is not None:
-            p.depth[u] = d
-            eff = effects[off]
-            p.eff_at[u] = eff
-            enc = eff.enc
-            if enc is None:  # (shared effects are encoded once: analysis/effecttable.py)
-                enc = eff.enc = (eff.pops, eff.pushes, _CONTROLS[eff.control],
-                                 tuple([_encode(s) for s in eff.steps]))
-            p.pops[u] = enc[0]
-            p.pushes[u] = enc[1]
-            p.control[u] = enc[2]
-            p.steps_at[u] = enc[3]
+        prev_off = i
         # plan.pushes_bool
         p.boolish[u] = 1 if (op == OP_IS_OP or op == OP_CONTAINS_OP
                              or (_py313 and op == OP_COMPARE_OP and arg & 16)) else 0
-    for t in b._jump_targets():
-        if 0 <= t < n:
-            p.jtarget[t // 2] = 1
-        elif t == n:
-            p.jtarget[size - 1] = 1
+        i = nx
+    if k != ninstr:
+        raise AssertionError("the layout has more instructions than co_code")
+    for o, d in depth.items():
+        p.depth[(<int>o) // 2] = d
+    for o, eff in effects.items():
+        u = (<int>o) // 2
+        p.eff_at[u] = eff
+        enc = eff.enc
+        if enc is None:  # (shared effects are encoded once: analysis/effecttable.py)
+            enc = eff.enc = (eff.pops, eff.pushes, _CONTROLS[eff.control],
+                             tuple([_encode(st) for st in eff.steps]))
+        p.pops[u] = enc[0]
+        p.pushes[u] = enc[1]
+        p.control[u] = enc[2]
+        p.steps_at[u] = enc[3]
+    # plan._Builder._jump_targets: targets of jumps, handlers, FOR_ITER exits.
+    for u in range(n // 2):
+        if p.ins_at[u] is not None and p.target[u] >= 0:
+            _mark_jtarget(p, p.target[u])
+    for h in lay.handlers:
+        _mark_jtarget(p, h.target)
+    for u in range(n // 2):
+        if p.ins_at[u] is not None and p.opcode[u] == OP_FOR_ITER:
+            _mark_jtarget(p, _for_iter_exit_p(p, u))
     return p
+
+
+cdef inline void _mark_jtarget(_Prep p, int t) noexcept:
+    if 0 <= t < p.n:
+        p.jtarget[t // 2] = 1
+    elif t == p.n:
+        p.jtarget[p.units - 1] = 1
 
 
 cdef inline bint _is_dyn(int c) noexcept:
@@ -608,7 +678,7 @@ cdef void _captures(_Walk w, int ncls, int off, list ops) except *:
             ops.append([M_CAPTURE_METHOD, off, k, k + 1, 0])
 
 
-cdef void _check_reads(b, list ops, int depth) except *:
+cdef void _check_reads(b, list ops, int depth, list violations) except *:
     recs = b.recs
     cdef int r, nin, nout
     for op in ops:
@@ -617,9 +687,24 @@ cdef void _check_reads(b, list ops, int depth) except *:
             nin, nout = recs[r + 2], recs[r + 3]
             for x in recs[r + 5 + nin: r + 5 + nin + nout]:
                 if x >= depth:
-                    b.violations.append(
+                    violations.append(
                         f"{b.code.co_qualname}: offset {op[1]}: output slot {x} is not "
                         f"live at the event (depth {depth})")
+
+
+cdef dict _getattr_recs = {}
+
+
+cdef object _getattr_rec(int a, attr):
+    # The Rec of a LOAD_ATTR's getattr (plan._Builder._steps makes it afresh each
+    # time): equal ones shared, as they are data the builder only reads.
+    key = (a, attr)
+    rec = _getattr_recs.get(key)
+    if rec is None:
+        rec = _Rec(R_OP, getattr, [a, ("static", attr)], [a], display="getattr")
+        if len(_getattr_recs) < 4096:
+            _getattr_recs[key] = rec
+    return rec
 
 
 cdef int R_CALL = -1, R_CALL_EX = -1, IV_NONE = 0, IV_ANY = 0, IV_BOOL = 0
@@ -755,10 +840,13 @@ cdef void _mark_safe_loads(list ops) except *:
 
 def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool):
     """plan._Builder.walk(kind, start, events, needs), typed."""
-    return _walk_c(b, kind, start, events, needs, at_kind, pushes_bool)
+    return _walk_c(b, kind, start, events, needs, at_kind, pushes_bool, b.jump_needs,
+                   b.violations, b.walked)
 
 
-cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pushes_bool):
+cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pushes_bool,
+                  set jump_needs, list violations, dict walked):
+    # (jump_needs, violations, walked: the builder's attributes of those names)
     cdef _Prep p = _prep_of(b, pushes_bool)
     cdef bint exact = b.exact
     cdef set jump_events = b.jump_events
@@ -786,7 +874,7 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
             ops.append([M_LOST, off, 0, 0, 0])
             break
         if off in events and not (first and kind == at_kind):
-            _check_reads(b, ops, p.depth[off // 2])
+            _check_reads(b, ops, p.depth[off // 2], violations)
             _captures(w, ncls, off, ops)
             ops.append([M_END, off, 0, 0, 0])
             break
@@ -794,7 +882,7 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
             pos = visited[off]
             on_loop = [j for q, j in followed if q >= pos]
             if on_loop:
-                b.jump_needs.add(on_loop[len(on_loop) - 1])
+                jump_needs.add(on_loop[len(on_loop) - 1])
             _read_now(w, needs)
             ops.append([M_LOST, off, 0, 0, 0])
             break
@@ -878,7 +966,7 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
                 _slot_check(d + a, nw)
                 if w.work[d + a] == CAPTURED:
                     continue  # an attribute of a constant is a constant
-                rec = _Rec(R_OP, getattr, [a, ("static", step[3])], [a], display="getattr")
+                rec = _getattr_rec(a, step[3])
                 eff.rec = rec
                 deferred = _read_point(b, p, w, off, d, rec, events, needs, exact)
                 ops.append([M_RECORD, off, _record(b, p, off, rec, d), 0, deferred])
@@ -974,7 +1062,7 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
     _event_before_reassign(b, p, ops, needs)  # tracer.analysis.unknown
     _mark_safe_loads(ops)
     _check_deferred(p, ops, needs)
-    b.walked[(kind, start)] = set(visited)
+    walked[(kind, start)] = set(visited)
     return ops
 
 
@@ -1188,7 +1276,9 @@ cdef list _starts(b, _Prep p, set events, int at_kind, int from_kind):
 
 
 cdef list _walk_once(b, _Prep p, dict memo, int kind, int start, set events, set needs,
-                     object new_events, set new_jumps, int at_kind, pushes_bool):
+                     object new_events, set new_jumps, int at_kind, pushes_bool,
+                     set jump_needs, list violations, dict walked):
+    # (jump_needs, violations, walked: this round's, the builder's attributes)
     # plan._Builder._walk_once
     key = (kind, start)
     hit = memo.get(key) if new_events is not None else None
@@ -1197,24 +1287,27 @@ cdef list _walk_once(b, _Prep p, dict memo, int kind, int start, set events, set
         ops, _deps, visited, seg_needs, seg_jumps, seg_violations = hit
     else:
         seg_needs = set()
-        outer_jumps, outer_violations = b.jump_needs, b.violations
-        b.jump_needs, b.violations = set(), []
+        seg_jumps = set()
+        seg_violations = []
         try:
-            ops = _walk_c(b, kind, start, events, seg_needs, at_kind, pushes_bool)
+            ops = _walk_c(b, kind, start, events, seg_needs, at_kind, pushes_bool,
+                          seg_jumps, seg_violations, walked)
         except _Fallback:  # a stack shape the typed walk leaves to the Python one
-            ops = b._walk_py(kind, start, events, seg_needs)
-        seg_jumps, seg_violations = b.jump_needs, b.violations
-        b.jump_needs, b.violations = outer_jumps, outer_violations
-        visited = b.walked[key]
+            b.jump_needs, b.violations = seg_jumps, seg_violations
+            try:
+                ops = b._walk_py(kind, start, events, seg_needs)
+            finally:
+                b.jump_needs, b.violations = jump_needs, violations
+        visited = walked[key]
         deps = set(visited)
         for o in visited:
             deps.add(p.nxt[(<int>o) // 2])
         deps.add(ops[len(ops) - 1][1])
         memo[key] = (ops, deps, visited, seg_needs, seg_jumps, seg_violations)
     needs |= seg_needs
-    b.jump_needs |= seg_jumps
-    b.violations += seg_violations
-    b.walked[key] = visited
+    jump_needs |= seg_jumps
+    violations += seg_violations
+    walked[key] = visited
     return ops
 
 
@@ -1227,15 +1320,16 @@ def rounds(b, set events, int at_kind, int from_kind, pushes_bool):
     b._memo = memo
     new_events = None
     cdef set new_jumps = set()
-    cdef set needs
-    cdef list segments
+    cdef set needs, jump_needs
+    cdef list segments, violations
+    cdef dict walked
     while True:
         needs = set()
-        b.jump_needs = set()
-        b.walked = {}
-        b.violations = []
+        b.jump_needs = jump_needs = set()
+        b.walked = walked = {}
+        b.violations = violations = []
         segments = [(k, s, _walk_once(b, p, memo, k, s, events, needs, new_events, new_jumps,
-                                           at_kind, pushes_bool))
+                                      at_kind, pushes_bool, jump_needs, violations, walked))
                     for k, s in _starts(b, p, events, at_kind, from_kind)]
         if needs <= events and b.jump_needs <= b.jump_events:
             break
@@ -1347,3 +1441,15 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
             for i in range(len(<list>by_start[k])):
                 bsa[base + i] = <int>at
     return branch_sides, branch_sides_at
+
+
+def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit):
+    """plan._Builder.build's marking of silent branches: SILENT_BRANCH on the unit
+    of each BRANCH op that ends a silent branch's segment."""
+    cdef int[:] flags = unit_flags
+    cdef int[:] o = ops
+    cdef int[:] at = branch_sides_at
+    cdef Py_ssize_t k
+    for k in range(at.shape[0]):
+        if at[k] >= 0 and o[k * 5] == M_BRANCH:
+            flags[o[k * 5 + 1] // 2] |= silent_bit

@@ -6,7 +6,8 @@ every code object.  The builder asks for those once per process and shares the
 Effect (and its Recs, and the typed walk's encoding of its steps); only the
 instructions whose effect reads the code object or a neighbouring instruction --
 local and cell names, attribute names, keyword names, what follows a TO_BOOL -- are
-asked for each time.  The reference builder (plan._Builder(reference=True)) calls
+asked for each time (once per code object for those that read only the code
+object: LOAD_FAST's local, STORE_ATTR's name).  The reference builder (plan._Builder(reference=True)) calls
 effect_of for every instruction; tests/plan_compare.py holds the two plans equal,
 and tests/test_plan_effecttable.py each shared effect equal to a fresh one.
 """
@@ -18,7 +19,7 @@ from types import CodeType
 from .bytecode import Instr
 from .instructions import Effect, effect_of
 
-__all__ = ["effects_of", "CONTEXTUAL"]
+__all__ = ["effects_of", "CONTEXTUAL", "PER_CODE"]
 
 # Instructions whose effect depends on more than (opcode, arg): effect_of reads the
 # code object (co_names, co_consts, cell and free variable names), the instruction
@@ -33,6 +34,14 @@ CONTEXTUAL = frozenset({
     "CALL", "CALL_KW",
 })
 
+# Of those, the ones that read only the code object (local, cell and attribute
+# names), not a neighbour: shared within one code object.
+PER_CODE = frozenset({
+    "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_FAST_LOAD_FAST",
+    "LOAD_FAST_BORROW_LOAD_FAST_BORROW", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF",
+    "STORE_ATTR", "DELETE_ATTR",
+})
+
 _MAX_SHARED = 1 << 16  # distinct (opcode, arg) pairs kept (jump arguments vary most)
 _shared: dict[tuple[int, int | None], Effect] = {}
 
@@ -42,11 +51,19 @@ def effects_of(instrs: list[Instr], depth: dict[int, int], code: CodeType) -> di
     as {ins.offset: effect_of(ins, code, previous instruction)} gives them."""
     out: dict[int, Effect] = {}
     shared = _shared
+    own: dict[tuple[int, int | None], Effect] = {}  # PER_CODE ones
     prev = None
     for ins in instrs:
         if ins.offset in depth:
             if ins.opname in CONTEXTUAL:
-                out[ins.offset] = effect_of(ins, code, prev)
+                if ins.opname in PER_CODE:
+                    key = (ins.opcode, ins.arg)
+                    eff = own.get(key)
+                    if eff is None:
+                        eff = own[key] = effect_of(ins, code, prev)
+                    out[ins.offset] = eff
+                else:
+                    out[ins.offset] = effect_of(ins, code, prev)
             else:
                 key = (ins.opcode, ins.arg)
                 eff = shared.get(key)

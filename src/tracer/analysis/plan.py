@@ -199,9 +199,10 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         self.before = mode == PLAN_INTERVENE
         self.mode = mode
         self.layout = layout(code, fast=not reference)
-        self.prev: dict[int, Instr] = {}
-        for a, b in zip(self.layout.instrs, self.layout.instrs[1:]):
-            self.prev[b.offset] = a
+        self.prev: dict[int, Instr] = {}  # (the Python passes' only: effects, silent)
+        if reference or _fastplan is None:
+            for a, b in zip(self.layout.instrs, self.layout.instrs[1:]):
+                self.prev[b.offset] = a
         if reference:
             self.effects = {
                 i.offset: effect_of(i, code, self.prev.get(i.offset))
@@ -757,11 +758,12 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         if fast:
             branch_sides, branch_sides_at = _fastplan.silent_branches(
                 self, segments, len(ops) // OP_WORDS, FROM)
+            _fastplan.flag_silent(unit_flags, ops, branch_sides_at, SILENT_BRANCH)
         else:
             branch_sides, branch_sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
-        for k in range(len(branch_sides_at)):
-            if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
-                unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
+            for k in range(len(branch_sides_at)):
+                if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
+                    unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
         if fast:
             depth, handler, istart = _fastplan.unit_tables(self.layout, units)
         else:
