@@ -21,6 +21,11 @@ core (`_core.plan_problem`), and "check(numpy)" the same rules in Python
 instructions; the build columns are for its code object alone (words' lambda is
 built at its own first call).
 
+`--phases` instead times the plan builder per phase over every code object of
+json (encoder, decoder, scanner), difflib, textwrap and ast: the layout, the
+builder's set-up (effects), the first events, the whole build, the same with the
+compiled passes off, and the reference builder, in microseconds per instruction.
+
 Part 2 (`--toolz DIR`, DIR an unpacked toolz sdist: `pip download --no-binary :all:
 toolz`): toolz's own test functions (toolz/tests/test_*.py, the ones that take no
 argument and pass untraced) run in fresh processes, each test traced on its own:
@@ -351,6 +356,56 @@ def print_suite(r: dict, no_gc: bool, values: str | None = None) -> None:
               f"   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, gc {g2 * 1e3:5.1f} ms)")
 
 
+PHASE_MODULES = ["json.encoder", "json.decoder", "json.scanner", "difflib", "textwrap", "ast"]
+
+
+def phases(repeat: int) -> list[tuple[str, float]]:
+    """The builder per phase over every code object of PHASE_MODULES (their source
+    compiled afresh), best of `repeat`, in microseconds per instruction: each row
+    runs the builder up to that phase."""
+    codes: list[types.CodeType] = []
+
+    def collect(c: types.CodeType) -> None:
+        codes.append(c)
+        for k in c.co_consts:
+            if isinstance(k, types.CodeType):
+                collect(k)
+
+    for name in PHASE_MODULES:
+        mod = importlib.import_module(name)
+        collect(compile(Path(mod.__file__).read_text(), mod.__file__, "exec"))
+    ninstr = sum(len(bytecode.layout(c, fast=True).instrs) for c in codes)
+
+    def best(step) -> float:
+        times = []
+        for _ in range(repeat):
+            t = time.process_time()
+            for c in codes:
+                step(c)
+            times.append(time.process_time() - t)
+        return min(times) * 1e6 / ninstr
+
+    def first_events(c):
+        b = _Builder(c, 0)
+        if plan._fastplan is not None:
+            plan._fastplan.initial_events(b, plan.pushes_bool)
+        else:
+            b.initial_events()
+
+    rows = [("layout (decode, depths, blocks)", best(lambda c: bytecode.layout(c, fast=True))),
+            ("+ effects (the builder set up)", best(lambda c: _Builder(c, 0))),
+            ("+ first events (and the walk's unit tables)", best(first_events)),
+            ("whole build", best(lambda c: _Builder(c, 0).build()))]
+    with _compiled_passes(False):
+        rows.append(("whole build, compiled passes off", best(lambda c: _Builder(c, 0).build())))
+    rows.append(("reference builder", best(lambda c: _Builder(c, 0, reference=True).build())))
+    print(f"plan builder per phase: {len(codes)} code objects of {', '.join(PHASE_MODULES)}, "
+          f"{ninstr:,} instructions, best of {repeat}")
+    for label, us in rows:
+        print(f"  {label:42s} {us:6.2f} us/instr")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
@@ -362,10 +417,16 @@ def main() -> None:
                         help="run the suite's processes with the garbage collector off")
     parser.add_argument("--values", help="trace the suite with Context(values=VALUES)")
     parser.add_argument("--suite-only", action="store_true", help="skip part 1")
+    parser.add_argument("--phases", action="store_true",
+                        help="only the builder per phase over a corpus of stdlib modules")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.suite_worker:
         suite_worker(args.suite_worker, args.traced, args.no_gc, args.values)
+        return
+    if args.phases:
+        print(f"Python {sys.version.split()[0]}")
+        phases(args.repeat)
         return
     print(f"Python {sys.version.split()[0]}, best of {args.repeat} samples of {args.batch} calls")
     result: dict = {}

@@ -12,6 +12,7 @@ imports nothing of tracer: bytecode.py imports it).
 
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.string cimport memset
+from cpython cimport array as carray
 
 # Per-opcode flags (made in init from the names, per interpreter).
 cdef enum:
@@ -85,6 +86,25 @@ cdef inline int _for_iter_exit(int target, const unsigned char* raw, int* nxt_of
     if _py313 and off < n and nxt_of[off // 2] > 0 and raw[off] == _pop_top:
         off = nxt_of[off // 2]
     return off
+
+
+cdef dict _effects_memo = {}
+
+
+cdef int _effect_of_op(int op, arg_obj, bint jump) except? -999:
+    # dis.stack_effect(op, arg, jump=jump), remembered per (opcode, arg, jump): a
+    # function of those alone (an error is raised again each time, not kept).
+    cdef long long a = -1 if arg_obj is None else <long long>arg_obj
+    if a < -1:  # (a negative argument, from EXTENDED_ARG overflow: not remembered)
+        return _stack_effect(op, arg_obj, jump=jump)
+    key = ((a + 1) << 10) | (op << 1) | jump
+    hit = _effects_memo.get(key)
+    if hit is not None:
+        return hit
+    cdef int e = _stack_effect(op, arg_obj, jump=jump)
+    if len(_effects_memo) < 65536:
+        _effects_memo[key] = e
+    return e
 
 
 def layout(code):
@@ -222,10 +242,10 @@ def layout(code):
                     arg_obj = by_offset[off].arg if op >= _have_argument else None
                     if target_of[off // 2] >= 0:
                         pending.append((target_of[off // 2],
-                                        d + _stack_effect(op, arg_obj, jump=True)))
+                                        d + _effect_of_op(op, arg_obj, True)))
                     nx = nxt_of[off // 2]
                     if not (_flags[op] & F_NO_FALLTHROUGH) and nx < n and nxt_of[nx // 2] > 0:
-                        pending.append((nx, d + _stack_effect(op, arg_obj, jump=False)))
+                        pending.append((nx, d + _effect_of_op(op, arg_obj, False)))
             h = cover[off // 2]
             if h >= 0:
                 hobj = handlers[h]
@@ -260,14 +280,24 @@ def layout(code):
         blocks = []
         block_of = {}
         blk = None
+        blk_instrs = None
+        bid = None
+        off = 0
         for ins in instrs:
-            off = ins.offset
+            # (instructions are consecutive: each one's offset is the next of the one before)
+            nx = nxt_of[off // 2]
             if leader[off // 2] or blk is None:
-                blk = _Block(len(blocks) + 1, off, ins.next)
+                if blk is not None:
+                    blk.end = off
+                blk = _Block(len(blocks) + 1, off, nx)
                 blocks.append(blk)
-            blk.instrs.append(ins)
-            blk.end = ins.next
-            block_of[off] = blk.id
+                blk_instrs = blk.instrs
+                bid = blk.id
+            blk_instrs.append(ins)
+            block_of[off] = bid
+            off = nx
+        if blk is not None:
+            blk.end = off
         return _CodeLayout(instrs, by_offset, blocks, block_of, depth_dict, handlers,
                            handler_targets)
     finally:
@@ -331,6 +361,7 @@ cdef int M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_STORE_LOCAL, M_DELETE_LOCAL
 cdef int M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP
 cdef int M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
 cdef int M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE
+cdef int OP_FOR_ITER = -1, OP_RESUME = -1, OP_IS_OP = -1, OP_CONTAINS_OP = -1, OP_COMPARE_OP = -1, OP_UNARY_NOT = -1
 cdef int READ_RETURNED, R_OP, OP_STORE_FAST = -1, OP_SFLF = -1, OP_SFSF = -1, OP_RETURN_VALUE = -1
 cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
 cdef dict _SPECIAL_SHADOW = {}
@@ -345,7 +376,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     global M_SWAP, M_CAPTURE, M_CAPTURE_METHOD, M_RECORD, M_BRANCH, M_FOR_ITER, M_JUMP
     global M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
     global M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE, READ_RETURNED, R_OP
-    global OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
+    global OP_FOR_ITER, OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
     global _SPECIAL_SHADOW, _Rec, _walk_ready
     M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
     M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY = k["M_STORE_LOCAL"], k["M_DELETE_LOCAL"], k["M_COPY"]
@@ -361,6 +392,10 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     def op_of(name):
         return names.index(name) if name in names else -1
     OP_STORE_FAST = op_of("STORE_FAST")
+    OP_RESUME = op_of("RESUME")
+    OP_FOR_ITER = op_of("FOR_ITER")
+    OP_IS_OP, OP_CONTAINS_OP = op_of("IS_OP"), op_of("CONTAINS_OP")
+    OP_COMPARE_OP, OP_UNARY_NOT = op_of("COMPARE_OP"), op_of("UNARY_NOT")
     OP_SFLF = op_of("STORE_FAST_LOAD_FAST")
     OP_SFSF = op_of("STORE_FAST_STORE_FAST")
     OP_RETURN_VALUE = op_of("RETURN_VALUE")
@@ -385,9 +420,14 @@ cdef class _Prep:
     cdef int* control
     cdef int* jtarget    # 1: a jump target, handler or FOR_ITER exit (_jump_targets)
     cdef int* boolish    # 1: pushes_bool(ins)
+    cdef int* prev       # the offset of the instruction before, -1 for the first
     cdef list ins_at
     cdef list eff_at
     cdef list steps_at   # tuple of (tag, a, b, obj) per unit
+    cdef object unknown_at  # b._may_be_unknown(), once (analysis/unknown.py)
+    cdef bint unknown_ready
+    cdef list froms      # starts' FROM segments, for `froms_key` JUMP events
+    cdef Py_ssize_t froms_key
 
     def __dealloc__(self):
         PyMem_Free(self.mem)
@@ -412,8 +452,17 @@ cdef tuple _encode(tuple step):
     return (tag, step[1], step[2], None)
 
 
+cdef _Prep _prep_of(b, pushes_bool):
+    cdef _Prep p = getattr(b, "_prep", None)
+    if p is None:
+        p = _prepare(b, pushes_bool)
+        b._prep = p
+    return p
+
+
 cdef _Prep _prepare(b, pushes_bool):
     cdef _Prep p = _Prep()
+    p.froms_key = -1
     lay = b.layout
     code = b.code
     cdef int n = len(code.co_code)
@@ -429,7 +478,8 @@ cdef _Prep _prepare(b, pushes_bool):
     p.opcode, p.arg, p.pops = p.mem + 3 * size, p.mem + 4 * size, p.mem + 5 * size
     p.pushes, p.control = p.mem + 6 * size, p.mem + 7 * size
     p.jtarget, p.boolish = p.mem + 8 * size, p.mem + 9 * size
-    for i in range(10 * size):
+    p.prev = p.mem + 10 * size
+    for i in range(11 * size):
         p.mem[i] = 0
     for i in range(size):
         p.depth[i] = -1
@@ -437,32 +487,86 @@ cdef _Prep _prepare(b, pushes_bool):
     p.ins_at = [None] * size
     p.eff_at = [None] * size
     p.steps_at = [None] * size
-    depth = lay.depth
-    effects = b.effects
-    for ins in lay.instrs:
-        u = ins.offset // 2
-        p.ins_at[u] = ins
-        p.nxt[u] = ins.next
-        p.opcode[u] = ins.opcode
-        p.arg[u] = ins.arg if ins.arg is not None else 0
-        if ins.target is not None:
-            p.target[u] = ins.target
-        d = depth.get(ins.offset)
-        if d is not None:
-            p.depth[u] = d
-            eff = effects[ins.offset]
-            p.eff_at[u] = eff
-            p.pops[u] = eff.pops
-            p.pushes[u] = eff.pushes
-            p.control[u] = _CONTROLS[eff.control]
-            p.steps_at[u] = tuple([_encode(s) for s in eff.steps])
-        p.boolish[u] = 1 if pushes_bool(ins) else 0
-    for t in b._jump_targets():
-        if 0 <= t < n:
-            p.jtarget[t // 2] = 1
-        elif t == n:
-            p.jtarget[size - 1] = 1
+    cdef dict depth = lay.depth
+    cdef dict effects = b.effects
+    cdef list instrs = lay.instrs
+    cdef Py_ssize_t k = 0, ninstr = len(instrs)
+    cdef int off, op, arg, prev_off = -1, kind, nx, extended = 0
+    cdef long long ext
+    cdef bytes co = code.co_code
+    cdef const unsigned char* raw = co
+    # co_code decoded again as layout() does (the same tables): opcode, argument,
+    # next offset and target per instruction start, without reading the Instr
+    # objects; the k-th instruction decoded is lay.instrs[k].
+    i = 0
+    while i < n:
+        op = raw[i]
+        kind = _kind[op]
+        nx = i + 2 + 2 * _caches[op]
+        u = i // 2
+        if kind == A_NONE:
+            arg = 0
+            extended = 0
+        else:
+            arg = raw[i + 1] | extended
+            if _flags[op] & F_EXTENDED_ARG:
+                ext = (<long long>arg) << 8
+                if ext >= 2147483648:
+                    ext -= 4294967296
+                extended = <int>ext
+            else:
+                extended = 0
+            if kind == A_JREL:
+                p.target[u] = nx + 2 * (-arg if _flags[op] & F_BACKWARD else arg)
+            elif kind == A_JABS:
+                p.target[u] = 2 * arg
+        if nx >= n:
+            nx = n
+        if k >= ninstr:
+            raise AssertionError("the layout has fewer instructions than co_code")
+        p.ins_at[u] = instrs[k]
+        k += 1
+        p.nxt[u] = nx
+        p.opcode[u] = op
+        p.arg[u] = arg
+        p.prev[u] = prev_off
+        prev_off = i
+        # plan.pushes_bool
+        p.boolish[u] = 1 if (op == OP_IS_OP or op == OP_CONTAINS_OP
+                             or (_py313 and op == OP_COMPARE_OP and arg & 16)) else 0
+        i = nx
+    if k != ninstr:
+        raise AssertionError("the layout has more instructions than co_code")
+    for o, d in depth.items():
+        p.depth[(<int>o) // 2] = d
+    for o, eff in effects.items():
+        u = (<int>o) // 2
+        p.eff_at[u] = eff
+        enc = eff.enc
+        if enc is None:  # (shared effects are encoded once: analysis/effecttable.py)
+            enc = eff.enc = (eff.pops, eff.pushes, _CONTROLS[eff.control],
+                             tuple([_encode(st) for st in eff.steps]))
+        p.pops[u] = enc[0]
+        p.pushes[u] = enc[1]
+        p.control[u] = enc[2]
+        p.steps_at[u] = enc[3]
+    # plan._Builder._jump_targets: targets of jumps, handlers, FOR_ITER exits.
+    for u in range(n // 2):
+        if p.ins_at[u] is not None and p.target[u] >= 0:
+            _mark_jtarget(p, p.target[u])
+    for h in lay.handlers:
+        _mark_jtarget(p, h.target)
+    for u in range(n // 2):
+        if p.ins_at[u] is not None and p.opcode[u] == OP_FOR_ITER:
+            _mark_jtarget(p, _for_iter_exit_p(p, u))
     return p
+
+
+cdef inline void _mark_jtarget(_Prep p, int t) noexcept:
+    if 0 <= t < p.n:
+        p.jtarget[t // 2] = 1
+    elif t == p.n:
+        p.jtarget[p.units - 1] = 1
 
 
 cdef inline bint _is_dyn(int c) noexcept:
@@ -574,7 +678,7 @@ cdef void _captures(_Walk w, int ncls, int off, list ops) except *:
             ops.append([M_CAPTURE_METHOD, off, k, k + 1, 0])
 
 
-cdef void _check_reads(b, list ops, int depth) except *:
+cdef void _check_reads(b, list ops, int depth, list violations) except *:
     recs = b.recs
     cdef int r, nin, nout
     for op in ops:
@@ -583,16 +687,116 @@ cdef void _check_reads(b, list ops, int depth) except *:
             nin, nout = recs[r + 2], recs[r + 3]
             for x in recs[r + 5 + nin: r + 5 + nin + nout]:
                 if x >= depth:
-                    b.violations.append(
+                    violations.append(
                         f"{b.code.co_qualname}: offset {op[1]}: output slot {x} is not "
                         f"live at the event (depth {depth})")
 
 
-cdef int _record(b, ins, rec, int d) except? -9:
-    hit = b.rec_index.get((ins.offset, d))
+cdef dict _getattr_recs = {}
+
+
+cdef object _getattr_rec(int a, attr):
+    # The Rec of a LOAD_ATTR's getattr (plan._Builder._steps makes it afresh each
+    # time): equal ones shared, as they are data the builder only reads.
+    key = (a, attr)
+    rec = _getattr_recs.get(key)
+    if rec is None:
+        rec = _Rec(R_OP, getattr, [a, ("static", attr)], [a], display="getattr")
+        if len(_getattr_recs) < 4096:
+            _getattr_recs[key] = rec
+    return rec
+
+
+cdef int R_CALL = -1, R_CALL_EX = -1, IV_NONE = 0, IV_ANY = 0, IV_BOOL = 0
+cdef bint _iv_any_op[256]
+
+
+def init_record(dict k, iv_any_ops):
+    """Hand over the record semantics and intervention classes (by name) and the
+    opnames whose records may be replaced by any value (plan._IV_ANY_OPS)."""
+    global R_CALL, R_CALL_EX, IV_NONE, IV_ANY, IV_BOOL
+    R_CALL, R_CALL_EX = k["R_CALL"], k["R_CALL_EX"]
+    IV_NONE, IV_ANY, IV_BOOL = k["IV_NONE"], k["IV_ANY"], k["IV_BOOL"]
+    cdef int op
+    for op in range(256):
+        _iv_any_op[op] = _opnames[op] in iv_any_ops
+
+
+cdef int _iv_class(_Prep p, int u, rec) except? -9:
+    # plan.intervention_class
+    cdef int sem = rec.sem
+    if sem == R_CALL or sem == R_CALL_EX:
+        return IV_ANY
+    if sem != R_OP or not rec.outputs:
+        return IV_NONE
+    if p.boolish[u] or p.opcode[u] == OP_UNARY_NOT:
+        return IV_BOOL
+    if _iv_any_op[p.opcode[u]]:
+        return IV_ANY
+    return IV_NONE
+
+
+cdef int _static(b, obj) except? -9:
+    # plan._Builder.static: interned by value (str, int, tuple) or by identity.
+    if isinstance(obj, (str, int, tuple)):
+        key = (type(obj), obj)
+    else:
+        key = (type(obj), id(obj))
+    cdef dict ids = b.static_ids
+    idx = ids.get(key)
+    if idx is not None:
+        return idx
+    cdef list statics = b.statics
+    cdef int i = len(statics)
+    statics.append(obj)
+    ids[key] = i
+    return i
+
+
+cdef int _record(b, _Prep p, int off, rec, int d) except? -9:
+    # plan._Builder.record: records interned by (offset, depth), numbered in the
+    # order the walk meets them; written straight into the int32 arrays.
+    key = (off, d)
+    cdef dict index = b.rec_index
+    hit = index.get(key)
     if hit is not None:
         return hit
-    return b.record(ins, rec, d)
+    cdef carray.array recs = b.recs
+    cdef carray.array rec_iv = b.rec_iv
+    cdef Py_ssize_t idx = len(recs), k, nin, nout, old_iv
+    cdef int v
+    cdef int fn = -1 if rec.fn is None else _static(b, rec.fn)
+    kwnames = rec.kwnames
+    cdef int kw = _static(b, tuple(kwnames)) if kwnames else -1
+    inputs = rec.inputs
+    outputs = rec.outputs
+    nin = len(inputs)
+    nout = len(outputs)
+    carray.resize_smart(recs, idx + 5 + nin + nout)
+    cdef int* w = recs.data.as_ints + idx
+    w[0] = rec.sem
+    w[1] = fn
+    w[2] = <int>nin
+    w[3] = <int>nout
+    w[4] = kw
+    k = 5
+    for x in inputs:
+        if isinstance(x, tuple):
+            v = -(_static(b, x[1]) + 1)
+        else:
+            v = d + <int>x
+        recs.data.as_ints[idx + k] = v  # (recs may not move: _static does not touch it)
+        k += 1
+    for x in outputs:
+        recs.data.as_ints[idx + k] = d + <int>x
+        k += 1
+    old_iv = len(rec_iv)
+    carray.resize_smart(rec_iv, len(recs))
+    for k in range(old_iv, len(recs)):
+        rec_iv.data.as_ints[k] = 0
+    rec_iv.data.as_ints[idx] = _iv_class(p, off // 2, rec)
+    index[key] = idx
+    return <int>idx
 
 
 cdef void _check_deferred(_Prep p, list ops, set needs) except *:
@@ -636,10 +840,14 @@ cdef void _mark_safe_loads(list ops) except *:
 
 def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool):
     """plan._Builder.walk(kind, start, events, needs), typed."""
-    cdef _Prep p = getattr(b, "_prep", None)
-    if p is None:
-        p = _prepare(b, pushes_bool)
-        b._prep = p
+    return _walk_c(b, kind, start, events, needs, at_kind, pushes_bool, b.jump_needs,
+                   b.violations, b.walked)
+
+
+cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pushes_bool,
+                  set jump_needs, list violations, dict walked):
+    # (jump_needs, violations, walked: the builder's attributes of those names)
+    cdef _Prep p = _prep_of(b, pushes_bool)
     cdef bint exact = b.exact
     cdef set jump_events = b.jump_events
     cdef _Walk w = _Walk()
@@ -666,7 +874,7 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
             ops.append([M_LOST, off, 0, 0, 0])
             break
         if off in events and not (first and kind == at_kind):
-            _check_reads(b, ops, p.depth[off // 2])
+            _check_reads(b, ops, p.depth[off // 2], violations)
             _captures(w, ncls, off, ops)
             ops.append([M_END, off, 0, 0, 0])
             break
@@ -674,7 +882,7 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
             pos = visited[off]
             on_loop = [j for q, j in followed if q >= pos]
             if on_loop:
-                b.jump_needs.add(on_loop[len(on_loop) - 1])
+                jump_needs.add(on_loop[len(on_loop) - 1])
             _read_now(w, needs)
             ops.append([M_LOST, off, 0, 0, 0])
             break
@@ -758,10 +966,10 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
                 _slot_check(d + a, nw)
                 if w.work[d + a] == CAPTURED:
                     continue  # an attribute of a constant is a constant
-                rec = _Rec(R_OP, getattr, [a, ("static", step[3])], [a], display="getattr")
+                rec = _getattr_rec(a, step[3])
                 eff.rec = rec
                 deferred = _read_point(b, p, w, off, d, rec, events, needs, exact)
-                ops.append([M_RECORD, off, b.record(ins, rec, d), 0, deferred])
+                ops.append([M_RECORD, off, _record(b, p, off, rec, d), 0, deferred])
                 w.work[d + a] = OTHER
             elif tag == T_METHOD_PAIR:
                 _slot_check(d + a, nw)
@@ -783,7 +991,7 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
                         _slot_check(d + <int>x, nw)
                         if _is_dyn(w.work[d + <int>x]):
                             needs.add(off)
-                ops.append([micro, off, _record(b, ins, rec, d), 0, deferred])
+                ops.append([micro, off, _record(b, p, off, rec, d), 0, deferred])
                 for x in rec.outputs:
                     _slot_check(d + <int>x, nw)
                     w.work[d + <int>x] = OTHER
@@ -792,7 +1000,7 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
                 _slot_check(d - 1, nw)
                 if _is_dyn(w.work[d - 1]):
                     needs.add(off)
-                ops.append([M_FOR_ITER, off, _record(b, ins, rec, d), 0, p.nxt[u]])
+                ops.append([M_FOR_ITER, off, _record(b, p, off, rec, d), 0, p.nxt[u]])
                 terminal = True
                 break
             elif tag == T_SEND:
@@ -802,7 +1010,7 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
                         _slot_check(d + <int>x, nw)
                         if _is_dyn(w.work[d + <int>x]):
                             needs.add(off)
-                ops.append([M_SEND, off, _record(b, ins, rec, d), p.nxt[u], p.target[u]])
+                ops.append([M_SEND, off, _record(b, p, off, rec, d), p.nxt[u], p.target[u]])
                 terminal = True
                 break
             elif tag == T_BRANCH:
@@ -851,10 +1059,10 @@ def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool
         else:
             off = p.nxt[u]
     # (in Python: a step that changes with the recorder's rules for unknown locals)
-    b._event_before_reassign(ops, needs)  # tracer.analysis.unknown
+    _event_before_reassign(b, p, ops, needs)  # tracer.analysis.unknown
     _mark_safe_loads(ops)
     _check_deferred(p, ops, needs)
-    b.walked[(kind, start)] = set(visited)
+    walked[(kind, start)] = set(visited)
     return ops
 
 
@@ -950,3 +1158,298 @@ def unit_tables(lay, int units):
         for u in range(off // 2, nx // 2):
             ist[u] = off
     return depth, handler, istart
+
+
+# -- the rest of plan._Builder.build, typed ----------------------------------------
+# The events of the first round, each round's segment starts, the rounds with their
+# memo of unchanged walks, events before reassignments of possibly unknown locals
+# and the silent branches: each the statement of the Python method named, in the
+# same order (tests/plan_compare.py is the gate).
+
+cdef void _event_before_reassign(b, _Prep p, list ops, set needs) except *:
+    # unknown.UnknownLocals._event_before_reassign
+    if not p.unknown_ready:
+        p.unknown_at = b._may_be_unknown()
+        p.unknown_ready = True
+    where = p.unknown_at
+    if where is not None and not where:
+        return
+    cdef dict first_after = {}
+    cdef Py_ssize_t i
+    cdef list op
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        if op[0] == M_STORE_LOCAL:
+            first_after[op[3]] = op[1]
+        elif op[0] == M_DELETE_LOCAL:
+            first_after[op[2]] = op[1]
+        elif op[0] == M_LOAD_LOCAL and op[3] in first_after \
+                and (where is None or op[1] in where):
+            at = first_after[op[3]]
+            if at != op[1]:
+                needs.add(at)
+
+
+cdef bint _read_right_after(b, _Prep p, int off, eff) except -1:
+    # plan._Builder._read_right_after
+    cdef int u = off // 2
+    cdef int nx = p.nxt[u]
+    outputs = eff.rec.outputs
+    if not _reachable(p, nx) or p.ins_at[nx // 2] is None or not outputs:
+        return True
+    if _jump_target(p, nx):
+        return True
+    cdef int d = p.depth[u]
+    cdef _Walk w = _Walk()
+    w.later = [(max([d + <int>x for x in outputs]), nx)]
+    return _consumes(p, w, nx, p.depth[nx // 2], b.jump_events)
+
+
+def initial_events(b, pushes_bool):
+    """plan._Builder.initial_events(), typed."""
+    cdef _Prep p = _prep_of(b, pushes_bool)
+    cdef bint exact = b.exact
+    cdef bint before = b.before
+    cdef set events = set()
+    cdef int u, off, c
+    for u in range(p.n // 2):
+        eff = p.eff_at[u]
+        if eff is None:  # (not an instruction, or not reachable)
+            continue
+        off = 2 * u
+        c = p.control[u]
+        rec = eff.rec
+        if rec is not None and c != C_FOR_ITER and c != C_SEND \
+                and not _bool_into_branch(p, u, exact) \
+                and not _deferral(b, p, off, p.depth[u], rec, exact):
+            if exact or _read_right_after(b, p, off, eff):
+                events.add(p.nxt[u])
+            if before:
+                events.add(off)
+        if c == C_SEND and _reachable(p, p.target[u]):
+            events.add(p.target[u])
+    depth = b.layout.depth
+    events.update([h.target for h in b.layout.handlers if h.target in depth])
+    return events
+
+
+cdef int _for_iter_exit_p(_Prep p, int u) except? -9:
+    # bytecode.for_iter_exit over the unit arrays.
+    cdef int t = p.target[u]
+    if t < 0 or t >= p.n or p.ins_at[t // 2] is None:
+        raise KeyError(t)
+    cdef int off = p.nxt[t // 2]
+    if _py313 and 0 <= off < p.n and p.ins_at[off // 2] is not None \
+            and p.opcode[off // 2] == _pop_top:
+        off = p.nxt[off // 2]
+    return off
+
+
+cdef list _starts(b, _Prep p, set events, int at_kind, int from_kind):
+    # plan._Builder.starts; the FROM starts change only with the JUMP events
+    # (which only grow), so they are made again only when those did.
+    cdef list out = [(at_kind, o) for o in sorted(events)]
+    cdef set jump_events = b.jump_events
+    cdef set froms
+    cdef int u, off, c
+    if p.froms_key != len(jump_events):
+        froms = set()
+        for u in range(p.n // 2):
+            if p.eff_at[u] is None:
+                continue
+            off = 2 * u
+            if p.opcode[u] == OP_RESUME:
+                froms.add(off)
+            c = p.control[u]
+            if c == C_BRANCH:
+                froms.add(p.target[u])
+                froms.add(p.nxt[u])
+            elif c == C_FOR_ITER:
+                froms.add(p.nxt[u])
+                froms.add(_for_iter_exit_p(p, u))
+            elif c == C_JUMP and off in jump_events:
+                froms.add(p.target[u])
+        p.froms = [(from_kind, o) for o in sorted(froms) if _reachable(p, o)]
+        p.froms_key = len(jump_events)
+    out.extend(p.froms)
+    return out
+
+
+cdef list _walk_once(b, _Prep p, dict memo, int kind, int start, set events, set needs,
+                     object new_events, set new_jumps, int at_kind, pushes_bool,
+                     set jump_needs, list violations, dict walked):
+    # (jump_needs, violations, walked: this round's, the builder's attributes)
+    # plan._Builder._walk_once
+    key = (kind, start)
+    hit = memo.get(key) if new_events is not None else None
+    if hit is not None and (<set>hit[1]).isdisjoint(new_events) \
+            and (<set>hit[2]).isdisjoint(new_jumps):
+        ops, _deps, visited, seg_needs, seg_jumps, seg_violations = hit
+    else:
+        seg_needs = set()
+        seg_jumps = set()
+        seg_violations = []
+        try:
+            ops = _walk_c(b, kind, start, events, seg_needs, at_kind, pushes_bool,
+                          seg_jumps, seg_violations, walked)
+        except _Fallback:  # a stack shape the typed walk leaves to the Python one
+            b.jump_needs, b.violations = seg_jumps, seg_violations
+            try:
+                ops = b._walk_py(kind, start, events, seg_needs)
+            finally:
+                b.jump_needs, b.violations = jump_needs, violations
+        visited = walked[key]
+        deps = set(visited)
+        for o in visited:
+            deps.add(p.nxt[(<int>o) // 2])
+        deps.add(ops[len(ops) - 1][1])
+        memo[key] = (ops, deps, visited, seg_needs, seg_jumps, seg_violations)
+    needs |= seg_needs
+    jump_needs |= seg_jumps
+    violations += seg_violations
+    walked[key] = visited
+    return ops
+
+
+def rounds(b, set events, int at_kind, int from_kind, pushes_bool):
+    """plan._Builder.build's rounds: walk every segment, add the events and JUMP
+    events the walks asked for, until none is new.  Returns the segments
+    [(kind, start, ops)]; `events` and b.jump_events are the final ones."""
+    cdef _Prep p = _prep_of(b, pushes_bool)
+    cdef dict memo = {}
+    b._memo = memo
+    new_events = None
+    cdef set new_jumps = set()
+    cdef set needs, jump_needs
+    cdef list segments, violations
+    cdef dict walked
+    while True:
+        needs = set()
+        b.jump_needs = jump_needs = set()
+        b.walked = walked = {}
+        b.violations = violations = []
+        segments = [(k, s, _walk_once(b, p, memo, k, s, events, needs, new_events, new_jumps,
+                                      at_kind, pushes_bool, jump_needs, violations, walked))
+                    for k, s in _starts(b, p, events, at_kind, from_kind)]
+        if needs <= events and b.jump_needs <= b.jump_events:
+            break
+        new_events = needs - events
+        new_jumps = b.jump_needs - b.jump_events
+        events |= needs
+        b.jump_events |= b.jump_needs
+    return segments
+
+
+cdef list _ranges(_Prep p, set offsets):
+    # silent.SilentBranches._ranges: the offsets as [first, last] ranges of
+    # consecutive instructions, flattened (in order; the instruction before each
+    # from the unit array).
+    cdef list out = []
+    cdef int off, prev_off
+    for o in sorted(offsets):
+        off = o
+        if off < 0 or off >= p.n or p.ins_at[off // 2] is None:
+            continue
+        prev_off = p.prev[off // 2]
+        if out and prev_off >= 0 and out[len(out) - 1] == prev_off:
+            out[len(out) - 1] = off
+        else:
+            out.append(off)
+            out.append(off)
+    return out
+
+
+def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
+    """silent.SilentBranches.silent_branches, typed."""
+    from array import array
+    branch_sides = array("i")
+    branch_sides_at = array("i", [-1]) * nops
+    if b.exact:
+        return branch_sides, branch_sides_at
+    cdef _Prep p = b._prep
+    cdef dict by_start = {}
+    cdef dict first_op = {}
+    cdef Py_ssize_t index = 0, i, base, at
+    cdef list seg, op
+    cdef int u, nx, tg, code
+    cdef bint captures
+    for kind, start, seg in segments:
+        key = (kind, start)
+        by_start[key] = seg
+        first_op[key] = index
+        index += len(seg)
+    cdef dict ending_at = {}
+    for key, seg in by_start.items():
+        op = seg[len(seg) - 1]
+        if op[0] == M_BRANCH:
+            ending_at.setdefault(op[1], []).append(key)
+    walked = b.walked
+    cdef int[:] bsa = branch_sides_at
+    for branch, keys in sorted(ending_at.items()):
+        u = (<int>branch) // 2
+        nx = p.nxt[u]
+        tg = p.target[u]
+        k0 = (from_kind, nx)
+        k1 = (from_kind, tg)
+        if k0 not in by_start or k1 not in by_start:
+            continue
+        s0 = <list>by_start[k0]
+        s1 = <list>by_start[k1]
+        last0 = <list>s0[len(s0) - 1]
+        last1 = <list>s1[len(s1) - 1]
+        if last0[0] == M_BRANCH or last0[0] == M_LOST or last1[0] == M_BRANCH or last1[0] == M_LOST:
+            continue
+        m0 = <set>walked[k0]
+        m1 = <set>walked[k1]
+        e0 = last0[1] if last0[0] == M_END else -1
+        e1 = last1[1] if last1[0] == M_END else -1
+        if not m0.isdisjoint(m1) or (e0 >= 0 and e0 == e1):
+            continue
+        # What replaying the branch's segments late reads from the frame.
+        late_reads = set()
+        captures = False
+        for k in keys:
+            for op in by_start[k]:
+                code = op[0]
+                if code == M_CAPTURE or code == M_CAPTURE_METHOD or (code == M_RECORD and op[4] == 0):
+                    captures = True
+                elif code == M_RECORD and op[4] > 0:
+                    late_reads.add(op[4] - 1)
+                elif code == M_LOAD_LOCAL and op[4] & LF_SAFE:
+                    late_reads.add(op[3])
+                elif code == M_STORE_LOCAL and op[4] & LF_DYN:
+                    late_reads.add(op[3])
+        if captures:
+            continue
+        assigned = set()
+        for sk in (s0, s1):
+            for op in sk:
+                if op[0] == M_STORE_LOCAL:
+                    assigned.add(op[3])
+                elif op[0] == M_DELETE_LOCAL:
+                    assigned.add(op[2])
+        if not late_reads.isdisjoint(assigned):
+            continue
+        at = len(branch_sides)
+        branch_sides.extend([branch, nx, tg])
+        for member, end in ((m0, e0), (m1, e1)):
+            ranges = _ranges(p, member)
+            branch_sides.extend([end, len(ranges) // 2])
+            branch_sides.extend(ranges)
+        for k in keys:
+            base = first_op[k]
+            for i in range(len(<list>by_start[k])):
+                bsa[base + i] = <int>at
+    return branch_sides, branch_sides_at
+
+
+def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit):
+    """plan._Builder.build's marking of silent branches: SILENT_BRANCH on the unit
+    of each BRANCH op that ends a silent branch's segment."""
+    cdef int[:] flags = unit_flags
+    cdef int[:] o = ops
+    cdef int[:] at = branch_sides_at
+    cdef Py_ssize_t k
+    for k in range(at.shape[0]):
+        if at[k] >= 0 and o[k * 5] == M_BRANCH:
+            flags[o[k * 5 + 1] // 2] |= silent_bit

@@ -90,6 +90,10 @@ class Effect:
     steps: list = field(default_factory=list)
     control: str | None = None  # branch, for_iter, send, jump, silent_jump, return, return_const, yield, raise, lost
     rec: Rec | None = None
+    # The typed walk's encoding (analysis/_fastplan.pyx): pops, pushes, control and
+    # steps as ints, made once per Effect, so once per process for the effects
+    # analysis/effecttable.py shares.
+    enc: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def _fn_name(fn) -> str:

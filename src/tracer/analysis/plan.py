@@ -49,6 +49,7 @@ from .microops import (
     M_RETURN_CONST, M_SEND, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, M_YIELD, OP_WORDS,
     PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN, READ_RETURNED, SILENT_BRANCH, SPECIAL_SHADOW,
 )
+from .effecttable import effects_of
 from .resume import ResumeCarry
 from .silent import SilentBranches
 from .unknown import UnknownLocals
@@ -198,14 +199,18 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         self.before = mode == PLAN_INTERVENE
         self.mode = mode
         self.layout = layout(code, fast=not reference)
-        self.prev: dict[int, Instr] = {}
-        for a, b in zip(self.layout.instrs, self.layout.instrs[1:]):
-            self.prev[b.offset] = a
-        self.effects = {
-            i.offset: effect_of(i, code, self.prev.get(i.offset))
-            for i in self.layout.instrs
-            if i.offset in self.layout.depth
-        }
+        self.prev: dict[int, Instr] = {}  # (the Python passes' only: effects, silent)
+        if reference or _fastplan is None:
+            for a, b in zip(self.layout.instrs, self.layout.instrs[1:]):
+                self.prev[b.offset] = a
+        if reference:
+            self.effects = {
+                i.offset: effect_of(i, code, self.prev.get(i.offset))
+                for i in self.layout.instrs
+                if i.offset in self.layout.depth
+            }
+        else:  # the same effects, those that depend on the opcode alone shared
+            self.effects = effects_of(self.layout.instrs, self.layout.depth, code)
         self.statics: list = []
         self.static_ids: dict = {}
         self.recs = array("i")
@@ -300,6 +305,9 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
                 return _fastplan.walk(self, kind, start, events, needs, AT, pushes_bool)
             except _fastplan._Fallback:
                 pass  # a stack shape it leaves to this walk
+        return self._walk_py(kind, start, events, needs)
+
+    def _walk_py(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
         lay = self.layout
         cls = [OTHER] * lay.depth[start]
         ops: list[list[int]] = []
@@ -703,6 +711,17 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         return depth, handler, istart
 
     def build(self) -> CodePlan:
+        fast = _fastplan is not None and not self.reference
+        if fast:  # the same rounds, typed (analysis/_fastplan.pyx)
+            events = _fastplan.initial_events(self, pushes_bool)
+            segments = _fastplan.rounds(self, events, AT, FROM, pushes_bool)
+        else:
+            events, segments = self._rounds()
+        return self._finish(events, segments, fast)
+
+    def _rounds(self) -> tuple[set[int], list]:
+        # Walk every segment, add the events and JUMP events the walks asked for,
+        # until none is new.
         events = self.initial_events()
         self._memo: dict = {}
         new_events: set[int] | None = None
@@ -723,21 +742,29 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
             new_jumps = self.jump_needs - self.jump_events
             events |= needs
             self.jump_events |= self.jump_needs
+        return events, segments
+
+    def _finish(self, events: set[int], segments: list, fast: bool) -> CodePlan:
         if self.violations:
             raise AnalysisError(self.violations[0])
         units = len(self.code.co_code) // 2
-        if _fastplan is not None and not self.reference:
+        if fast:
             ops, piece_start, seg_at, seg_from = _fastplan.assemble(segments, units, AT)
         else:
             ops, piece_start, seg_at, seg_from = self._assemble(segments, units)
         unit_flags = array("i", [0]) * units
         for off in self.jump_events:
             unit_flags[off // 2] = JUMP_EVENT
-        branch_sides, branch_sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
-        for k in range(len(branch_sides_at)):
-            if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
-                unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
-        if _fastplan is not None and not self.reference:
+        if fast:
+            branch_sides, branch_sides_at = _fastplan.silent_branches(
+                self, segments, len(ops) // OP_WORDS, FROM)
+            _fastplan.flag_silent(unit_flags, ops, branch_sides_at, SILENT_BRANCH)
+        else:
+            branch_sides, branch_sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
+            for k in range(len(branch_sides_at)):
+                if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
+                    unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
+        if fast:
             depth, handler, istart = _fastplan.unit_tables(self.layout, units)
         else:
             depth, handler, istart = self._unit_tables(units)
@@ -767,6 +794,8 @@ def _init_fastplan() -> None:
                  READ_RETURNED=READ_RETURNED, R_OP=R_OP)
     _fastplan.init_walk(names, Rec, SPECIAL_SHADOW)
     _fastplan.init_branch_kinds(BRANCH_KINDS)
+    _fastplan.init_record(dict(R_CALL=R_CALL, R_CALL_EX=R_CALL_EX, IV_NONE=IV_NONE,
+                               IV_ANY=IV_ANY, IV_BOOL=IV_BOOL), _IV_ANY_OPS)
 
 
 if _fastplan is not None:
