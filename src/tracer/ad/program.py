@@ -754,10 +754,11 @@ _DATA_TYPES = (bool, int, str, bytes, type(None), range, type(STOP))
 
 _GENERATOR_REFUSED = (
     "a generator, map or filter over a differentiated value is differentiated when "
-    "next(), for loops or sum, math.fsum, list, tuple, min, max, sorted take its items "
-    "(and map, filter, functools.reduce over a list), not when another C function "
-    "(zip, enumerate, a key function, ...) resumes it; write a list comprehension "
-    "instead: sum([x * x for x in xs]).")
+    "next(), for loops, `yield from` or sum, math.fsum, list, tuple, min, max, sorted, "
+    "functools.reduce take its items, directly or through map, filter, zip and "
+    "enumerate (over generators, lists, tuples, ranges and arrays), not when another C "
+    "function (a key function, itertools, np.fromiter, a value sent in, ...) resumes "
+    "it; write a list comprehension instead: sum([x * x for x in xs]).")
 
 
 def _carries(v) -> bool:

@@ -593,7 +593,11 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
                 raise TapeError(f"row {row}: a for loop over a constant iterator")
             op = self.pending_next.pop(id(cond), None)
             if op is None and self.callbacks and self.inlined_generator(cond.value):
-                return  # its activations are inlined: their own guards decide the loop
+                # Its activations are inlined: their own guards decide the loop (an
+                # inlined map/zip over a sequence: that sequence's end).
+                if not value:
+                    self.stream_end(cond.value, row)
+                return
             if value and op is None:
                 raise TapeError(f"row {row}: a for loop went on without a next() call")
             if not value and (op is None or op is not self.ops_[-1]):
