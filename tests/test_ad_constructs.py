@@ -363,3 +363,26 @@ def test_second_order_through_scatters_and_permutations(f):
     want = (g(x + EPS * v) - g(x - EPS * v)) / (2 * EPS)
     for _ in range(3):
         assert np.allclose(hv(x), want, rtol=1e-5, atol=1e-6)
+
+
+def test_keyword_dict_merged_into_a_call_and_a_dict_display():
+    """`f(**m)` and `{**m, ...}` copy m into a dict the program just made
+    (DICT_MERGE / DICT_UPDATE): m's items get their adjoints through the copy, at
+    first and second order (a gradient's generated code calls `fn(*a, **kw)`)."""
+    import math
+
+    def inner(a, b):
+        return a * b + math.sin(a)
+
+    def f(x):
+        m = {"a": x, "b": x * x}
+        d = {**m, "c": 2.0}
+        return inner(**m) + d["b"] * d["c"]
+
+    want = lambda x: 3 * x * x + math.cos(x) + 4 * x  # noqa: E731  (f = x^3 + sin x + 2x^2)
+    g = tracer.grad(f)
+    for _ in range(3):
+        assert g(0.7) == pytest.approx(want(0.7))
+    g2 = tracer.grad(g)
+    for _ in range(3):
+        assert g2(0.7) == pytest.approx(6 * 0.7 - math.sin(0.7) + 4)

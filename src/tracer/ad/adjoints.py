@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "seq_drop", "from_seq", "to_gradient",
+__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "seq_drop", "seq_keys", "from_seq", "to_gradient",
            "is_differentiable", "unbroadcast"]
 
 
@@ -110,6 +110,17 @@ def seq_drop(g, key):
     if type(g) is not Seq or key not in g.items:
         return g
     return Seq(dict([(k, v) for k, v in g.items.items() if k != key]), owned=True)
+
+
+def seq_keys(g, keys, keep):
+    """A dict adjoint `g` restricted to the items `keys` (`keep`) or without them:
+    `d.update(m)` / `f(**m)` into a dict the program just made gives m's items their
+    adjoints and d's earlier items the rest."""
+    if g is None:
+        return None
+    if type(g) is not Seq:
+        g = _as_seq(g)
+    return Seq(dict([(k, v) for k, v in g.items.items() if (k in keys) == keep]), owned=True)
 
 
 def seq_part(g, start, n):

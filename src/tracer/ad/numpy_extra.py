@@ -551,20 +551,47 @@ def _einsum_arg(i):
         k = i - 1
         terms, out = _einsum_parts(subscripts, operands)
         mine = terms[k]
-        if len(set(mine)) != len(mine):
-            raise NoRuleError(np.einsum, message="the rule covers operands without a "
-                              "repeated index (a diagonal)")
+        shape = np.shape(operands[k])
+        size = {c: shape[j] for j, c in enumerate(mine)} if len(mine) == len(shape) else {}
+        # A repeated index (`ii`, a diagonal): differentiate with respect to the
+        # diagonal (`i`), then put that back on the diagonal with identity matrices.
+        uniq = "".join(dict.fromkeys(mine))
         others = [t for j, t in enumerate(terms) if j != k]
         ops = [o for j, o in enumerate(operands) if j != k]
         # Indices of `mine` that appear nowhere else were summed: broadcast them back.
         present = set(out).union(*others) if others else set(out)
-        kept = "".join(c for c in mine if c in present)
+        kept = "".join(c for c in uniq if c in present)
         adj = np.einsum(",".join([out] + others) + "->" + kept, g, *ops)
-        if kept != mine:  # `kept` is in `mine`'s order: the summed axes come back as 1s
-            adj = np.broadcast_to(adj.reshape([np.shape(adj)[kept.index(c)] if c in present
-                                               else 1 for c in mine]), np.shape(operands[k]))
+        if kept != uniq:  # `kept` is in `uniq`'s order: the summed axes come back as 1s
+            uniq_shape = [size.get(c, 1) for c in uniq]
+            adj = np.broadcast_to(np.reshape(adj, [np.shape(adj)[kept.index(c)] if c in present
+                                                   else 1 for c in uniq]), uniq_shape)
+        if uniq != mine:
+            adj = _on_diagonals(adj, uniq, mine, size, terms, out)
         return ub(adj, operands[k])
     return pb
+
+
+def _on_diagonals(adj, uniq, mine, size, terms, out):
+    """`adj` (indexed by `uniq`) spread over the operand indexed by `mine`, zero off
+    the diagonals its repeated indices make: a later `i` of `ii` is a fresh index
+    tied to the first by an identity matrix."""
+    used = set("".join(terms) + out)
+    spare = iter(c for c in _LETTERS if c not in used)
+    seen = set()
+    full = []
+    ties = []
+    for c in mine:
+        if c in seen:
+            f = next(spare)
+            full.append(f)
+            ties.append((c, f))
+        else:
+            seen.add(c)
+            full.append(c)
+    eyes = [np.eye(size[c], dtype=np.result_type(adj, float)) for c, _ in ties]
+    spec = ",".join([uniq] + [c + f for c, f in ties]) + "->" + "".join(full)
+    return np.einsum(spec, adj, *eyes)
 
 
 defrule(np.einsum, varargs=_einsum_any, keywords=("optimize",))
@@ -632,10 +659,18 @@ defrule(np.kron, _kron_arg(0), _kron_arg(1))
 
 
 def _cross_arg(i):
-    def pb(g, ans, a, b, *args, **kw):
-        if args or kw:
-            raise NoRuleError(np.cross, message="the rule covers the default axes")
-        return ub(np.cross(b, g), a) if i == 0 else ub(np.cross(g, a), b)
+    def pb(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        if axis is not None:
+            axisa = axisb = axisc = axis
+        if np.shape(a)[axisa] != 3 or np.shape(b)[axisb] != 3:
+            raise NoRuleError(np.cross, message="the rule covers 3-vectors (not 2-vectors)")
+        # With the vectors' axes moved last, it is the default cross product.
+        a3 = np.moveaxis(a, axisa, -1)
+        b3 = np.moveaxis(b, axisb, -1)
+        g3 = np.moveaxis(g, axisc, -1)
+        if i == 0:
+            return ub(np.moveaxis(np.cross(b3, g3), -1, axisa), a)
+        return ub(np.moveaxis(np.cross(g3, a3), -1, axisb), b)
     return pb
 
 

@@ -219,16 +219,17 @@ def _getitem_key(g, ans, c, key):
         raise NoRuleError(operator.getitem, message=f"indexing a {type(c).__name__} "
                           "with a differentiated key is not differentiable")
     items = key if isinstance(key, tuple) else (key,)
-    if not all(isinstance(x, (np.ndarray, float, int, np.number)) and not isinstance(x, bool)
-               for x in items):
+    if not all(isinstance(x, (np.ndarray, float, int, np.number, slice))
+               and not isinstance(x, bool) for x in items):
         from .errors import NoRuleError
         raise NoRuleError(operator.getitem, message="np.r_/np.c_ are differentiated "
-                          "for keys of arrays and numbers only (no slices or strings)")
+                          "for keys of arrays, numbers and slices only (no strings)")
     axis = c.axis  # 0 for np.r_, -1 for np.c_ (it stacks columns)
     sizes = [c[x].shape[axis] for x in items]
     parts = np.split(np.asarray(g), np.cumsum(sizes)[:-1], axis=axis)
-    out = {k: (p.reshape(np.shape(x)) if np.ndim(x) else p.sum())
-           for k, (p, x) in enumerate(zip(parts, items))}
+    # A slice (`np.r_[x, 1:10]`: a range of numbers) holds no float: no adjoint.
+    out = {k: (np.reshape(p, np.shape(x)) if np.ndim(x) else np.sum(p))
+           for k, (p, x) in enumerate(zip(parts, items)) if type(x) is not slice}
     return Seq(out, owned=True) if isinstance(key, tuple) else out[0]
 
 

@@ -143,7 +143,10 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
         if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
             if type(op) is Input:
                 self.input_objects.setdefault(id(v), op)
-            elif not (type(op) is Call and _passes_through(op, v)):
+            elif not (type(op) is Call and _passes_through(op, v)) \
+                    and id(v) not in self.input_objects:
+                # (an input's object taken out of a container, `args[0]`, is not made
+                # there either: a constant that is that object stays a constant)
                 self.produced.setdefault(id(v), op)
         if type(op) is Call:
             self.track_cells(op)
