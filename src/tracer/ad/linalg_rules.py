@@ -1,4 +1,4 @@
-"""Rules for numpy.linalg: inv, solve, det, slogdet, cholesky, eigh, svd, pinv and
+"""Rules for numpy.linalg: inv, solve, det, slogdet, cholesky, eig, eigh, svd, pinv and
 norm (with `ord` and `axis`), on stacks of matrices as numpy broadcasts them.
 The formulas are the standard matrix-calculus ones (as autograd and jax use)."""
 
@@ -54,6 +54,29 @@ def _cholesky_pb(g, ans, a):
     Linv = la.inv(L)
     s = _T(Linv) @ phi @ Linv
     return 0.5 * (s + _T(s))
+
+
+def _eig_pb(g, ans, a):
+    """A general square matrix: eigenvalues and eigenvectors may be complex even for
+    a real one (autograd's formula and complex convention; the eigenvectors are
+    numpy's, of unit norm, so the adjoint of a phase-invariant use is defined)."""
+    e, u = ans
+    n = e.shape[-1]
+    items = g.items if hasattr(g, "items") and not isinstance(g, (tuple, list)) else dict(list(enumerate(g)))
+    ge, gu = items.get(0), items.get(1)
+    eye = np.eye(n)
+    ut = _T(u)
+    inner = np.zeros(np.shape(u), dtype=complex)
+    if ge is not None:
+        inner = inner + np.asarray(ge)[..., None] * eye
+    if gu is not None:
+        off = np.eye(n, dtype=bool)
+        diff = e[..., None, :] - e[..., :, None]
+        f = np.where(off, 0.0, 1.0 / np.where(off, 1.0, diff))
+        utgu = ut @ gu
+        inner = inner + f * utgu - f * ((ut @ np.conj(u)) @ (np.real(utgu) * eye))
+    r = la.inv(ut) @ inner @ ut
+    return r if np.iscomplexobj(a) else np.real(r)
 
 
 def _eigh_pb(g, ans, a, UPLO="L", **kw):
@@ -166,6 +189,7 @@ defrule(la.det, _det_pb)
 defrule(la.slogdet, _slogdet_pb)
 defrule(la.cholesky, _cholesky_pb)
 defrule(la.eigh, _eigh_pb, keywords=("UPLO",))
+defrule(la.eig, _eig_pb)
 defrule(la.svd, _svd_pb, keywords=("full_matrices", "compute_uv"))
 defrule(la.pinv, _pinv_pb)
 defrule(la.norm, _norm_pb, keywords=("ord", "axis", "keepdims"))

@@ -45,10 +45,16 @@ for _fn in (np.degrees,):
     _unary(_fn, lambda g, ans, x: g * (180.0 / np.pi))
 for _fn in (np.radians,):
     _unary(_fn, lambda g, ans, x: g * (np.pi / 180.0))
-for _fn in (np.real, np.conjugate, np.conj, np.real_if_close):
+# Complex values follow autograd's convention (tracer.ad.adjoints.unbroadcast):
+# holomorphic functions' rules are the real ones, these are not holomorphic.
+for _fn in (np.real, np.real_if_close):
     _unary(_fn, lambda g, ans, x: g)
-for _fn in (np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.fix, np.imag,
-            np.angle):
+for _fn in (np.conjugate, np.conj):
+    _unary(_fn, lambda g, ans, x: np.conj(g))
+_unary(np.imag, lambda g, ans, x: -1j * np.asarray(g))
+_unary(np.angle, lambda g, ans, x: np.asarray(g) * np.conj(np.asarray(x) * 1j)
+       / np.where(np.abs(x) == 0, 1.0, np.abs(x)) ** 2)
+for _fn in (np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.fix):
     defrule(_fn, _zero)
 
 
@@ -478,12 +484,13 @@ defrule(np.stack, _stack_pb, keywords=("axis",))
 
 def _select_pb(g, ans, condlist, choicelist, default=0, **kw):
     taken = np.zeros(np.shape(ans), dtype=bool)
-    out = {}
-    for k, (c, ch) in enumerate(zip(condlist, choicelist)):
-        mine = np.asarray(c) & ~taken
-        out[k] = ub(np.where(mine, g, 0.0), ch)
-        taken |= np.asarray(c, dtype=bool)
-    return Seq(out, owned=True)
+    masks = []
+    for c in condlist:
+        masks.append(np.asarray(c) & ~taken)
+        taken = taken | np.asarray(c, dtype=bool)
+    # Built by a comprehension, not stores into a dict: an outer gradient follows it.
+    return Seq(dict([(k, ub(np.where(m, g, 0.0), ch))
+                     for k, (m, ch) in enumerate(zip(masks, choicelist))]), owned=True)
 
 
 defrule(np.select, None, _select_pb, keywords=("default",))
@@ -641,17 +648,19 @@ def _kron_arg(i):
     def pb(g, ans, a, b):
         a2, b2 = np.asarray(a), np.asarray(b)
         nd = max(a2.ndim, b2.ndim)
-        a2 = a2.reshape((1,) * (nd - a2.ndim) + a2.shape)
-        b2 = b2.reshape((1,) * (nd - b2.ndim) + b2.shape)
+        # np.reshape, not .reshape: einsum may give a numpy scalar, whose method
+        # has no rule for an outer gradient to follow.
+        a2 = np.reshape(a2, (1,) * (nd - a2.ndim) + a2.shape)
+        b2 = np.reshape(b2, (1,) * (nd - b2.ndim) + b2.shape)
         g4 = np.reshape(g, [v for p, q in zip(a2.shape, b2.shape) for v in (p, q)])
         axes_a = tuple(range(0, 2 * nd, 2))
         axes_b = tuple(range(1, 2 * nd, 2))
         la = _LETTERS[:2 * nd]
         if i == 0:
             spec = la + "," + "".join(la[k] for k in axes_b) + "->" + "".join(la[k] for k in axes_a)
-            return np.einsum(spec, g4, b2).reshape(np.shape(a))
+            return np.reshape(np.einsum(spec, g4, b2), np.shape(a))
         spec = la + "," + "".join(la[k] for k in axes_a) + "->" + "".join(la[k] for k in axes_b)
-        return np.einsum(spec, g4, a2).reshape(np.shape(b))
+        return np.reshape(np.einsum(spec, g4, a2), np.shape(b))
     return pb
 
 

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .adjoints import Seq, from_seq, unbroadcast as ub
+from .adjoints import Seq, abs_slope, from_seq, unbroadcast as ub
 from .errors import NoRuleError
 from .rules import defrule
 
@@ -40,7 +40,7 @@ _unary(np.tan, lambda g, ans, x: g * (1.0 + ans * ans))
 _unary(np.arctan, lambda g, ans, x: g / (1.0 + x * x))
 _unary(np.sinh, lambda g, ans, x: g * np.cosh(x))
 _unary(np.cosh, lambda g, ans, x: g * np.sinh(x))
-_unary(np.absolute, lambda g, ans, x: g * np.sign(x))
+_unary(np.absolute, lambda g, ans, x: g * abs_slope(x))
 _unary(np.positive, lambda g, ans, x: g)
 
 

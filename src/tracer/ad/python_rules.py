@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import callables as tops
 from ..tapes import helpers as tape_helpers
-from .adjoints import Seq, from_seq, seq_get, seq_item, unbroadcast, zeros_like
+from .adjoints import Seq, abs_slope, from_seq, seq_get, seq_item, unbroadcast, zeros_like
 from .rules import defrule
 from .scatter import scatter_add
 
@@ -87,7 +87,7 @@ defrule(operator.iadd, _sequence_add(0), _sequence_add(1),
         templates=_FLOAT_OPS[operator.add][1])
 defrule(operator.neg, lambda g, ans, a: -g, templates={0: "-{g}"})
 defrule(operator.pos, lambda g, ans, a: g, templates={0: "{g}"})
-defrule(operator.abs, lambda g, ans, a: g * np.sign(a), templates={0: "({g} if {0} >= 0 else -{g})"})
+defrule(operator.abs, lambda g, ans, a: g * abs_slope(a), templates={0: "({g} if {0} >= 0 else -{g})"})
 
 
 # -- math --------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def _minmax_arg(i):
     return pb
 
 
-defrule(builtins.abs, lambda g, ans, a: g * np.sign(a), templates={0: "({g} if {0} >= 0 else -{g})"})
+defrule(builtins.abs, lambda g, ans, a: g * abs_slope(a), templates={0: "({g} if {0} >= 0 else -{g})"})
 defrule(builtins.min, varargs=_minmax_arg)
 defrule(builtins.max, varargs=_minmax_arg)
 defrule(builtins.pow, *_FLOAT_OPS[operator.pow][0], templates=_FLOAT_OPS[operator.pow][1])
@@ -190,7 +190,7 @@ defrule(tape_helpers.yield_from_iter, _container_of)
 
 
 def _getitem_container(g, ans, c, key):
-    if isinstance(c, np.ndarray):
+    if isinstance(c, (np.ndarray, np.generic)):  # a numpy scalar indexes as a 0-d array
         return _array_getitem(g, c, key)
     if isinstance(c, (list, tuple)) and isinstance(key, slice):
         index = range(*key.indices(len(c)))
