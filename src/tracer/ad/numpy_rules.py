@@ -274,5 +274,13 @@ for _fn in (np.array, np.asarray):
     defrule(_fn, _array_pb, keywords=("dtype",))
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
-# An adjoint container built in a pullback (second order): its items' adjoint.
-defrule(Seq, lambda g, ans, items, owned=False: g, keywords=("owned",))
+def _seq_items_pb(g, ans, items, owned=False):
+    """An adjoint container built in a pullback (second order): its items' adjoint
+    (a zero number standing for an untouched container is no adjoint: the items
+    are a dict, whose adjoint is a container's)."""
+    if type(g) is not Seq and type(g) in (float, int) and g == 0:
+        return None
+    return g
+
+
+defrule(Seq, _seq_items_pb, keywords=("owned",))

@@ -31,11 +31,11 @@ import numpy as np
 
 from .. import api as _api
 from .. import callables as tops
-from ..tapes.guards import GuardError, failing_test, guard_failure
+from ..tapes.guards import (GuardError, failing_test, guard_failure, raise_expected_failure,
+                             unexpected_exception)
 from ..tapes import helpers as tape_helpers
 from ..tapes.helpers import STOP, make_binder
 from ..tapes.ops import Call, Constant, Guard, Input
-from ..tapes.play import evaluate
 from . import adjoints, inplace, sweep
 from .errors import NoRuleError, describe_callable
 from .rules import lookup, positional
@@ -176,7 +176,7 @@ class _Builder:
         self.target: dict[int, dict[int, int]] = {}  # op id -> {arg position: adjoint op id}
         self.index: dict[int, int] = {}   # next()/append op id -> the item index it reads
         self.extent: dict[int, int | None] = {}  # extend op id -> how many items it added
-        self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
+        self.globals: dict = {"STOP": STOP, "fail_": guard_failure,
                               "add_": _add, "seq_item_": adjoints.seq_item,
                               "seq_get_": adjoints.seq_get, "seq_part_": adjoints.seq_part,
                               "seq_drop_": adjoints.seq_drop, "seq_keys_": adjoints.seq_keys,
@@ -637,9 +637,6 @@ class _Builder:
             args = "".join(self.ref(a) + ", " for a in op.args)
             kw = ", ".join(f"{name!r}: {self.ref(v)}" for name, v in op.kwargs.items())
             return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r}, {{{kw}}})"
-        if op.raises or op.handled:
-            env = ", ".join(f"{self.const(r)}: v_{r.id}" for r in op.refs())
-            return f"v_{k} = evaluate_({self.const(op)}, {{{env}}}.__getitem__)"
         fn = self.ref(op.fn)
         if k in self.fixed:  # the function passed must be the one whose rule is used
             self.globals["GuardError_"] = GuardError
@@ -654,7 +651,23 @@ class _Builder:
         else:
             parts = [self.ref(a) for a in op.args]
             parts += [f"{name}={self.ref(v)}" for name, v in op.kwargs.items()]
-        return f"{check}v_{k} = {fn}({', '.join(parts)})"
+        call = f"v_{k} = {fn}({', '.join(parts)})"
+        if op.raises:
+            # It raised while tracing: its exception is the value (a handler reads
+            # it); not raising now is a guard failure (tracer.tapes.play.evaluate).
+            # Plain code, no op objects passed at run time: an outer gradient's
+            # tape follows it like any other code.
+            self.globals["expected_"] = raise_expected_failure
+            return (f"{check}try:\n        {call}\n    except BaseException as e_:\n"
+                    f"        v_{k} = e_\n    else:\n        raise expected_({self.const(op)})")
+        if op.handled:
+            # Inside a handler of the traced code, and it did not raise: raising now
+            # is a guard failure (as tracer.tapes.play.evaluate says), written as
+            # plain code so that an outer gradient follows the call itself.
+            self.globals["unexpected_"] = unexpected_exception
+            return (f"{check}try:\n        {call}\n    except Exception as e_:\n"
+                    f"        raise unexpected_({self.const(op)}, e_) from e_")
+        return check + call
 
     def _saved(self):
         """(op id, is a nested pullback) for every value the sweep reads, in order."""
