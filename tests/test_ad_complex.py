@@ -80,3 +80,43 @@ def test_eig_second_order_along_a_direction():
 def test_a_complex_function_without_a_rule_is_refused():
     with pytest.raises(tracer.NoRuleError):
         tracer.grad(lambda x: float(np.sum(np.abs(np.fft.fft(np.array([x, 2 * x, x * x]))))))(0.7)
+
+
+C = R.standard_normal((3, 3)) + 1j * R.standard_normal((3, 3)) + 3 * np.eye(3)
+
+
+def _complex_numeric(f, z, eps=1e-6):
+    """dL/da - i dL/db for real L of complex z = a + ib (autograd's convention)."""
+    out = np.zeros(z.shape, dtype=complex)
+    for i in np.ndindex(z.shape):
+        d = np.zeros(z.shape)
+        d[i] = eps
+        da = (f(z + d) - f(z - d)) / (2 * eps)
+        db = (f(z + 1j * d) - f(z - 1j * d)) / (2 * eps)
+        out[i] = da - 1j * db
+    return out
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: float(np.abs(np.linalg.det(z))),
+    lambda z: float(np.sum(np.abs(np.linalg.inv(z)) ** 2)),
+    lambda z: float(np.sum(np.real(np.linalg.solve(z, np.ones(3)) * (1 - 2j)))),
+    lambda z: float(np.sum(np.abs(np.linalg.eig(z)[0]))),
+], ids=["det", "inv", "solve", "eig"])
+def test_complex_matrix_arguments_follow_autograd_convention(f):
+    g = tracer.grad(f)
+    want = _complex_numeric(f, C)
+    for _ in range(3):
+        assert np.allclose(g(C), want, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("f", [
+    lambda z: float(np.linalg.norm(z)),
+    lambda z: float(np.sum(np.linalg.svd(z, compute_uv=False))),
+    lambda z: float(np.sum(np.linalg.eigh(z @ np.conj(z.T))[0])),
+], ids=["norm", "svd", "eigh"])
+def test_complex_matrices_into_real_only_rules_are_refused(f):
+    """These rules' formulas have no conjugates: a complex matrix is refused, not
+    given a wrong gradient (as it was)."""
+    with pytest.raises(tracer.NoRuleError, match="real matrices"):
+        tracer.grad(f)(C)

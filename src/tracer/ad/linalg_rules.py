@@ -183,13 +183,25 @@ def _norm_pb(g, ans, x, ord=None, axis=None, keepdims=False, **kw):
     return g * np.sign(x) * np.abs(x) ** (ord - 1) / np.where(a == 0, 1.0, a) ** (ord - 1)
 
 
+def _real_only(fn, pb):
+    """`pb` for real matrices only: its formula has no conjugates, so a complex
+    argument is refused (a wrong gradient otherwise)."""
+    def checked(g, ans, a, *args, **kw):
+        if np.iscomplexobj(a):
+            raise NoRuleError(fn, message="the rule covers real matrices, not complex ones")
+        return pb(g, ans, a, *args, **kw)
+    return checked
+
+
+# inv, solve, det and eig are holomorphic formulas: right for complex matrices too
+# (autograd's convention, tracer.ad.adjoints.unbroadcast).
 defrule(la.inv, _inv_pb)
 defrule(la.solve, _solve_a, _solve_b)
 defrule(la.det, _det_pb)
-defrule(la.slogdet, _slogdet_pb)
-defrule(la.cholesky, _cholesky_pb)
-defrule(la.eigh, _eigh_pb, keywords=("UPLO",))
 defrule(la.eig, _eig_pb)
-defrule(la.svd, _svd_pb, keywords=("full_matrices", "compute_uv"))
-defrule(la.pinv, _pinv_pb)
-defrule(la.norm, _norm_pb, keywords=("ord", "axis", "keepdims"))
+defrule(la.slogdet, _real_only(la.slogdet, _slogdet_pb))
+defrule(la.cholesky, _real_only(la.cholesky, _cholesky_pb))
+defrule(la.eigh, _real_only(la.eigh, _eigh_pb), keywords=("UPLO",))
+defrule(la.svd, _real_only(la.svd, _svd_pb), keywords=("full_matrices", "compute_uv"))
+defrule(la.pinv, _real_only(la.pinv, _pinv_pb))
+defrule(la.norm, _real_only(la.norm, _norm_pb), keywords=("ord", "axis", "keepdims"))
