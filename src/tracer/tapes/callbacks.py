@@ -38,7 +38,6 @@ from .. import callables as tops
 from ..analysis.instructions import R_CALL, R_OP
 from .bind import MISSING, Pack, map_parameters
 from .common import F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG, K_NESTED, K_RETURN, Lit
-from .helpers import STOP
 from .errors import TapeError
 from .ops import Call, Input, Op
 from .streams import (STOPPED, Abort, EnumStream, FilterStream, GenStream, MapStream, Run,
