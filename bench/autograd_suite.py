@@ -11,8 +11,9 @@ numpy and tracer's `grad`/`check_grads`, runs each test function (each
   assertion on a gradient fails);
 - missing rule: `tracer.NoRuleError` (counted by function);
 - other errors: anything else (by exception type and message);
-- not applicable: forward-mode-only checks and complex arguments (tracer.grad is
-  reverse mode over real numbers).
+- not applicable: forward-mode-only checks, and complex arguments or results unless
+  `--complex` is given (then checked as autograd checks them: complex directions,
+  the covector of a complex value its conjugate, inner products Re(sum(conj(a) b))).
 
 `check_grads` is autograd's test: for each call, the vector-Jacobian product along
 a random output direction is compared with a central difference (eps 1e-6) along a
@@ -64,6 +65,9 @@ class NotApplicable(Exception):
     """A check tracer does not claim: forward mode only, complex values."""
 
 
+COMPLEX = [False]  # --complex: check complex arguments and results too
+
+
 # -- the values autograd's checks draw directions in ---------------------------------------------
 def _leaves(x) -> list:
     """The float leaves of a value (arrays, numbers, lists, tuples, dicts) as arrays."""
@@ -74,7 +78,7 @@ def _leaves(x) -> list:
     if x is None:
         return []  # tracer's adjoint of an argument holding no float
     a = np.asarray(x)
-    if a.dtype.kind == "c":
+    if a.dtype.kind == "c" and not COMPLEX[0]:
         raise NotApplicable("complex values")
     return [a]
 
@@ -91,19 +95,31 @@ def _rebuild(x, leaves):
     leaf = next(leaves)
     if isinstance(x, np.ndarray):
         return leaf.reshape(x.shape).astype(x.dtype)
-    return float(leaf)
+    return complex(leaf) if np.iscomplexobj(x) else float(leaf)
 
 
 def _randn_like(x, rng):
-    return [rng.standard_normal(leaf.shape) for leaf in _leaves(x)]
+    return [_randn(leaf, rng) for leaf in _leaves(x)]
+
+
+def _randn(leaf, rng):
+    """A random direction in the space of `leaf` (complex for a complex one)."""
+    if leaf.dtype.kind == "c":
+        return rng.standard_normal(leaf.shape) + 1j * rng.standard_normal(leaf.shape)
+    return rng.standard_normal(leaf.shape)
+
+
+def _covector(leaf):
+    return np.conj(leaf) if np.iscomplexobj(leaf) else leaf
 
 
 def _inner(a: list, b: list) -> float:
-    return float(sum(np.sum(np.asarray(p) * np.asarray(q)) for p, q in zip(a, b)))
+    return float(sum(np.real(np.sum(np.conj(np.asarray(p)) * np.asarray(q)))
+                     for p, q in zip(a, b)))
 
 
 def _axpy(x, alpha, direction):
-    leaves = iter(np.asarray(leaf, dtype=float) + alpha * d
+    leaves = iter(np.asarray(leaf, dtype=complex if np.iscomplexobj(leaf) else float) + alpha * d
                   for leaf, d in zip(_leaves(x), direction))
     return _rebuild(x, leaves)
 
@@ -158,12 +174,12 @@ class Checker:
             _leaves(a)  # complex arguments are not applicable
         y, pullback = tracer.vjp(f, *args, **kwargs)
         y_leaves = _leaves(y)
-        u = [self.rng.standard_normal(leaf.shape) for leaf in y_leaves]
-        seed = _rebuild(y, iter(u))
+        u = [_randn(leaf, self.rng) for leaf in y_leaves]
+        seed = _rebuild(y, iter([_covector(d) for d in u]))
         adj = pullback(seed)
         v = _randn_like(x, self.rng)
         # An argument with no float in it (an empty dict) has no adjoint: None.
-        exact = _inner(v, [leaf for p in nums for leaf in _leaves(adj[p])])
+        exact = _inner(v, [_covector(leaf) for p in nums for leaf in _leaves(adj[p])])
 
         def at(alpha):
             moved = _axpy(x, alpha, v)
@@ -382,7 +398,10 @@ def main(argv=None) -> None:
     ap.add_argument("--only", default="", help="run only the tests whose name holds this")
     ap.add_argument("--tests", type=Path, help="an unpacked autograd tests/ directory "
                     "(default: download the sdist)")
+    ap.add_argument("--complex", action="store_true", help="check complex arguments and "
+                    "results too (as autograd does), not count them as not applicable")
     opts = ap.parse_args(argv)
+    COMPLEX[0] = opts.complex
     with tempfile.TemporaryDirectory() as tmp:
         tests_dir = opts.tests or fetch_tests(Path(tmp))
         results, checker = run(tests_dir, opts.order, opts.only)

@@ -299,7 +299,7 @@ def test_user_rule_keeps_python_function_primitive():
         _RULES.pop(softplus, None)
 
 
-def test_generator_expression_is_differentiated_and_one_zip_resumes_raises():
+def test_generator_expression_is_differentiated_and_one_a_key_function_resumes_raises():
     def k(x):
         return sum(x * i for i in range(3))
 
@@ -307,10 +307,15 @@ def test_generator_expression_is_differentiated_and_one_zip_resumes_raises():
 
     def zipped(x):
         g = (x * i for i in range(3))
-        return sum(a * b for a, b in zip(g, [1.0, 2.0, 3.0]))  # zip resumes g: refused
+        return sum(a * b for a, b in zip(g, [1.0, 2.0, 3.0]))  # zip's steps are inlined
+
+    assert tracer.grad(zipped)(1.0) == pytest.approx(8.0)
+
+    def keyed(x):
+        return max((x * i for i in range(3)), key=abs)  # max with a key resumes it: refused
 
     with pytest.raises(NoRuleError, match="generator"):
-        tracer.grad(zipped)(1.0)
+        tracer.grad(keyed)(1.0)
 
 
 def test_item_store_into_a_list_it_built_and_into_a_shared_one():

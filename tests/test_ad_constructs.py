@@ -363,3 +363,67 @@ def test_second_order_through_scatters_and_permutations(f):
     want = (g(x + EPS * v) - g(x - EPS * v)) / (2 * EPS)
     for _ in range(3):
         assert np.allclose(hv(x), want, rtol=1e-5, atol=1e-6)
+
+
+def test_keyword_dict_merged_into_a_call_and_a_dict_display():
+    """`f(**m)` and `{**m, ...}` copy m into a dict the program just made
+    (DICT_MERGE / DICT_UPDATE): m's items get their adjoints through the copy, at
+    first and second order (a gradient's generated code calls `fn(*a, **kw)`)."""
+    def inner(a, b):
+        return a * b + math.sin(a)
+
+    def f(x):
+        m = {"a": x, "b": x * x}
+        d = {**m, "c": 2.0}
+        return inner(**m) + d["b"] * d["c"]
+
+    want = lambda x: 3 * x * x + math.cos(x) + 4 * x  # noqa: E731  (f = x^3 + sin x + 2x^2)
+    g = tracer.grad(f)
+    for _ in range(3):
+        assert g(0.7) == pytest.approx(want(0.7))
+    g2 = tracer.grad(g)
+    for _ in range(3):
+        assert g2(0.7) == pytest.approx(6 * 0.7 - math.sin(0.7) + 4)
+
+
+def _handled(x):
+    d = {"a": x * x}
+    try:
+        v = d["a"] * x          # inside a handler, does not raise
+    except KeyError:
+        v = 0.0
+    try:
+        w = math.sin(v) + d["b"]   # raises: the handler's path
+    except KeyError:
+        w = math.cos(v)
+    return w * x
+
+
+def test_second_order_through_try_except():
+    """A gradient's generated code runs the calls inside the traced code's handlers
+    as plain `try` blocks (no op objects passed at run time), so an outer gradient
+    follows them: grad(grad(f)) of a function with try/except (was NoRuleError for
+    tracer.tapes.play.evaluate)."""
+    g = tracer.grad(_handled)
+    want = numeric(lambda a: g(a), 0.7)
+    gg = tracer.grad(g)
+    for _ in range(4):
+        assert gg(0.7) == pytest.approx(want, rel=1e-5, abs=1e-6)
+
+
+def test_third_order_through_a_gradient_taken_inside():
+    """autograd's test_nested_higher_order: a gradient taken inside the function,
+    differentiated three times (its wrapper's functools.wraps, its dict of keyword
+    arguments and the adjoint containers of the inner pullbacks on the path)."""
+    def outer(x):
+        def inner(y):
+            return y[0] * y[1]
+        return np.sum(np.sin(np.array(tracer.grad(inner)((x, x)))))
+
+    g = tracer.grad(outer)
+    gg = tracer.grad(g)
+    ggg = tracer.grad(gg)
+    for x in (1.3, 1.3, 1.3, 0.4):
+        assert g(x) == pytest.approx(numeric(outer, x), rel=1e-5, abs=1e-6)
+        assert gg(x) == pytest.approx(numeric(g, x), rel=1e-5, abs=1e-6)
+        assert ggg(x) == pytest.approx(numeric(gg, x), rel=1e-4, abs=1e-5)

@@ -8,6 +8,7 @@ first derivative."""
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
@@ -244,22 +245,137 @@ def test_a_for_loop_over_a_generator_is_guarded_by_the_generator():
         assert g(0.5, n) == pytest.approx(sum(k * 0.5 ** (k - 1) for k in range(1, n)))
 
 
-def test_a_generator_driven_by_zip_is_refused():
-    def f(x):
-        return sum(a * b for a, b in zip((v for v in [x, 2 * x]), [1.0, 3.0]))
-    with pytest.raises(tracer.NoRuleError, match="another C function"):
-        tracer.grad(f)(0.5)
+def test_a_generator_driven_by_a_key_function_or_itertools_is_refused():
+    """Consumers this module does not follow (a key function, itertools, numpy's
+    fromiter) leave the generator to C: a clear NoRuleError, never a wrong value."""
+    for f in (lambda x: max((v * x for v in [1.0, -2.0]), key=abs),
+              lambda x: sum(itertools.chain(gen_powers(x, 2), [1.0])),
+              lambda x: float(np.sum(np.fromiter((v * x for v in [1.0, 2.0]), float)))):
+        with pytest.raises(tracer.NoRuleError, match="another C function"):
+            tracer.grad(f)(0.5)
 
 
 def test_a_generator_left_to_a_c_function_after_inlined_steps_is_refused():
-    """next() steps are inlined, then zip resumes the same generator: the tape would
-    restart it on a new run, so tracing refuses (an error, never a wrong value)."""
+    """next() steps are inlined, then itertools.chain resumes the same generator: the
+    tape would restart it on a new run, so tracing refuses (an error, never a wrong
+    value)."""
     def f(x):
         g = (x * k for k in range(4))
         first = next(g)
-        return first + sum(a * b for a, b in zip(g, [1.0, 2.0, 3.0]))
+        return first + sum(itertools.chain(g, [1.0]))
     with pytest.raises((tracer.TapeError, tracer.NoRuleError)):
         tracer.grad(f)(0.5)
+
+
+# -- chained sources: yield from, zip, enumerate, map over generators, reduce over map ----
+def g1(x):
+    k = 0
+    while k < 3:
+        yield x * k
+        k += 1
+
+
+def g3(x):
+    yield from g1(x)
+
+
+def delegated(x):
+    return sum(g3(x))                                        # 3.0 at any x
+
+
+def zipped_generators(x):
+    return sum(a * b for a, b in zip(g1(x), g1(x)))          # 2x(0+1+4)
+
+
+def enumerated_generator(x):
+    return sum(i * v for i, v in enumerate(g1(x)))           # 0+1+4
+
+
+def zipped_with_a_list(x):
+    return sum(a * b for a, b in zip(g1(x), [1.0, -2.0, 3.0, 4.0]))  # g1 ends it
+
+
+def zipped_after_next(x):
+    g = (x * k for k in range(4))
+    first = next(g)                                          # then zip resumes g
+    return first + sum(a * b for a, b in zip(g, [1.0, 2.0, 3.0]))
+
+
+def reduce_of_map(x):
+    return functools.reduce(lambda a, b: a * b + x, map(lambda v: v * x, [1.0, 2.0, 3.0]))
+
+
+def sum_of_map_of_generator(x):
+    return sum(map(lambda v: math.sin(v) * v, g1(x)))
+
+
+def genexpr_over_map(x):
+    return sum(math.exp(v) for v in map(lambda w: w * x, [1.0, 2.0, -1.0]))
+
+
+def map_of_map(x):
+    return sum(map(math.sin, map(lambda v: v * x, g1(x))))
+
+
+def filter_of_generator(x):
+    return sum(filter(lambda v: v > 1.0, g1(x)))
+
+
+def reduce_of_generator(x):
+    return functools.reduce(lambda a, b: a + b * b, g1(x), 0.5)
+
+
+def enumerate_with_start_in_a_for_loop(x):
+    t = 0.0
+    for i, (a, b) in enumerate(zip(g1(x), map(math.cos, g1(x))), 1):
+        t = t + i * a * b
+    return t
+
+
+CHAINED = [delegated, zipped_generators, enumerated_generator, zipped_with_a_list,
+           zipped_after_next, reduce_of_map, sum_of_map_of_generator, genexpr_over_map,
+           map_of_map, filter_of_generator, reduce_of_generator,
+           enumerate_with_start_in_a_for_loop]
+
+
+@pytest.mark.parametrize("f", CHAINED, ids=lambda f: f.__name__)
+def test_chained_sources_match_finite_differences(f):
+    assert_grad(f, 2.0)
+    assert_grad(f, 0.7)
+
+
+def test_chained_sources_give_the_issue_values():
+    assert tracer.grad(delegated)(2.0) == pytest.approx(3.0)
+    assert tracer.grad(zipped_generators)(2.0) == pytest.approx(20.0)
+    assert tracer.grad(enumerated_generator)(2.0) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("f", CHAINED, ids=lambda f: f.__name__)
+def test_chained_sources_second_order(f):
+    assert_second(f, 0.7)
+
+
+def test_zip_ends_where_its_shortest_source_ends_and_is_guarded():
+    """How many items zip/enumerate take is guarded as for the other consumers: a
+    generator of another length, or a list of another length, traces another path."""
+    def f(x, n, ys):
+        return sum(a * b for a, b in zip(gen_powers(x, n), ys))
+    g = tracer.grad(f)
+    for n, ys in ((3, [1.0, 2.0, 3.0, 4.0]), (3, [1.0, 2.0, 3.0, 4.0]), (3, [1.0, 2.0, 3.0, 4.0]),
+                  (4, [1.0, 2.0, 3.0, 4.0]), (5, [1.0, 2.0, 3.0, 4.0]), (3, [1.0, 2.0]),
+                  (3, [1.0, 2.0, 3.0, 4.0])):
+        want = sum(k * 0.5 ** (k - 1) * y for k, y in zip(range(n), ys) if k)
+        assert g(0.5, n, ys) == pytest.approx(want)
+
+
+def test_chained_tape_replays_and_compiles():
+    for f in CHAINED:
+        root = tracer.track(f, 0.7, ctx=ad_context())
+        tape = Tape.from_trace(root, None, callbacks=True)
+        tape.validate()
+        assert tape.inlined_iterables, f.__name__
+        assert tape.play(0.7) == f(0.7)
+        assert tape.compile()(0.7) == f(0.7)
 
 
 # -- map with a C callback (no Python frame runs: the items are the calls themselves) -------

@@ -68,6 +68,18 @@ CASES = {
     "gradient_all_axes": (lambda x: np.stack(np.gradient(x)), A),
     "gradient_3d_axes": (lambda x: np.stack(np.gradient(x, axis=(0, 2))),
                          R.standard_normal((3, 2, 4))),
+    # a repeated index in the differentiated operand (a diagonal), and in another one
+    "einsum_trace": (lambda x: np.einsum("ii->", x), SQ), "einsum_trace_implicit": (lambda x: np.einsum("ii", x), SQ),
+    "einsum_diagonal": (lambda x: np.einsum("ii->i", x), SQ),
+    "einsum_diag_times": (lambda x: np.einsum("ij,jj->i", A.T[:3], x), SQ),
+    "einsum_diag_other": (lambda x: np.einsum("ij,jj->i", x, SQ), A[:, :3]),
+    "einsum_diag_3d": (lambda x: np.einsum("iij->j", x), R.standard_normal((3, 3, 2))),
+    "einsum_diag_kept": (lambda x: np.einsum("iji->ij", x), R.standard_normal((3, 2, 3))),
+    "einsum_diag_sublist": (lambda x: np.einsum(x, [0, 0], [0]), SQ),
+    "r_slice": (lambda x: np.r_[x, V, 1:10], V), "r_slices": (lambda x: np.r_[2:4, x, 0:3:3j, x * 2.0], V),
+    "cross_axes": (lambda x: np.cross(x, SQ, axisa=0, axisb=1, axisc=0), SQ),
+    "cross_axis": (lambda x: np.cross(SQ, x, axis=0), STACK[0]),
+    "cross_axisb": (lambda x: np.cross(x, SQ, 1, 0, -1), SQ),
 }
 
 
@@ -102,6 +114,25 @@ def test_rule_in_a_scalar_function_through_grad(name):
     h = lambda a: np.sum(np.sin(f(a)))  # noqa: E731
     assert np.ravel(first)[0] == pytest.approx((h(x + eps * d) - h(x - eps * d)) / (2 * eps),
                                                rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", ["einsum_trace", "einsum_diag_times", "einsum_diag_kept",
+                                  "r_slice", "cross_axes", "cross_axis"])
+def test_new_rules_at_second_order(name):
+    """grad of grad through the rules (their pullbacks are plain numpy an outer
+    gradient follows), against central differences of the first gradient."""
+    f, x = CASES[name]
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(np.shape(f(x)))
+    v = rng.standard_normal(np.shape(x))
+    g = tracer.grad(lambda a: np.sum(np.sin(f(a)) * w))
+    h = tracer.grad(lambda a: np.sum(g(a) * v))
+    eps = 1e-6
+    d = rng.standard_normal(np.shape(x))
+    for _ in range(3):
+        exact = float(np.sum(h(x) * d))
+        numeric = float(np.sum((g(x + eps / 2 * d) - g(x - eps / 2 * d)) / eps * v))
+        assert exact == pytest.approx(numeric, rel=1e-4, abs=1e-6)
 
 
 def test_gradient_with_spacing_is_refused():

@@ -113,3 +113,22 @@ def test_backprop_refuses_a_root_it_cannot_follow():
 
     with pytest.raises(NoRuleError, match="entered from C"):
         tracer.backprop(tracer.track(Scale(), 1.0))
+
+
+def test_a_global_that_is_the_argument_is_a_constant_at_second_order_too():
+    """grad(grad(f)) where a global array is the very object passed: the inner
+    gradient's generated code takes the argument out of its binder's tuple, which
+    does not make that object (the global stays a constant; it was differentiated
+    as well, silently: 85.66 instead of 0 off the exact value below)."""
+    rng = np.random.default_rng(1)
+    m = rng.standard_normal((3, 3))
+    w = rng.standard_normal((3, 3))
+    v = rng.standard_normal((3, 3))
+    f = lambda x: np.sum(np.sin(x * m * x) * w)  # noqa: E731
+    g = tracer.grad(f)
+    h = tracer.grad(lambda a: np.sum(g(a) * v))
+    eps = 1e-6
+    d = rng.standard_normal((3, 3))
+    numeric = float(np.sum((g(m + eps / 2 * d) - g(m - eps / 2 * d)) / eps * v))
+    for _ in range(3):
+        assert float(np.sum(h(m) * d)) == pytest.approx(numeric, rel=1e-5, abs=1e-6)

@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "seq_drop", "from_seq", "to_gradient",
+__all__ = ["Seq", "add", "add_pure", "zeros_like", "seq_item", "seq_get", "seq_part", "seq_drop", "seq_keys", "abs_slope", "from_seq", "to_gradient",
            "is_differentiable", "unbroadcast"]
 
 
@@ -112,6 +112,17 @@ def seq_drop(g, key):
     return Seq(dict([(k, v) for k, v in g.items.items() if k != key]), owned=True)
 
 
+def seq_keys(g, keys, keep):
+    """A dict adjoint `g` restricted to the items `keys` (`keep`) or without them:
+    `d.update(m)` / `f(**m)` into a dict the program just made gives m's items their
+    adjoints and d's earlier items the rest."""
+    if g is None:
+        return None
+    if type(g) is not Seq:
+        g = _as_seq(g)
+    return Seq(dict([(k, v) for k, v in g.items.items() if (k in keys) == keep]), owned=True)
+
+
 def seq_part(g, start, n):
     """Items `start .. start + n` of a container adjoint `g`, as the adjoint of the
     sequence of n items appended there (`lst.extend(items)`)."""
@@ -165,6 +176,10 @@ def to_gradient(g, x):
             items = [to_gradient(g.items.get(k), v) for k, v in enumerate(x)]
             return items if isinstance(x, list) else tuple(items)
         return from_seq(g, x)
+    if _is_complex(g) and not _is_complex(x):
+        g = np.real(g)  # a real argument's part of a complex adjoint (see unbroadcast)
+        if isinstance(x, float) and type(g) is np.float64:
+            g = float(g)
     if isinstance(x, np.ndarray) and not isinstance(g, np.ndarray):
         return np.full(x.shape, g, dtype=_float_dtype(x))
     if isinstance(x, np.ndarray) and g.dtype != x.dtype and x.dtype.kind in "fc":
@@ -215,8 +230,12 @@ def is_differentiable(v) -> bool:
 
 
 def unbroadcast(g, x):
-    """Sum `g` over the axes numpy broadcast `x` along, so it has `x`'s shape."""
+    """Sum `g` over the axes numpy broadcast `x` along, so it has `x`'s shape.  A
+    complex adjoint of a real `x` keeps its real part (autograd's convention: the
+    adjoint of z = a + ib is dL/da - i dL/db, so a real value's is dL/da)."""
     if isinstance(x, np.ndarray):
+        if x.dtype.kind != "c" and getattr(g, "dtype", _REAL).kind == "c":
+            g = np.real(g)
         shape = x.shape
         if getattr(g, "shape", None) == shape:
             return g
@@ -229,7 +248,29 @@ def unbroadcast(g, x):
         if g.shape != shape:
             g = np.broadcast_to(g, shape).copy()
         return g
+    if type(g) is float:
+        return g
+    if _is_complex(g) and not _is_complex(x):
+        g = np.real(g)
+        if type(g) is np.float64 and isinstance(x, float):
+            g = float(g)
     if isinstance(g, np.ndarray):
         s = g.sum()
         return float(s) if isinstance(x, (float, int)) and not isinstance(x, np.generic) else s
     return g
+
+
+_REAL = np.dtype(float)
+
+
+def abs_slope(x):
+    """d|x|/dx: sign(x), and conj(x)/|x| for complex x (autograd's convention)."""
+    if _is_complex(x):
+        a = np.abs(x)
+        return np.conj(x) / np.where(a == 0, 1.0, a)
+    return np.sign(x)
+
+
+def _is_complex(v) -> bool:
+    return type(v) is complex or isinstance(v, np.complexfloating) or (
+        isinstance(v, np.ndarray) and v.dtype.kind == "c")

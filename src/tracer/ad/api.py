@@ -28,7 +28,7 @@ from ..tapes.guards import GuardError
 from ..analysis.identitycache import IdentityCache
 from ..analysis.ir import ir as ir_of
 from ..tapes.callbacks import close_generator
-from ..tapes.helpers import make_closure
+from ..tapes.helpers import make_closure, yield_from_iter
 from ..tapes.ops import Call, Guard, Input, Where
 from .. import callables as tops
 from . import adjoints
@@ -129,25 +129,31 @@ def _fix_recording_tests(tape) -> None:
 
 
 def _drop_inlined_iterables(tape) -> None:
-    """Delete the generators, maps and filters whose iteration the tape inlined (and
-    the ops that made their functions, if nothing else uses them): the gradient's
-    code runs the inlined items only, so a gradient of it (higher order) does not
-    meet a generator made from a differentiated value."""
+    """Delete the generators, maps, filters, zips and enumerates whose iteration the
+    tape inlined (and the ops that made their functions, if nothing else uses them):
+    the gradient's code runs the inlined items only, so a gradient of it (higher
+    order) does not meet a generator made from a differentiated value.  One may feed
+    another (`zip(gen, ...)`, a generator expression over `iter(map(...))`): repeated
+    until none is left that only such ops use."""
     work = list(tape.inlined_iterables)
-    while work:
-        op = work.pop()
-        if op not in tape:
-            continue
-        for u in tape.users(op):
-            if type(u) is Call and (u.fn is close_generator
-                                    or u.fn is iter and not tape.users(u) and u is not tape.result):
-                tape.delete(u)  # closing it, or a for loop's iter() of it
-        if tape.users(op) or op is tape.result:
-            continue
-        tape.delete(op)
-        for r in op.refs():
-            if type(r) is Call and r.fn in (make_closure, tops.build_tuple):
-                work.append(r)
+    dropped = True
+    while dropped:
+        dropped = False
+        for op in work:
+            if op not in tape:
+                continue
+            for u in tape.users(op):
+                if type(u) is Call and (u.fn is close_generator
+                                        or u.fn in (iter, yield_from_iter)
+                                        and not tape.users(u) and u is not tape.result):
+                    tape.delete(u)  # closing it, a for loop's iter() of it, `yield from`'s
+            if tape.users(op) or op is tape.result:
+                continue
+            tape.delete(op)
+            dropped = True
+            for r in op.refs():
+                if type(r) is Call and r.fn in (make_closure, tops.build_tuple):
+                    work.append(r)
     tape.inlined_iterables = []
 
 

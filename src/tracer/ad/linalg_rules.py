@@ -1,4 +1,4 @@
-"""Rules for numpy.linalg: inv, solve, det, slogdet, cholesky, eigh, svd, pinv and
+"""Rules for numpy.linalg: inv, solve, det, slogdet, cholesky, eig, eigh, svd, pinv and
 norm (with `ord` and `axis`), on stacks of matrices as numpy broadcasts them.
 The formulas are the standard matrix-calculus ones (as autograd and jax use)."""
 
@@ -54,6 +54,29 @@ def _cholesky_pb(g, ans, a):
     Linv = la.inv(L)
     s = _T(Linv) @ phi @ Linv
     return 0.5 * (s + _T(s))
+
+
+def _eig_pb(g, ans, a):
+    """A general square matrix: eigenvalues and eigenvectors may be complex even for
+    a real one (autograd's formula and complex convention; the eigenvectors are
+    numpy's, of unit norm, so the adjoint of a phase-invariant use is defined)."""
+    e, u = ans
+    n = e.shape[-1]
+    items = g.items if hasattr(g, "items") and not isinstance(g, (tuple, list)) else dict(list(enumerate(g)))
+    ge, gu = items.get(0), items.get(1)
+    eye = np.eye(n)
+    ut = _T(u)
+    inner = np.zeros(np.shape(u), dtype=complex)
+    if ge is not None:
+        inner = inner + np.asarray(ge)[..., None] * eye
+    if gu is not None:
+        off = np.eye(n, dtype=bool)
+        diff = e[..., None, :] - e[..., :, None]
+        f = np.where(off, 0.0, 1.0 / np.where(off, 1.0, diff))
+        utgu = ut @ gu
+        inner = inner + f * utgu - f * ((ut @ np.conj(u)) @ (np.real(utgu) * eye))
+    r = la.inv(ut) @ inner @ ut
+    return r if np.iscomplexobj(a) else np.real(r)
 
 
 def _eigh_pb(g, ans, a, UPLO="L", **kw):
@@ -160,12 +183,25 @@ def _norm_pb(g, ans, x, ord=None, axis=None, keepdims=False, **kw):
     return g * np.sign(x) * np.abs(x) ** (ord - 1) / np.where(a == 0, 1.0, a) ** (ord - 1)
 
 
+def _real_only(fn, pb):
+    """`pb` for real matrices only: its formula has no conjugates, so a complex
+    argument is refused (a wrong gradient otherwise)."""
+    def checked(g, ans, a, *args, **kw):
+        if np.iscomplexobj(a):
+            raise NoRuleError(fn, message="the rule covers real matrices, not complex ones")
+        return pb(g, ans, a, *args, **kw)
+    return checked
+
+
+# inv, solve, det and eig are holomorphic formulas: right for complex matrices too
+# (autograd's convention, tracer.ad.adjoints.unbroadcast).
 defrule(la.inv, _inv_pb)
 defrule(la.solve, _solve_a, _solve_b)
 defrule(la.det, _det_pb)
-defrule(la.slogdet, _slogdet_pb)
-defrule(la.cholesky, _cholesky_pb)
-defrule(la.eigh, _eigh_pb, keywords=("UPLO",))
-defrule(la.svd, _svd_pb, keywords=("full_matrices", "compute_uv"))
-defrule(la.pinv, _pinv_pb)
-defrule(la.norm, _norm_pb, keywords=("ord", "axis", "keepdims"))
+defrule(la.eig, _eig_pb)
+defrule(la.slogdet, _real_only(la.slogdet, _slogdet_pb))
+defrule(la.cholesky, _real_only(la.cholesky, _cholesky_pb))
+defrule(la.eigh, _real_only(la.eigh, _eigh_pb), keywords=("UPLO",))
+defrule(la.svd, _real_only(la.svd, _svd_pb), keywords=("full_matrices", "compute_uv"))
+defrule(la.pinv, _real_only(la.pinv, _pinv_pb))
+defrule(la.norm, _real_only(la.norm, _norm_pb), keywords=("ord", "axis", "keepdims"))

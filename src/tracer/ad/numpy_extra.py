@@ -45,10 +45,16 @@ for _fn in (np.degrees,):
     _unary(_fn, lambda g, ans, x: g * (180.0 / np.pi))
 for _fn in (np.radians,):
     _unary(_fn, lambda g, ans, x: g * (np.pi / 180.0))
-for _fn in (np.real, np.conjugate, np.conj, np.real_if_close):
+# Complex values follow autograd's convention (tracer.ad.adjoints.unbroadcast):
+# holomorphic functions' rules are the real ones, these are not holomorphic.
+for _fn in (np.real, np.real_if_close):
     _unary(_fn, lambda g, ans, x: g)
-for _fn in (np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.fix, np.imag,
-            np.angle):
+for _fn in (np.conjugate, np.conj):
+    _unary(_fn, lambda g, ans, x: np.conj(g))
+_unary(np.imag, lambda g, ans, x: -1j * np.asarray(g))
+_unary(np.angle, lambda g, ans, x: np.asarray(g) * np.conj(np.asarray(x) * 1j)
+       / np.where(np.abs(x) == 0, 1.0, np.abs(x)) ** 2)
+for _fn in (np.sign, np.floor, np.ceil, np.round, np.rint, np.trunc, np.fix):
     defrule(_fn, _zero)
 
 
@@ -478,12 +484,13 @@ defrule(np.stack, _stack_pb, keywords=("axis",))
 
 def _select_pb(g, ans, condlist, choicelist, default=0, **kw):
     taken = np.zeros(np.shape(ans), dtype=bool)
-    out = {}
-    for k, (c, ch) in enumerate(zip(condlist, choicelist)):
-        mine = np.asarray(c) & ~taken
-        out[k] = ub(np.where(mine, g, 0.0), ch)
-        taken |= np.asarray(c, dtype=bool)
-    return Seq(out, owned=True)
+    masks = []
+    for c in condlist:
+        masks.append(np.asarray(c) & ~taken)
+        taken = taken | np.asarray(c, dtype=bool)
+    # Built by a comprehension, not stores into a dict: an outer gradient follows it.
+    return Seq(dict([(k, ub(np.where(m, g, 0.0), ch))
+                     for k, (m, ch) in enumerate(zip(masks, choicelist))]), owned=True)
 
 
 defrule(np.select, None, _select_pb, keywords=("default",))
@@ -551,20 +558,47 @@ def _einsum_arg(i):
         k = i - 1
         terms, out = _einsum_parts(subscripts, operands)
         mine = terms[k]
-        if len(set(mine)) != len(mine):
-            raise NoRuleError(np.einsum, message="the rule covers operands without a "
-                              "repeated index (a diagonal)")
+        shape = np.shape(operands[k])
+        size = {c: shape[j] for j, c in enumerate(mine)} if len(mine) == len(shape) else {}
+        # A repeated index (`ii`, a diagonal): differentiate with respect to the
+        # diagonal (`i`), then put that back on the diagonal with identity matrices.
+        uniq = "".join(dict.fromkeys(mine))
         others = [t for j, t in enumerate(terms) if j != k]
         ops = [o for j, o in enumerate(operands) if j != k]
         # Indices of `mine` that appear nowhere else were summed: broadcast them back.
         present = set(out).union(*others) if others else set(out)
-        kept = "".join(c for c in mine if c in present)
+        kept = "".join(c for c in uniq if c in present)
         adj = np.einsum(",".join([out] + others) + "->" + kept, g, *ops)
-        if kept != mine:  # `kept` is in `mine`'s order: the summed axes come back as 1s
-            adj = np.broadcast_to(adj.reshape([np.shape(adj)[kept.index(c)] if c in present
-                                               else 1 for c in mine]), np.shape(operands[k]))
+        if kept != uniq:  # `kept` is in `uniq`'s order: the summed axes come back as 1s
+            uniq_shape = [size.get(c, 1) for c in uniq]
+            adj = np.broadcast_to(np.reshape(adj, [np.shape(adj)[kept.index(c)] if c in present
+                                                   else 1 for c in uniq]), uniq_shape)
+        if uniq != mine:
+            adj = _on_diagonals(adj, uniq, mine, size, terms, out)
         return ub(adj, operands[k])
     return pb
+
+
+def _on_diagonals(adj, uniq, mine, size, terms, out):
+    """`adj` (indexed by `uniq`) spread over the operand indexed by `mine`, zero off
+    the diagonals its repeated indices make: a later `i` of `ii` is a fresh index
+    tied to the first by an identity matrix."""
+    used = set("".join(terms) + out)
+    spare = iter(c for c in _LETTERS if c not in used)
+    seen = set()
+    full = []
+    ties = []
+    for c in mine:
+        if c in seen:
+            f = next(spare)
+            full.append(f)
+            ties.append((c, f))
+        else:
+            seen.add(c)
+            full.append(c)
+    eyes = [np.eye(size[c], dtype=np.result_type(adj, float)) for c, _ in ties]
+    spec = ",".join([uniq] + [c + f for c, f in ties]) + "->" + "".join(full)
+    return np.einsum(spec, adj, *eyes)
 
 
 defrule(np.einsum, varargs=_einsum_any, keywords=("optimize",))
@@ -614,17 +648,19 @@ def _kron_arg(i):
     def pb(g, ans, a, b):
         a2, b2 = np.asarray(a), np.asarray(b)
         nd = max(a2.ndim, b2.ndim)
-        a2 = a2.reshape((1,) * (nd - a2.ndim) + a2.shape)
-        b2 = b2.reshape((1,) * (nd - b2.ndim) + b2.shape)
+        # np.reshape, not .reshape: einsum may give a numpy scalar, whose method
+        # has no rule for an outer gradient to follow.
+        a2 = np.reshape(a2, (1,) * (nd - a2.ndim) + a2.shape)
+        b2 = np.reshape(b2, (1,) * (nd - b2.ndim) + b2.shape)
         g4 = np.reshape(g, [v for p, q in zip(a2.shape, b2.shape) for v in (p, q)])
         axes_a = tuple(range(0, 2 * nd, 2))
         axes_b = tuple(range(1, 2 * nd, 2))
         la = _LETTERS[:2 * nd]
         if i == 0:
             spec = la + "," + "".join(la[k] for k in axes_b) + "->" + "".join(la[k] for k in axes_a)
-            return np.einsum(spec, g4, b2).reshape(np.shape(a))
+            return np.reshape(np.einsum(spec, g4, b2), np.shape(a))
         spec = la + "," + "".join(la[k] for k in axes_a) + "->" + "".join(la[k] for k in axes_b)
-        return np.einsum(spec, g4, a2).reshape(np.shape(b))
+        return np.reshape(np.einsum(spec, g4, a2), np.shape(b))
     return pb
 
 
@@ -632,10 +668,18 @@ defrule(np.kron, _kron_arg(0), _kron_arg(1))
 
 
 def _cross_arg(i):
-    def pb(g, ans, a, b, *args, **kw):
-        if args or kw:
-            raise NoRuleError(np.cross, message="the rule covers the default axes")
-        return ub(np.cross(b, g), a) if i == 0 else ub(np.cross(g, a), b)
+    def pb(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+        if axis is not None:
+            axisa = axisb = axisc = axis
+        if np.shape(a)[axisa] != 3 or np.shape(b)[axisb] != 3:
+            raise NoRuleError(np.cross, message="the rule covers 3-vectors (not 2-vectors)")
+        # With the vectors' axes moved last, it is the default cross product.
+        a3 = np.moveaxis(a, axisa, -1)
+        b3 = np.moveaxis(b, axisb, -1)
+        g3 = np.moveaxis(g, axisc, -1)
+        if i == 0:
+            return ub(np.moveaxis(np.cross(b3, g3), -1, axisa), a)
+        return ub(np.moveaxis(np.cross(g3, a3), -1, axisb), b)
     return pb
 
 

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from .adjoints import Seq, from_seq, unbroadcast as ub
+from .adjoints import Seq, abs_slope, from_seq, unbroadcast as ub
 from .errors import NoRuleError
 from .rules import defrule
 
@@ -40,7 +40,7 @@ _unary(np.tan, lambda g, ans, x: g * (1.0 + ans * ans))
 _unary(np.arctan, lambda g, ans, x: g / (1.0 + x * x))
 _unary(np.sinh, lambda g, ans, x: g * np.cosh(x))
 _unary(np.cosh, lambda g, ans, x: g * np.sinh(x))
-_unary(np.absolute, lambda g, ans, x: g * np.sign(x))
+_unary(np.absolute, lambda g, ans, x: g * abs_slope(x))
 _unary(np.positive, lambda g, ans, x: g)
 
 
@@ -274,5 +274,13 @@ for _fn in (np.array, np.asarray):
     defrule(_fn, _array_pb, keywords=("dtype",))
 defrule(np.ndarray.copy, lambda g, ans, x, *a, **kw: g)
 defrule(np.copy, lambda g, ans, x, *a, **kw: g)
-# An adjoint container built in a pullback (second order): its items' adjoint.
-defrule(Seq, lambda g, ans, items, owned=False: g, keywords=("owned",))
+def _seq_items_pb(g, ans, items, owned=False):
+    """An adjoint container built in a pullback (second order): its items' adjoint
+    (a zero number standing for an untouched container is no adjoint: the items
+    are a dict, whose adjoint is a container's)."""
+    if type(g) is not Seq and type(g) in (float, int) and g == 0:
+        return None
+    return g
+
+
+defrule(Seq, _seq_items_pb, keywords=("owned",))

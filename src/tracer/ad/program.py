@@ -31,11 +31,11 @@ import numpy as np
 
 from .. import api as _api
 from .. import callables as tops
-from ..tapes.guards import GuardError, failing_test, guard_failure
+from ..tapes.guards import (GuardError, failing_test, guard_failure, raise_expected_failure,
+                             unexpected_exception)
 from ..tapes import helpers as tape_helpers
 from ..tapes.helpers import STOP, make_binder
 from ..tapes.ops import Call, Constant, Guard, Input
-from ..tapes.play import evaluate
 from . import adjoints, inplace, sweep
 from .errors import NoRuleError, describe_callable
 from .rules import lookup, positional
@@ -47,6 +47,7 @@ _MUTATORS = frozenset((operator.setitem, operator.delitem, tops.list_extend, lis
                        tops.map_add, tops.dict_update, tops.dict_merge, dict.update,
                        dict.__setitem__, list.__setitem__, setattr, tape_helpers.cell_set))
 _SCALAR_TYPES = (float, int)
+_DICT_MERGES = (tops.dict_merge, tops.dict_update)  # into a dict the program just made
 _INSTRUCTION_MODULES = (tops.__name__, "tracer.tapes.helpers")
 _INLINE_GLOBALS = {"cos_": math.cos, "sin_": math.sin, "cosh_": math.cosh,
                    "sinh_": math.sinh, "sqrt_": math.sqrt, "exp_": math.exp}
@@ -175,10 +176,10 @@ class _Builder:
         self.target: dict[int, dict[int, int]] = {}  # op id -> {arg position: adjoint op id}
         self.index: dict[int, int] = {}   # next()/append op id -> the item index it reads
         self.extent: dict[int, int | None] = {}  # extend op id -> how many items it added
-        self.globals: dict = {"STOP": STOP, "fail_": guard_failure, "evaluate_": evaluate,
+        self.globals: dict = {"STOP": STOP, "fail_": guard_failure,
                               "add_": _add, "seq_item_": adjoints.seq_item,
                               "seq_get_": adjoints.seq_get, "seq_part_": adjoints.seq_part,
-                              "seq_drop_": adjoints.seq_drop,
+                              "seq_drop_": adjoints.seq_drop, "seq_keys_": adjoints.seq_keys,
                               "nz_": _nonzero,
                               "log_": _log_, **_INLINE_GLOBALS}
         self.globals["nested_"] = lambda fn, args, positions, kwargs=None: _nested_vjp(
@@ -236,6 +237,7 @@ class _Builder:
         # `produced` (values are differentiated by where they came from).
         for op in self.inputs:
             active[op.id] = touched[op.id] = adjoints.is_differentiable(op.value)
+        input_ids = {id(op.value) for op in self.inputs}
         version: dict[int, int] = {}   # a list op -> the op of its latest append
         count: dict[int, int] = {}     # a list or iterator op -> items appended / read
         # A generator, map or filter whose iteration the tape inlined: its items are
@@ -264,6 +266,11 @@ class _Builder:
                 continue
             if fn is tops.map_add and len(op.args) == 3 and _is_op(op.args[0]):
                 self._map_add(op, version)
+                touched[k] = active[k]
+                continue
+            if fn in _DICT_MERGES and len(op.args) == 2 and _is_op(op.args[0]) \
+                    and type(op.args[0]) is Call and op.args[0].fn in (tops.build_dict, tops.build_const_key_map):
+                self._dict_merge(op, version)
                 touched[k] = active[k]
                 continue
             if _is_op(fn) and type(fn) is Call and fn.fn is functools.partial \
@@ -343,8 +350,11 @@ class _Builder:
                 v = op.value
                 # A call that returned its argument's object (np.asarray(x) is x) did
                 # not produce it: a constant that is that object is not its result.
+                # Nor did one that took an input's object out of a container
+                # (`p_[0]` of the binder's tuple in a gradient's generated code).
                 if isinstance(v, (float, np.ndarray)) and not any(
-                        (a.value if _is_op(a) else a) is v for a in op.args):
+                        (a.value if _is_op(a) else a) is v for a in op.args) \
+                        and id(v) not in input_ids:
                     produced[id(v)] = k
             else:
                 touched[k] = _carries(op.value)
@@ -419,6 +429,18 @@ class _Builder:
             self.active[k] = True
             self.target[k] = {0: prev, 2: value_t}
 
+    def _dict_merge(self, op, version) -> None:
+        """`f(**m)` / `{**m}`: a dict the program made takes the items of `m` (a new
+        version of it, as for map_add): its later adjoint gives m's keys to m."""
+        k = op.id
+        d, m = op.args
+        prev = version.get(d.id, d.id)
+        m_t = version.get(m.id, m.id) if _is_op(m) else 0
+        version[d.id] = k
+        if self.active[prev] or m_t and self.active[m_t]:
+            self.active[k] = True
+            self.target[k] = {0: prev, 1: m_t}
+
     def _extent(self, item, count):
         """How many items `lst.extend(item)` added, or None if that is not known."""
         if not _is_op(item):
@@ -485,7 +507,7 @@ class _Builder:
             if type(op) is not Call or not self.on_path(op.id):
                 continue
             fn = op.fn
-            if _is_append(fn) or fn is next or fn is tops.map_add:
+            if _is_append(fn) or fn is next or fn is tops.map_add or fn in _DICT_MERGES:
                 continue
             if self.rule_of(op) is None:
                 self._refuse_generator(op)
@@ -615,9 +637,6 @@ class _Builder:
             args = "".join(self.ref(a) + ", " for a in op.args)
             kw = ", ".join(f"{name!r}: {self.ref(v)}" for name, v in op.kwargs.items())
             return f"v_{k}, pb_{k} = nested_({fn}, ({args}), {positions!r}, {{{kw}}})"
-        if op.raises or op.handled:
-            env = ", ".join(f"{self.const(r)}: v_{r.id}" for r in op.refs())
-            return f"v_{k} = evaluate_({self.const(op)}, {{{env}}}.__getitem__)"
         fn = self.ref(op.fn)
         if k in self.fixed:  # the function passed must be the one whose rule is used
             self.globals["GuardError_"] = GuardError
@@ -632,7 +651,23 @@ class _Builder:
         else:
             parts = [self.ref(a) for a in op.args]
             parts += [f"{name}={self.ref(v)}" for name, v in op.kwargs.items()]
-        return f"{check}v_{k} = {fn}({', '.join(parts)})"
+        call = f"v_{k} = {fn}({', '.join(parts)})"
+        if op.raises:
+            # It raised while tracing: its exception is the value (a handler reads
+            # it); not raising now is a guard failure (tracer.tapes.play.evaluate).
+            # Plain code, no op objects passed at run time: an outer gradient's
+            # tape follows it like any other code.
+            self.globals["expected_"] = raise_expected_failure
+            return (f"{check}try:\n        {call}\n    except BaseException as e_:\n"
+                    f"        v_{k} = e_\n    else:\n        raise expected_({self.const(op)})")
+        if op.handled:
+            # Inside a handler of the traced code, and it did not raise: raising now
+            # is a guard failure (as tracer.tapes.play.evaluate says), written as
+            # plain code so that an outer gradient follows the call itself.
+            self.globals["unexpected_"] = unexpected_exception
+            return (f"{check}try:\n        {call}\n    except Exception as e_:\n"
+                    f"        raise unexpected_({self.const(op)}, e_) from e_")
+        return check + call
 
     def _saved(self):
         """(op id, is a nested pullback) for every value the sweep reads, in order."""
@@ -704,6 +739,12 @@ class _Builder:
             return out
         if fn is next:
             return [(targets[0], f"seq_item_({g}, {self.index[k]})")]
+        if fn in _DICT_MERGES:
+            m = self.ref(op.args[1])
+            out = [(targets[0], f"seq_keys_({g}, {m}, False)")]
+            if targets.get(1):
+                out.append((targets[1], f"seq_keys_({g}, {m}, True)"))
+            return out
         if fn is tops.map_add:
             key, value = self.ref(op.args[1]), self.ref(op.args[2])
             out = [(targets[0], f"seq_drop_({g}, {key})")]
@@ -754,10 +795,11 @@ _DATA_TYPES = (bool, int, str, bytes, type(None), range, type(STOP))
 
 _GENERATOR_REFUSED = (
     "a generator, map or filter over a differentiated value is differentiated when "
-    "next(), for loops or sum, math.fsum, list, tuple, min, max, sorted take its items "
-    "(and map, filter, functools.reduce over a list), not when another C function "
-    "(zip, enumerate, a key function, ...) resumes it; write a list comprehension "
-    "instead: sum([x * x for x in xs]).")
+    "next(), for loops, `yield from` or sum, math.fsum, list, tuple, min, max, sorted, "
+    "functools.reduce take its items, directly or through map, filter, zip and "
+    "enumerate (over generators, lists, tuples, ranges and arrays), not when another C "
+    "function (a key function, itertools, np.fromiter, a value sent in, ...) resumes "
+    "it; write a list comprehension instead: sum([x * x for x in xs]).")
 
 
 def _carries(v) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import callables as tops
 from ..tapes import helpers as tape_helpers
-from .adjoints import Seq, from_seq, seq_get, seq_item, unbroadcast, zeros_like
+from .adjoints import Seq, abs_slope, from_seq, seq_get, seq_item, unbroadcast, zeros_like
 from .rules import defrule
 from .scatter import scatter_add
 
@@ -87,7 +87,7 @@ defrule(operator.iadd, _sequence_add(0), _sequence_add(1),
         templates=_FLOAT_OPS[operator.add][1])
 defrule(operator.neg, lambda g, ans, a: -g, templates={0: "-{g}"})
 defrule(operator.pos, lambda g, ans, a: g, templates={0: "{g}"})
-defrule(operator.abs, lambda g, ans, a: g * np.sign(a), templates={0: "({g} if {0} >= 0 else -{g})"})
+defrule(operator.abs, lambda g, ans, a: g * abs_slope(a), templates={0: "({g} if {0} >= 0 else -{g})"})
 
 
 # -- math --------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ def _minmax_arg(i):
     return pb
 
 
-defrule(builtins.abs, lambda g, ans, a: g * np.sign(a), templates={0: "({g} if {0} >= 0 else -{g})"})
+defrule(builtins.abs, lambda g, ans, a: g * abs_slope(a), templates={0: "({g} if {0} >= 0 else -{g})"})
 defrule(builtins.min, varargs=_minmax_arg)
 defrule(builtins.max, varargs=_minmax_arg)
 defrule(builtins.pow, *_FLOAT_OPS[operator.pow][0], templates=_FLOAT_OPS[operator.pow][1])
@@ -190,7 +190,7 @@ defrule(tape_helpers.yield_from_iter, _container_of)
 
 
 def _getitem_container(g, ans, c, key):
-    if isinstance(c, np.ndarray):
+    if isinstance(c, (np.ndarray, np.generic)):  # a numpy scalar indexes as a 0-d array
         return _array_getitem(g, c, key)
     if isinstance(c, (list, tuple)) and isinstance(key, slice):
         index = range(*key.indices(len(c)))
@@ -219,16 +219,17 @@ def _getitem_key(g, ans, c, key):
         raise NoRuleError(operator.getitem, message=f"indexing a {type(c).__name__} "
                           "with a differentiated key is not differentiable")
     items = key if isinstance(key, tuple) else (key,)
-    if not all(isinstance(x, (np.ndarray, float, int, np.number)) and not isinstance(x, bool)
-               for x in items):
+    if not all(isinstance(x, (np.ndarray, float, int, np.number, slice))
+               and not isinstance(x, bool) for x in items):
         from .errors import NoRuleError
         raise NoRuleError(operator.getitem, message="np.r_/np.c_ are differentiated "
-                          "for keys of arrays and numbers only (no slices or strings)")
+                          "for keys of arrays, numbers and slices only (no strings)")
     axis = c.axis  # 0 for np.r_, -1 for np.c_ (it stacks columns)
     sizes = [c[x].shape[axis] for x in items]
     parts = np.split(np.asarray(g), np.cumsum(sizes)[:-1], axis=axis)
-    out = {k: (p.reshape(np.shape(x)) if np.ndim(x) else p.sum())
-           for k, (p, x) in enumerate(zip(parts, items))}
+    # A slice (`np.r_[x, 1:10]`: a range of numbers) holds no float: no adjoint.
+    out = {k: (np.reshape(p, np.shape(x)) if np.ndim(x) else np.sum(p))
+           for k, (p, x) in enumerate(zip(parts, items)) if type(x) is not slice}
     return Seq(out, owned=True) if isinstance(key, tuple) else out[0]
 
 

@@ -121,6 +121,11 @@ def _contributions(a, op, g, values, pullbacks):
         return out
     if fn is next:
         return [(targets[0], adjoints.seq_item(g, a.index[k]))]
+    if fn is callables.dict_merge or fn is callables.dict_update:
+        out = [(targets[0], adjoints.seq_keys(g, argv[1], False))]
+        if targets.get(1):
+            out.append((targets[1], adjoints.seq_keys(g, argv[1], True)))
+        return out
     if fn is callables.map_add:
         out = [(targets[0], adjoints.seq_drop(g, argv[1]))]
         if targets.get(2):

@@ -17,10 +17,13 @@ the items they consume (`CONSUMERS`) and for `functools.reduce`, the flattener
 - `map(f, *seqs)` with a pure C function `f` (math, operator, a numpy ufunc): no
   frame ran, the items are the calls `f(next(it1), ...)` (`_c_map_call`).
 
-The consumer is then called on the list of items (`sum([y1, y2, ...])`), and a
-`next(it, STOP)` guard checks that the iteration ends where it ended.  Anything
-else (an exception inside, a key function, a generator resumed elsewhere) keeps the
-call as one op, as without this option.
+Those iterators may be chained (tracer.tapes.streams): `zip` and `enumerate` over
+generators, `map` over a generator or another map, a generator expression over a
+`map`, `functools.reduce` over a `map`, and `yield from g` in a generator (each SEND
+a `next(g)`).  The consumer is then called on the list of items (`sum([y1, y2,
+...])`), and a `next(it, STOP)` guard checks that the iteration ends where it
+ended.  Anything else (an exception inside, a key function, a generator resumed
+elsewhere, a value sent in) keeps the call as one op, as without this option.
 """
 
 from __future__ import annotations
@@ -35,15 +38,17 @@ from .. import callables as tops
 from ..analysis.instructions import R_CALL, R_OP
 from .bind import MISSING, Pack, map_parameters
 from .common import F_CARRIED, F_RAISED, FLAGS, GENERATOR_FLAGS, K_ARG, K_NESTED, K_RETURN, Lit
-from .helpers import STOP
 from .errors import TapeError
-from .ops import Call, Guard, Input, Op
+from .ops import Call, Input, Op
+from .streams import (STOPPED, Abort, EnumStream, FilterStream, GenStream, MapStream, Run,
+                      SeqStream, ZipStream, _Called)
 
 __all__ = ["Callbacks", "CONSUMERS", "close_generator"]
 
 # Builtins that consume one iterable whole and whose result depends only on its items.
 CONSUMERS = (sum, math.fsum, list, tuple, min, max, sorted)
 _SEQUENCES = (list, tuple, range, np.ndarray)
+_ITERATORS = (map, filter, zip, enumerate)
 _YIELD = FLAGS["yield"]
 
 
@@ -64,10 +69,6 @@ class _GenState:
         self.cells = ({}, {})
         self.started = False
         self.done = False
-
-
-class _Abort(Exception):
-    """The call does not have the shape this module inlines."""
 
 
 class Callbacks:
@@ -96,39 +97,123 @@ class Callbacks:
                                     "consumers): this call cannot be linearized")
 
     def _inline_call(self, row):
-        t = self.t
-        kids = t.children(row)
+        kids = self.t.children(row)
         if self.flags_[row] & F_RAISED:
             return None
         if not kids:
             return self._c_map_call(row)
+        plan = self._consumer(row)
+        if plan is None:
+            return None
+        return self._drive(row, kids, *plan)
+
+    def _consumer(self, row):
+        """`(mode, fn, stream, refs)` if C call `row` consumes a stream this module
+        follows: `next(it)` (a for loop's step, or a call), the SEND of `yield from
+        it`, `functools.reduce(f, it[, init])`, a consumer of `it` whole; else None."""
         rec = self._rec(row)
         if rec is None or rec.kwnames:
             return None
-        refs = t.refs(row)
+        refs = self.t.refs(row)
         if rec.sem == R_OP and rec.fn is next and len(refs) == 1:
             refs = [("const", next), refs[0]]  # a for loop's step: next(iterator)
+        elif rec.sem == R_OP and rec.fn is tops.send and len(refs) == 2:
+            if self._callee_value(refs[1]) is not None:
+                return None  # a value sent in: not a plain next()
+            refs = [("const", tops.send), refs[0]]
         elif rec.sem != R_CALL:
             return None
         fn = self._callee_value(refs[0])
-        try:
-            if fn is next and len(refs) == 2 and len(kids) == 1:
-                plan = self._plan_next(refs[1], kids[0])
-            elif fn is functools.reduce:
-                plan = self._plan_reduce(refs, kids)
-            elif _is_consumer(fn) and len(refs) >= 2 and not (fn in (min, max) and len(refs) > 2):
-                plan = self._plan_items(refs[1], kids)
-            else:
-                return None
-        except _Abort:
-            return None
-        if plan is None:
+        if (fn is next or fn is tops.send) and len(refs) == 2:
+            mode, src = "next", refs[1]
+        elif fn is functools.reduce and len(refs) in (3, 4):
+            mode, src = "reduce", refs[2]
+        elif _is_consumer(fn) and len(refs) >= 2 and not (fn in (min, max) and len(refs) > 2):
+            mode, src = "items", refs[1]
+        else:
             return None
         try:
-            return plan(row, refs)
-        except _Abort:
+            stream = self._stream(src, top=mode != "reduce")
+        except Abort:
+            return None
+        if stream is None:
+            return None
+        return mode, fn, stream, refs
+
+    def _drive(self, row, kids, mode, fn, stream, refs):
+        """Inline the consumer of `stream` that C call `row` was (its frames `kids`):
+        simulated first (None if the frames are not what the steps run), then real."""
+        try:
+            self._consume(Run(self, row, kids, True), mode, fn, stream, refs)
+        except Abort:
+            return None
+        run = Run(self, row, kids, False)
+        try:
+            out = self._consume(run, mode, fn, stream, refs)
+        except Abort:
             raise TapeError(f"row {row}: the Python code that {describe(fn)} ran from C "
                             "does not bind as the trace recorded it") from None
+        for op in stream.ops():
+            if op not in self._listed:
+                self._listed.add(op)
+                self.tape.inlined_iterables.append(op)
+        return out
+
+    def _consume(self, run, mode, fn, stream, refs):
+        t = self.t
+        row = run.row
+        if mode == "next":
+            item = stream.next(run)
+            if run.pos != len(run.kids):
+                raise Abort
+            if run.sim:
+                return None
+            stream.ended = item is STOPPED
+            if item is STOPPED:
+                if fn is tops.send and run.result is not None:
+                    return run.result  # `yield from`'s value: what the generator returned
+                return Lit(t.value(row))  # exhausted: a for loop ends (no op reads it)
+            return item if isinstance(item, Op) else Lit(item)
+        if mode == "reduce":
+            func = self._callee_value(refs[1])
+            if not isinstance(func, types.FunctionType):
+                raise Abort
+            if len(refs) == 4:
+                acc = self.resolve(refs[3]) if not run.sim else self._callee_value(refs[3])
+                acc = acc.value if isinstance(acc, Lit) else acc
+            else:
+                acc = stream.next(run)
+                if acc is STOPPED:
+                    raise Abort  # reduce() of an empty iterable raised
+            fn_ref = self.arg(refs[1]) if not run.sim else func
+            reducer = _Called(None, fn_ref, func)
+            while True:
+                item = stream.next(run)
+                if item is STOPPED:
+                    break
+                out = reducer.call(run, [acc, item])
+                if not run.sim:
+                    out = out[0]
+                    out = out.value if isinstance(out, Lit) else out
+                acc = out
+            if run.pos != len(run.kids):
+                raise Abort
+            if run.sim:
+                return None
+            stream.ended = True
+            return acc if isinstance(acc, Op) else Lit(acc)
+        items = []
+        while True:
+            item = stream.next(run)
+            if item is STOPPED:
+                break
+            items.append(item)
+        if run.pos != len(run.kids):
+            raise Abort
+        if run.sim:
+            return None
+        stream.ended = True
+        return self._apply(row, refs, items)
 
     # -- planning: checks before anything is pushed ------------------------------------------
     def _frame_ok(self, kid) -> bool:
@@ -143,60 +228,96 @@ class Callbacks:
             return None
         return sub
 
-    def _source(self, r):
-        """(kind, op) of an iterable argument: 'gen' (a generator made on the tape),
-        'map'/'filter' (made on the tape), 'seq' (a sequence), else _Abort."""
+    def activation_ok(self, kid, code, first) -> bool:
+        """Whether frame `kid` is an activation of a generator of `code` that ran to
+        a yield or return: its first one (`first`) or a resumed one."""
+        sub = self.t.children(kid)
+        if not self._frame_ok(kid) or not sub or self.code_[sub[0]] is not code:
+            return False
+        started = self.kind_[sub[0]] == K_ARG and self.aux_[sub[0]] == 0 \
+            and not self.flags_[sub[0]] & F_CARRIED
+        return started == first and self.kind_[sub[-1]] == K_RETURN
+
+    @property
+    def _listed(self) -> set:
+        listed = self.__dict__.get("_listed_set")
+        if listed is None:
+            listed = self._listed_set = set()
+        return listed
+
+    def _streams(self) -> dict:
+        streams = self.__dict__.get("_stream_map")
+        if streams is None:
+            streams = self._stream_map = {}
+        return streams
+
+    def _stream(self, r, top=True):
+        """The stream of the iterator trace reference `r` refers to (kept per object:
+        a for loop's steps go on where the last stopped), or Abort.  A sequence is a
+        stream only inside another (`top`: a builtin's own argument is not)."""
         x = self.resolve(r)
         v = x.value
-        if isinstance(x, Op) and type(x) is Call:
-            if type(v) is types.GeneratorType:
-                return "gen", x
-            if type(v) is map and x.fn is map and not x.kwargs and len(x.args) >= 2:
-                return "map", x
-            if type(v) is filter and x.fn is filter and not x.kwargs and len(x.args) == 2:
-                return "filter", x
+        if type(v) is types.GeneratorType:
+            op = self._generator_op(r)
+            if op is None:
+                raise Abort
+            return GenStream(op)
         if type(v) in _SEQUENCES:
-            return "seq", x
-        raise _Abort
+            if top:
+                raise Abort
+            return SeqStream(x if isinstance(x, Op) else v)
+        kind = type(v)
+        if kind not in (map, filter, zip, enumerate):
+            raise Abort
+        streams = self._streams()
+        got = streams.get(id(v))
+        if got is not None and got.op.value is v:
+            return got
+        op = self.produced.get(id(v))
+        if type(op) is not Call or op.value is not v or op.fn is not kind or op.star \
+                or op.kwargs:
+            raise Abort
+        args = op.args
+        if kind is zip:
+            stream = ZipStream(op, [self._sub_stream(a) for a in args])
+        elif kind is enumerate:
+            if len(args) not in (1, 2) or (len(args) == 2 and type(args[1]) is not int):
+                raise Abort
+            stream = EnumStream(op, self._sub_stream(args[0]), args[1] if len(args) == 2 else 0)
+        else:
+            if len(args) < 2 or (kind is filter and len(args) != 2):
+                raise Abort
+            func = _plain(args[0])
+            if not (isinstance(func, types.FunctionType) or (kind is map and _pure_c(func))):
+                raise Abort
+            subs = [self._sub_stream(a) for a in args[1:]]
+            if kind is map:
+                stream = MapStream(op, args[0], func, subs)
+            else:
+                stream = FilterStream(op, args[0], func, subs[0])
+        stream.ended = False
+        streams[id(v)] = stream
+        return stream
 
-    def _plan_next(self, r, kid):
-        """`next(g)` (a for loop's step, or a call) of a generator made on the tape
-        whose every activation runs under such steps or a whole consumer."""
-        gen_op = self._generator_op(r)
-        if gen_op is None or not self._check_generator(gen_op, [kid], whole=False):
-            return None
-        return lambda row, refs: self._next_step(row, gen_op, kid)
+    def _sub_stream(self, a):
+        """The stream of an argument of map/filter/zip/enumerate (an op or a constant)."""
+        if isinstance(a, Op):
+            v = a.value
+            if type(v) is types.GeneratorType or type(v) in (map, filter, zip, enumerate):
+                op = self.produced.get(id(v))
+                if op is None:
+                    raise Abort
+                return self._stream(self._ref_of(op), top=False)
+            if type(v) in _SEQUENCES:
+                return SeqStream(a)
+            raise Abort
+        if type(a) in _SEQUENCES:
+            return SeqStream(a)
+        raise Abort
 
-    def _plan_items(self, r, kids):
-        gen_op = self._generator_op(r)
-        if gen_op is not None:
-            ok = self._check_generator(gen_op, kids)
-            return (lambda row, refs: self._consume_generator(row, refs, gen_op, kids)) if ok else None
-        kind, src = self._source(r)
-        if kind in ("map", "filter"):
-            func = _plain(src.args[0])
-            seqs = src.args[1:]
-            if not all(type(_plain(s)) in _SEQUENCES for s in seqs):
-                return None
-            if not isinstance(func, types.FunctionType):
-                return None
-            if not all(self._started(k, func) is not None for k in kids):
-                return None
-            if kind == "filter" and len(kids) != len(_plain(seqs[0])):
-                return None
-            return lambda row, refs: self._consume_calls(row, refs, kind, src, func, kids)
-        return None
-
-    def _plan_reduce(self, refs, kids):
-        if len(refs) not in (3, 4):
-            return None
-        func = self._callee_value(refs[1])
-        kind, seq = self._source(refs[2])
-        if kind != "seq" or not isinstance(func, types.FunctionType):
-            return None
-        if not all(self._started(k, func) is not None for k in kids):
-            return None
-        return lambda row, refs: self._reduce(row, refs, func, kids)
+    @staticmethod
+    def _ref_of(op):
+        return ("const", op.value)  # resolved through self.produced (link)
 
     def _generator_op(self, r):
         """The op that made the generator `r` refers to (a call of a generator
@@ -212,31 +333,6 @@ class Callbacks:
         if not self._covered(v.gi_code):
             return None
         return op
-
-    def _check_generator(self, gen_op, kids, whole=True) -> bool:
-        """Whether `kids` are the next activations of the generator `gen_op` made
-        (with `whole`, every one left, up to its return: a call consuming it)."""
-        gen = gen_op.value
-        code = gen.gi_code
-        state = self._gen_states().get(id(gen))
-        started_before = state is not None and state.started
-        if state is not None and state.done:
-            return False
-        t = self.t
-        for j, kid in enumerate(kids):
-            sub = t.children(kid)
-            if not self._frame_ok(kid) or not sub or self.code_[sub[0]] is not code:
-                return False
-            started = self.kind_[sub[0]] == K_ARG and self.aux_[sub[0]] == 0 \
-                and not self.flags_[sub[0]] & F_CARRIED
-            if started != (j == 0 and not started_before):
-                return False
-            last = sub[-1]
-            if self.kind_[last] != K_RETURN:
-                return False
-            if whole and bool(self.flags_[last] & _YIELD) != (j < len(kids) - 1):
-                return False
-        return True
 
     def _covered(self, code) -> bool:
         """Whether every activation of a generator of `code` in the trace runs under
@@ -275,10 +371,18 @@ class Callbacks:
                 continue
             if len(prefs) < 2:
                 continue
-            arg = self._callee_value(prefs[1])
-            if (fn is next or _is_consumer(fn)) and type(arg) is types.GeneratorType \
-                    and arg.gi_code is code:
-                driven[code] = driven.get(code, 0) + 1
+            if not (fn is next or fn is tops.send or fn is functools.reduce
+                    or _is_consumer(fn)):
+                continue
+            for r in prefs[1:3]:
+                arg = self._callee_value(r)
+                if (type(arg) is types.GeneratorType and arg.gi_code is code) \
+                        or type(arg) in _ITERATORS:
+                    # (an activation map/filter/zip/enumerate ran: each is inlined
+                    # as a step of its stream, or the call stays one op and
+                    # _refuse_left_out refuses a generator already started)
+                    driven[code] = driven.get(code, 0) + 1
+                    break
         return {code: driven.get(code, 0) == n for code, n in total.items()}
 
     def _gen_states(self) -> dict:
@@ -297,7 +401,7 @@ class Callbacks:
     def inlined_generator(self, value) -> bool:
         """Whether the flattener inlines the activations of generator `value` (a for
         loop over it then needs no guard of its own: its body's guards decide)."""
-        return id(value) in self._gen_states()
+        return id(value) in self._gen_states() or id(value) in self._streams()
 
     # -- inlining ------------------------------------------------------------------------------
     def _inline(self, kid, sub, nparams, bound, scope=None, cells=None):
@@ -315,7 +419,7 @@ class Callbacks:
                 got = b.value if isinstance(b, Op) else b
                 if got is not pv and not (type(pv) is np.ndarray and type(got) is np.ndarray
                                           and got.shape == pv.shape):
-                    raise _Abort
+                    raise Abort
                 self.ref[prow] = b if isinstance(b, Op) else Lit(b)
             if scope is not None and isinstance(self.ref[prow], Op):
                 scope.add(self.ref[prow])
@@ -334,24 +438,6 @@ class Callbacks:
             self.frame, self.row, self.gen_scope = saved
         return out
 
-    def _iterators(self, seqs):
-        """`iter()` ops over `seqs` (ops or constants: lists, tuples, ranges, arrays)."""
-        return [self.push(Call(iter, (s,), value=iter(_plain(s)))) for s in seqs]
-
-    def _end(self, its, count, row) -> None:
-        """Guards that the iteration over `its` ended after `count` items, where map
-        and zip end: at the first iterator exhausted."""
-        where = self.where(row)
-        for it in its:
-            seq = it.args[0]
-            n = len(_plain(seq))
-            done = n <= count
-            op = self.push(Call(next, (it, STOP), value=STOP if done else None))
-            self.push(Guard(op, done, "stop", where=where, source="(the iteration a builtin ran)"))
-            if done:
-                return
-        raise _Abort
-
     def _activate(self, gen_op, kid):
         """Inline one activation of the generator `gen_op` made: (its outcome,
         whether it yielded).  After the activation that returns, the generator is
@@ -367,7 +453,7 @@ class Callbacks:
             self.ref[sub[0]] = gen_op.fn
             bound = map_parameters(code, list(gen_op.args), dict(gen_op.kwargs))
             if bound is None:
-                raise _Abort
+                raise Abort
             out = self._inline(kid, sub, n, bound, state.scope, state.cells)
         else:
             out = self._run_frame(kid, sub, 0, state.scope, state.cells, _plain(gen_op.fn))
@@ -376,20 +462,6 @@ class Callbacks:
             state.done = True
             self.push(Call(close_generator, (gen_op,), value=None))
         return out, yielded
-
-    def _next_step(self, row, gen_op, kid):
-        out, yielded = self._activate(gen_op, kid)
-        if yielded:
-            return out
-        return Lit(self.t.value(row))  # exhausted: a for loop ends (no op reads it)
-
-    def _consume_generator(self, row, refs, gen_op, kids):
-        items = []
-        for kid in kids:
-            out, yielded = self._activate(gen_op, kid)
-            if yielded:
-                items.append(out)
-        return self._apply(row, refs, items)
 
     def _apply(self, row, refs, items):
         t = self.t
@@ -400,101 +472,49 @@ class Callbacks:
         return self.push(Call(fn, args, value=t.value(row)))
 
     def _c_map_call(self, row):
-        """A consumer of `map(f, *seqs)` made on the tape over sequences, where `f` is
-        a pure C function (math, operator, a numpy ufunc): no Python frame ran, so
-        the items are the calls `f(next(it1), next(it2), ...)` themselves, each an
-        op of the tape (and differentiated by f's rule)."""
+        """A C call that ran no Python frame: a consumer of `map(f, *seqs)` made on
+        the tape with a pure C function `f` (math, operator, a numpy ufunc), whose
+        items are the calls `f(next(it1), next(it2), ...)` themselves (each an op of
+        the tape, differentiated by f's rule); or a step of a stream whose earlier
+        steps were inlined (its end: a sequence exhausted, a generator done)."""
+        if self.flags_[row] & F_RAISED:
+            return None
         rec = self._rec(row)
-        if rec is None or rec.kwnames or rec.sem != R_CALL:
+        if rec is None or rec.kwnames:
             return None
-        refs = self.t.refs(row)
-        if len(refs) < 2:
+        if rec.sem == R_OP:
+            if rec.fn is not next or not self.__dict__.get("_stream_map"):
+                return None
+            refs = self.t.refs(row)
+            if len(refs) != 1 or id(self._callee_value(refs[0])) not in self._stream_map:
+                return None
+        elif rec.sem != R_CALL:
             return None
-        fn = self._callee_value(refs[0])
-        if not _is_consumer(fn) or (fn in (min, max) and len(refs) > 2):
+        plan = self._consumer(row)
+        if plan is None:
             return None
-        try:
-            kind, src = self._source(refs[1])
-        except _Abort:
+        mode, fn, stream, refs = plan
+        if not stream.has_c_map() and not (mode == "next" and stream.op is not None
+                                            and id(stream.op.value) in self._streams()):
             return None
-        if kind != "map" or not _pure_c(_plain(src.args[0])):
-            return None
-        seqs = src.args[1:]
-        values = [_plain(q) for q in seqs]
-        if not all(type(v) in _SEQUENCES for v in values):
-            return None
-        n = min(len(v) for v in values)
-        func = src.args[0]
-        f = _plain(func)
-        its = self._iterators(seqs)
-        items = []
-        for i in range(n):
-            args = tuple(self.push(Call(next, (it,), value=v[i])) for it, v in zip(its, values))
-            items.append(self.push(Call(func, args, value=f(*(a.value for a in args)))))
-        try:
-            self._end(its, n, row)
-        except _Abort:
-            raise TapeError(f"row {row}: map over sequences that did not end") from None
-        self.tape.inlined_iterables.append(src)
-        return self._apply(row, refs, items)
+        return self._drive(row, [], mode, fn, stream, refs)
 
-    def _consume_calls(self, row, refs, kind, src, func, kids):
-        t = self.t
-        seqs = src.args[1:]
-        its = self._iterators(seqs)
-        fn_ref = src.args[0]
-        items = []
-        where = self.where(row)
-        for kid in kids:
-            sub = t.children(kid)
-            n = self._leading_args(sub)
-            args = []
-            for it, prow in zip(its, sub[1:n]):
-                args.append(self.push(Call(next, (it,), value=t.value(prow))))
-            self.ref[sub[0]] = fn_ref
-            bound = map_parameters(func.__code__, args, {})
-            if bound is None:
-                raise _Abort
-            out = self._inline(kid, sub, n, bound)
-            if kind == "map":
-                items.append(out)
-            else:
-                passed = bool(t.value(kid))
-                if isinstance(out, Op):
-                    self.push(Guard(out, passed, "truth", where=where,
-                                    source="(a filter's test)"))
-                if passed:
-                    items.append(args[0])
-        self._end(its, len(kids), row)
-        self.tape.inlined_iterables.append(src)
-        return self._apply(row, refs, items)
-
-    def _reduce(self, row, refs, func, kids):
-        t = self.t
-        seq = self.arg(refs[2])
-        (it,) = self._iterators((seq,))
-        if len(refs) == 4:
-            acc = self.resolve(refs[3])
-            acc = acc.value if isinstance(acc, Lit) else acc
-            taken = 0
-        else:
-            first = t.children(kids[0])[1]
-            acc = self.push(Call(next, (it,), value=t.value(first)))
-            taken = 1
-        fn_ref = self.arg(refs[1])
-        for kid in kids:
-            sub = t.children(kid)
-            n = self._leading_args(sub)
-            if n != 3:
-                raise _Abort
-            item = self.push(Call(next, (it,), value=t.value(sub[2])))
-            self.ref[sub[0]] = fn_ref
-            out = self._inline(kid, sub, n, [acc, item])
-            acc = out.value if isinstance(out, Lit) else out
-        self._end([it], len(kids) + taken, row)
-        if isinstance(acc, Op):
-            return acc
-        return Lit(acc)
+    def stream_end(self, value, row) -> bool:
+        """A for loop over inlined stream `value` ended with no step recorded (a C
+        iterator's exhausting next() fires no node): its end as the tape's guard.
+        False if `value` is not such a stream."""
+        stream = self.__dict__.get("_stream_map", {}).get(id(value))
+        if stream is None or stream.op.value is not value:
+            return False
+        if stream.ended:
+            return True
+        try:
+            self._consume(Run(self, row, [], True), "next", next, stream, None)
+        except Abort:
+            raise TapeError(f"row {row}: a for loop over an inlined iterator ended "
+                            "where the trace shows no end") from None
+        self._consume(Run(self, row, [], False), "next", next, stream, None)
+        return True
 
 
 def _plain(x):

@@ -143,7 +143,10 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
         if type(v) not in ATOMIC_FAST and not isinstance(v, ATOMIC):
             if type(op) is Input:
                 self.input_objects.setdefault(id(v), op)
-            elif not (type(op) is Call and _passes_through(op, v)):
+            elif not (type(op) is Call and _passes_through(op, v)) \
+                    and id(v) not in self.input_objects:
+                # (an input's object taken out of a container, `args[0]`, is not made
+                # there either: a constant that is that object stays a constant)
                 self.produced.setdefault(id(v), op)
         if type(op) is Call:
             self.track_cells(op)
@@ -593,7 +596,11 @@ class _Flattener(Closures, SpecialInstructions, Callbacks):
                 raise TapeError(f"row {row}: a for loop over a constant iterator")
             op = self.pending_next.pop(id(cond), None)
             if op is None and self.callbacks and self.inlined_generator(cond.value):
-                return  # its activations are inlined: their own guards decide the loop
+                # Its activations are inlined: their own guards decide the loop (an
+                # inlined map/zip over a sequence: that sequence's end).
+                if not value:
+                    self.stream_end(cond.value, row)
+                return
             if value and op is None:
                 raise TapeError(f"row {row}: a for loop went on without a next() call")
             if not value and (op is None or op is not self.ops_[-1]):
