@@ -37,15 +37,6 @@ const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, prev_instr)
 #endif
 #endif
 
-void *tracer_thread_state(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyThreadState_GetUnchecked();
-#else
-    return _PyThreadState_UncheckedGet();
-#endif
-}
-
 #if PY_VERSION_HEX >= 0x030E0000
 /* 3.14: the reads _frame.h inlines before 3.14, through tagged slots. */
 void *tracer_thread_frame(void *tstate)

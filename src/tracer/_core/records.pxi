@@ -223,8 +223,11 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
     if op[OP_CODE] == M_RECORD_BOOL:
         bool_pc = fr.pc
         fr.pc += 1
-        _run_to_end(self, fr)
-        op = fr.plan.ops + fr.pc * OP_WORDS
+        op += OP_WORDS
+        if op[OP_CODE] != M_BRANCH:
+            # Ops between the bool and its branch (rare: the branch follows at once).
+            _run_to_end(self, fr)
+            op = fr.plan.ops + fr.pc * OP_WORDS
     if op[OP_CODE] != M_BRANCH or op[OP_OFFSET] != offset:
         return False
     taken = dest == op[OP_C]
