@@ -35,6 +35,7 @@ const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, instr_ptr);
 #else
 const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, prev_instr);
 #endif
+const Py_ssize_t tracer_previous_offset = offsetof(_PyInterpreterFrame, previous);
 #endif
 
 #if PY_VERSION_HEX >= 0x030E0000
@@ -42,6 +43,11 @@ const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, prev_instr)
 void *tracer_thread_frame(void *tstate)
 {
     return ((PyThreadState *)tstate)->current_frame;
+}
+
+void *tracer_frame_previous(void *frame)
+{
+    return ((_PyInterpreterFrame *)frame)->previous;
 }
 
 PyObject *tracer_frame_code(void *frame)

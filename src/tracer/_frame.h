@@ -31,6 +31,14 @@ extern const Py_ssize_t tracer_localsplus_offset;   /* _PyInterpreterFrame.local
 extern const Py_ssize_t tracer_executable_offset;   /* .f_executable (3.12: .f_code) */
 extern const Py_ssize_t tracer_funcobj_offset;      /* .f_funcobj */
 extern const Py_ssize_t tracer_instr_offset;        /* .instr_ptr (3.12: .prev_instr) */
+extern const Py_ssize_t tracer_previous_offset;     /* .previous */
+
+/* The frame below `frame` on its thread's frame stack, whatever owns it (see
+ * tracer_frame_caller for the calling Python frame). */
+static inline void *tracer_frame_previous(void *frame)
+{
+    return *(void **)((char *)frame + tracer_previous_offset);
+}
 
 /* The frame a thread (a non-NULL tracer_thread_state()) is executing, or NULL. */
 static inline void *tracer_thread_frame(void *tstate)
@@ -80,6 +88,7 @@ static inline int tracer_frame_lasti(void *frame)
 }
 #else
 int tracer_frame_lasti(void *frame);
+void *tracer_frame_previous(void *frame);
 void *tracer_thread_frame(void *tstate);
 PyObject *tracer_frame_code(void *frame);
 PyObject *tracer_frame_function(void *frame);

@@ -27,7 +27,10 @@ cdef int _frame_entered(Recorder self, object code, int offset, int how) except 
         return EV_CONTINUE
     frame = tracer_thread_frame(self.tstate)
     parent = &self.frames[self.nframes - 1]
-    if tracer_frame_caller(frame) != parent.frame and not (
+    # A Python function called from Python code has its caller right below it
+    # (inline test); tracer_frame_caller skips C entry frames and shims first.
+    if tracer_frame_previous(frame) != parent.frame and \
+            tracer_frame_caller(frame) != parent.frame and not (
             how == THROWN and tracer_frame_thrown_from(frame, parent.frame)):
         return EV_CONTINUE
     _enter(self, parent, frame, code, offset, how)
