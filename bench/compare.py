@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/compare.py [--repeat N] [--only NAME,...] [--json PATH]
+    python bench/compare.py [--repeat N] [--only NAME,...] [--clock wall|cpu] [--json PATH]
 
 For every workload of ``bench/workloads.py`` this times, in one process and
 interleaved round by round (``gc.collect()`` before each timed run, fresh
@@ -20,6 +20,11 @@ the table also shows what a traced Python call costs: the Python frames the
 trace followed (``calls``), the trace's nodes and sys.monitoring events per call,
 and the traced time per call and per node.  Tools not installed show ``n/a``
 (``pip install -e '.[bench]'`` installs them).
+
+``--clock cpu`` times each run by the CPU time of the calling thread
+(``time.thread_time_ns``) instead of the wall clock: on a machine shared with other
+jobs the wall clock counts the time the run waited for a core, which the CPU time
+does not (the ratios still share the caches with whatever else runs).
 
 The previous traced run's trace is dropped before each timed run (its memory is
 given back while the program runs untimed), as a program that keeps only the
@@ -146,12 +151,17 @@ class Row:
     match: bool = True
 
 
+# The clock runs are timed by (--clock): the wall clock or this thread's CPU time.
+CLOCKS = {"wall": time.perf_counter_ns, "cpu": time.thread_time_ns}
+clock = CLOCKS["wall"]
+
+
 def timed(workload: Workload, call: Callable[..., Any]) -> int:
     args, kwargs = workload.make_args()
     gc.collect()
-    start = time.perf_counter_ns()
+    start = clock()
     result = call(workload.func, *args, **kwargs)
-    elapsed = time.perf_counter_ns() - start
+    elapsed = clock() - start
     del result
     return elapsed
 
@@ -218,6 +228,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", metavar="NAME,...",
                         help="comma-separated workloads (default: all of " + ", ".join(BY_NAME) + ")")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON to PATH")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                        help="time runs by the wall clock (default) or by the thread's CPU "
+                             "time, which a loaded machine disturbs less")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -233,9 +246,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global clock
     args = parse_args(argv)
+    clock = CLOCKS[args.clock]
     print(f"Python {platform.python_version()} | tracer {getattr(tracer, '__version__', 'n/a')}"
-          f" | best of {args.repeat}, interleaved", flush=True)
+          f" | best of {args.repeat}, interleaved, {args.clock} clock", flush=True)
     rows = []
     for workload in args.workloads:
         print(f"running {workload.name}: {workload.description} ...", file=sys.stderr, flush=True)
@@ -244,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump({"python": platform.python_version(), "repeat": args.repeat,
+                       "clock": args.clock,
                        "rows": [asdict(r) for r in rows]}, out, indent=2)
     bad = [r.name for r in rows if not r.match]
     if bad:

@@ -50,6 +50,12 @@ ROWS = [
     ("thread check (tracer_thread_state)", r"_frame\.c:tracer_thread_state$"),
 ]
 
+# tracer's sys.monitoring callbacks (one per signature, callbacks.pxi), and CPython's
+# functions that deliver an event (each calls the callbacks of one event kind): the
+# second's inclusive count minus the first's is CPython's own dispatch.
+CALLBACKS = (r"_core\.c:__pyx_f_6tracer_5_core__cb_(code|dest|value)$",
+             r"instrumentation\.c:_Py_call_instrumentation(_[a-z0-9]+)?$")
+
 _LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(\S.*?)(?:\s+\[[^\]]*\])?\s*$")
 
 
@@ -84,13 +90,32 @@ def _find(counts: dict[str, int], pattern: str) -> int:
     return max((n for name, n in counts.items() if rx.search(name)), default=0)
 
 
+def _sum_functions(counts: dict[str, int], pattern: str) -> int:
+    # Each matching function once (its largest row, as in _counts), summed.
+    rx = re.compile(pattern)
+    best: dict[str, int] = {}
+    for name, n in counts.items():
+        if rx.search(name):
+            fn = name.rsplit(":", 1)[-1]
+            best[fn] = max(best.get(fn, 0), n)
+    return sum(best.values())
+
+
 def main() -> None:
     if len(sys.argv) != 4:
         raise SystemExit(__doc__)
     traced, untraced, calls = sys.argv[1], sys.argv[2], int(sys.argv[3].replace(",", ""))
     incl, excl = _counts(traced, True), _counts(traced, False)
     runs = 2 * calls
-    print(f"overhead: {(_total(traced) - _total(untraced)) / calls:,.0f} instructions per call")
+    overhead = (_total(traced) - _total(untraced)) / calls
+    # tracer's side of every event: its sys.monitoring callbacks, inclusive (the
+    # handlers and all they call); the rest of the overhead is CPython's dispatch
+    # of the events (and the instrumented instructions themselves).
+    handlers = _sum_functions(incl, CALLBACKS[0]) / runs
+    events = _sum_functions(incl, CALLBACKS[1]) / runs
+    print(f"overhead: {overhead:,.0f} instructions per call (program totals: noisy, +-1,000)")
+    print(f"events (CPython's _Py_call_instrumentation*, inclusive): {events:,.0f} per call = "
+          f"tracer's callbacks {handlers:,.0f} + CPython's dispatch {events - handlers:,.0f}")
     print("| where | inclusive /call | own /call |")
     print("|---|---|---|")
     for label, pattern in ROWS:

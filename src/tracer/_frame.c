@@ -35,22 +35,19 @@ const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, instr_ptr);
 #else
 const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, prev_instr);
 #endif
+const Py_ssize_t tracer_previous_offset = offsetof(_PyInterpreterFrame, previous);
 #endif
-
-void *tracer_thread_state(void)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    return PyThreadState_GetUnchecked();
-#else
-    return _PyThreadState_UncheckedGet();
-#endif
-}
 
 #if PY_VERSION_HEX >= 0x030E0000
 /* 3.14: the reads _frame.h inlines before 3.14, through tagged slots. */
 void *tracer_thread_frame(void *tstate)
 {
     return ((PyThreadState *)tstate)->current_frame;
+}
+
+void *tracer_frame_previous(void *frame)
+{
+    return ((_PyInterpreterFrame *)frame)->previous;
 }
 
 PyObject *tracer_frame_code(void *frame)

@@ -8,8 +8,16 @@
 #define TRACER_FRAME_H
 #include <Python.h>
 
-/* The current thread's state (PyThreadState *), or NULL; no checks, one TLS read. */
-void *tracer_thread_state(void);
+/* The current thread's state (PyThreadState *), or NULL; no checks, one TLS read.
+ * Inline: every event asks (one call into libpython instead of two). */
+static inline void *tracer_thread_state(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_GetUnchecked();
+#else
+    return _PyThreadState_UncheckedGet();
+#endif
+}
 
 /* The frame the current thread is executing, or NULL. */
 void *tracer_current_frame(void);
@@ -23,6 +31,14 @@ extern const Py_ssize_t tracer_localsplus_offset;   /* _PyInterpreterFrame.local
 extern const Py_ssize_t tracer_executable_offset;   /* .f_executable (3.12: .f_code) */
 extern const Py_ssize_t tracer_funcobj_offset;      /* .f_funcobj */
 extern const Py_ssize_t tracer_instr_offset;        /* .instr_ptr (3.12: .prev_instr) */
+extern const Py_ssize_t tracer_previous_offset;     /* .previous */
+
+/* The frame below `frame` on its thread's frame stack, whatever owns it (see
+ * tracer_frame_caller for the calling Python frame). */
+static inline void *tracer_frame_previous(void *frame)
+{
+    return *(void **)((char *)frame + tracer_previous_offset);
+}
 
 /* The frame a thread (a non-NULL tracer_thread_state()) is executing, or NULL. */
 static inline void *tracer_thread_frame(void *tstate)
@@ -72,6 +88,7 @@ static inline int tracer_frame_lasti(void *frame)
 }
 #else
 int tracer_frame_lasti(void *frame);
+void *tracer_frame_previous(void *frame);
 void *tracer_thread_frame(void *tstate);
 PyObject *tracer_frame_code(void *frame);
 PyObject *tracer_frame_function(void *frame);

@@ -51,9 +51,17 @@ cdef bint ALLOW_DISABLE = True
 cdef object TRACK_CODE = None
 
 
-cdef PyObject *_reply(Recorder rec, int rc) noexcept:
+cdef inline PyObject *_reply(Recorder rec, int rc) noexcept:
     """What a callback returns for its handler's answer (a new reference, or NULL
     with an exception set to interrupt the program)."""
+    # Inline for the common answer (go on, nothing to raise): one call less per event.
+    if rc == EV_CONTINUE and rec.interrupt is None:
+        Py_INCREF(None)
+        return <PyObject *>None
+    return _reply_slow(rec, rc)
+
+
+cdef PyObject *_reply_slow(Recorder rec, int rc) noexcept:
     cdef PyObject *out = <PyObject *>None
     cdef object exc
     if rc == EV_CONTINUE:

@@ -27,7 +27,10 @@ cdef int _frame_entered(Recorder self, object code, int offset, int how) except 
         return EV_CONTINUE
     frame = tracer_thread_frame(self.tstate)
     parent = &self.frames[self.nframes - 1]
-    if tracer_frame_caller(frame) != parent.frame and not (
+    # A Python function called from Python code has its caller right below it
+    # (inline test); tracer_frame_caller skips C entry frames and shims first.
+    if tracer_frame_previous(frame) != parent.frame and \
+            tracer_frame_caller(frame) != parent.frame and not (
             how == THROWN and tracer_frame_thrown_from(frame, parent.frame)):
         return EV_CONTINUE
     _enter(self, parent, frame, code, offset, how)
@@ -37,7 +40,6 @@ cdef int _frame_entered(Recorder self, object code, int offset, int how) except 
 cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int offset,
                 int how) except -1:
     cdef CPlan *plan
-    cdef Trace t = self.trace
     cdef int32_t call_row, i, code_id, rec
     cdef int32_t here = -1
     cdef bint resumed = how != STARTED
@@ -45,7 +47,8 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     cdef FrameRec *fr
     cdef PyObject *func
     cdef PyObject *v
-    cdef object ctx = <object>parent.ctx
+    # Borrowed: Recorder.contexts keeps every context alive (no refcount pair per call).
+    cdef PyObject *ctx = parent.ctx
     cdef object new_ctx
     cdef uint32_t hooks
     cdef int32_t row
@@ -71,8 +74,8 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
                 if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
                         not _may_recur(self, parent, frame, code):
                     parent.open_primitive = 1
-                    t.kind_[parent.open_row] = K_PRIMITIVE
-    if parent.plan == NULL and (not (t.flags_[parent.call_row] & F_OPEN)
+                    self.trace.kind_[parent.open_row] = K_PRIMITIVE
+    if parent.plan == NULL and (not (self.trace.flags_[parent.call_row] & F_OPEN)
                                 or not _root_program_frame(self, parent, frame)):
         # The traced call has returned (a finalizer run as its frame is torn down,
         # an object it dropped under a value policy, is not part of it), or the
@@ -85,9 +88,9 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         # inside it followed; entered from C after other frames of the call ran,
         # it leaves no trace at all.  (The root's own callee is recorded: the
         # caller asked for it.)
-        if parent.open_row >= 0 and (code is TRACK_CODE or t.n == parent.open_row + 1):
+        if parent.open_row >= 0 and (code is TRACK_CODE or self.trace.n == parent.open_row + 1):
             parent.open_primitive = 1
-            t.kind_[parent.open_row] = K_PRIMITIVE
+            self.trace.kind_[parent.open_row] = K_PRIMITIVE
         return 0
     if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
         return 0
@@ -105,7 +108,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             if plan.session != self.session or code_id < 0:
                 # Read before on_code: it runs Python code, during which another
                 # thread tracking the same code may take the plan over.
-                code_id = plan.code_id = t.intern_code(code)
+                code_id = plan.code_id = self.trace.intern_code(code)
                 _own_refs(self, plan)
                 if id(code) not in self.instrumented:
                     self.instrumented[id(code)] = code
@@ -114,8 +117,8 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             _user_code_ran(self)
     func = tracer_frame_function(frame)
     if parent.open_row >= 0 and parent.body_may_be_callee and not parent.callee_body_entered \
-            and not resumed and t.n == parent.open_row + 1 \
-            and ((func != NULL and _callee_ptr(t, parent.open_row) == func) or
+            and not resumed and self.trace.n == parent.open_row + 1 \
+            and ((func != NULL and _callee_ptr(self.trace, parent.open_row) == func) or
                  _is_callee(self, parent.open_row, func)):
         call_row = parent.open_row
     else:
@@ -125,35 +128,35 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         # Under the caller's open instruction while it runs; once that call has
         # returned (a finalizer run as its frame is torn down, after its return),
         # beside it, under the caller's own call.
-        under_op = parent.open_row >= 0 and (t.flags_[parent.open_row] & F_OPEN) != 0
-        call_row = t.add_row(K_NESTED, F_OPEN | F_FRAME,
+        under_op = parent.open_row >= 0 and (self.trace.flags_[parent.open_row] & F_OPEN) != 0
+        call_row = self.trace.add_row(K_NESTED, F_OPEN | F_FRAME,
                              parent.open_row if under_op else parent.call_row,
-                             t.offset_[parent.open_row]
+                             self.trace.offset_[parent.open_row]
                              if parent.open_row >= 0 else here, 0, NULL)
-        t.add_ref(_pool_ref(self, func) if func != NULL else -1)
+        self.trace.add_ref(_pool_ref(self, func) if func != NULL else -1)
     parent.callee_body_entered = 1
     hooks = parent.hooks
     if hooks & H_ENTER:
-        new_ctx = _enter_context(self, ctx, parent, call_row, frame, code)
+        new_ctx = _enter_context(self, <object>ctx, parent, call_row, frame, code)
         if self.broken:
             return 0
-        if new_ctx is not ctx:
-            ctx = new_ctx
-            hooks = _mask_of(self, ctx)
-    fr = _push(self, frame, plan, code_id, call_row, <PyObject *>ctx, hooks)
+        if <PyObject *>new_ctx != ctx:
+            ctx = <PyObject *>new_ctx
+            hooks = _mask_of(self, new_ctx)
+    fr = _push(self, frame, plan, code_id, call_row, ctx, hooks)
     fr.code = <PyObject *>code
     if hooks & (H_FILTERED | H_SUBST_BY):
-        fr.filters = parent.filters if <PyObject *>ctx == parent.ctx else _filters_of(ctx)
-    t.add_frame(call_row, code_id)
+        fr.filters = parent.filters if ctx == parent.ctx else _filters_of(<object>ctx)
+    self.trace.add_frame(call_row, code_id)
     if not resumed:
-        _run_node_hook(self, fr, t.add_row(K_ARGUMENT, 0, call_row, -1, 0, func))
+        _run_node_hook(self, fr, self.trace.add_row(K_ARGUMENT, 0, call_row, -1, 0, func))
         for i in range(plan.nparams):
             v = tracer_frame_local(frame, i)
             if v != NULL and _is_cell_param(self, plan, i) and PyCell_Check(v):
                 v = PyCell_GET(v)
             if hooks & H_SNAP_ANY:
                 v = _kept(self, fr, v)
-            row = t.add_row(K_ARGUMENT, 0, call_row, -1, i + 1, v)
+            row = self.trace.add_row(K_ARGUMENT, 0, call_row, -1, i + 1, v)
             _locals(self, fr)[i] = (<int64_t>row) << 2
             _run_node_hook(self, fr, row)
         _start_segment(self, fr, plan.seg_from[offset >> 1])
@@ -290,7 +293,6 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     cdef int32_t *op
     cdef int64_t src = S_UNKNOWN
     cdef int32_t row, ref
-    cdef Trace t = self.trace
     if fr == NULL:
         return 0
     self.events += 1
@@ -317,8 +319,8 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
         # aux -1: the value is a constant of the code; -2: its producer was not
         # followed (tracer.validate reports that).
         ref = _constant_row(self, fr, offset, -2 if src == S_UNKNOWN else -1, retval)
-    row = t.add_row(K_RETURN, flags, fr.call_row, offset, 0, retval)
-    t.add_ref(ref)
+    row = self.trace.add_row(K_RETURN, flags, fr.call_row, offset, 0, retval)
+    self.trace.add_ref(ref)
     _run_node_hook(self, fr, row)
     _close_call(self, fr, retval, 0)
     return 0

@@ -29,6 +29,7 @@ cdef extern from "_frame.h":
     void *tracer_thread_state()
     void *tracer_thread_frame(void *tstate)
     void *tracer_frame_caller(void *frame)
+    void *tracer_frame_previous(void *frame)
     int tracer_frame_thrown_from(void *frame, void *target)
     PyObject *tracer_frame_function(void *frame)
     PyObject *tracer_frame_stack_item(void *frame, int index)

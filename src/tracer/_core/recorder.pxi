@@ -213,7 +213,7 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
     return fr
 
 
-cdef inline void _pop(Recorder self):
+cdef inline void _pop(Recorder self) noexcept:
     cdef FrameRec *fr = &self.frames[self.nframes - 1]
     cdef CPlan *plan = fr.plan
     if fr.subst_pc >= 0:

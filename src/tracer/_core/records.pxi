@@ -16,18 +16,17 @@ cdef int32_t _open(Recorder self, FrameRec *fr, int32_t rec, uint8_t kind) excep
     cdef int32_t nin = r[REC_NIN], i, x
     cdef int64_t *ss = _stack(self, fr)
     cdef int64_t s
-    cdef Trace t = self.trace
     cdef int32_t op_offset = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
-    cdef int32_t row = t.add_row(kind, F_OPEN, fr.call_row, op_offset, 0, NULL)
+    cdef int32_t row = self.trace.add_row(kind, F_OPEN, fr.call_row, op_offset, 0, NULL)
     for i in range(nin):
         x = r[REC_INPUTS + i]
         if x < 0:
-            t.add_ref(_static_ref(self, fr.plan, -x - 1))
+            self.trace.add_ref(_static_ref(self, fr.plan, -x - 1))
             continue
         s = ss[x]
         if s == S_NULL:
             continue
-        t.add_ref(_ref(self, fr, s))
+        self.trace.add_ref(_ref(self, fr, s))
     if fr.subst_pc == fr.pc and fr.subst_args == NULL:
         _patch_callee(self, fr, row)
     return row
@@ -39,18 +38,21 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
     Writes the whole row at once: kind, inputs and the value read from the
     output's stack slot (live at this event by the plan's check).
     """
-    cdef Trace t = self.trace
     cdef int32_t nin = r[REC_NIN], i, x, ref
     cdef int32_t out = r[REC_INPUTS + nin]
     cdef int64_t *ss = _stack(self, fr)
     cdef int64_t s
-    cdef int32_t row = t.n
+    cdef int32_t row = self.trace.n
     cdef PyObject *v = known if known != NULL else tracer_frame_stack_item(fr.frame, out)
-    if row + 1 >= t.cap:
-        t._grow_rows(row + 2)
-    if t.nrefs + nin > t.refcap:
-        t._grow_refs(t.nrefs + nin)
+    if row + 1 >= self.trace.cap:
+        self.trace._grow_rows(row + 2)
+    if self.trace.nrefs + nin > self.trace.refcap:
+        self.trace._grow_refs(self.trace.nrefs + nin)
     # The inputs as _open writes them, inlined here: this is the per-node hot path.
+    # The count and the column through locals: stores into refs_ (int32) could
+    # alias the trace's int32 fields, which made the compiler reload them.
+    cdef int32_t *refs = self.trace.refs_
+    cdef int32_t nrefs = self.trace.nrefs
     for i in range(nin):
         x = r[REC_INPUTS + i]
         if x < 0:
@@ -63,20 +65,21 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
                 continue
             else:
                 ref = _ref(self, fr, s)
-        t.refs_[t.nrefs] = ref
-        t.nrefs += 1
-    t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-    t.flags_[row] = 0
-    t.parent_[row] = fr.call_row
-    t.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
-    t.aux_[row] = 0
-    if t.value_policy and v != NULL:
-        v = _policy_value(t.value_policy, v)   # a new reference (values.pxi)
+        refs[nrefs] = ref
+        nrefs += 1
+    self.trace.nrefs = nrefs
+    self.trace.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+    self.trace.flags_[row] = 0
+    self.trace.parent_[row] = fr.call_row
+    self.trace.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
+    self.trace.aux_[row] = 0
+    if self.trace.value_policy and v != NULL:
+        v = _policy_value(self.trace.value_policy, v)   # a new reference (values.pxi)
     else:
         Py_XINCREF(v)
-    t.value_[row] = v
-    t.n = row + 1
-    t.ref_start_[row + 1] = t.nrefs
+    self.trace.value_[row] = v
+    self.trace.n = row + 1
+    self.trace.ref_start_[row + 1] = nrefs
     ss[out] = (<int64_t>row) << 2
     if fr.hooks and not _no_filtered_hook(self, fr, r, row):
         return _recorded(self, fr, r, row, out if known == NULL else -1,
@@ -95,7 +98,6 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
     cdef int32_t sem = r[REC_SEM], nin = r[REC_NIN], nout = r[REC_NOUT], j, row, extra
     cdef int32_t *outs = r + 5 + nin
     cdef int64_t *ss = _stack(self, fr)
-    cdef Trace t = self.trace
     cdef PyObject *v
     if fr.open_row >= 0:
         row = fr.open_row
@@ -103,16 +105,16 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
         # A call still open (C code that entered Python frames) ends here; one whose
         # body returned ended at its return (what ran since, a finalizer of its
         # frame, is recorded beside it).
-        if t.kind_[row] == K_NESTED and t.flags_[row] & F_OPEN:
-            t.aux_[row] = t.n
+        if self.trace.kind_[row] == K_NESTED and self.trace.flags_[row] & F_OPEN:
+            self.trace.aux_[row] = self.trace.n
     elif raised == NULL and nout == 1:
         return _record_primitive(self, fr, r, known)
     else:
         row = _open(self, fr, rec, K_SPECIAL if sem == R_SPECIAL else K_PRIMITIVE)
-    t.flags_[row] &= ~F_OPEN
+    self.trace.flags_[row] &= ~F_OPEN
     if raised != NULL:
-        t.flags_[row] |= F_RAISED
-        t.set_value(row, raised)
+        self.trace.flags_[row] |= F_RAISED
+        self.trace.set_value(row, raised)
         fr.exc_row = row
         if fr.subst_pc == fr.pc:
             if fr.subst_args == NULL:
@@ -120,10 +122,10 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
             _clear_substitution(fr)
         return _run_node_hook(self, fr, row)
     if nout == 0:
-        t.set_value(row, <PyObject *>None)
+        self.trace.set_value(row, <PyObject *>None)
         return _run_node_hook(self, fr, row)
     v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
-    t.set_value(row, v)
+    self.trace.set_value(row, v)
     ss[outs[0]] = (<int64_t>row) << 2
     if fr.hooks:
         _recorded(self, fr, r, row, outs[0] if known == NULL and nout == 1 else -1,
@@ -132,8 +134,8 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
         v = tracer_frame_stack_item(fr.frame, outs[j])
         if fr.hooks & H_SNAP_ANY:
             v = _kept(self, fr, v)
-        extra = t.add_row(K_SPECIAL, 0, fr.call_row, t.offset_[row], j, v)
-        t.add_ref(row)
+        extra = self.trace.add_row(K_SPECIAL, 0, fr.call_row, self.trace.offset_[row], j, v)
+        self.trace.add_ref(row)
         ss[outs[j]] = (<int64_t>extra) << 2
         _run_node_hook(self, fr, extra)
     return 0
@@ -164,25 +166,23 @@ cdef int _recorded(Recorder self, FrameRec *fr, int32_t *r, int32_t row, int32_t
 
 cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, int64_t cond,
                    PyObject *value) except -1:
-    cdef Trace t = self.trace
-    cdef int32_t row = t.add_row(K_JUMP, 0, fr.call_row, offset, dest, value)
+    cdef int32_t row = self.trace.add_row(K_JUMP, 0, fr.call_row, offset, dest, value)
     if cond & 3 == 0:
-        t.add_ref(<int32_t>(cond >> 2))
+        self.trace.add_ref(<int32_t>(cond >> 2))
     elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
-        t.add_ref(_ref(self, fr, cond))
+        self.trace.add_ref(_ref(self, fr, cond))
     return _run_node_hook(self, fr, row)
 
 
 cdef int _close_call(Recorder self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
-    cdef Trace t = self.trace
     cdef int32_t row = fr.call_row
-    if t.timing != NULL:
-        _timing_return(t.timing)
-    t.set_value(row, value)
-    t.flags_[row] = (t.flags_[row] & ~F_OPEN) | flags
-    t.aux_[row] = t.n
+    if self.trace.timing != NULL:
+        _timing_return(self.trace.timing)
+    self.trace.set_value(row, value)
+    self.trace.flags_[row] = (self.trace.flags_[row] & ~F_OPEN) | flags
+    self.trace.aux_[row] = self.trace.n
     _pop(self)
-    if t.flags_[row] & F_FRAME and self.nframes > 0:
+    if self.trace.flags_[row] & F_FRAME and self.nframes > 0:
         # A frame entered from C is a node of its own, complete now; a direct
         # call's node is completed by the caller's op (_record).
         _run_node_hook(self, &self.frames[self.nframes - 1], row)
@@ -223,8 +223,11 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
     if op[OP_CODE] == M_RECORD_BOOL:
         bool_pc = fr.pc
         fr.pc += 1
-        _run_to_end(self, fr)
-        op = fr.plan.ops + fr.pc * OP_WORDS
+        op += OP_WORDS
+        if op[OP_CODE] != M_BRANCH:
+            # Ops between the bool and its branch (rare: the branch follows at once).
+            _run_to_end(self, fr)
+            op = fr.plan.ops + fr.pc * OP_WORDS
     if op[OP_CODE] != M_BRANCH or op[OP_OFFSET] != offset:
         return False
     taken = dest == op[OP_C]
