@@ -290,6 +290,23 @@ class CopyAtCall:
     def array_type(self) -> type | None: ...
 
 @final
+class NextValue:
+    """A replacement callable run in C: each call returns the next of `values`
+    (lists and arrays copied), raising `exhausted()` past the end."""
+
+    def __init__(self, values: list[Any], exhausted: Callable[[], BaseException],
+                 array_type: type | None = None) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def values(self) -> list[Any]: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def exhausted(self) -> Callable[[], BaseException]: ...
+    @property
+    def array_type(self) -> type | None: ...
+
+@final
 class CallFilter:
     """The hooks a context asks for by callee (on_call / substitute / override),
     matched in C by the identity of what a call or operator calls."""

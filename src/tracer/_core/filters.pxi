@@ -257,6 +257,41 @@ cdef class CopyAtCall:
         return 0
 
 
+@cython.final
+@cython.auto_pickle(False)
+cdef class NextValue:
+    """A replacement callable run in C (`Context(substitute={sampler: NextValue(...)})`):
+    each call returns the next item of `values`, whatever its arguments, and raises
+    `exhausted()` once they are used up.  An exact list is returned as a fresh copy
+    and an exact instance of `array_type` as its `__copy__()` (the program may change
+    what it drew in place).  tracer.ppl replays a run by position with one: no
+    Python frame, so no monitoring event and no Python code per draw.  `count`: the
+    calls answered so far."""
+
+    cdef readonly list values
+    cdef readonly Py_ssize_t count
+    cdef readonly object exhausted
+    cdef readonly object array_type
+
+    def __init__(self, list values not None, exhausted, array_type=None):
+        self.values = values
+        self.count = 0
+        self.exhausted = exhausted
+        self.array_type = array_type
+
+    def __call__(self, *args, **kwargs):
+        cdef object v
+        if self.count >= len(self.values):
+            raise self.exhausted()
+        v = self.values[self.count]
+        self.count += 1
+        if type(v) is list:
+            return list(<list>v)
+        if self.array_type is not None and type(v) is self.array_type:
+            return v.__copy__()
+        return v
+
+
 cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, int32_t out,
                          int32_t iv) except -1:
     """The override and on_call hooks of entry `k` of the frame's context's

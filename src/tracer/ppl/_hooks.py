@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from .. import _core
 from ..context import Context
 from ._receiver import bound_method
 from .address import component, join
@@ -50,8 +51,11 @@ def code_name(qualname: str) -> str:
 
 
 def original_of(fn):
-    """The sampler whose calls dispatcher `fn` takes, or None if `fn` is no
-    dispatcher (what one call called is in its row's metadata["substituted"])."""
+    """The sampler whose calls dispatcher `fn` takes (True for a replay by
+    position's `_core.NextValue`, which takes every sampler's), or None if `fn` is
+    no dispatcher (what one call called is in its row's metadata["substituted"])."""
+    if type(fn) is _core.NextValue:
+        return True
     return getattr(fn, "_ppl_sampler", None)
 
 
@@ -192,33 +196,22 @@ class OutOfDraws(BaseException):
 class SequenceContext(Context):
     """Replays a run by position: the k-th sampler call returns the k-th value.
 
-    Every sampler callable is substituted (matched in C) by one function that takes
-    the next value, whatever it was called with: no frame is looked at and no
-    address made while the model runs, and no `enter` hook runs for its calls.
-    Right only when the run makes the same draws in the same order: the caller
-    (run.replay) checks the addresses of the finished trace against the replayed
-    ones, and runs a FixingContext instead when they differ.
+    Every sampler callable is substituted (matched in C) by one `_core.NextValue`,
+    a callable written in C that returns the next value whatever it was called
+    with: no Python code runs and no frame is made per draw, no address is made
+    while the model runs, and no `enter` hook runs for its calls.  Right only when
+    the run makes the same draws in the same order: the caller (run.replay) checks
+    the finished trace against the replayed one, and runs a FixingContext instead
+    when they differ.
     """
 
     def __init__(self, values: list, snaps: Snapshots | None = None):
-        self.count = 0
-        nxt = iter(values).__next__
-        ctx = self
-
-        def ppl_draw(*args, **kwargs):
-            try:
-                value = nxt()
-            except StopIteration:
-                raise OutOfDraws() from None
-            ctx.count += 1
-            # a fresh copy: the program may change a list or array it drew in place
-            t = type(value)
-            if t is list or t is np.ndarray:
-                return copy.copy(value)
-            return value
-
-        ppl_draw.__name__ = ppl_draw.__qualname__ = DRAW_NAME
-        ppl_draw._ppl_sampler = True
+        self.next_value = _core.NextValue(list(values), OutOfDraws, np.ndarray)
         super().__init__(primitives=sampler_callables(), modules=["random", __name__],
-                         substitute={key: ppl_draw for key, _, _ in sampler_keys()},
+                         substitute={key: self.next_value for key, _, _ in sampler_keys()},
                          on_call=snaps.on_call() if snaps is not None else None)
+
+    @property
+    def count(self) -> int:
+        """How many draws the run asked for (and got, up to the values given)."""
+        return self.next_value.count

@@ -26,7 +26,7 @@ from .address import component, join
 from .densities import distribution_name
 from .samplers import Draw, Sampler, UnknownSamplerError, method_names, resolve, sample
 
-__all__ = ["scan", "Draws", "Site"]
+__all__ = ["scan", "same_shape", "Draws", "Site"]
 
 _PRIMITIVE = int(np.flatnonzero(KIND_NAMES == "primitive")[0])
 _NESTED = int(np.flatnonzero(KIND_NAMES == "nested")[0])
@@ -525,3 +525,47 @@ _SITE_KEYS: dict = {}
 def _site_key(site: Site) -> int:
     """An int per site name (sites of one name on one line are counted together)."""
     return _SITE_KEYS.setdefault(site.site, len(_SITE_KEYS))
+
+
+def same_shape(old: Draws | None, new: Draws) -> bool:
+    """Whether `new`'s draws have `old`'s addresses because the two runs recorded
+    the same call tree: the same rows (kind, parent, code, offset, frame flag), the
+    same code objects, the same callables at the calls with a body, and the draws
+    at the same rows and sites.  Then `new` takes `old`'s addresses (they are a
+    function of these alone: _Paths, _addresses) instead of computing them.  False
+    when unsure (the caller compares the addresses themselves)."""
+    if old is None or len(old) != len(new) or not np.array_equal(old.rows, new.rows):
+        return False
+    a, b = old.trace, new.trace
+    if len(a) != len(b) or len(a.codes) != len(b.codes) or \
+            any(x is not y for x, y in zip(a.codes, b.codes)):
+        return False
+    ca, cb = a.columns(), b.columns()
+    for name in ("kind", "parent", "offset", "code"):
+        if not np.array_equal(ca[name], cb[name]):
+            return False
+    if not np.array_equal(ca["flags"] & _FRAME, cb["flags"] & _FRAME):
+        return False
+    nested = np.flatnonzero(ca["kind"] == _NESTED)
+    if len(nested):
+        fa, fb = _callees(a, ca, nested), _callees(b, cb, nested)
+        if any(x is not y for x, y in zip(fa, fb)):
+            return False
+    keys: dict = {}
+    sa = np.array([keys.setdefault((s.site, s.line), len(keys)) for s in old.sites],
+                  dtype=np.int64)
+    sb = np.array([keys.setdefault((s.site, s.line), len(keys)) for s in new.sites],
+                  dtype=np.int64)
+    if not np.array_equal(sa[old.site_of] if len(sa) else old.site_of,
+                          sb[new.site_of] if len(sb) else new.site_of):
+        return False
+    new._addresses = old.addresses
+    return True
+
+
+def _callees(trace, cols: dict, rows: np.ndarray) -> list:
+    """What each of call rows `rows` called (None for a row with no inputs)."""
+    read = _value_reader(trace)
+    start, stop = cols["ref_start"][rows].tolist(), cols["ref_start"][rows + 1].tolist()
+    refs = cols["refs"]
+    return [read(int(refs[x])) if x < y else None for x, y in zip(start, stop)]
