@@ -45,12 +45,7 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
                              f"replay/condition/do/update: {', '.join(lost[:5])}; the "
                              f"addresses of "
                              f"this model's draws are tracer.ppl.trace(model, ...).choices")
-        # the dispatchers saw the draws in the order the scan finds them (by row);
-        # should they disagree on the number, the addresses decide
-        kinds = fixing.kinds
-        if len(kinds) != len(draws):
-            hits = fixing.hits
-            kinds = [fixed[a][1] if a in hits else SAMPLED for a in draws.addresses]
+        kinds = fixing.kinds(draws)
     score_draws(draws)
     return ChoiceTrace(model, args, kwargs, root, draws, kinds)
 
