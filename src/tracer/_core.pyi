@@ -311,7 +311,7 @@ class DrawCount:
     """The calls the SiteGates sharing it have taken."""
 
     n: int
-    def __init__(self) -> None: ...
+    def __init__(self, n: int = 0) -> None: ...
 
 @final
 class SiteGate:

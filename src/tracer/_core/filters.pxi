@@ -308,8 +308,8 @@ cdef class DrawCount:
     """The calls the SiteGates sharing it have taken (`n`)."""
     cdef public Py_ssize_t n
 
-    def __init__(self):
-        self.n = 0
+    def __init__(self, Py_ssize_t n=0):
+        self.n = n
 
 
 @cython.final
