@@ -262,9 +262,11 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
     parts_site = [np.full(len(c[0]), c[1], dtype=np.int64) for c in chunks] + \
         [np.array([t[1] for t in per_row], dtype=np.int64)]
     all_rows = np.concatenate(parts_rows)
-    order = np.argsort(all_rows, kind="stable")
-    rows_arr = all_rows[order]
-    site_of = np.concatenate(parts_site)[order]
+    site_of = np.concatenate(parts_site)
+    if len(all_rows) > 1 and not (all_rows[1:] > all_rows[:-1]).all():
+        order = np.argsort(all_rows, kind="stable")
+        all_rows, site_of = all_rows[order], site_of[order]
+    rows_arr = all_rows
     keep = _outermost(trace, tb, rows_arr) if len(rows_arr) else rows_arr
     if len(keep) != len(rows_arr):
         mask = np.isin(rows_arr, keep)
@@ -278,14 +280,16 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
             s.draws = [s.draws[int(r)] for r in rows_arr[members].tolist()]
     allv = trace.values()
     pool = trace.pool
+    input_keys = np.fromiter(snaps.inputs, dtype=np.int64, count=len(snaps.inputs)) \
+        if snaps is not None and snaps.inputs else None
     for s in sites:
         if s.draws is None and len(s.members):
             base = ref_start[rows_arr[s.members]]
             for v in s.template.values():
                 if type(v) is _Slot and v.k not in s.columns:
                     s.columns[v.k] = _read_many(allv, pool, refs[base + v.k])
-            if snaps is not None and snaps.inputs:
-                _patch_columns(s, rows_arr, snaps.inputs)
+            if input_keys is not None:
+                _patch_columns(s, rows_arr, snaps.inputs, input_keys)
     values = _read_many(allv, pool, rows_arr)
     if snaps is not None and snaps.values:
         got = snaps.values
@@ -338,19 +342,21 @@ def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
     return out
 
 
-def _hits(rows: np.ndarray, by_row: dict) -> list:
-    """(i, rows[i]) for the rows (ascending) that are keys of `by_row`."""
-    keys = np.fromiter(by_row, dtype=np.int64, count=len(by_row))
+def _hits(rows: np.ndarray, by_row: dict, keys: np.ndarray | None = None) -> list:
+    """(i, rows[i]) for the rows (ascending) that are keys of `by_row` (`keys`: its
+    keys as an int64 array, when the caller has them)."""
+    if keys is None:
+        keys = np.fromiter(by_row, dtype=np.int64, count=len(by_row))
     at = np.searchsorted(rows, keys)
     ok = at < len(rows)
     ok[ok] = rows[at[ok]] == keys[ok]
     return list(zip(at[ok].tolist(), keys[ok].tolist()))
 
 
-def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict) -> None:
+def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict, keys: np.ndarray) -> None:
     """Put the copies made at the draws into regular site `s`'s columns."""
     cols = s.columns
-    for j, r in _hits(rows_arr[s.members], inputs):
+    for j, r in _hits(rows_arr[s.members], inputs, keys):
         for k, c in inputs[r].items():
             col = cols.get(k)
             if col is not None:
