@@ -160,9 +160,13 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
     originals = None
     if dispatched:
         md = trace.metadata
-        subst = sorted(r for r, m in md.items() if "substituted" in m)
-        cand = np.array(subst, dtype=np.int64)
+        subst = [r for r, m in md.items() if "substituted" in m]
         originals = [md[r]["substituted"] for r in subst]
+        cand = np.array(subst, dtype=np.int64)
+        if len(cand) > 1 and not (cand[1:] > cand[:-1]).all():   # rows in recording order
+            order = np.argsort(cand, kind="stable")
+            cand = cand[order]
+            originals = [originals[i] for i in order.tolist()]
     else:
         cand = _candidate_rows(tb)
     cols = trace.columns()
