@@ -486,19 +486,10 @@ def _categorical_columns(st, s, vals: list):
                 return None
             if w.shape != (m, size):
                 return None
-        p = picks[js]
-        # the same weights and pick score the same: scipy scores each distinct pair
-        # once (an HMM's transitions are a few rows drawn thousands of times)
-        uniq, inv = np.unique(np.column_stack([w, p]), axis=0, return_inverse=True)
-        if len(uniq) < m:
-            w, p, k = uniq[:, :size], uniq[:, size].astype(np.int64), len(uniq)
-        else:
-            inv, k = None, m
-        onehot = np.zeros((k, size))
-        onehot[np.arange(k), p] = 1.0
-        got = np.asarray(st.multinomial.logpmf(onehot, 1, w / w.sum(axis=1, keepdims=True)),
-                         dtype=float).reshape(k)
-        out[js] = got if inv is None else got[inv.reshape(-1)]
+        onehot = np.zeros((m, size))
+        onehot[np.arange(m), picks[js]] = 1.0
+        out[js] = np.asarray(st.multinomial.logpmf(onehot, 1, w / w.sum(axis=1, keepdims=True)),
+                             dtype=float).reshape(m)
     return out
 
 
