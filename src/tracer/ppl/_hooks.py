@@ -6,14 +6,17 @@ choices (replay, condition, do, update), which names each draw by its address as
 happens and substitutes the fixed ones.
 
 The fixing context asks the recorder for the sampler callables alone
-(`Context(substitute={sampler: dispatcher})`, matched in C): every other call and
-operator runs no Python code, so a fixing run costs what a plain one costs plus one
-Python call per draw and one `enter` per recorded Python call (which names the
-call: its address and its counts of calls and draws, looked up by the dispatcher
-from its caller's frame).  Every draw then runs through its dispatcher: the trace's
-row calls the dispatcher, `metadata["substituted"]` holds what the program called
-(scan.py reads it there), and the dispatcher either draws from that or returns the
-fixed value.
+(`Context(substitute={sampler: gate})`, matched in C): every other call and operator
+runs no Python code.  The gate (`_core.SiteGate`, written in C) calls the sampler
+itself unless the draw is on a line where a fixed address draws; there the first
+draw of each call runs the Python dispatcher, which names it by its address, and
+later draws are counted in C until one is fixed (the dispatcher returns the fixed
+value).  So a fixing run costs what a plain one costs, plus one `enter` per recorded
+Python call (which names the call: its address and its counts of calls and draws,
+looked up by the dispatcher from its caller's frame) and a Python call per fixed
+draw.  Every draw's row calls the gate; `metadata["substituted"]` holds what the
+program called (scan.py reads it there).  The sequence context of a replay by
+position substitutes `_core.NextValue` (C): the k-th draw gets the k-th value.
 """
 
 from __future__ import annotations
