@@ -295,6 +295,59 @@ class CopyAtCall:
     def array_type(self) -> type | None: ...
 
 @final
+class NextValue:
+    """A replacement callable run in C: each call returns the next of `values`
+    (lists and arrays copied), raising `exhausted()` past the end."""
+
+    def __init__(self, values: list[Any], exhausted: Callable[[], BaseException],
+                 array_type: type | None = None) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def values(self) -> list[Any]: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def exhausted(self) -> Callable[[], BaseException]: ...
+    @property
+    def array_type(self) -> type | None: ...
+
+@final
+class DrawCount:
+    """The calls the SiteGates sharing it have taken."""
+
+    n: int
+    def __init__(self, n: int = 0) -> None: ...
+
+@final
+class SiteGate:
+    """A replacement callable run in C: `dispatcher` for calls made at the code
+    units `places(code)` marks (and, with `generators`, calls whose first argument
+    is none of them; with `everywhere`, every call), `original` for the rest."""
+
+    def __init__(self, original: Callable[..., Any], dispatcher: Callable[..., Any],
+                 places: Callable[[Any], bytes], count: DrawCount,
+                 generators: tuple[type, ...] | None = None,
+                 everywhere: bool = False, acts: dict[int, Any] | None = None,
+                 site_id: int = 0) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def original(self) -> Callable[..., Any]: ...
+    @property
+    def dispatcher(self) -> Callable[..., Any]: ...
+    @property
+    def places(self) -> Callable[[Any], bytes]: ...
+    @property
+    def generators(self) -> tuple[type, ...] | None: ...
+    @property
+    def everywhere(self) -> bool: ...
+    @property
+    def count(self) -> DrawCount: ...
+    @property
+    def acts(self) -> dict[int, Any] | None: ...
+    @property
+    def site_id(self) -> int: ...
+
+@final
 class CallFilter:
     """The hooks a context asks for by callee (on_call / substitute / override),
     matched in C by the identity of what a call or operator calls."""

@@ -257,6 +257,175 @@ cdef class CopyAtCall:
         return 0
 
 
+@cython.final
+@cython.auto_pickle(False)
+cdef class NextValue:
+    """A replacement callable run in C (`Context(substitute={sampler: NextValue(...)})`):
+    each call returns the next item of `values`, whatever its arguments, and raises
+    `exhausted()` once they are used up.  An exact list is returned as a fresh copy
+    and an exact instance of `array_type` as its `__copy__()` (the program may change
+    what it drew in place).  tracer.ppl replays a run by position with one: no
+    Python frame, so no monitoring event and no Python code per draw.  `count`: the
+    calls answered so far."""
+
+    cdef readonly list values
+    cdef readonly Py_ssize_t count
+    cdef readonly object exhausted
+    cdef readonly object array_type
+
+    def __init__(self, list values not None, exhausted, array_type=None):
+        self.values = values
+        self.count = 0
+        self.exhausted = exhausted
+        self.array_type = array_type
+
+    def __call__(self, *args, **kwargs):
+        cdef object v
+        if self.count >= len(self.values):
+            raise self.exhausted()
+        v = self.values[self.count]
+        self.count += 1
+        if type(v) is list:
+            return list(<list>v)
+        if self.array_type is not None and type(v) is self.array_type:
+            return v.__copy__()
+        return v
+
+
+cdef extern from "_frame.h":
+    PyObject *tracer_frame_code(void *frame)
+
+cdef extern from "Python.h":
+    bint PyCode_Check(PyObject *)
+    PyObject *PyEval_GetFrame()
+    char *PyBytes_AS_STRING(PyObject *)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject *)
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class DrawCount:
+    """The calls the SiteGates sharing it have taken (`n`)."""
+    cdef public Py_ssize_t n
+
+    def __init__(self, Py_ssize_t n=0):
+        self.n = n
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class SiteGate:
+    """A replacement callable run in C (`Context(substitute={f: SiteGate(...)})`) that
+    sends a call to `dispatcher` only when it is made at a chosen place, and to
+    `original` otherwise, with the call's arguments either way.
+
+    The place is the calling frame's code unit: `places(code)` (a Python callable,
+    asked once per code object) gives a bytes object with a non-zero byte, the
+    unit's slot, for each chosen code unit of `code` (empty: none).  With
+    `generators` (a tuple of types), a call whose first argument is not one of them
+    goes to `dispatcher` too (it was made through a bound method: `original`, an
+    unbound method, cannot take it); `everywhere`: every call goes to `dispatcher`.
+    `count.n` counts every call taken.
+
+    With `acts` (id of a frame object -> an object whose `_sites` dict the
+    dispatcher fills), a call at a chosen unit is counted here when the calling
+    frame's `_sites` has a list `[k, base, wanted]` under `slot << 16 | site_id`
+    and k is not a key of `wanted` (None: no key): `k` goes up by one and
+    `original` runs.  Slot 255: always the dispatcher.  tracer.ppl conditions with one per sampler: only the first
+    draw of a call at a line of a fixed address, and the fixed draws, run Python
+    code (the dispatcher).
+    """
+
+    cdef readonly object original
+    cdef readonly object dispatcher
+    cdef readonly object places
+    cdef readonly object generators
+    cdef readonly bint everywhere
+    cdef readonly DrawCount count
+    cdef readonly dict acts
+    cdef readonly long site_id
+    cdef dict known                 # id(code) -> (code, bytes)
+    cdef PyObject *last_code        # the code of the last lookup (kept alive by known)
+    cdef object last_units
+
+    def __init__(self, original, dispatcher, places, DrawCount count not None,
+                 generators=None, bint everywhere=False, dict acts=None, long site_id=0):
+        self.acts = acts
+        self.site_id = site_id
+        self.original = original
+        self.dispatcher = dispatcher
+        self.places = places
+        self.count = count
+        self.generators = generators
+        self.everywhere = everywhere
+        self.known = {}
+        self.last_code = NULL
+        self.last_units = None
+
+    cdef object _units(self, PyObject *code):
+        cdef object got
+        if code == self.last_code:
+            return self.last_units
+        got = self.known.get(<size_t>code)
+        if got is None:
+            units = self.places(<object>code)
+            if not isinstance(units, bytes):
+                raise TypeError("SiteGate: places(code) must return bytes")
+            got = (<object>code, units)
+            self.known[<size_t>code] = got
+        self.last_code = code
+        self.last_units = (<tuple>got)[1]
+        return self.last_units
+
+    def __call__(self, *args, **kwargs):
+        cdef void *frame
+        cdef PyObject *code
+        cdef object units
+        cdef int lasti
+        cdef long slot
+        self.count.n += 1
+        if self.everywhere:
+            return self.dispatcher(*args, **kwargs)
+        if self.generators is not None and not (args and isinstance(args[0], self.generators)):
+            return self.dispatcher(*args, **kwargs)
+        frame = tracer_current_frame()
+        if frame != NULL:
+            code = tracer_frame_code(frame)
+            if code != NULL and PyCode_Check(code):
+                units = self._units(code)
+                lasti = tracer_frame_lasti(frame) >> 1
+                if 0 <= lasti < PyBytes_GET_SIZE(<PyObject *>units):
+                    slot = <unsigned char>PyBytes_AS_STRING(<PyObject *>units)[lasti]
+                    if slot != 0:
+                        if self.acts is not None and slot != 255 and self._counted(slot):
+                            return self.original(*args, **kwargs)
+                        return self.dispatcher(*args, **kwargs)
+        return self.original(*args, **kwargs)
+
+    cdef bint _counted(self, long slot) except -1:
+        # Whether the call was counted here (not fixed: the original runs); else
+        # the dispatcher takes it (and counts it).
+        cdef PyObject *f = PyEval_GetFrame()
+        cdef object act, sites, entry, k, wanted
+        if f == NULL:
+            return False
+        act = self.acts.get(<size_t>f)
+        if act is None:
+            return False
+        sites = getattr(act, "_sites", None)
+        if type(sites) is not dict:
+            return False
+        entry = (<dict>sites).get((slot << 16) | self.site_id)
+        if type(entry) is not list or len(<list>entry) != 3:
+            return False
+        k = (<list>entry)[0]
+        wanted = (<list>entry)[2]
+        if wanted is not None and k in wanted:
+            return False
+        (<list>entry)[0] = k + 1
+        return True
+
+
 cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, int32_t out,
                          int32_t iv) except -1:
     """The override and on_call hooks of entry `k` of the frame's context's

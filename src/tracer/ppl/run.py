@@ -12,7 +12,7 @@ from .choices import ChoiceTrace
 from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
 from .densities import score_draws
 from .incremental import incremental_update
-from .scan import scan
+from .scan import same_shape, scan
 from .snapshots import Snapshots
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
@@ -45,12 +45,7 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
                              f"replay/condition/do/update: {', '.join(lost[:5])}; the "
                              f"addresses of "
                              f"this model's draws are tracer.ppl.trace(model, ...).choices")
-        # the dispatchers saw the draws in the order the scan finds them (by row);
-        # should they disagree on the number, the addresses decide
-        kinds = fixing.kinds
-        if len(kinds) != len(draws):
-            hits = fixing.hits
-            kinds = [fixed[a][1] if a in hits else SAMPLED for a in draws.addresses]
+        kinds = fixing.kinds(draws)
     score_draws(draws)
     return ChoiceTrace(model, args, kwargs, root, draws, kinds)
 
@@ -118,7 +113,7 @@ def _in_sequence(choice_trace, args, kwargs, fixed: dict, unknown: str):
     if ctx.count != len(values):
         return None
     draws = scan(root, unknown, dispatched=True, snaps=snaps)
-    if draws.addresses != addresses:
+    if not same_shape(choice_trace._draws_, draws) and draws.addresses != addresses:
         return None
     score_draws(draws)
     return ChoiceTrace(choice_trace.model, args, kwargs, root, draws,

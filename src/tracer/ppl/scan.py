@@ -26,7 +26,7 @@ from .address import component, join
 from .densities import distribution_name
 from .samplers import Draw, Sampler, UnknownSamplerError, method_names, resolve, sample
 
-__all__ = ["scan", "Draws", "Site"]
+__all__ = ["scan", "same_shape", "Draws", "Site"]
 
 _PRIMITIVE = int(np.flatnonzero(KIND_NAMES == "primitive")[0])
 _NESTED = int(np.flatnonzero(KIND_NAMES == "nested")[0])
@@ -160,9 +160,13 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
     originals = None
     if dispatched:
         md = trace.metadata
-        subst = sorted(r for r, m in md.items() if "substituted" in m)
-        cand = np.array(subst, dtype=np.int64)
+        subst = [r for r, m in md.items() if "substituted" in m]
         originals = [md[r]["substituted"] for r in subst]
+        cand = np.array(subst, dtype=np.int64)
+        if len(cand) > 1 and not (cand[1:] > cand[:-1]).all():   # rows in recording order
+            order = np.argsort(cand, kind="stable")
+            cand = cand[order]
+            originals = [originals[i] for i in order.tolist()]
     else:
         cand = _candidate_rows(tb)
     cols = trace.columns()
@@ -262,9 +266,11 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
     parts_site = [np.full(len(c[0]), c[1], dtype=np.int64) for c in chunks] + \
         [np.array([t[1] for t in per_row], dtype=np.int64)]
     all_rows = np.concatenate(parts_rows)
-    order = np.argsort(all_rows, kind="stable")
-    rows_arr = all_rows[order]
-    site_of = np.concatenate(parts_site)[order]
+    site_of = np.concatenate(parts_site)
+    if len(all_rows) > 1 and not (all_rows[1:] > all_rows[:-1]).all():
+        order = np.argsort(all_rows, kind="stable")
+        all_rows, site_of = all_rows[order], site_of[order]
+    rows_arr = all_rows
     keep = _outermost(trace, tb, rows_arr) if len(rows_arr) else rows_arr
     if len(keep) != len(rows_arr):
         mask = np.isin(rows_arr, keep)
@@ -278,14 +284,16 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
             s.draws = [s.draws[int(r)] for r in rows_arr[members].tolist()]
     allv = trace.values()
     pool = trace.pool
+    input_keys = np.fromiter(snaps.inputs, dtype=np.int64, count=len(snaps.inputs)) \
+        if snaps is not None and snaps.inputs else None
     for s in sites:
         if s.draws is None and len(s.members):
             base = ref_start[rows_arr[s.members]]
             for v in s.template.values():
                 if type(v) is _Slot and v.k not in s.columns:
                     s.columns[v.k] = _read_many(allv, pool, refs[base + v.k])
-            if snaps is not None and snaps.inputs:
-                _patch_columns(s, rows_arr, snaps.inputs)
+            if input_keys is not None:
+                _patch_columns(s, rows_arr, snaps.inputs, input_keys)
     values = _read_many(allv, pool, rows_arr)
     if snaps is not None and snaps.values:
         got = snaps.values
@@ -338,19 +346,21 @@ def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
     return out
 
 
-def _hits(rows: np.ndarray, by_row: dict) -> list:
-    """(i, rows[i]) for the rows (ascending) that are keys of `by_row`."""
-    keys = np.fromiter(by_row, dtype=np.int64, count=len(by_row))
+def _hits(rows: np.ndarray, by_row: dict, keys: np.ndarray | None = None) -> list:
+    """(i, rows[i]) for the rows (ascending) that are keys of `by_row` (`keys`: its
+    keys as an int64 array, when the caller has them)."""
+    if keys is None:
+        keys = np.fromiter(by_row, dtype=np.int64, count=len(by_row))
     at = np.searchsorted(rows, keys)
     ok = at < len(rows)
     ok[ok] = rows[at[ok]] == keys[ok]
     return list(zip(at[ok].tolist(), keys[ok].tolist()))
 
 
-def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict) -> None:
+def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict, keys: np.ndarray) -> None:
     """Put the copies made at the draws into regular site `s`'s columns."""
     cols = s.columns
-    for j, r in _hits(rows_arr[s.members], inputs):
+    for j, r in _hits(rows_arr[s.members], inputs, keys):
         for k, c in inputs[r].items():
             col = cols.get(k)
             if col is not None:
@@ -525,3 +535,47 @@ _SITE_KEYS: dict = {}
 def _site_key(site: Site) -> int:
     """An int per site name (sites of one name on one line are counted together)."""
     return _SITE_KEYS.setdefault(site.site, len(_SITE_KEYS))
+
+
+def same_shape(old: Draws | None, new: Draws) -> bool:
+    """Whether `new`'s draws have `old`'s addresses because the two runs recorded
+    the same call tree: the same rows (kind, parent, code, offset, frame flag), the
+    same code objects, the same callables at the calls with a body, and the draws
+    at the same rows and sites.  Then `new` takes `old`'s addresses (they are a
+    function of these alone: _Paths, _addresses) instead of computing them.  False
+    when unsure (the caller compares the addresses themselves)."""
+    if old is None or len(old) != len(new) or not np.array_equal(old.rows, new.rows):
+        return False
+    a, b = old.trace, new.trace
+    if len(a) != len(b) or len(a.codes) != len(b.codes) or \
+            any(x is not y for x, y in zip(a.codes, b.codes)):
+        return False
+    ca, cb = a.columns(), b.columns()
+    for name in ("kind", "parent", "offset", "code"):
+        if not np.array_equal(ca[name], cb[name]):
+            return False
+    if not np.array_equal(ca["flags"] & _FRAME, cb["flags"] & _FRAME):
+        return False
+    nested = np.flatnonzero(ca["kind"] == _NESTED)
+    if len(nested):
+        fa, fb = _callees(a, ca, nested), _callees(b, cb, nested)
+        if any(x is not y for x, y in zip(fa, fb)):
+            return False
+    keys: dict = {}
+    sa = np.array([keys.setdefault((s.site, s.line), len(keys)) for s in old.sites],
+                  dtype=np.int64)
+    sb = np.array([keys.setdefault((s.site, s.line), len(keys)) for s in new.sites],
+                  dtype=np.int64)
+    if not np.array_equal(sa[old.site_of] if len(sa) else old.site_of,
+                          sb[new.site_of] if len(sb) else new.site_of):
+        return False
+    new._addresses = old.addresses
+    return True
+
+
+def _callees(trace, cols: dict, rows: np.ndarray) -> list:
+    """What each of call rows `rows` called (None for a row with no inputs)."""
+    read = _value_reader(trace)
+    start, stop = cols["ref_start"][rows].tolist(), cols["ref_start"][rows + 1].tolist()
+    refs = cols["refs"]
+    return [read(int(refs[x])) if x < y else None for x, y in zip(start, stop)]

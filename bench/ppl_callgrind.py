@@ -1,0 +1,97 @@
+"""bench/ppl.py's cases as instruction counts (callgrind): stable on a busy machine,
+where wall times of one model vary 2x between runs.
+
+Every case of one model runs K times, after one warm-up run of each, through its
+own C entry point of the interpreter (`min`'s key, `filter`, `filterfalse`,
+`starmap`, `reduce`, `takewhile`, `dropwhile`, `sorted`'s key), whose inclusive
+instruction count in the callgrind output is that case's cost:
+
+    git archive <commit> src/tracer/ppl | tar -x -C /tmp/before
+    nice valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.M \\
+        .venv-3.13/bin/python bench/ppl_callgrind.py M K /tmp/before/src/tracer/ppl
+    python bench/ppl_callgrind.py --read /tmp/cg.M K
+
+(M: 0 regression, 1 CRP, 2 HMM; K: runs per case; the third argument: another
+version of tracer.ppl, timed as "before.*").  Each model takes minutes.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import random
+import re
+import subprocess
+import sys
+
+MARKERS = {"min_max": "untraced", "filter_next": "track", "filterfalse_next": "ppl.trace",
+           "starmap_next": "replay", "functools_reduce": "condition",
+           "takewhile_next": "before.trace", "dropwhile_next": "before.replay",
+           "list_sort_impl": "before.condition"}
+
+
+def run(mi: int, k: int, before: str) -> None:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ppl as bench
+    import scipy.stats  # noqa: F401  (imported before the counted runs)
+    import tracer
+    import tracer.ppl as ppl
+    from tracer.context import Context
+    old = bench._load_before(before)
+    name, model, args = bench.MODELS[mi]
+    r = random.Random(0)
+    ct = bench.full(model, (r,) + args)
+    n = len(ct.choices)
+    data = [a for a, c in ct.choices.items()
+            if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
+    obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
+    octt = old.trace(model, r, *args)
+    octt.choices
+    octt.log_joint
+    ctx = Context(modules=["random"])
+    cases = {"untraced": lambda _: model(r, *args),
+             "track": lambda _: tracer.track(model, r, *args, ctx=ctx),
+             "ppl.trace": lambda _: ppl.trace(model, r, *args),
+             "replay": lambda _: ppl.replay(ct),
+             "condition": lambda _: ppl.condition(model, obs, r, *args),
+             "before.trace": lambda _: old.trace(model, r, *args),
+             "before.replay": lambda _: old.replay(octt),
+             "before.condition": lambda _: old.condition(model, obs, r, *args)}
+    for f in cases.values():
+        f(0)
+    ks = list(range(k))
+    min(ks, key=lambda i: (cases["untraced"](i), i)[1])
+    list(filter(cases["track"], ks))
+    list(itertools.filterfalse(cases["ppl.trace"], ks))
+    list(itertools.starmap(cases["replay"], [(i,) for i in ks]))
+    functools.reduce(lambda a, i: cases["condition"](i), ks, 0)
+    list(itertools.takewhile(lambda i: cases["before.trace"](i) or True, ks))
+    list(itertools.dropwhile(lambda i: cases["before.replay"](i) or True, ks))
+    sorted(ks, key=lambda i: (cases["before.condition"](i), 0)[1])
+
+
+def read(path: str, k: int) -> None:
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", path],
+                         capture_output=True, text=True).stdout
+    got = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*([\d,]+) .*:(\w+) \[", line)
+        if m and m.group(2) in MARKERS and MARKERS[m.group(2)] not in got:
+            got[MARKERS[m.group(2)]] = int(m.group(1).replace(",", "")) / k
+    for case in MARKERS.values():
+        if case in got:
+            print(f"  {case}: {got[case] / 1e6:.1f} M instructions per run")
+    t = got.get("track")
+    if t:
+        print("  " + ", ".join(f"{c}/track {got[c] / t:.2f}x" for c in
+                               ("ppl.trace", "replay", "condition", "before.trace",
+                                "before.replay", "before.condition") if c in got)
+              + (f", track/untraced {t / got['untraced']:.2f}x" if "untraced" in got else ""))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--read":
+        read(sys.argv[2], int(sys.argv[3]))
+    else:
+        run(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
