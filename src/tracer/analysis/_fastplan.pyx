@@ -53,6 +53,17 @@ cdef object _CodeLayout = None
 cdef object _AnalysisError = None
 
 
+cdef inline int _carried_arg(int op, int arg) noexcept nogil:
+    """The high bits an EXTENDED_ARG instruction (argument `arg`) carries into the
+    next instruction's argument, as a signed 32-bit int like dis's; 0 after any
+    other opcode."""
+    if not (_flags[op] & F_EXTENDED_ARG):
+        return 0
+    # The low 32 bits of arg * 256, read as signed (two's complement, as gcc and
+    # clang convert): what dis's `(arg << 8)` wrapped to a C int gives.
+    return <int>((<unsigned int>arg) << 8)
+
+
 def init(kinds, caches, opnames, flags, int have_argument, bint py313, stack_effect,
          instr_cls, handler_cls, block_cls, layout_cls, analysis_error):
     """Hand over the opcode tables (per opcode: argument kind, inline cache units,
@@ -125,7 +136,6 @@ def layout(code):
     cdef int* cover = nxt_of + 3 * size  # handler index covering the unit, -1 none
     cdef int* leader = nxt_of + 4 * size  # a flag per unit: a block starts there
     cdef int i, op, kind, nx, arg, extended, target, k, off, d, h, hd, seen
-    cdef long long ext
     cdef object argval, tgt
     cdef list instrs = []
     cdef dict by_offset = {}
@@ -152,13 +162,7 @@ def layout(code):
                 extended = 0
             else:
                 arg = raw[i + 1] | extended
-                if _flags[op] & F_EXTENDED_ARG:
-                    ext = (<long long>arg) << 8
-                    if ext >= 2147483648:
-                        ext -= 4294967296
-                    extended = <int>ext
-                else:
-                    extended = 0
+                extended = _carried_arg(op, arg)
                 arg_obj = arg
                 if kind == A_PLAIN:
                     argval = arg_obj
@@ -492,7 +496,6 @@ cdef _Prep _prepare(b, pushes_bool):
     cdef list instrs = lay.instrs
     cdef Py_ssize_t k = 0, ninstr = len(instrs)
     cdef int off, op, arg, prev_off = -1, kind, nx, extended = 0
-    cdef long long ext
     cdef bytes co = code.co_code
     cdef const unsigned char* raw = co
     # co_code decoded again as layout() does (the same tables): opcode, argument,
@@ -509,13 +512,7 @@ cdef _Prep _prepare(b, pushes_bool):
             extended = 0
         else:
             arg = raw[i + 1] | extended
-            if _flags[op] & F_EXTENDED_ARG:
-                ext = (<long long>arg) << 8
-                if ext >= 2147483648:
-                    ext -= 4294967296
-                extended = <int>ext
-            else:
-                extended = 0
+            extended = _carried_arg(op, arg)
             if kind == A_JREL:
                 p.target[u] = nx + 2 * (-arg if _flags[op] & F_BACKWARD else arg)
             elif kind == A_JABS:
