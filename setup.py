@@ -32,9 +32,17 @@ fastplan = Extension(
     + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
 )
 
+# The plan cache's typed load path (tracer.analysis.cache falls back to Python).
+fastcache = Extension(
+    "tracer.analysis._fastcache",
+    sources=["src/tracer/analysis/_fastcache.pyx"],
+    extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2"])
+    + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
+)
+
 setup(
     ext_modules=cythonize(
-        [core, fastplan],
+        [core, fastplan, fastcache],
         language_level=3,
         compiler_directives={
             "boundscheck": DEBUG,

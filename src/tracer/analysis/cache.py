@@ -223,7 +223,7 @@ def _const_parts(parts: list, c) -> None:
 
 def _key(code: CodeType, mode: int) -> bytes:
     parts = [_fingerprint(), b"%d" % mode]
-    _code_parts(parts, code)
+    _code_parts_fast(parts, code)
     return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
 
 
@@ -436,12 +436,18 @@ class Entry:
     def read(self) -> dict | None:
         """The plan's fields (CodePlan's keyword arguments), or None: no entry, or
         one that is stale, truncated or corrupt (the caller builds and writes it)."""
+        path = os.path.join(self.folder, self.name)
+        if _fast is not None:
+            data = _fast.read_file(path)
+            if data is None:
+                return None
+        else:
+            try:
+                data = _read_file(path)
+            except OSError:
+                return None
         try:
-            data = _read_file(os.path.join(self.folder, self.name))
-        except OSError:
-            return None
-        try:
-            fields = _decode(data, self.code, self.key)
+            fields = _decode_fast(data, self.code, self.key)
         except Exception as exc:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt
             stats["rejected"] += 1
             _log.debug("plan cache: rebuilding %s (%s): %s", self.name,
@@ -481,6 +487,25 @@ class Entry:
                 except OSError:
                     pass
             return False
+
+
+def _init_fast():
+    """The typed load path (tracer.analysis._fastcache), or None: not built, or a
+    big-endian machine (the Python functions byteswap there)."""
+    try:
+        from . import _fastcache
+    except ImportError:  # pragma: no cover - an install without the compiled helper
+        return None
+    ok = _fastcache.init(_Corrupt, _decode_statics, zlib.crc32, _core.plan_problem, _ARRAYS,
+                         _LISTS, MAGIC, FORMAT, _HEADER.size, _CODE_INTS.pack)
+    return _fastcache if ok and os.environ.get("TRACER_FAST_CACHE", "1") not in _OFF else None
+
+
+_fast = _init_fast()
+# What the load path calls: the typed functions when built, else the Python ones
+# (which stay the statement of the format; tests hold the two to each other).
+_code_parts_fast = _fast.code_parts if _fast is not None else _code_parts
+_decode_fast = _fast.decode if _fast is not None else _decode
 
 
 def entry(code: CodeType, mode: int) -> Entry | None:
