@@ -15,7 +15,9 @@ builder, by the same builder with its compiled passes off ("python": their Pytho
 statements, the builder before session 10) and by the reference builder (dis decoding, every segment walked again in
 every round: the builder before session 8); "build" is the builder's time for the
 function's own code object; "load" reading that code object's plan from the cache
-(the entry, its checks, the CodePlan); "check" the load-time check alone, in the
+(the entry, its checks, the CodePlan), "load(py)" the same with the cache's typed
+load path off (tracer.analysis._fastcache: its Python functions, as before session
+12); "check" the load-time check alone, in the
 core (`_core.plan_problem`), and "check(numpy)" the same rules in Python
 (tracer.analysis.plancheck, which the cache ran before session 9).  "instrs" counts the function's own
 instructions; the build columns are for its code object alone (words' lambda is
@@ -198,6 +200,19 @@ def _compiled_passes(on: bool):
         bytecode._fastplan, plan._fastplan = saved
 
 
+@contextlib.contextmanager
+def _fast_cache(on: bool):
+    """The plan cache's typed load path (tracer.analysis._fastcache), or its Python
+    functions, for the "load(py)" column."""
+    saved = cache._fast, cache._code_parts_fast, cache._decode_fast
+    if not on:
+        cache._fast, cache._code_parts_fast, cache._decode_fast = None, cache._code_parts, cache._decode
+    try:
+        yield
+    finally:
+        cache._fast, cache._code_parts_fast, cache._decode_fast = saved
+
+
 def per_code(repeat: int, batch: int) -> list[dict]:
     plan_dir = tempfile.mkdtemp(prefix="tracer-cold-bench-")
     rows = []
@@ -206,7 +221,7 @@ def per_code(repeat: int, batch: int) -> list[dict]:
         tracer.track(f, *args)  # warm: plans built (and written to the cache directory)
         best = {k: float("inf") for k in ("untraced", "warm", "cold", "cold_cached",
                                           "build", "build_python", "build_reference", "load",
-                                          "check",
+                                          "load_python", "check",
                                           "check_numpy")}
         for _ in range(repeat):
             best["untraced"] = min(best["untraced"], _time(lambda i: f(*args), batch))
@@ -226,9 +241,11 @@ def per_code(repeat: int, batch: int) -> list[dict]:
             # CodePlan), and the load-time check alone: in the core, and the rules in
             # Python (numpy) it replaced.
             cache.set_plan_cache(plan_dir)
-            codes = [fresh(f).__code__ for _ in range(batch)]
-            best["load"] = min(best["load"], _time(
-                lambda i: CodePlan(codes[i], 0, **cache.entry(codes[i], 0).read()), batch))
+            for key in ("load", "load_python"):
+                codes = [fresh(f).__code__ for _ in range(batch)]
+                with _fast_cache(key == "load"):
+                    best[key] = min(best[key], _time(
+                        lambda i: CodePlan(codes[i], 0, **cache.entry(codes[i], 0).read()), batch))
             cache.set_plan_cache(None)
             built = _Builder(f.__code__, 0).build()
             best["check"] = min(best["check"], _time(
@@ -244,18 +261,18 @@ def per_code(repeat: int, batch: int) -> list[dict]:
 def print_per_code(rows: list[dict]) -> None:
     print(f"{'function':10} {'instrs':>6} {'untraced':>9} {'warm':>9} {'cold':>9} "
           f"{'cold/warm':>9} {'cached':>9} {'cached/warm':>11} {'build':>9} {'build/instr':>11} "
-          f"{'python/instr':>12} {'reference/instr':>15} {'speed-up':>8} {'load':>8} {'check':>7} "
+          f"{'python/instr':>12} {'reference/instr':>15} {'speed-up':>8} {'load':>8} {'load(py)':>8} {'check':>7} "
           f"{'check(numpy)':>12}")
     for r in rows:
         us = {k: r[k] * 1e6 for k in ("untraced", "warm", "cold", "cold_cached", "build",
-                                       "build_python", "build_reference", "load", "check",
-                                       "check_numpy")}
+                                       "build_python", "build_reference", "load", "load_python",
+                                       "check", "check_numpy")}
         n = r["instructions"]
         print(f"{r['name']:10} {n:6d} {us['untraced']:7.1f}us {us['warm']:7.1f}us "
               f"{us['cold']:7.1f}us {r['cold'] / r['warm']:8.1f}x {us['cold_cached']:7.1f}us "
               f"{r['cold_cached'] / r['warm']:10.1f}x {us['build']:7.1f}us {us['build'] / n:9.2f}us "
               f"{us['build_python'] / n:10.2f}us {us['build_reference'] / n:13.2f}us {r['build_reference'] / r['build']:7.1f}x "
-              f"{us['load']:6.1f}us {us['check']:5.2f}us {us['check_numpy']:10.1f}us")
+              f"{us['load']:6.1f}us {us['load_python']:6.1f}us {us['check']:5.2f}us {us['check_numpy']:10.1f}us")
 
 
 # -- part 2: toolz's test suite in fresh processes --------------------------------------------

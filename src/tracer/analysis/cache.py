@@ -32,6 +32,11 @@ oldest-written entries (of every version's folder) are removed once the whole
 passes TRACER_PLAN_CACHE_MAX_MB megabytes (default 200), down to three quarters of
 it.  `set_plan_cache_limit(megabytes)` sets it from Python.
 
+The load path (the key's bytes, reading the file, decoding the entry) runs in
+tracer.analysis._fastcache where it is built; the Python functions here
+(`_code_parts`, `_read_file`, `_decode`) are its statement and its fallback, and
+TRACER_FAST_CACHE=0 keeps them (bench/cold.py's "load(py)").
+
 Settings: TRACER_PLAN_CACHE=0 (or off/false/no) turns it off; TRACER_PLAN_CACHE_DIR
 chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
 `set_plan_cache(directory)` does the same from Python.
