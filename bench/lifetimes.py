@@ -160,15 +160,23 @@ def _big_arrays_summarised(limit: int = 64 << 10):
     return keep_small
 
 
-def mlp(rounds: int, hold_heap: bool = False) -> None:
+def mlp(rounds: int, hold_heap: bool = False, pool: bool = True,
+        resident: int | None = None) -> None:
     import resource
 
     import tracer
     from tracer.context import Context
+    from tracer.views import array_buffer_cache_limit
 
     from workloads import BY_NAME
 
     note = _hold_freed_heap() if hold_heap else "malloc as it is"
+    if resident is not None:
+        array_buffer_cache_limit(resident << 20)
+    if not pool:
+        array_buffer_cache_limit(0)
+    note += (f"; array-buffer pool: {array_buffer_cache_limit() >> 20} MiB resident"
+             if pool else "; array-buffer pool off")
     w = BY_NAME["mlp"]
     contexts = {p: Context(values=p) for p in POLICIES}
     contexts["keep ≤ 64 KiB arrays"] = Context(values=_big_arrays_summarised())
@@ -213,6 +221,10 @@ def main() -> None:
                         help="time the numpy MLP under each policy instead, best of N")
     parser.add_argument("--hold-heap", action="store_true",
                         help="with --mlp: glibc keeps freed memory (mallopt) for the whole run")
+    parser.add_argument("--no-pool", action="store_true",
+                        help="with --mlp: tracer's array-buffer pool off (limit 0) for the whole run")
+    parser.add_argument("--resident", type=int, metavar="MiB",
+                        help="with --mlp: the array-buffer pool's resident limit")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--values", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -220,7 +232,7 @@ def main() -> None:
         print(json.dumps(worker(args.worker, args.values, args.repeat)))
         return
     if args.mlp:
-        mlp(args.mlp, args.hold_heap)
+        mlp(args.mlp, args.hold_heap, pool=not args.no_pool, resident=args.resident)
         return
     if not args.toolz:
         parser.error("--toolz DIR is needed (an unpacked toolz sdist)")

@@ -15,7 +15,9 @@ import pytest
 import tracer
 from tracer import _arraypool
 from tracer.context import Context
-from tracer.views import array_buffer_cache_bytes, array_buffer_cache_limit
+from tracer.views import (
+    array_buffer_cache_bytes, array_buffer_cache_lazy_limit, array_buffer_cache_limit,
+)
 
 try:
     from numpy._core.multiarray import get_handler_name
@@ -213,15 +215,26 @@ def test_an_exception_restores_the_handler():
     tracer.api._state.last = None
 
 
-def test_the_limit_bounds_the_cache_and_zero_turns_the_pool_off(traced):
-    old = array_buffer_cache_limit()
+def test_the_limits_bound_the_cache_and_zero_turns_the_pool_off(traced):
+    old, old_lazy = array_buffer_cache_limit(), array_buffer_cache_lazy_limit()
     try:
-        traced(lambda: [np.zeros(BIG) for _ in range(8)])
+        array_buffer_cache_limit(0)                 # empty to start with
+        assert array_buffer_cache_bytes() == 0
+        array_buffer_cache_limit(2 << 20)
+        array_buffer_cache_lazy_limit(1 << 20)
+        traced(lambda: [np.zeros(BIG) for _ in range(8)])    # 4 MiB
         _forget()
-        assert array_buffer_cache_bytes() >= 8 * 512 * 1024
-        array_buffer_cache_limit(1 << 20)
-        assert array_buffer_cache_bytes() <= 1 << 20
-        assert array_buffer_cache_limit(0) == 1 << 20
+        counts = _arraypool.counts()
+        assert counts["resident_bytes"] == 2 << 20            # 4 buffers
+        assert counts["lazy_bytes"] == 1 << 20                # 2 more, MADV_FREE
+        assert array_buffer_cache_bytes() == 3 << 20
+        root = traced(lambda: [np.ones(BIG) for _ in range(8)])
+        assert all(a.min() == a.max() == 1.0 for a in root.value)
+        del root
+        _forget()
+        assert array_buffer_cache_lazy_limit(0) == 1 << 20
+        assert _arraypool.counts()["lazy_bytes"] == 0
+        assert array_buffer_cache_limit(0) == 2 << 20
         assert array_buffer_cache_bytes() == 0
         root = traced(handler_inside)
         assert root.value == ("default_allocator", [])
@@ -230,10 +243,11 @@ def test_the_limit_bounds_the_cache_and_zero_turns_the_pool_off(traced):
         assert get_handler_name(kept) == "default_allocator"
     finally:
         array_buffer_cache_limit(old)
+        array_buffer_cache_lazy_limit(old_lazy)
     with pytest.raises(TypeError, match="number of bytes"):
         array_buffer_cache_limit(-1)
     with pytest.raises(TypeError, match="number of bytes"):
-        array_buffer_cache_limit(True)
+        array_buffer_cache_lazy_limit(True)
 
 
 def test_mlp_workload_identical_and_reuses_every_buffer(traced):

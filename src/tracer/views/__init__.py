@@ -12,7 +12,9 @@ from .._core import (
     UNKNOWN, Trace, arena_cache_bytes, arena_cache_limit, column_huge_pages, column_memory,
     spare_columns_bytes, spare_columns_lazy_limit, spare_columns_limit,
 )
-from .._arraypool import array_buffer_cache_bytes, array_buffer_cache_limit
+from .._arraypool import (
+    array_buffer_cache_bytes, array_buffer_cache_lazy_limit, array_buffer_cache_limit,
+)
 from .nodes import (
     ArgumentNode, CallNode, Const, ConstantNode, JumpNode, Location, NestedCallNode, Node,
     PrimitiveCallNode, ReturnNode, SpecialCallNode, backward, dependents, forward, referenced,
@@ -26,5 +28,6 @@ __all__ = [
     "referenced", "backward", "dependents", "forward", "Query", "AXES", "Table", "Kind",
     "KIND_NAMES", "Trace", "UNKNOWN", "spare_columns_limit", "spare_columns_bytes",
     "spare_columns_lazy_limit", "column_memory", "column_huge_pages", "arena_cache_limit",
-    "arena_cache_bytes", "array_buffer_cache_limit", "array_buffer_cache_bytes",
+    "arena_cache_bytes", "array_buffer_cache_limit", "array_buffer_cache_lazy_limit",
+    "array_buffer_cache_bytes",
 ]
