@@ -269,3 +269,11 @@ def test_mlp_workload_identical_and_reuses_every_buffer(traced):
     assert root.value.tobytes() == want.tobytes()
     assert after["mapped"] == before["mapped"]               # no fresh memory
     assert after["reused"] - before["reused"] >= 300
+
+
+def test_stubs_match_the_compiled_module():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "mypy.stubtest", "tracer._arraypool"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
