@@ -275,7 +275,8 @@ def pool_cost(rounds: int) -> None:
                 if rnd:
                     best[v] = min(best[v], dt)
         base = best["untraced"]
-        print(f"| {name} | {base * 1e3:.1f} | {best['on'] / base:.2f}× | {best['off'] / base:.2f}× |")
+        on, off = best["on"] / base, best["off"] / base
+        print(f"| {name} | {base * 1e3:.1f} | {on:.2f}× | {off:.2f}× |")
     array_buffer_cache_limit(limit)
     n = 100_000
     pair = min(timeit.repeat(lambda: _arraypool.leave(_arraypool.enter()), number=n, repeat=5))
@@ -291,7 +292,7 @@ def main() -> None:
     parser.add_argument("--hold-heap", action="store_true",
                         help="with --mlp: glibc keeps freed memory (mallopt) for the whole run")
     parser.add_argument("--no-pool", action="store_true",
-                        help="with --mlp: tracer's array-buffer pool off (limit 0) for the whole run")
+                        help="with --mlp: tracer's array-buffer pool off (limit 0) all run")
     parser.add_argument("--resident", type=int, metavar="MiB",
                         help="with --mlp: the array-buffer pool's resident limit")
     parser.add_argument("--drop", action="store_true",
