@@ -277,3 +277,44 @@ def test_stubs_match_the_compiled_module():
     done = subprocess.run([sys.executable, "-m", "mypy.stubtest", "tracer._arraypool"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+FORKED = """
+import gc, os, sys, threading
+import numpy as np
+import tracer
+
+def make():
+    return [np.full((256, 256), float(i)) for i in range(8)]
+
+tracer.track(make)                  # the pool holds these buffers once dropped
+tracer.api._state.last = None
+gc.collect()
+stop = threading.Event()
+
+def churn():                        # another thread using the pool while the process forks
+    while not stop.is_set():
+        tracer.track(make)
+
+t = threading.Thread(target=churn)
+t.start()
+pid = os.fork()
+if pid == 0:
+    arrays = tracer.track(make).value
+    ok = all(a.min() == a.max() == float(i) for i, a in enumerate(arrays))
+    os._exit(0 if ok else 1)
+stop.set()
+t.join()
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_forked_child_uses_the_pool():
+    import subprocess
+    import sys
+    # -W ignore: 3.12+ warns that forking a process with threads may deadlock (the
+    # pool's lock is what this checks: pthread_atfork keeps it consistent).
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", FORKED],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
