@@ -24,4 +24,4 @@ bench: venv-$(DEMO_PYTHON)
 	.venv-$(DEMO_PYTHON)/bin/python bench/run.py
 
 clean:
-	rm -rf .venv-* build src/tracer/*.so src/tracer/_core.c src/tracer/analysis/*.so src/tracer/analysis/_fastplan.c src/tracer/analysis/_fastcache.c
+	rm -rf .venv-* build src/tracer/*.so src/tracer/_core.c src/tracer/analysis/*.so src/tracer/analysis/_fastplan.c src/tracer/analysis/_fastcache.c src/tracer/_arraypool.c

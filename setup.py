@@ -40,9 +40,20 @@ fastcache = Extension(
     + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
 )
 
+# Numpy array buffers of traced calls kept for the next one (a NEP 49 memory handler;
+# numpy's headers at build time, so numpy is a build requirement in pyproject.toml).
+arraypool = Extension(
+    "tracer._arraypool",
+    sources=["src/tracer/_arraypool.pyx"],
+    include_dirs=[__import__("numpy").get_include()],
+    define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_22_API_VERSION")],
+    extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2"])
+    + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
+)
+
 setup(
     ext_modules=cythonize(
-        [core, fastplan, fastcache],
+        [core, fastplan, fastcache, arraypool],
         language_level=3,
         compiler_directives={
             "boundscheck": DEBUG,

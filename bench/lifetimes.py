@@ -160,15 +160,23 @@ def _big_arrays_summarised(limit: int = 64 << 10):
     return keep_small
 
 
-def mlp(rounds: int, hold_heap: bool = False) -> None:
+def mlp(rounds: int, hold_heap: bool = False, pool: bool = True,
+        resident: int | None = None) -> None:
     import resource
 
     import tracer
     from tracer.context import Context
+    from tracer.views import array_buffer_cache_limit
 
     from workloads import BY_NAME
 
     note = _hold_freed_heap() if hold_heap else "malloc as it is"
+    if resident is not None:
+        array_buffer_cache_limit(resident << 20)
+    if not pool:
+        array_buffer_cache_limit(0)
+    note += (f"; array-buffer pool: {array_buffer_cache_limit() >> 20} MiB resident"
+             if pool else "; array-buffer pool off")
     w = BY_NAME["mlp"]
     contexts = {p: Context(values=p) for p in POLICIES}
     contexts["keep ≤ 64 KiB arrays"] = Context(values=_big_arrays_summarised())
@@ -205,6 +213,76 @@ def mlp(rounds: int, hold_heap: bool = False) -> None:
               f"{u * 1e3:.0f} / {sy * 1e3:.0f} | {f:,} |")
 
 
+def mlp_drop(rounds: int) -> None:
+    import tracer
+    from tracer.views import array_buffer_cache_limit
+
+    from workloads import BY_NAME
+
+    w = BY_NAME["mlp"]
+    args, kwargs = w.make_args()
+    default = array_buffer_cache_limit()
+    print(f"Python {sys.version.split()[0]}: dropping a traced numpy MLP run's trace "
+          f"(values=\"keep\"), best of {rounds}, process time")
+    print("| array-buffer pool | drop (ms) |")
+    print("|---|---|")
+    for name, limit in ((f"{default >> 20} MiB resident (default)", default),
+                        ("256 MiB resident", 256 << 20), ("off", 0)):
+        array_buffer_cache_limit(0)          # empty, then this row's limit
+        array_buffer_cache_limit(limit)
+        best = float("inf")
+        for _ in range(rounds + 1):
+            root = tracer.track(w.func, *args, **kwargs)
+            tracer.api._state.last = None
+            gc.collect()
+            t = time.process_time()
+            root = None
+            best = min(best, time.process_time() - t)
+        print(f"| {name} | {best * 1e3:.2f} |")
+    array_buffer_cache_limit(default)
+
+
+def pool_cost(rounds: int) -> None:
+    import timeit
+
+    import tracer
+    from tracer import _arraypool
+    from tracer.views import array_buffer_cache_limit
+
+    from workloads import BY_NAME
+
+    limit = array_buffer_cache_limit()
+    print(f"Python {sys.version.split()[0]}: h and fib traced, array-buffer pool on and off, "
+          f"interleaved, best of {rounds}, process time")
+    print("| workload | untraced (ms) | pool on | pool off |")
+    print("|---|---|---|---|")
+    for name in ("h", "fib"):
+        w = BY_NAME[name]
+        args, kwargs = w.make_args()
+        best = {"untraced": float("inf"), "on": float("inf"), "off": float("inf")}
+        for rnd in range(rounds + 1):
+            for v in (list(best) if rnd % 2 else list(best)[::-1]):
+                array_buffer_cache_limit(0 if v == "off" else limit)
+                tracer.api._state.last = None
+                gc.collect()
+                t = time.process_time()
+                if v == "untraced":
+                    w.func(*args, **kwargs)
+                else:
+                    root = tracer.track(w.func, *args, **kwargs)
+                dt = time.process_time() - t
+                root = None
+                if rnd:
+                    best[v] = min(best[v], dt)
+        base = best["untraced"]
+        on, off = best["on"] / base, best["off"] / base
+        print(f"| {name} | {base * 1e3:.1f} | {on:.2f}× | {off:.2f}× |")
+    array_buffer_cache_limit(limit)
+    n = 100_000
+    pair = min(timeit.repeat(lambda: _arraypool.leave(_arraypool.enter()), number=n, repeat=5))
+    print(f"one enter + leave: {pair / n * 1e9:.0f} ns")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--toolz", type=Path, help="an unpacked toolz sdist (its tests)")
@@ -213,14 +291,28 @@ def main() -> None:
                         help="time the numpy MLP under each policy instead, best of N")
     parser.add_argument("--hold-heap", action="store_true",
                         help="with --mlp: glibc keeps freed memory (mallopt) for the whole run")
+    parser.add_argument("--no-pool", action="store_true",
+                        help="with --mlp: tracer's array-buffer pool off (limit 0) all run")
+    parser.add_argument("--resident", type=int, metavar="MiB",
+                        help="with --mlp: the array-buffer pool's resident limit")
+    parser.add_argument("--drop", action="store_true",
+                        help="with --mlp: time dropping a trace under each pool setting instead")
+    parser.add_argument("--pool-cost", type=int, metavar="N",
+                        help="time h and fib with the array-buffer pool on and off, best of N")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--values", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.values, args.repeat)))
         return
+    if args.pool_cost:
+        pool_cost(args.pool_cost)
+        return
+    if args.mlp and args.drop:
+        mlp_drop(args.mlp)
+        return
     if args.mlp:
-        mlp(args.mlp, args.hold_heap)
+        mlp(args.mlp, args.hold_heap, pool=not args.no_pool, resident=args.resident)
         return
     if not args.toolz:
         parser.error("--toolz DIR is needed (an unpacked toolz sdist)")

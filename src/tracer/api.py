@@ -8,7 +8,7 @@ import sys
 import threading
 import weakref
 
-from . import _core
+from . import _arraypool, _core
 from .context import DEFAULT, KEEP, Context, ask_enter, ask_substitute, call_from_parameters
 from .views.nodes import _CLASSES, NestedCallNode, node_at
 from .views.table import table
@@ -188,7 +188,7 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     elif not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
     rec = _core.new_recorder()
-    share = previous = None
+    share = previous = pooled = None
     ident = threading.get_ident()
     mine = _running.setdefault(ident, [])   # only this thread changes its own list
     result = exception = None
@@ -204,6 +204,10 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         # A partial, not a closure: cells would stay with this frame (see the end).
         rec.on_stop = functools.partial(share.release_codes, rec)
         mine.append(rec)
+        if ctx.values == "keep":
+            # The arrays a kept trace holds come from buffers earlier traces freed
+            # (numpy's handler for this context only, while f runs: _arraypool.pyx).
+            pooled = _arraypool.enter()
         previous = _core.activate(share.tool, rec)
         try:
             result = f(*args, **kwargs)
@@ -212,6 +216,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         finally:
             _core.deactivate(share.tool, previous)
     finally:
+        if pooled is not None:
+            _arraypool.leave(pooled)
         if mine and mine[-1] is rec:
             mine.pop()
         if not mine:
@@ -258,7 +264,7 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         # its locals.  Cleared, it holds neither the trace (which would put the
         # whole trace in that garbage, for the collector to walk and free) nor the
         # program's arguments and result (which would outlive the program's own use).
-        f = args = kwargs = ctx = rec = share = previous = mine = None
+        f = args = kwargs = ctx = rec = share = previous = mine = pooled = None
         result = exception = root = err = None
 
 
