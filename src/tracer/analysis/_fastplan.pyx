@@ -606,6 +606,7 @@ cdef class _Walk:
     cdef int* work
     cdef int cap
     cdef list later      # [(slot, nxt)] as plan's later_reads
+    cdef list records    # [nxt] as plan's later_records
 
     def __dealloc__(self):
         PyMem_Free(self.work)
@@ -619,8 +620,10 @@ cdef int _read_point(b, _Prep p, _Walk w, int off, int d, rec, set events, set n
         return 0
     cdef int deferred = _deferral(b, p, off, d, rec, exact)
     if not deferred:
-        if exact or not rec.outputs:
+        if exact:
             needs.add(nx)
+        elif not rec.outputs:
+            w.records.append(nx)
         else:
             w.later.append((max([d + <int>x for x in rec.outputs]), nx))
     return deferred
@@ -629,7 +632,9 @@ cdef int _read_point(b, _Prep p, _Walk w, int off, int d, rec, set events, set n
 cdef void _read_now(_Walk w, set needs) except *:
     for _slot, nx in w.later:
         needs.add(nx)
+    needs.update(w.records)
     w.later = []
+    w.records = []
 
 
 cdef bint _consumes(_Prep p, _Walk w, int off, int d, set jump_events) except -1:
@@ -853,6 +858,7 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
     if w.work == NULL:
         raise MemoryError()
     w.later = []
+    w.records = []
     cdef int ncls = p.depth[start // 2] if _reachable(p, start) else 0
     cdef int k, off, d, u, nw, tag, a, c, micro, deferred, newlen
     cdef bint first = True, terminal, captured
@@ -1192,7 +1198,9 @@ cdef bint _read_right_after(b, _Prep p, int off, eff) except -1:
     cdef int u = off // 2
     cdef int nx = p.nxt[u]
     outputs = eff.rec.outputs
-    if not _reachable(p, nx) or p.ins_at[nx // 2] is None or not outputs:
+    if not outputs:
+        return False
+    if not _reachable(p, nx) or p.ins_at[nx // 2] is None:
         return True
     if _jump_target(p, nx):
         return True

@@ -317,6 +317,7 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         off = start
         first = True
         self.later_reads = []
+        self.later_records = []
         while True:
             ins = lay.by_offset.get(off)
             if ins is None or off not in lay.depth:
@@ -553,8 +554,15 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
             return 0
         deferred = self.deferral(ins, eff, d, rec)
         if not deferred:
-            if self.exact or not rec.outputs:
+            if self.exact:
                 needs.add(ins.next)
+            elif not rec.outputs:
+                # Nothing to read (a store, an append: its value is None, its
+                # inputs are shadows): replayed at whatever event ends the
+                # segment, or at a nested frame's start or a raise before that
+                # (replay._run); an event right after it only if the segment
+                # ends without one (_read_now).
+                self.later_records.append(ins.next)
             else:
                 self.later_reads.append((max(d + x for x in rec.outputs), ins.next))
         return deferred
@@ -562,8 +570,10 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
     def _read_right_after(self, ins: Instr, eff) -> bool:
         # Whether the walk would place the event reading `ins`'s result right after
         # it: the next instruction consumes it, or other paths join there.
+        if not eff.rec.outputs:
+            return False  # nothing to read (_read_point)
         nxt = self.layout.by_offset.get(ins.next)
-        if nxt is None or ins.next not in self.layout.depth or not eff.rec.outputs:
+        if nxt is None or ins.next not in self.layout.depth:
             return True
         if ins.next in self._jump_targets():
             return True
@@ -587,7 +597,9 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         # The segment ends without an event (a loop, lost control): results waiting
         # on the stack are read right after their instructions after all.
         needs.update(nxt for _slot, nxt in self.later_reads)
+        needs.update(self.later_records)
         self.later_reads = []
+        self.later_records = []
 
     def _consumes(self, ins: Instr, eff, d: int) -> bool:
         """Whether instruction `ins` (at depth `d`) may pop, overwrite or move a
