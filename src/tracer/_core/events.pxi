@@ -351,7 +351,8 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     self.events += 1
     _catch_up(self, fr, offset, False)
     if fr.pending >= 0:
-        self.returning = retval if flags == 0 else NULL
+        # (a result the plan reads from the value returned or yielded: READ_RETURNED)
+        self.returning = retval
         _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS

@@ -367,6 +367,7 @@ cdef int M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SI
 cdef int M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE
 cdef int OP_FOR_ITER = -1, OP_RESUME = -1, OP_IS_OP = -1, OP_CONTAINS_OP = -1, OP_COMPARE_OP = -1, OP_UNARY_NOT = -1
 cdef int READ_RETURNED, R_OP, OP_STORE_FAST = -1, OP_SFLF = -1, OP_SFSF = -1, OP_RETURN_VALUE = -1
+cdef int OP_YIELD_VALUE = -1
 cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
 cdef dict _SPECIAL_SHADOW = {}
 cdef object _Rec = None
@@ -381,6 +382,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     global M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
     global M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE, READ_RETURNED, R_OP
     global OP_FOR_ITER, OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
+    global OP_YIELD_VALUE
     global _SPECIAL_SHADOW, _Rec, _walk_ready
     M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
     M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY = k["M_STORE_LOCAL"], k["M_DELETE_LOCAL"], k["M_COPY"]
@@ -403,6 +405,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     OP_SFLF = op_of("STORE_FAST_LOAD_FAST")
     OP_SFSF = op_of("STORE_FAST_STORE_FAST")
     OP_RETURN_VALUE = op_of("RETURN_VALUE")
+    OP_YIELD_VALUE = op_of("YIELD_VALUE")
     OP_POP_JUMP_IF_FALSE = op_of("POP_JUMP_IF_FALSE")
     OP_POP_JUMP_IF_TRUE = op_of("POP_JUMP_IF_TRUE")
     _SPECIAL_SHADOW = dict(special_shadow)
@@ -596,7 +599,7 @@ cdef int _deferral(b, _Prep p, int off, int d, rec, bint exact) except? -9:
         return p.arg[v] + 1
     if op == OP_SFLF or op == OP_SFSF:
         return (p.arg[v] >> 4) + 1
-    if op == OP_RETURN_VALUE:
+    if op == OP_RETURN_VALUE or op == OP_YIELD_VALUE:
         return READ_RETURNED
     return 0
 

@@ -523,8 +523,8 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         `local + 1` when the next instruction stores it in that plain local: the
         recorder reads it back from there when it replays the segment at a later
         event, provided nothing in the segment assigns the local again
-        (_check_deferred).  READ_RETURNED when the next instruction returns it: the
-        PY_RETURN event hands the value over.  0 when it must be read off the stack
+        (_check_deferred).  READ_RETURNED when the next instruction returns or yields
+        it: the PY_RETURN or PY_YIELD event hands the value over.  0 when it must be read off the stack
         at an event right after `ins`.  Plans for contexts that intervene keep every
         value on the stack at its own event.
         """
@@ -539,8 +539,8 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
             return nxt.arg + 1
         if nxt.opname in ("STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"):
             return (nxt.arg >> 4) + 1  # the first local stored takes the top of the stack
-        if nxt.opname == "RETURN_VALUE":
-            return READ_RETURNED
+        if nxt.opname in ("RETURN_VALUE", "YIELD_VALUE"):
+            return READ_RETURNED  # (PY_YIELD hands over the value yielded as well)
         return 0
 
     def _read_point(self, ins: Instr, eff, d: int, rec: Rec, events: set[int],
