@@ -12,8 +12,11 @@ state (which node holds each local and each stack slot):
   first instruction that pops, overwrites or moves that slot (so `f(a) + g(b)` has
   one event for both calls' results, before the `+`); an event right after the
   instruction only when neither works (the consumer is a loop's head or other
-  paths join there, or the segment ends without an event).  Snapshot and
-  intervention plans keep the event right after each recorded instruction;
+  paths join there, or the segment ends without an event).  A result the next
+  instruction returns or yields is read from the value PY_RETURN/PY_YIELD hands
+  over; a recorded instruction with no result (a store, an append) needs no event
+  of its own.  Snapshot and intervention plans keep the event right after each
+  recorded instruction;
 * unconditional jumps fire no event: the segment goes on at their target, so a loop
   iteration costs only the events its body needs (a JUMP event is kept only for a
   loop with no other event on it);
