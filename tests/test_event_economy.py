@@ -413,3 +413,91 @@ def test_events_per_loop_iteration(traced):
     per_iteration = 1 if PY313 else 2
     assert n * per_iteration <= root.trace.events <= n * per_iteration + 10
     assert len(root.trace) >= 6 * n
+
+
+# -- records with no result, results yielded (session 12) ----------------------------
+
+class Box:
+    """A property setter: a Python frame under a STORE_ATTR."""
+
+    def __init__(self):
+        self.seen = []
+
+    @property
+    def v(self):
+        return self.seen[-1]
+
+    @v.setter
+    def v(self, x):
+        self.seen.append(x)
+
+
+def stores_then_more(xs, d, box):
+    squares = [x * x for x in xs]          # LIST_APPEND per item
+    for x in xs:
+        d[x] = x + 1                       # STORE_SUBSCR (a dict's: no frame)
+        box.v = x * 2                      # STORE_ATTR through a Python setter
+    d["n"] = len(squares)
+    return squares
+
+
+def test_records_without_result_get_no_event_after_them(traced):
+    plan = _core.plan_of(stores_then_more.__code__)
+    no_result = [off for off, rec in plan.rec_at.items() if not rec.outputs]
+    assert len(no_result) >= 4   # LIST_APPEND, STORE_SUBSCR twice, STORE_ATTR
+    assert all(plan.layout.by_offset[off].next not in plan.events for off in no_result)
+    d, box = {}, Box()
+    root = traced(stores_then_more, [1, 2, 3], d, box)
+    assert root.value == [1, 4, 9] and d == {1: 2, 2: 3, 3: 4, "n": 3}
+    assert box.seen == [2, 4, 6]
+    setitems = primitives(root, operator.setitem)
+    assert [n.value for n in setitems] == [None] * 4
+    # each store references the value it stored: the add of its iteration
+    adds = primitives(root, operator.add)
+    assert [s.referenced()[-1] for s in setitems[:3]] == adds
+    # the setter's frame is a nested call under the STORE_ATTR, with the product
+    setters = [c for c in root.children if isinstance(c, tracer.views.NestedCallNode)
+               and c.arguments and c.arguments[-1].value in (2, 4, 6)]
+    assert [c.arguments[-1].value for c in setters] == [2, 4, 6]
+
+
+def store_then_divide(d, k):
+    d[k] = k * 3
+    return d[k] / 0
+
+
+def test_record_without_result_replayed_at_a_raise():
+    d = {}
+    with pytest.raises(ZeroDivisionError):
+        tracer.track(store_then_divide, d, 2)
+    root = tracer.last_trace()
+    tracer.validate(root)
+    (store,) = primitives(root, operator.setitem)
+    (mul,) = primitives(root, operator.mul)
+    assert store.value is None and store.referenced()[-1] == mul and d == {2: 6}
+    assert root.children.index(store) < root.children.index(mul) + 2
+
+
+def yields_results(xs):
+    for x in xs:
+        yield x * 10
+        yield abs(x)
+
+
+def test_results_yielded_right_away_need_no_event(traced):
+    plan = _core.plan_of(yields_results.__code__)
+    yielded = [off for off, rec in plan.rec_at.items()
+               if plan.layout.by_offset[plan.layout.by_offset[off].next].opname == "YIELD_VALUE"]
+    assert len(yielded) == 2
+    assert all(plan.layout.by_offset[off].next not in plan.events for off in yielded)
+    root = traced(lambda xs: list(yields_results(xs)), [1, -2])
+    assert root.value == [10, 1, -20, 2]
+    prims = [n for n in walk(root) if isinstance(n, tracer.views.PrimitiveCallNode)
+             and isinstance(n.function, tracer.views.Const)
+             and n.function.value in (operator.mul, abs)]
+    assert [p.value for p in prims] == [10, 1, -20, 2]
+    # every yield references the record whose value it yielded, read from PY_YIELD
+    yields = [n for n in walk(root) if isinstance(n, tracer.views.ReturnNode)
+              and n.referenced() and n.referenced()[0] in prims]
+    assert [y.referenced()[0] for y in yields] == prims
+    assert all(y.value is y.referenced()[0].value for y in yields)

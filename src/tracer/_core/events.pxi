@@ -61,27 +61,31 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     if parent.plan != NULL and parent.pending >= 0:
         _catch_up(self, parent, here, False)
         op = parent.plan.ops + parent.pc * OP_WORDS
-        if parent.open_row < 0 or op[OP_OFFSET] != here:
-            # Ops before `here` have run, an op opened earlier among them.
+        if op[OP_OFFSET] != here:
+            # Ops before `here` have run, an op opened earlier among them.  (At
+            # `here` already, the common case of a call whose inputs the event
+            # before it read, there is nothing to run: _run would stop at once.)
             _run(self, parent, here, True)
             op = parent.plan.ops + parent.pc * OP_WORDS
-            if parent.open_row < 0 and here >= 0 and op[OP_OFFSET] == here and _is_record(op[OP_CODE]):
-                rec = op[OP_A]
-                parent.open_row = _open(self, parent, rec, K_NESTED)
-                parent.body_may_be_callee = parent.plan.recs[rec + REC_SEM] in (R_CALL, R_CALL_EX)
-                parent.callee_body_entered = 0
-                parent.open_primitive = 0
-                if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
-                        not _may_recur(self, parent, frame, code):
-                    parent.open_primitive = 1
-                    self.trace.kind_[parent.open_row] = K_PRIMITIVE
+        if parent.open_row < 0 and here >= 0 and op[OP_OFFSET] == here and _is_record(op[OP_CODE]):
+            rec = op[OP_A]
+            parent.open_row = _open(self, parent, rec, K_NESTED)
+            parent.body_may_be_callee = parent.plan.recs[rec + REC_SEM] in (R_CALL, R_CALL_EX)
+            parent.callee_body_entered = 0
+            parent.open_primitive = 0
+            if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
+                    not _may_recur(self, parent, frame, code):
+                parent.open_primitive = 1
+                self.trace.kind_[parent.open_row] = K_PRIMITIVE
     if parent.plan == NULL and (not (self.trace.flags_[parent.call_row] & F_OPEN)
                                 or not _root_program_frame(self, parent, frame)):
         # The traced call has returned (a finalizer run as its frame is torn down,
         # an object it dropped under a value policy, is not part of it), or the
         # frame is not the traced call's own (see _root_program_frame).
         return 0
-    if code is TRACK_CODE or (parent.plan != NULL and _own_code(self, code)):
+    # The plan first: it caches the code's own-verdict (one co_extra read a call).
+    plan = _cached_plan(self, code)
+    if code is TRACK_CODE or (parent.plan != NULL and _own_code_planned(self, code, plan)):
         # A `track` inside the traced call records its own trace, and tracer's
         # own code (a library printing, querying or taping inside the traced
         # call) is not the program's: for this trace a primitive call, nothing
@@ -94,7 +98,6 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         return 0
     if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
         return 0
-    plan = _cached_plan(self, code)
     if plan != NULL and plan.session == self.session and plan.code_id >= 0:
         # A plan this session already uses is the common case: no Python runs for it.
         code_id = plan.code_id
@@ -148,7 +151,10 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     if hooks & (H_FILTERED | H_SUBST_BY):
         fr.filters = parent.filters if ctx == parent.ctx else _filters_of(<object>ctx)
     self.trace.add_frame(call_row, code_id)
-    if not resumed:
+    if not resumed and plan.ncellparams == 0 and not (hooks & (H_NODE_ALL | H_SNAP_ANY)) \
+            and _argument_rows(self, fr, plan.nparams, call_row, func):
+        _start_segment(self, fr, plan.seg_from[offset >> 1])
+    elif not resumed:
         _run_node_hook(self, fr, self.trace.add_row(K_ARGUMENT, 0, call_row, -1, 0, func))
         for i in range(plan.nparams):
             v = tracer_frame_local(frame, i)
@@ -169,6 +175,53 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         _carry_stack(self, fr, offset, (1 << i) - 1 if 0 < i < 31 else 0)
         fr.pending = P_EXC
     return 0
+
+
+cdef inline bint _own_code_planned(Recorder self, object code, CPlan *plan) except -1:
+    # _own_code with the verdict kept on the code's plan when it has one (the
+    # verdict is the code's: every plan variant of it caches the same).
+    cdef int verdict
+    if plan == NULL:
+        return _own_code(self, code)
+    verdict = plan.own
+    if verdict == 0:
+        verdict = plan.own = _own_verdict(code)
+    return verdict == 1 or (verdict == 3 and not self.follow_own)
+
+
+cdef bint _argument_rows(Recorder self, FrameRec *fr, int32_t nparams, int32_t call_row,
+                         PyObject *func) except -1:
+    """A started frame's argument rows (the function, then each parameter) in one
+    block, when no value policy or growth is in the way; False if not written.
+
+    The rows the loop in _enter writes one add_row at a time (kind ARGUMENT, no
+    flags, offset -1, aux = the parameter's index + 1, no refs), each column
+    written for the whole block: the per-call path of every Python call.
+    """
+    cdef Trace t = self.trace
+    cdef int32_t r = t.n, i
+    cdef int32_t nrefs = t.nrefs
+    cdef PyObject *v
+    cdef int64_t *sl
+    if r + nparams + 2 >= t.cap or t.value_policy:
+        return False
+    sl = _locals(self, fr)
+    memset(t.kind_ + r, K_ARGUMENT, nparams + 1)
+    memset(t.flags_ + r, 0, nparams + 1)
+    Py_XINCREF(func)
+    t.value_[r] = func
+    for i in range(nparams + 1):
+        t.parent_[r + i] = call_row
+        t.offset_[r + i] = -1
+        t.aux_[r + i] = i
+        t.ref_start_[r + i + 1] = nrefs
+    for i in range(nparams):
+        v = tracer_frame_local(fr.frame, i)
+        Py_XINCREF(v)
+        t.value_[r + 1 + i] = v
+        sl[i] = (<int64_t>(r + 1 + i)) << 2
+    t.n = r + nparams + 1
+    return True
 
 
 cdef bint _root_program_frame(Recorder self, FrameRec *root, void *frame) except -1:
@@ -298,7 +351,8 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     self.events += 1
     _catch_up(self, fr, offset, False)
     if fr.pending >= 0:
-        self.returning = retval if flags == 0 else NULL
+        # (a result the plan reads from the value returned or yielded: READ_RETURNED)
+        self.returning = retval
         _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS

@@ -29,6 +29,7 @@ ctypedef struct CPlan:
     int32_t code_id          # its code id in that session's trace
     int32_t ncellparams
     int32_t cellparams[8]
+    int32_t own              # the code's _own_verdict (contexts.pxi), 0 until first asked
     # Pool refs of co_consts entries and statics already added to the current
     # session's pool (0: not yet), so each constant is pooled once per trace.
     int32_t nconsts

@@ -50,7 +50,7 @@ cdef class Recorder:
     cdef readonly long events
     cdef public bint follow_own        # record tracer's code under OWN_FOLLOWED (set_own_files)
     cdef readonly int plan_mode        # the plan variant of this session (PlanMode)
-    cdef PyObject *returning            # borrowed: the value of the PY_RETURN being handled
+    cdef PyObject *returning            # borrowed: the value of the PY_RETURN/PY_YIELD being handled
     cdef object kept                    # the last snapshot _kept made (until its row takes it)
     cdef int user_depth                 # hooks running (_user_code_starts)
     cdef PyObject *pool_cache_obj[POOL_CACHE]   # _pool_ref's cache (borrowed: the pool owns them)

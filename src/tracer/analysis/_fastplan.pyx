@@ -367,6 +367,7 @@ cdef int M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SI
 cdef int M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE
 cdef int OP_FOR_ITER = -1, OP_RESUME = -1, OP_IS_OP = -1, OP_CONTAINS_OP = -1, OP_COMPARE_OP = -1, OP_UNARY_NOT = -1
 cdef int READ_RETURNED, R_OP, OP_STORE_FAST = -1, OP_SFLF = -1, OP_SFSF = -1, OP_RETURN_VALUE = -1
+cdef int OP_YIELD_VALUE = -1
 cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
 cdef dict _SPECIAL_SHADOW = {}
 cdef object _Rec = None
@@ -381,6 +382,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     global M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
     global M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE, READ_RETURNED, R_OP
     global OP_FOR_ITER, OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
+    global OP_YIELD_VALUE
     global _SPECIAL_SHADOW, _Rec, _walk_ready
     M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
     M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY = k["M_STORE_LOCAL"], k["M_DELETE_LOCAL"], k["M_COPY"]
@@ -403,6 +405,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     OP_SFLF = op_of("STORE_FAST_LOAD_FAST")
     OP_SFSF = op_of("STORE_FAST_STORE_FAST")
     OP_RETURN_VALUE = op_of("RETURN_VALUE")
+    OP_YIELD_VALUE = op_of("YIELD_VALUE")
     OP_POP_JUMP_IF_FALSE = op_of("POP_JUMP_IF_FALSE")
     OP_POP_JUMP_IF_TRUE = op_of("POP_JUMP_IF_TRUE")
     _SPECIAL_SHADOW = dict(special_shadow)
@@ -596,7 +599,7 @@ cdef int _deferral(b, _Prep p, int off, int d, rec, bint exact) except? -9:
         return p.arg[v] + 1
     if op == OP_SFLF or op == OP_SFSF:
         return (p.arg[v] >> 4) + 1
-    if op == OP_RETURN_VALUE:
+    if op == OP_RETURN_VALUE or op == OP_YIELD_VALUE:
         return READ_RETURNED
     return 0
 
@@ -606,6 +609,7 @@ cdef class _Walk:
     cdef int* work
     cdef int cap
     cdef list later      # [(slot, nxt)] as plan's later_reads
+    cdef list records    # [nxt] as plan's later_records
 
     def __dealloc__(self):
         PyMem_Free(self.work)
@@ -619,8 +623,10 @@ cdef int _read_point(b, _Prep p, _Walk w, int off, int d, rec, set events, set n
         return 0
     cdef int deferred = _deferral(b, p, off, d, rec, exact)
     if not deferred:
-        if exact or not rec.outputs:
+        if exact:
             needs.add(nx)
+        elif not rec.outputs:
+            w.records.append(nx)
         else:
             w.later.append((max([d + <int>x for x in rec.outputs]), nx))
     return deferred
@@ -629,7 +635,9 @@ cdef int _read_point(b, _Prep p, _Walk w, int off, int d, rec, set events, set n
 cdef void _read_now(_Walk w, set needs) except *:
     for _slot, nx in w.later:
         needs.add(nx)
+    needs.update(w.records)
     w.later = []
+    w.records = []
 
 
 cdef bint _consumes(_Prep p, _Walk w, int off, int d, set jump_events) except -1:
@@ -853,6 +861,7 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
     if w.work == NULL:
         raise MemoryError()
     w.later = []
+    w.records = []
     cdef int ncls = p.depth[start // 2] if _reachable(p, start) else 0
     cdef int k, off, d, u, nw, tag, a, c, micro, deferred, newlen
     cdef bint first = True, terminal, captured
@@ -1192,7 +1201,9 @@ cdef bint _read_right_after(b, _Prep p, int off, eff) except -1:
     cdef int u = off // 2
     cdef int nx = p.nxt[u]
     outputs = eff.rec.outputs
-    if not _reachable(p, nx) or p.ins_at[nx // 2] is None or not outputs:
+    if not outputs:
+        return False
+    if not _reachable(p, nx) or p.ins_at[nx // 2] is None:
         return True
     if _jump_target(p, nx):
         return True

@@ -12,8 +12,11 @@ state (which node holds each local and each stack slot):
   first instruction that pops, overwrites or moves that slot (so `f(a) + g(b)` has
   one event for both calls' results, before the `+`); an event right after the
   instruction only when neither works (the consumer is a loop's head or other
-  paths join there, or the segment ends without an event).  Snapshot and
-  intervention plans keep the event right after each recorded instruction;
+  paths join there, or the segment ends without an event).  A result the next
+  instruction returns or yields is read from the value PY_RETURN/PY_YIELD hands
+  over; a recorded instruction with no result (a store, an append) needs no event
+  of its own.  Snapshot and intervention plans keep the event right after each
+  recorded instruction;
 * unconditional jumps fire no event: the segment goes on at their target, so a loop
   iteration costs only the events its body needs (a JUMP event is kept only for a
   loop with no other event on it);
@@ -317,6 +320,7 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         off = start
         first = True
         self.later_reads = []
+        self.later_records = []
         while True:
             ins = lay.by_offset.get(off)
             if ins is None or off not in lay.depth:
@@ -522,8 +526,8 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         `local + 1` when the next instruction stores it in that plain local: the
         recorder reads it back from there when it replays the segment at a later
         event, provided nothing in the segment assigns the local again
-        (_check_deferred).  READ_RETURNED when the next instruction returns it: the
-        PY_RETURN event hands the value over.  0 when it must be read off the stack
+        (_check_deferred).  READ_RETURNED when the next instruction returns or yields
+        it: the PY_RETURN or PY_YIELD event hands the value over.  0 when it must be read off the stack
         at an event right after `ins`.  Plans for contexts that intervene keep every
         value on the stack at its own event.
         """
@@ -538,8 +542,8 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
             return nxt.arg + 1
         if nxt.opname in ("STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"):
             return (nxt.arg >> 4) + 1  # the first local stored takes the top of the stack
-        if nxt.opname == "RETURN_VALUE":
-            return READ_RETURNED
+        if nxt.opname in ("RETURN_VALUE", "YIELD_VALUE"):
+            return READ_RETURNED  # (PY_YIELD hands over the value yielded as well)
         return 0
 
     def _read_point(self, ins: Instr, eff, d: int, rec: Rec, events: set[int],
@@ -553,8 +557,15 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
             return 0
         deferred = self.deferral(ins, eff, d, rec)
         if not deferred:
-            if self.exact or not rec.outputs:
+            if self.exact:
                 needs.add(ins.next)
+            elif not rec.outputs:
+                # Nothing to read (a store, an append: its value is None, its
+                # inputs are shadows): replayed at whatever event ends the
+                # segment, or at a nested frame's start or a raise before that
+                # (replay._run); an event right after it only if the segment
+                # ends without one (_read_now).
+                self.later_records.append(ins.next)
             else:
                 self.later_reads.append((max(d + x for x in rec.outputs), ins.next))
         return deferred
@@ -562,8 +573,10 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
     def _read_right_after(self, ins: Instr, eff) -> bool:
         # Whether the walk would place the event reading `ins`'s result right after
         # it: the next instruction consumes it, or other paths join there.
+        if not eff.rec.outputs:
+            return False  # nothing to read (_read_point)
         nxt = self.layout.by_offset.get(ins.next)
-        if nxt is None or ins.next not in self.layout.depth or not eff.rec.outputs:
+        if nxt is None or ins.next not in self.layout.depth:
             return True
         if ins.next in self._jump_targets():
             return True
@@ -587,7 +600,9 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         # The segment ends without an event (a loop, lost control): results waiting
         # on the stack are read right after their instructions after all.
         needs.update(nxt for _slot, nxt in self.later_reads)
+        needs.update(self.later_records)
         self.later_reads = []
+        self.later_records = []
 
     def _consumes(self, ins: Instr, eff, d: int) -> bool:
         """Whether instruction `ins` (at depth `d`) may pop, overwrite or move a
