@@ -141,9 +141,9 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
     The hot path: the same as _run(fr, -1, False), as one switch per op.  In a
     frame whose context has no per-row hooks (`fast`), the rows of primitive ops
     and silent jumps are written here, through column pointers and counts held
-    in locals, into room reserved once for the whole run; any other op that
-    writes rows goes through _record and friends, after which the columns are
-    opened again (`reopen`: they may have grown and moved).
+    in locals, into room reserved once for the whole run at its first row; any
+    other op that writes rows goes through _record and friends, after which the
+    columns are opened again (`reopen`: they may have grown and moved).
     """
     if fr.pending < 0:
         return 0
@@ -161,7 +161,7 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
     cdef int policy = self.trace.value_policy
     cdef int32_t call_row = fr.call_row
     cdef bint fast = (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0
-    cdef bint reopen = fast
+    cdef bint reopen = True   # the columns are opened at the run's first row
     # The columns, in locals: never through a pointer to a struct that escapes,
     # so that stores into them do not make the compiler reload the counts.
     cdef Rows w
@@ -175,12 +175,6 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
     cdef int32_t *refs
     cdef int32_t n, nrefs, next_refs
     while True:
-        if reopen:
-            self.trace.open_rows(&w, plan.run_rows, plan.run_refs)
-            kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
-            auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
-            n, nrefs = w.n, w.nrefs
-            reopen = False
         op = ops + pc * OP_WORDS
         opc = op[OP_CODE]
         # Loads come in runs before a record: they are taken in a loop of plain
@@ -193,15 +187,13 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
                 if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
                     fr.pc = pc
                     s = _carried(self, fr, op)
-                    reopen = fast
+                    reopen = True
                 ss[op[OP_A]] = s
             else:
                 ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
             pc += 1
             op += OP_WORDS
             opc = op[OP_CODE]
-        if reopen:
-            continue
         # One comparison per case on a C variable: Cython emits a switch.
         if opc == M_RECORD:
             r = plan.recs + op[OP_A]
@@ -209,6 +201,12 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
                 # _record_primitive's row (_primitive_row), written here.  Its
                 # result went to a local or is returned (tracer.plan.deferral), or
                 # is on the stack.
+                if reopen:
+                    self.trace.open_rows(&w, plan.run_rows, plan.run_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
                 nin = r[REC_NIN]
                 v = _deferred_value(self, fr, op) if op[OP_C] else \
                     tracer_frame_stack_item(fr.frame, r[REC_INPUTS + nin])
@@ -236,17 +234,23 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
                 fr.pc = pc
                 _record(self, fr, op[OP_A], NULL,
                         _deferred_value(self, fr, op) if op[OP_C] else NULL)
-                reopen = fast
+                reopen = True
         elif opc == M_STORE_LOCAL:
             s = ss[op[OP_A]]
             if s & 3 != 0:
                 fr.pc = pc
                 s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
-                reopen = fast
+                reopen = True
             sl[op[OP_B]] = s
         elif opc == M_SILENT_JUMP:
             if fast:
                 # _jump_row's row, unconditional.
+                if reopen:
+                    self.trace.open_rows(&w, plan.run_rows, plan.run_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
                 row = n
                 parents[row] = call_row
                 offsets[row] = op[OP_OFFSET]
