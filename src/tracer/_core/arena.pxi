@@ -16,6 +16,31 @@
 #   jump       the offset it jumped to
 #   return     0
 
+# ---------------------------------------------------------------------------------
+# A run of rows written at once (the op loop, replay.pxi)
+#
+# The column pointers and the counts in one local struct for a whole run of rows:
+# through `self.trace` every store into an int32 or uint8 column made the compiler
+# reload the Trace's fields (the stores may alias them), and every row checked the
+# capacity.  A run reserves room for all the rows it may write once (Trace.open_rows),
+# then each row is a handful of stores (_rows_add).  The trace's own counts are
+# kept current row by row, so that anything called in between (a slow op, an
+# exception) sees a consistent trace; after such a call the run opens the
+# columns again (they may have grown and moved).
+
+ctypedef struct Rows:
+    uint8_t *kind
+    uint8_t *flags
+    int32_t *parent
+    int32_t *offset
+    int32_t *aux
+    int32_t *ref_start
+    PyObject **value
+    int32_t *refs
+    int32_t n
+    int32_t nrefs
+
+
 @cython.final
 cdef class Trace:
     """The recorded rows of one `track` call: parallel columns, one row per node.
@@ -178,6 +203,26 @@ cdef class Trace:
         self.refs_[self.nrefs] = ref
         self.nrefs += 1
         self.ref_start_[self.n] = self.nrefs
+        return 0
+
+    cdef inline int open_rows(self, Rows *w, int32_t rows, int32_t refs) except -1:
+        """Point `w` at the columns, with room for `rows` more rows and `refs` more
+        refs (a run of rows written at once: Rows, below)."""
+        # A method: called on self.trace the attribute needs no reference of its own.
+        if self.n + rows + 1 >= self.cap:
+            self._grow_rows(self.n + rows + 2)
+        if self.nrefs + refs > self.refcap:
+            self._grow_refs(self.nrefs + refs)
+        w.kind = self.kind_
+        w.flags = self.flags_
+        w.parent = self.parent_
+        w.offset = self.offset_
+        w.aux = self.aux_
+        w.ref_start = self.ref_start_
+        w.value = self.value_
+        w.refs = self.refs_
+        w.n = self.n
+        w.nrefs = self.nrefs
         return 0
 
     cdef int add_frame(self, int32_t call_row, int32_t code) except -1:
@@ -421,6 +466,34 @@ cdef class Trace:
         self.exception = exception
         _fit_borrowed(self)
         return 0
+
+
+cdef inline int32_t _rows_add(Trace t, Rows *w, uint8_t kind, uint8_t flags, int32_t parent,
+                              int32_t offset, int32_t aux, PyObject *value) noexcept:
+    """Append a row (room reserved by Trace.open_rows) whose refs the caller wrote at
+    w.refs[t.nrefs:w.nrefs]; `value` is a reference the row takes over."""
+    cdef int32_t r = w.n
+    w.parent[r] = parent
+    w.offset[r] = offset
+    w.aux[r] = aux
+    w.value[r] = value
+    w.ref_start[r + 1] = w.nrefs
+    # The byte columns last: a uint8 store may alias anything, so loads after it
+    # are redone.
+    w.kind[r] = kind
+    w.flags[r] = flags
+    w.n = r + 1
+    t.n = r + 1
+    t.nrefs = w.nrefs
+    return r
+
+
+cdef inline PyObject *_row_value(int policy, PyObject *v) noexcept:
+    """The reference a row of a trace recorded under `policy` holds for `v`."""
+    if policy and v != NULL:
+        return _policy_value(policy, v)   # a new reference (values.pxi)
+    Py_XINCREF(v)
+    return v
 
 
 cdef extern from "Python.h":

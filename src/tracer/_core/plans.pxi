@@ -36,6 +36,10 @@ ctypedef struct CPlan:
     int32_t nstatics
     int32_t *const_refs
     int32_t *static_refs
+    # The most rows, and refs, one run of the op loop writes between slow ops
+    # (_run_budget): what it reserves in the columns before it starts.
+    int32_t run_rows
+    int32_t run_refs
 
 
 cdef void _free_plan(void *p) noexcept:
@@ -112,6 +116,7 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
     if plan.seg_end == NULL:
         _free_plan(plan)
         raise MemoryError()
+    _run_budget(plan, len(owner.ops) // OP_WORDS)
     cells = owner.param_cells[:8]
     plan.ncellparams = len(cells)
     for i, c in enumerate(cells):

@@ -32,55 +32,54 @@ cdef int32_t _open(Recorder self, FrameRec *fr, int32_t rec, uint8_t kind) excep
     return row
 
 
-cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *known) except -1:
-    """The hot path of _record: an op that ran without a nested call, one output.
-
-    Writes the whole row at once: kind, inputs and the value read from the
-    output's stack slot (live at this event by the plan's check).
-    """
-    cdef int32_t nin = r[REC_NIN], i, x, ref
-    cdef int32_t out = r[REC_INPUTS + nin]
-    cdef int64_t *ss = _stack(self, fr)
+cdef inline int32_t _primitive_row(Recorder self, FrameRec *fr, Trace t, Rows *w, int32_t *r,
+                                   int32_t offset, PyObject *v, int64_t *ss, int policy) except -1:
+    """The row of record `r` (an op that ran without a nested call, one output)
+    with value `v`, written at once through `w` (room reserved): kind, inputs,
+    value.  The output's shadow (stack slot in `ss`) becomes the row."""
+    # Small enough for the compiler to inline into the op loop: inputs that are
+    # rows of this call are written here, the rest by _input_ref.
+    cdef int32_t nin = r[REC_NIN], i, x, row
     cdef int64_t s
-    cdef int32_t row = self.trace.n
-    cdef PyObject *v = known if known != NULL else tracer_frame_stack_item(fr.frame, out)
-    if row + 1 >= self.trace.cap:
-        self.trace._grow_rows(row + 2)
-    if self.trace.nrefs + nin > self.trace.refcap:
-        self.trace._grow_refs(self.trace.nrefs + nin)
-    # The inputs as _open writes them, inlined here: this is the per-node hot path.
-    # The count and the column through locals: stores into refs_ (int32) could
-    # alias the trace's int32 fields, which made the compiler reload them.
-    cdef int32_t *refs = self.trace.refs_
-    cdef int32_t nrefs = self.trace.nrefs
     for i in range(nin):
         x = r[REC_INPUTS + i]
-        if x < 0:
-            ref = _static_ref(self, fr.plan, -x - 1)
-        else:
+        if x >= 0:
             s = ss[x]
             if s & 3 == 0:
-                ref = <int32_t>(s >> 2)
-            elif s == S_NULL:
+                w.refs[w.nrefs] = <int32_t>(s >> 2)
+                w.nrefs += 1
                 continue
-            else:
-                ref = _ref(self, fr, s)
-        refs[nrefs] = ref
-        nrefs += 1
-    self.trace.nrefs = nrefs
-    self.trace.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-    self.trace.flags_[row] = 0
-    self.trace.parent_[row] = fr.call_row
-    self.trace.offset_[row] = (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]
-    self.trace.aux_[row] = 0
-    if self.trace.value_policy and v != NULL:
-        v = _policy_value(self.trace.value_policy, v)   # a new reference (values.pxi)
-    else:
-        Py_XINCREF(v)
-    self.trace.value_[row] = v
-    self.trace.n = row + 1
-    self.trace.ref_start_[row + 1] = nrefs
-    ss[out] = (<int64_t>row) << 2
+            if s == S_NULL:
+                continue
+        w.refs[w.nrefs] = _input_ref(self, fr, x, ss)
+        w.nrefs += 1
+    row = _rows_add(t, w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE, 0,
+                    fr.call_row, offset, 0, _row_value(policy, v))
+    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+    return row
+
+
+cdef int32_t _input_ref(Recorder self, FrameRec *fr, int32_t x, int64_t *ss) except? -2147483647:
+    # The ref of record input `x` that is not a row: a static (x < 0), a constant
+    # of the code or of the pool, or unknown.
+    if x < 0:
+        return _static_ref(self, fr.plan, -x - 1)
+    return _ref(self, fr, ss[x])
+
+
+cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *known) except -1:
+    """An op that ran without a nested call, one output, recorded at fr.pc: its
+    row (_primitive_row), then the context's hooks for it.
+
+    The value is `known`, or read from the output's stack slot (live at this
+    event by the plan's check).
+    """
+    cdef Rows w
+    cdef int32_t out = r[REC_INPUTS + r[REC_NIN]], row
+    cdef PyObject *v = known if known != NULL else tracer_frame_stack_item(fr.frame, out)
+    self.trace.open_rows(&w, 1, r[REC_NIN])
+    row = _primitive_row(self, fr, self.trace, &w, r, (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET], v,
+                         _stack(self, fr), self.trace.value_policy)
     if fr.hooks and not _no_filtered_hook(self, fr, r, row):
         return _recorded(self, fr, r, row, out if known == NULL else -1,
                          fr.plan.rec_iv[r - fr.plan.recs])
@@ -164,14 +163,25 @@ cdef int _recorded(Recorder self, FrameRec *fr, int32_t *r, int32_t row, int32_t
     return _run_node_hook(self, fr, row)
 
 
+cdef inline int32_t _put_jump(Recorder self, FrameRec *fr, Trace t, Rows *w, int32_t offset,
+                              int32_t dest, int64_t cond, PyObject *value, int policy) except -1:
+    """A JumpNode written through `w` (room reserved): to `dest`, on condition
+    `cond` (a shadow; S_NULL for an unconditional jump)."""
+    if cond & 3 == 0:
+        w.refs[w.nrefs] = <int32_t>(cond >> 2)
+        w.nrefs += 1
+    elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
+        w.refs[w.nrefs] = _ref(self, fr, cond)
+        w.nrefs += 1
+    return _rows_add(t, w, K_JUMP, 0, fr.call_row, offset, dest, _row_value(policy, value))
+
+
 cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, int64_t cond,
                    PyObject *value) except -1:
-    cdef int32_t row = self.trace.add_row(K_JUMP, 0, fr.call_row, offset, dest, value)
-    if cond & 3 == 0:
-        self.trace.add_ref(<int32_t>(cond >> 2))
-    elif cond != S_NULL and cond != S_UNKNOWN and cond != S_DYN:
-        self.trace.add_ref(_ref(self, fr, cond))
-    return _run_node_hook(self, fr, row)
+    cdef Rows w
+    self.trace.open_rows(&w, 1, 1)
+    return _run_node_hook(self, fr, _put_jump(self, fr, self.trace, &w, offset, dest, cond, value,
+                                              self.trace.value_policy))
 
 
 cdef int _close_call(Recorder self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
@@ -215,11 +225,16 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
     """Record the conditional jump at `offset` to `dest`, its segment replayed up to
     it (fr.pc at its RECORD_BOOL or BRANCH); False if that is not where fr is."""
     cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
-    cdef int64_t cond
     cdef bint taken, value
     cdef int32_t kind, branch_pc, rec
     cdef int32_t bool_pc = -1
-    cdef PyObject *known
+    cdef int32_t *r
+    cdef int64_t *ss
+    cdef int64_t cond
+    cdef PyObject *truth
+    cdef Rows w
+    cdef int policy
+    cdef int32_t nrefs, row
     if op[OP_CODE] == M_RECORD_BOOL:
         bool_pc = fr.pc
         fr.pc += 1
@@ -238,19 +253,44 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
         value = not taken
     else:
         value = taken
-    if bool_pc >= 0:
-        # The bool the branch popped was this record's result.
-        branch_pc = fr.pc
-        fr.pc = bool_pc
-        rec = (fr.plan.ops + bool_pc * OP_WORDS)[OP_A]
-        known = <PyObject *>(PY_TRUE if value else PY_FALSE)
-        if fr.open_row < 0:
-            _record_primitive(self, fr, fr.plan.recs + rec, known)
+    truth = <PyObject *>(PY_TRUE if value else PY_FALSE)
+    ss = _stack(self, fr)
+    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0 and fr.open_row < 0:
+        # No per-row hooks: the bool's row and the jump's written at once.
+        policy = self.trace.value_policy
+        r = fr.plan.recs + (fr.plan.ops + bool_pc * OP_WORDS)[OP_A] if bool_pc >= 0 else NULL
+        self.trace.open_rows(&w, 2, (r[REC_NIN] if r != NULL else 0) + 1)
+        if r != NULL:
+            # The bool the branch popped was this record's result.
+            nrefs = _row_inputs(fr.plan, fr.plan.session == self.session, r, ss, w.refs, w.nrefs)
+            if nrefs >= 0:
+                w.nrefs = nrefs
+                row = _rows_add(self.trace, &w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE,
+                                0, fr.call_row, (fr.plan.ops + bool_pc * OP_WORDS)[OP_OFFSET], 0,
+                                _row_value(policy, truth))
+                ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
+            else:
+                _primitive_row(self, fr, self.trace, &w, r,
+                               (fr.plan.ops + bool_pc * OP_WORDS)[OP_OFFSET], truth, ss, policy)
+        cond = ss[op[OP_A]]
+        if cond & 3 == 0:
+            w.refs[w.nrefs] = <int32_t>(cond >> 2)
+            w.nrefs += 1
+            _rows_add(self.trace, &w, K_JUMP, 0, fr.call_row, offset, dest, _row_value(policy, truth))
         else:
-            _record(self, fr, rec, NULL, known)
-        fr.pc = branch_pc
-    cond = _stack(self, fr)[op[OP_A]]
-    _jump_row(self, fr, offset, dest, cond, <PyObject *>(PY_TRUE if value else PY_FALSE))
+            _put_jump(self, fr, self.trace, &w, offset, dest, cond, truth, policy)
+    else:
+        if bool_pc >= 0:
+            # The bool the branch popped was this record's result.
+            branch_pc = fr.pc
+            fr.pc = bool_pc
+            rec = (fr.plan.ops + bool_pc * OP_WORDS)[OP_A]
+            if fr.open_row < 0:
+                _record_primitive(self, fr, fr.plan.recs + rec, truth)
+            else:
+                _record(self, fr, rec, NULL, truth)
+            fr.pc = branch_pc
+        _jump_row(self, fr, offset, dest, ss[op[OP_A]], truth)
     _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
     return True
 

@@ -66,23 +66,114 @@ cdef inline PyObject *_frame_local(Recorder self, FrameRec *fr, int32_t i, int32
 
 
 # -- running segments ----------------------------------------------------------------
+# Hooks whose bits do not concern rows once they are written (they act when a frame
+# is entered): a frame with no other hook bits writes its rows in the op loop itself.
+cdef enum:
+    ROW_NEUTRAL_HOOKS = H_CANRECUR | H_ENTER | H_PRIMITIVES
+
+
+cdef inline bint _runs_on(int32_t opc) noexcept:
+    # The ops _run_to_end takes in its loop; any other ends the run.
+    return (M_END < opc <= M_RECORD) or opc == M_SILENT_JUMP
+
+
+cdef void _run_budget(CPlan *plan, Py_ssize_t nops) noexcept:
+    """The most rows, and refs, that one run of _run_to_end's loop can write
+    itself: a RECORD one row and its inputs, a silent jump one row."""
+    cdef Py_ssize_t i
+    cdef int32_t opc, rows = 0, refs = 0
+    cdef int32_t *op
+    plan.run_rows = 0
+    plan.run_refs = 0
+    for i in range(nops):
+        op = plan.ops + i * OP_WORDS
+        opc = op[OP_CODE]
+        if not _runs_on(opc):
+            rows = refs = 0
+            continue
+        if opc == M_RECORD:
+            rows += 1
+            refs += plan.recs[op[OP_A] + REC_NIN]
+        elif opc == M_SILENT_JUMP:
+            rows += 1
+        if rows > plan.run_rows:
+            plan.run_rows = rows
+        if refs > plan.run_refs:
+            plan.run_refs = refs
+
+
+cdef inline int32_t _row_inputs(CPlan *plan, bint own, int32_t *r, int64_t *ss, int32_t *refs,
+                                int32_t nrefs) noexcept:
+    """Write record r's input refs at refs[nrefs:] and return the new count, or -1
+    if one of them needs _ref (a constant not pooled yet, a plan another recorder
+    pooled into): then the row is _record_primitive's.  `own`: the plan's pooled
+    constants are this recorder's."""
+    # No calls: the op loop keeps its registers around it.
+    cdef int32_t i, x, ref
+    cdef int64_t s
+    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
+        x = r[i]
+        if x >= 0:
+            s = ss[x]
+            if s & 3 == 0:
+                refs[nrefs] = <int32_t>(s >> 2)
+                nrefs += 1
+                continue
+            if s == S_NULL:
+                continue
+            if s & 3 != 1 or not own:
+                return -1
+            ref = plan.const_refs[s >> 2]
+        elif own:
+            ref = plan.static_refs[-x - 1]
+        else:
+            return -1
+        if ref == 0:
+            return -1
+        refs[nrefs] = ref
+        nrefs += 1
+    return nrefs
+
+
 cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op.
 
-    The hot path: the same as _run(fr, -1, False), as one switch per op.
+    The hot path: the same as _run(fr, -1, False), as one switch per op.  In a
+    frame whose context has no per-row hooks (`fast`), the rows of primitive ops
+    and silent jumps are written here, through column pointers and counts held
+    in locals, into room reserved once for the whole run at its first row; any
+    other op that writes rows goes through _record and friends, after which the
+    columns are opened again (`reopen`: they may have grown and moved).
     """
-    cdef int32_t *ops = fr.plan.ops
+    if fr.pending < 0:
+        return 0
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *ops = plan.ops
     cdef int32_t *op
     cdef int32_t *r
     cdef int32_t pc = fr.pc
-    cdef int32_t opc
+    cdef int32_t opc, nin, row
     cdef int64_t *sl = _locals(self, fr)
-    cdef int64_t *ss = sl + fr.plan.nlocalsplus
+    cdef int64_t *ss = sl + plan.nlocalsplus
     cdef int64_t s
-    cdef PyObject *known
+    cdef PyObject *v
     cdef int32_t first = pc
-    if fr.pending < 0:
-        return 0
+    cdef int policy = self.trace.value_policy
+    cdef int32_t call_row = fr.call_row
+    cdef bint fast = (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0
+    cdef bint reopen = True   # the columns are opened at the run's first row
+    # The columns, in locals: never through a pointer to a struct that escapes,
+    # so that stores into them do not make the compiler reload the counts.
+    cdef Rows w
+    cdef uint8_t *kinds
+    cdef uint8_t *flags
+    cdef int32_t *parents
+    cdef int32_t *offsets
+    cdef int32_t *auxes
+    cdef int32_t *ref_starts
+    cdef PyObject **values
+    cdef int32_t *refs
+    cdef int32_t n, nrefs, next_refs
     while True:
         op = ops + pc * OP_WORDS
         opc = op[OP_CODE]
@@ -94,7 +185,9 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
             if opc == M_LOAD_LOCAL:
                 s = sl[op[OP_B]]
                 if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
+                    fr.pc = pc
                     s = _carried(self, fr, op)
+                    reopen = True
                 ss[op[OP_A]] = s
             else:
                 ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
@@ -102,19 +195,75 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
             op += OP_WORDS
             opc = op[OP_CODE]
         # One comparison per case on a C variable: Cython emits a switch.
-        if opc == M_STORE_LOCAL:
-            s = ss[op[OP_A]]
-            sl[op[OP_B]] = s if s & 3 == 0 else _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
-        elif opc == M_RECORD:
-            fr.pc = pc
-            # its result went to a local or is returned (tracer.plan.deferral), or is
-            # on the stack
-            known = _deferred_value(self, fr, op) if op[OP_C] else NULL
-            r = fr.plan.recs + op[OP_A]
-            if fr.open_row < 0 and r[REC_NOUT] == 1:
-                _record_primitive(self, fr, r, known)
+        if opc == M_RECORD:
+            r = plan.recs + op[OP_A]
+            if fast and fr.open_row < 0 and r[REC_NOUT] == 1:
+                # _record_primitive's row (_primitive_row), written here.  Its
+                # result went to a local or is returned (tracer.plan.deferral), or
+                # is on the stack.
+                if reopen:
+                    self.trace.open_rows(&w, plan.run_rows, plan.run_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
+                nin = r[REC_NIN]
+                v = _deferred_value(self, fr, op) if op[OP_C] else \
+                    tracer_frame_stack_item(fr.frame, r[REC_INPUTS + nin])
+                next_refs = _row_inputs(plan, plan.session == self.session, r, ss, refs, nrefs)
+                if next_refs >= 0:
+                    nrefs = next_refs
+                    row = n
+                    parents[row] = call_row
+                    offsets[row] = op[OP_OFFSET]
+                    auxes[row] = 0
+                    values[row] = _row_value(policy, v)
+                    ref_starts[row + 1] = nrefs
+                    kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+                    flags[row] = 0
+                    n = row + 1
+                    self.trace.n = n
+                    self.trace.nrefs = nrefs
+                    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+                else:
+                    # An input to pool first (a constant's first use in this trace).
+                    fr.pc = pc
+                    _record_primitive(self, fr, r, v)
+                    reopen = True
             else:
-                _record(self, fr, op[OP_A], NULL, known)
+                fr.pc = pc
+                _record(self, fr, op[OP_A], NULL,
+                        _deferred_value(self, fr, op) if op[OP_C] else NULL)
+                reopen = True
+        elif opc == M_STORE_LOCAL:
+            s = ss[op[OP_A]]
+            if s & 3 != 0:
+                fr.pc = pc
+                s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
+                reopen = True
+            sl[op[OP_B]] = s
+        elif opc == M_SILENT_JUMP:
+            if fast:
+                # _jump_row's row, unconditional.
+                if reopen:
+                    self.trace.open_rows(&w, plan.run_rows, plan.run_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
+                row = n
+                parents[row] = call_row
+                offsets[row] = op[OP_OFFSET]
+                auxes[row] = op[OP_C]
+                values[row] = _row_value(policy, <PyObject *>None)
+                ref_starts[row + 1] = nrefs
+                kinds[row] = K_JUMP
+                flags[row] = 0
+                n = row + 1
+                self.trace.n = n
+            else:
+                fr.pc = pc
+                _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
         elif opc == M_SET:
             ss[op[OP_A]] = SPECIAL_SHADOW[op[OP_B]]
         elif opc == M_DELETE_LOCAL:
@@ -129,8 +278,6 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
             ss[op[OP_A]] = _capture(self, fr, op[OP_A])
         elif opc == M_CAPTURE_METHOD:
             _capture_method(self, fr, op[OP_A], op[OP_B])
-        elif opc == M_SILENT_JUMP:
-            _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
         else:
             break  # END or a terminal op, left for the caller
         pc += 1

@@ -1,0 +1,111 @@
+"""The op loop's own rows (replay.pxi) are the rows the per-row writers make.
+
+In a frame whose context has no per-row hooks, `_run_to_end` writes the rows of
+primitive ops and silent jumps itself, through column pointers in locals, into
+room reserved once per run.  A context with any node hook takes the per-row path
+(`_record_primitive`, `_jump_row`).  Both must give the same trace, column by
+column and value by value, also when the columns grow in the middle of a run and
+under a value policy.
+"""
+
+import pytest
+
+import tracer
+from tracer._core import spare_columns_limit
+from tracer.context import Context
+
+COLUMNS = ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs", "code")
+
+
+class ReturnHook(Context):
+    """A context with a node hook (on returns only): every row takes the per-row path."""
+
+    def trackedreturn(self, node) -> None:
+        pass
+
+
+def loop(x, n):
+    r = 0.0
+    i = 0
+    while i < n:
+        r += x ** i
+        i += 1
+    return r
+
+
+def straight(a, b):
+    # One segment of many records: a run that reserves room for all of them.
+    c = a + b; d = c * a; e = d - b; f = e * c; g = f + d
+    h = g - e; i = h * 2; j = i + 7; k = j - c; m = k * d
+    n = m + 1.5; o = n - a; p = o * b; q = p + 3; s = q - 2
+    return s + c + d + e + f + g + h + i + j + k + m + n + o + p + q
+
+
+def mixed(xs):
+    # Calls (rows opened for nested frames), multi-output ops, constants first
+    # used mid-run, comparisons into branches, a for loop.
+    total = 0
+    for k, v in enumerate(xs):
+        a, b = divmod(v, 3)
+        if a > b:
+            total += straight(a, b)
+        else:
+            total -= len(str(v)) * 1.25
+    return total
+
+
+def _columns(root):
+    trace = root.trace
+    cols = trace.columns()
+    return {name: cols[name].tolist() for name in COLUMNS}, trace
+
+
+def _same_trace(fast, slow):
+    a, ta = _columns(fast)
+    b, tb = _columns(slow)
+    for name in COLUMNS:
+        assert a[name] == b[name], f"column {name} differs"
+    assert len(ta) == len(tb)
+    for row in range(len(ta)):
+        va, vb = ta.value(row), tb.value(row)
+        assert type(va) is type(vb), f"value of row {row}"
+        if isinstance(va, (int, float, str, tuple, type(None))):
+            assert va == vb, f"value of row {row}"   # the objects of one run differ (iterators)
+    tracer.validate(fast)
+    tracer.validate(slow)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+@pytest.mark.parametrize("call", [
+    (loop, (1.0001, 3000)),
+    (straight, (3, 4.5)),
+    (mixed, (list(range(400)),)),
+])
+def test_op_loop_rows_match_the_per_row_writers(call, fresh):
+    f, args = call
+    # fresh: no spare columns, so the first capacity is small and the columns grow
+    # inside runs of the loop.
+    old = spare_columns_limit(0) if fresh else None
+    try:
+        fast = tracer.track(f, *args)
+        slow = tracer.track(f, *args, ctx=ReturnHook())
+    finally:
+        if old is not None:
+            spare_columns_limit(old)
+    assert fast.value == slow.value == f(*args)
+    _same_trace(fast, slow)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_op_loop_rows_under_a_value_policy(values):
+    args = (list(range(200)),)
+    fast = tracer.track(mixed, *args, ctx=Context(values=values))
+    slow = tracer.track(mixed, *args, ctx=ReturnHook(values=values))
+    a, ta = _columns(fast)
+    b, tb = _columns(slow)
+    for name in COLUMNS:
+        assert a[name] == b[name], f"column {name} differs"
+    for row in range(len(ta)):
+        assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
+    tracer.validate(fast)
+    tracer.validate(slow)
