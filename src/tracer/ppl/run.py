@@ -12,7 +12,7 @@ from .choices import ChoiceTrace
 from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
 from .densities import score_draws
 from .incremental import incremental_update
-from .scan import same_shape, scan
+from .scan import copy_scores, same_shape, scan
 from .snapshots import Snapshots
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
@@ -111,9 +111,11 @@ def _in_sequence(choice_trace, args, kwargs, unknown: str):
     if ctx.count != len(values):
         return None
     draws = scan(root, unknown, dispatched=True, snaps=snaps)
-    if not same_shape(choice_trace._draws_, draws) and draws.addresses != addresses:
+    shape = same_shape(choice_trace._draws_, draws)
+    if not shape and draws.addresses != addresses:
         return None
-    score_draws(draws)
+    if not (shape and copy_scores(choice_trace._draws_, draws)):
+        score_draws(draws)
     return ChoiceTrace(choice_trace.model, args, kwargs, root, draws, kinds)
 
 
