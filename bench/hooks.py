@@ -11,12 +11,19 @@ builtin `abs`).  Each variant below is timed as a ratio to plain tracing (the
 default context) and to the untraced call, all variants interleaved in one
 process, the order rotating from round to round, best of R (default 9):
 
-- on_call / substitute / override: the filters, matched in C;
+- on_call / substitute / override: the filters, matched in C (recorded with
+  PLAN_INTERVENE_CALLS plans for substitute and override: events before calls only);
+- the same substitute and override with one more filter entry, on `operator.matmul`
+  (never called here), which names an operator's function and so puts the run in
+  PLAN_INTERVENE (an event before every call and operator): the cost before the
+  calls-only plans;
 - with --old, unfiltered hooks doing the same job the old way, for comparison: a
   `trackedprimitive` that tests `node.callee`, a `substitute` method that tests
   `f` (tens of times slower: use a smaller --calls).
 
 Every variant's trace is checked to have the same number of matched calls.
+
+Instruction counts of the same variants: bench/hooks_callgrind.py.
 
 With --values it times instead each value policy (Context(values=...)) on the
 numpy MLP and on fib (call-dense) of bench/workloads.py, as ratios to the
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import operator
 import random
 import sys
 import time
@@ -78,6 +86,10 @@ def variants(seen: list, old: bool):
         "on_call={draw: hook}": Context(on_call={draw: seen.append}),
         "substitute={draw: fn}": Context(substitute={draw: replacement}),
         "override={draw: hook}": Context(override={draw: lambda node: KEEP}),
+        "substitute, PLAN_INTERVENE": Context(substitute={draw: replacement,
+                                                          operator.matmul: operator.matmul}),
+        "override, PLAN_INTERVENE": Context(override={draw: lambda node: KEEP,
+                                                      operator.matmul: lambda node: KEEP}),
     }
     if old:
         new["old: trackedprimitive tests node.callee"] = OldOnCall(seen.append)

@@ -48,7 +48,7 @@ def code_objects(module):
 def main():
     from plan_compare import compare_builders
     from tracer.analysis.ir import IR
-    from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN
+    from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, PLAN_INTERVENE_CALLS, PLAN_PLAIN
 
     modules = failures = 0
     codes = 0
@@ -66,11 +66,13 @@ def main():
         for code in code_objects(mod):
             codes += 1
             try:
-                # Each variant (plain, snapshots, substitute/override) built by the
-                # fast builder and by the reference one: the same plan.
+                # Each variant (plain, snapshots, substitute/override, callables'
+                # substitute/override only) built by the fast builder and by the
+                # reference one: the same plan.
                 plan = compare_builders(code, PLAN_PLAIN)
                 compare_builders(code, PLAN_EXACT)
                 compare_builders(code, PLAN_INTERVENE)
+                compare_builders(code, PLAN_INTERVENE_CALLS)
                 IR(code)
                 assert max(plan.depth) <= code.co_stacksize
             except Exception as exc:  # noqa: BLE001 - collected and reported

@@ -58,7 +58,7 @@ class _ToolShare:
     def __init__(self, tool: int) -> None:
         self.tool = tool
         self.users = 0
-        self.modes = [0, 0, 0]   # running recorders per plan mode (PlanMode)
+        self.modes = [0] * len(_core.PlanMode)   # running recorders per plan mode
         self.codes: dict = {}    # id(code) -> [code, recorders that need it, event mask]
 
     def instrument(self, code, jumps: bool) -> None:

@@ -164,13 +164,14 @@ cdef uint32_t _mask_of(Recorder self, object ctx) noexcept:
     try:
         mask = ctx.hook_mask()
         if mask & (H_SUBSTITUTE | H_OVERRIDE | H_SUBST_BY | H_OVERRIDE_BY) and \
-                self.plan_mode != PLAN_INTERVENE:
+                not _plan_serves(self.plan_mode, _plan_mode_of(ctx, mask)):
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) overrides substitute or "
                 "override (or has substitute=/override= filters), but the context "
-                "passed to track does not: interventions are prepared for a whole "
-                "call, so pass a root context that intervenes too (its own hooks may "
-                "return None / tracer.context.KEEP)")
+                "passed to track does not, or only for callables while this one "
+                "names an operator's function (operator.mul, ...): interventions are "
+                "prepared for a whole call, so pass a root context that intervenes "
+                "the same way (its own hooks may return None / tracer.context.KEEP)")
         if mask & H_SNAP_ANY and self.plan_mode == PLAN_PLAIN:
             raise TypeError(
                 f"{type(ctx).__name__} (returned by enter) takes snapshots of values, "

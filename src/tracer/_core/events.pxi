@@ -275,8 +275,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
-    if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and self.plan_mode == PLAN_INTERVENE \
-            and not self.broken:
+    if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
+            (self.plan_mode == PLAN_INTERVENE or self.plan_mode == PLAN_INTERVENE_CALLS):
         op = plan.ops + first * OP_WORDS
         if op[OP_CODE] == M_RECORD and op[OP_OFFSET] == offset:
             _substitute(self, fr, op)

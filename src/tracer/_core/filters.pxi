@@ -42,6 +42,7 @@ cdef class CallFilter:
     cdef readonly tuple override    # entry -> hook(node) -> value | KEEP, or None
     cdef list alive                 # every object whose address is a key
     cdef readonly uint32_t bits     # the hook bits this filter needs (H_ON_CALL ...)
+    cdef readonly bint operators    # a substitute or override names an operator's function
 
     def __cinit__(self, entries):
         cdef size_t cap = 16
@@ -68,6 +69,9 @@ cdef class CallFilter:
                 self.bits |= H_SUBST_BY
             if self.override[k] is not None:
                 self.bits |= H_OVERRIDE_BY
+            if (self.substitute[k] is not None or self.override[k] is not None) and \
+                    _names_an_operator(f):
+                self.operators = True
             self._add(<PyObject *>f, k)
             if PyMethod_Check(<PyObject *>f):
                 self._add(PyMethod_GET_FUNCTION(<PyObject *>f), k)
@@ -435,7 +439,8 @@ cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, in
     if self.broken:
         return 0
     hook = flt.override[k]
-    if hook is not None and out >= 0 and iv != IV_NONE and self.plan_mode == PLAN_INTERVENE:
+    if hook is not None and out >= 0 and iv != IV_NONE and \
+            (self.plan_mode == PLAN_INTERVENE or self.plan_mode == PLAN_INTERVENE_CALLS):
         _user_code_starts(self)
         try:
             new = hook(_node_view(self.trace, row))
@@ -474,6 +479,62 @@ cdef object _filtered_substitute(Recorder self, FrameRec *fr, PyObject *callee):
         return None
     k = _match(<CallFilter>fr.filters, callee)
     return None if k < 0 else (<CallFilter>fr.filters).substitute[k]
+
+
+# The modules of the functions an operator's record calls (its static callee: the
+# analysis's BINARY_OPS, COMPARE_OPS, ...: `operator.mul` is _operator's, `x not in
+# y` and slices tracer.callables').  A filter naming one of them may replace an
+# operator, which needs an event before every operator (PLAN_INTERVENE).
+cdef tuple OPERATOR_MODULES = ("_operator", "operator", "tracer.callables")
+
+
+cdef bint _names_an_operator(object f) except -1:
+    # (A builtin method's __module__ is None; an object whose __module__ raises is
+    # not one of those functions either.)
+    cdef object module
+    try:
+        module = getattr(f, "__module__", None)
+    except Exception:
+        return False
+    return isinstance(module, str) and module in OPERATOR_MODULES
+
+
+cdef int _plan_mode_of(object ctx, uint32_t hooks) except -1:
+    """The plan variant (PlanMode) a context with hook bits `hooks` needs.
+
+    A context that substitutes or overrides through its methods is asked at every
+    call and operator: an event before each (PLAN_INTERVENE).  One that does so only
+    through its substitute=/override= filters, none of them naming an operator's
+    function, needs an event before each call only (PLAN_INTERVENE_CALLS: the
+    operators run without one, a third of the events of an operator-heavy loop);
+    snapshots need values read right after their instructions (PLAN_EXACT).
+    """
+    cdef object flt
+    if hooks & (H_SUBSTITUTE | H_OVERRIDE):
+        return PLAN_INTERVENE
+    if hooks & (H_SUBST_BY | H_OVERRIDE_BY):
+        flt = getattr(ctx, "_call_filter", None)
+        if type(flt) is CallFilter and not (<CallFilter>flt).operators:
+            return PLAN_INTERVENE_CALLS
+        return PLAN_INTERVENE
+    return PLAN_EXACT if hooks & H_SNAP_ANY else PLAN_PLAIN
+
+
+cdef bint _plan_serves(int have, int need) noexcept:
+    # Whether a session recording with plans `have` can serve a context needing
+    # `need`: PLAN_INTERVENE serves all, PLAN_INTERVENE_CALLS all but operators'
+    # interventions, PLAN_EXACT snapshots, PLAN_PLAIN nothing more.
+    if have == need or have == PLAN_INTERVENE:
+        return True
+    if have == PLAN_INTERVENE_CALLS:
+        return need == PLAN_EXACT or need == PLAN_PLAIN
+    return have == PLAN_EXACT and need == PLAN_PLAIN
+
+
+def plan_mode_for(ctx):
+    """The plan variant (a PlanMode) a call tracked with root context `ctx` is
+    recorded with (for tests and tools)."""
+    return _plan_mode_of(ctx, ctx.hook_mask())
 
 
 cdef PyObject *_filters_of(object ctx) except? NULL:

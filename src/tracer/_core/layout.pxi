@@ -95,6 +95,8 @@ cpdef enum PlanMode:  # the plan variants, one per need (tracer.plan.build_plan)
     PLAN_PLAIN = 0       # fewest events: results read late from locals, branches silent
     PLAN_EXACT = 1       # every value read at an event right after its instruction (snapshots)
     PLAN_INTERVENE = 2   # PLAN_EXACT and an event before each call and operator (substitute)
+    PLAN_INTERVENE_CALLS = 3  # PLAN_EXACT and an event before each call only: for contexts
+                              # whose interventions name callables, no operator (filters.pxi)
 
 cpdef enum UnitFlag:  # per code unit
     JUMP_EVENT = 1      # the jump here fires JUMP

@@ -53,8 +53,8 @@ cdef void _free_plan(void *p) noexcept:
 
 
 # One co_extra slot per plan variant (PlanMode).
-cdef Py_ssize_t CODE_EXTRA_INDEX[3]
-for _mode in range(3):
+cdef Py_ssize_t CODE_EXTRA_INDEX[4]
+for _mode in range(4):
     CODE_EXTRA_INDEX[_mode] = PyUnstable_Eval_RequestCodeExtraIndex(_free_plan)
 
 
@@ -148,6 +148,6 @@ cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
 
 def plan_of(code, int mode=PLAN_PLAIN):
     """The analysis plan the recorder uses for `code` (for tests and tools)."""
-    if not PLAN_PLAIN <= mode <= PLAN_INTERVENE:
+    if not PLAN_PLAIN <= mode <= PLAN_INTERVENE_CALLS:
         raise ValueError(f"mode is a tracer._core.PlanMode, not {mode!r}")
     return <object>_plan_for(code, mode).owner

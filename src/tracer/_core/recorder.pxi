@@ -102,11 +102,10 @@ cdef class Recorder:
         t.snapshots = (hooks & H_SNAP_ANY) != 0 or t.value_policy != VP_KEEP
         # The plan variant is fixed for the whole call by the root's context (see
         # Context.enter): contexts that intervene need an event before each call
-        # and operator, and snapshots need every value read at an event right
-        # after its instruction, before later code can change it.
-        self.plan_mode = (PLAN_INTERVENE if hooks & (H_SUBSTITUTE | H_OVERRIDE | H_SUBST_BY |
-                                                     H_OVERRIDE_BY) else
-                          PLAN_EXACT if hooks & H_SNAP_ANY else PLAN_PLAIN)
+        # (and operator, unless they name only callables), and snapshots need
+        # every value read at an event right after its instruction, before later
+        # code can change it (filters.pxi, _plan_mode_of).
+        self.plan_mode = _plan_mode_of(ctx, hooks)
         cdef FrameRec *fr = _push(self, tracer_current_frame(), NULL, -1, root, <PyObject *>ctx,
                                        hooks)
         fr.open_row = root

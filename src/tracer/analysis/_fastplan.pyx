@@ -1218,6 +1218,7 @@ def initial_events(b, pushes_bool):
     cdef _Prep p = _prep_of(b, pushes_bool)
     cdef bint exact = b.exact
     cdef bint before = b.before
+    cdef bint before_ops = b.before_ops   # PLAN_INTERVENE: operators too, not calls only
     cdef set events = set()
     cdef int u, off, c
     for u in range(p.n // 2):
@@ -1232,7 +1233,7 @@ def initial_events(b, pushes_bool):
                 and not _deferral(b, p, off, p.depth[u], rec, exact):
             if exact or _read_right_after(b, p, off, eff):
                 events.add(p.nxt[u])
-            if before:
+            if before and (before_ops or rec.sem == R_CALL or rec.sem == R_CALL_EX):
                 events.add(off)
         if c == C_SEND and _reachable(p, p.target[u]):
             events.add(p.target[u])

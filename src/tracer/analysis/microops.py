@@ -34,6 +34,6 @@ BRANCH_KINDS = {"POP_JUMP_IF_FALSE": 0, "POP_JUMP_IF_TRUE": 1,
                 "POP_JUMP_IF_NONE": 2, "POP_JUMP_IF_NOT_NONE": 3}
 SPECIAL_SHADOW = {NULL: WORDS["SET_NULL"], UNKNOWN: WORDS["SET_UNKNOWN"], CAPTURED: WORDS["SET_DYN"]}
 
-PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE = (int(m) for m in PlanMode)
+PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE, PLAN_INTERVENE_CALLS = (int(m) for m in PlanMode)
 IV_NONE, IV_ANY, IV_BOOL = (int(v) for v in Intervention)   # IV_BOOL: the result must stay a bool
 AT, FROM = 0, 1  # a segment starts at an INSTRUCTION event (AT) or where control arrives (FROM)

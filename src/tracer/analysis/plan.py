@@ -50,7 +50,8 @@ from .microops import (
     M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY, M_DELETE_LOCAL, M_END, M_FOR_ITER, M_JUMP,
     M_LOAD_CONST, M_LOAD_LOCAL, M_LOST, M_RAISE, M_RECORD, M_RECORD_BOOL, M_RETURN,
     M_RETURN_CONST, M_SEND, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, M_YIELD, OP_WORDS,
-    PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN, READ_RETURNED, SILENT_BRANCH, SPECIAL_SHADOW,
+    PLAN_EXACT, PLAN_INTERVENE, PLAN_INTERVENE_CALLS, PLAN_PLAIN, READ_RETURNED, SILENT_BRANCH,
+    SPECIAL_SHADOW,
 )
 from .effecttable import effects_of
 from .resume import ResumeCarry
@@ -197,9 +198,12 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         # (an overridden value must still be on the stack at its event).
         # Plans for snapshots (PLAN_EXACT) read every value at an event right after
         # its instruction; plans for contexts that substitute or override
-        # (PLAN_INTERVENE) have an event before every call and operator too.
+        # (PLAN_INTERVENE) have an event before every call and operator too, and
+        # plans for contexts whose interventions name only callables
+        # (PLAN_INTERVENE_CALLS) one before every call only (`before_ops` false).
         self.exact = mode >= PLAN_EXACT
-        self.before = mode == PLAN_INTERVENE
+        self.before = mode in (PLAN_INTERVENE, PLAN_INTERVENE_CALLS)
+        self.before_ops = mode == PLAN_INTERVENE
         self.mode = mode
         self.layout = layout(code, fast=not reference)
         self.prev: dict[int, Instr] = {}  # (the Python passes' only: effects, silent)
@@ -274,7 +278,7 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
                     # that consumes it: the walk finds that one, _read_point; seeded
                     # here when that is the next one, as it mostly is)
                     events.add(ins.next)
-                if self.before:
+                if self.before and (self.before_ops or eff.rec.sem in (R_CALL, R_CALL_EX)):
                     events.add(ins.offset)
             if eff is not None and eff.control == "send" and ins.target in self.layout.depth:
                 events.add(ins.target)
@@ -823,7 +827,9 @@ def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
 
     PLAN_EXACT records every value at an event right after its instruction, as
     snapshots need; PLAN_INTERVENE also has an event before every recorded call
-    and operator, as substitute/override contexts need.
+    and operator, as substitute/override contexts need; PLAN_INTERVENE_CALLS one
+    before every call only, as contexts need whose substitute=/override= filters
+    name callables and no operator.
 
     Read from the plan cache on disk when it holds this code object's plan
     (tracer.analysis.cache), else built and written there.

@@ -12,7 +12,7 @@ from .choices import ChoiceTrace
 from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
 from .densities import score_draws
 from .incremental import incremental_update
-from .scan import same_shape, scan
+from .scan import copy_scores, same_shape, scan
 from .snapshots import Snapshots
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
@@ -76,34 +76,32 @@ def replay(choice_trace: ChoiceTrace, /, *args, unknown: str = "error", **kwargs
     """
     run_args = args if args or kwargs else choice_trace.args
     run_kwargs = kwargs if args or kwargs else choice_trace.kwargs
-    fixed = _kept(choice_trace)
-    got = _in_sequence(choice_trace, run_args, run_kwargs, fixed, unknown)
+    got = _in_sequence(choice_trace, run_args, run_kwargs, unknown)
     if got is not None:
         return got
-    return _run(choice_trace.model, run_args, run_kwargs, fixed, unknown, exact=True)
+    return _run(choice_trace.model, run_args, run_kwargs, _kept(choice_trace), unknown,
+                exact=True)
 
 
 def _replay_exactly(choice_trace: ChoiceTrace) -> ChoiceTrace:
     """A run of `choice_trace`'s model with every choice fixed: by position, else by
     address (for the nested trace and Choices of an incrementally updated trace)."""
-    fixed = _kept(choice_trace)
     args, kwargs = choice_trace.args, choice_trace.kwargs
-    got = _in_sequence(choice_trace, args, kwargs, fixed, "error")
+    got = _in_sequence(choice_trace, args, kwargs, "error")
     if got is not None:
         return got
-    return _run(choice_trace.model, args, kwargs, fixed, "error", exact=True)
+    return _run(choice_trace.model, args, kwargs, _kept(choice_trace), "error", exact=True)
 
 
-def _in_sequence(choice_trace, args, kwargs, fixed: dict, unknown: str):
+def _in_sequence(choice_trace, args, kwargs, unknown: str):
     """Replay by position (_hooks.SequenceContext): the k-th draw gets the k-th
     value; the finished run's addresses must be the replayed ones, in order.  None
     when they are not (or a draw shuffles in place, which needs its list): then
-    the run is made again with the draws fixed by address."""
+    the run is made again with the draws fixed by address (_kept)."""
     _check_unknown(unknown)
-    addresses = list(fixed)
-    values = [v for v, _ in fixed.values()]
     if any(_shuffles(choice_trace)):
         return None
+    addresses, values, kinds = _sequence(choice_trace)
     snaps = Snapshots()
     ctx = SequenceContext(values, snaps)
     try:
@@ -113,11 +111,12 @@ def _in_sequence(choice_trace, args, kwargs, fixed: dict, unknown: str):
     if ctx.count != len(values):
         return None
     draws = scan(root, unknown, dispatched=True, snaps=snaps)
-    if not same_shape(choice_trace._draws_, draws) and draws.addresses != addresses:
+    shape = same_shape(choice_trace._draws_, draws)
+    if not shape and draws.addresses != addresses:
         return None
-    score_draws(draws)
-    return ChoiceTrace(choice_trace.model, args, kwargs, root, draws,
-                       [k for _, k in fixed.values()])
+    if not (shape and copy_scores(choice_trace._draws_, draws)):
+        score_draws(draws)
+    return ChoiceTrace(choice_trace.model, args, kwargs, root, draws, kinds)
 
 
 def _shuffles(choice_trace):
@@ -127,6 +126,22 @@ def _shuffles(choice_trace):
     else:
         sites = choice_trace._draws.sites
     return (s.sampler.shuffles >= 0 for s in sites if len(s.members))
+
+
+def _sequence(choice_trace: ChoiceTrace) -> tuple[list, list, list]:
+    """(addresses, values, kinds) of `choice_trace`'s choices in draw order, the
+    kinds as _kept gives them, read off its columns (no Choice and no dict made)."""
+    kept = (OBSERVED, INTERVENED)
+    st = choice_trace._fast
+    if st is not None:
+        addresses, values, kinds = list(st.lineage.addresses), list(st.values), st.kinds
+    else:
+        draws = choice_trace._draws
+        addresses, values, kinds = list(draws.addresses), list(draws.values), \
+            choice_trace._kinds
+    if kinds is None:
+        return addresses, values, [REPLAYED] * len(values)
+    return addresses, values, [k if k in kept else REPLAYED for k in kinds]
 
 
 def _kept(choice_trace: ChoiceTrace) -> dict:

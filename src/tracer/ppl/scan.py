@@ -573,6 +573,39 @@ def same_shape(old: Draws | None, new: Draws) -> bool:
     return True
 
 
+def copy_scores(old: Draws | None, new: Draws) -> bool:
+    """Give `new` the log-densities of `old` when each of its draws has the value,
+    the sampler and the parameters the same draw of `old` had (a replay by position
+    of the same call tree, same_shape): scoring again would compute the same numbers.
+    False, nothing copied, when unsure (an irregular site, a value or parameter that
+    does not compare equal as a plain bool, NaN, an unknown density)."""
+    if old is None or len(old) != len(new) or len(old.sites) != len(new.sites) or \
+            not np.array_equal(old.site_of, new.site_of) or np.isnan(old.logp).any():
+        return False
+    try:
+        for a, b in zip(old.sites, new.sites):
+            if a.sampler is not b.sampler or a.problem or b.problem or \
+                    a.draws is not None or b.draws is not None or \
+                    a.template.keys() != b.template.keys() or \
+                    not np.array_equal(a.members, b.members):
+                return False
+            pa, pb = a.column_params(), b.column_params()
+            for k, x in pa.items():
+                if not _equal(x, pb[k]):
+                    return False
+        if not _equal(old.values, new.values):
+            return False
+    except (TypeError, ValueError):   # an array's == is no bool: unsure
+        return False
+    new.logp[:] = old.logp
+    return True
+
+
+def _equal(x, y) -> bool:
+    # Equal as the program's values are (lists element by element), and of one type.
+    return type(x) is type(y) and (x == y) is True
+
+
 def _callees(trace, cols: dict, rows: np.ndarray) -> list:
     """What each of call rows `rows` called (None for a row with no inputs)."""
     read = _value_reader(trace)
