@@ -39,10 +39,14 @@ cdef int _own_verdict(object code) except -1:
     return verdict
 
 
+cdef inline bint _own_by_verdict(Recorder self, int verdict) noexcept:
+    # What _own_verdict's answer means for this recorder (3: followed unless asked).
+    return verdict == 1 or (verdict == 3 and not self.follow_own)
+
+
 cdef bint _own_code(Recorder self, object code) except -1:
     """Whether `code` is tracer's own (primitive inside any trace) for this recorder."""
-    cdef int verdict = _own_verdict(code)
-    return verdict == 1 or (verdict == 3 and not self.follow_own)
+    return _own_by_verdict(self, _own_verdict(code))
 
 
 # -- contexts -------------------------------------------------------------------------

@@ -186,7 +186,7 @@ cdef inline bint _own_code_planned(Recorder self, object code, CPlan *plan) exce
     verdict = plan.own
     if verdict == 0:
         verdict = plan.own = _own_verdict(code)
-    return verdict == 1 or (verdict == 3 and not self.follow_own)
+    return _own_by_verdict(self, verdict)
 
 
 cdef bint _argument_rows(Recorder self, FrameRec *fr, int32_t nparams, int32_t call_row,
