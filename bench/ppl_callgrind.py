@@ -2,8 +2,7 @@
 where wall times of one model vary 2x between runs.
 
 Every case of one model runs K times, after one warm-up run of each, through its
-own C entry point of the interpreter (`min`'s key, `filter`, `filterfalse`,
-`starmap`, `reduce`, `takewhile`, `dropwhile`, `sorted`'s key), whose inclusive
+own C entry point of the interpreter (bench/callgrind_marks.py), whose inclusive
 instruction count in the callgrind output is that case's cost:
 
     git archive <commit> src/tracer/ppl | tar -x -C /tmp/before
@@ -17,23 +16,19 @@ version of tracer.ppl, timed as "before.*").  Each model takes minutes.
 
 from __future__ import annotations
 
-import functools
-import gc
-import itertools
 import os
 import random
-import re
-import subprocess
 import sys
 
-MARKERS = {"min_max": "untraced", "filter_next": "track", "filterfalse_next": "ppl.trace",
-           "starmap_next": "replay", "functools_reduce": "condition",
-           "takewhile_next": "before.trace", "dropwhile_next": "before.replay",
-           "list_sort_impl": "before.condition"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from callgrind_marks import marker_counts, run_marked  # noqa: E402
+
+CASES = ["untraced", "track", "ppl.trace", "replay", "condition", "before.trace",
+         "before.replay", "before.condition"]
 
 
 def run(mi: int, k: int, before: str) -> None:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import ppl as bench
     import scipy.stats  # noqa: F401  (imported before the counted runs)
     import tracer
@@ -61,36 +56,12 @@ def run(mi: int, k: int, before: str) -> None:
              "before.condition": lambda _: old.condition(model, obs, r, *args)}
     for f in cases.values():
         f(0)
-    ks = list(range(k))
-    # Each case starts from a collected heap (outside its count): a collection of
-    # the whole heap falling in one case or another otherwise moved a case by 5 %.
-    gc.collect()
-    min(ks, key=lambda i: (cases["untraced"](i), i)[1])
-    gc.collect()
-    list(filter(cases["track"], ks))
-    gc.collect()
-    list(itertools.filterfalse(cases["ppl.trace"], ks))
-    gc.collect()
-    list(itertools.starmap(cases["replay"], [(i,) for i in ks]))
-    gc.collect()
-    functools.reduce(lambda a, i: cases["condition"](i), ks, 0)
-    gc.collect()
-    list(itertools.takewhile(lambda i: cases["before.trace"](i) or True, ks))
-    gc.collect()
-    list(itertools.dropwhile(lambda i: cases["before.replay"](i) or True, ks))
-    gc.collect()
-    sorted(ks, key=lambda i: (cases["before.condition"](i), 0)[1])
+    run_marked([cases[name] for name in CASES], k)
 
 
 def read(path: str, k: int) -> None:
-    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", path],
-                         capture_output=True, text=True).stdout
-    got = {}
-    for line in out.splitlines():
-        m = re.match(r"\s*([\d,]+) .*:(\w+) \[", line)
-        if m and m.group(2) in MARKERS and MARKERS[m.group(2)] not in got:
-            got[MARKERS[m.group(2)]] = int(m.group(1).replace(",", "")) / k
-    for case in MARKERS.values():
+    got = marker_counts(path, CASES, k)
+    for case in CASES:
         if case in got:
             print(f"  {case}: {got[case] / 1e6:.1f} M instructions per run")
     t = got.get("track")
