@@ -33,8 +33,186 @@ cdef int _frame_entered(Recorder self, object code, int offset, int how) except 
             tracer_frame_caller(frame) != parent.frame and not (
             how == THROWN and tracer_frame_thrown_from(frame, parent.frame)):
         return EV_CONTINUE
+    if how == STARTED and _enter_plain(self, self.trace, parent, frame, code, offset):
+        return EV_CONTINUE
     _enter(self, parent, frame, code, offset, how)
     return EV_CONTINUE
+
+
+cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, object code,
+                       int offset) except -1:
+    """The common frame entry in one routine: a Python function called by the
+    call op the caller's pending segment is at, under a context with no hooks
+    and no value policy, its plan this session's, no growth; False (nothing
+    written) for anything else, which _enter handles.
+
+    What _enter, _open, _push, _argument_rows and add_frame do for that case,
+    with the columns and counts in locals (`t` is borrowed, so no reference
+    is taken): the call row with its inputs, the argument rows, the frame
+    record and its shadow, the frame's entry in the frames column.
+    """
+    cdef CPlan *pp = parent.plan
+    cdef CPlan *plan
+    cdef int32_t *op
+    cdef int32_t *r
+    cdef int32_t lasti, here, nin, nparams, i, x, ref, row, n, nrefs, first
+    cdef int64_t *ss
+    cdef int64_t *slots
+    cdef int64_t s, need, k
+    cdef int32_t *refs
+    cdef PyObject *func
+    cdef PyObject *callee
+    cdef PyObject *v
+    cdef FrameRec *fr
+    cdef bint own
+    cdef uint8_t *kinds
+    cdef uint8_t *flags
+    cdef int32_t *parents
+    cdef int32_t *offsets
+    cdef int32_t *auxes
+    cdef int32_t *ref_starts
+    cdef PyObject **values
+    if pp == NULL or parent.hooks or parent.open_row >= 0 or parent.pending < 0 \
+            or parent.subst_pc >= 0 or pp.branch_sides_at[parent.pc] >= 0:
+        return False
+    # The instruction the caller executes is the call its pending op records
+    # (the event before the CALL read its inputs: nothing to replay first).
+    lasti = tracer_frame_lasti(parent.frame)
+    if not 0 <= lasti < 2 * pp.nunits:
+        return False
+    here = pp.istart[lasti >> 1]
+    op = pp.ops + parent.pc * OP_WORDS
+    if op[OP_CODE] != M_RECORD or op[OP_OFFSET] != here:
+        return False
+    r = pp.recs + op[OP_A]
+    if r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX:
+        return False
+    plan = _cached_plan(self, code)
+    if plan == NULL or plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
+            or plan.ncellparams or code is TRACK_CODE:
+        return False
+    nin = r[REC_NIN]
+    nparams = plan.nparams
+    need = plan.nlocalsplus + plan.stacksize
+    n = t.n
+    nrefs = t.nrefs
+    if n + nparams + 3 >= t.cap or nrefs + nin > t.refcap or t.value_policy \
+            or t.timing != NULL or t.nframes == t.framecap \
+            or self.nframes == self.framecap or self.shadow_top + need > self.shadow_cap:
+        return False
+    func = tracer_frame_function(frame)
+    if func == NULL:
+        return False
+    # The call row's inputs, written past the refs in use: committed only once
+    # the callee is known to be this frame's function.
+    own = pp.session == self.session
+    ss = _stack(self, parent)
+    refs = t.refs_
+    first = nrefs
+    for i in range(REC_INPUTS, REC_INPUTS + nin):
+        x = r[i]
+        if x >= 0:
+            s = ss[x]
+            if s & 3 == 0:
+                ref = <int32_t>(s >> 2)
+            elif s & 3 == 2:
+                ref = -<int32_t>(s >> 2) - 1
+            elif s & 3 == 1:
+                if not own:
+                    return False
+                ref = pp.const_refs[s >> 2]
+                if ref == 0:
+                    return False   # a constant's first use in this trace: pooled by _open
+            elif s == S_NULL:
+                continue
+            else:
+                ref = -1   # unknown (pool[0])
+        else:
+            if not own:
+                return False
+            ref = pp.static_refs[-x - 1]
+            if ref == 0:
+                return False
+        refs[nrefs] = ref
+        nrefs += 1
+    if nrefs == first:
+        return False
+    ref = refs[first]
+    callee = t.value_[ref] if ref >= 0 else PyList_GET_ITEM(t.pool, -ref - 1)
+    if callee != func:
+        return False   # a frame entered from C under the call (a nested node of its own)
+    # The call row (open until the frame returns), then the function's and the
+    # parameters' argument rows, through local column pointers (stores through
+    # t.kind_ and the like could alias t's own fields and force reloads).
+    kinds = t.kind_
+    flags = t.flags_
+    parents = t.parent_
+    offsets = t.offset_
+    auxes = t.aux_
+    ref_starts = t.ref_start_
+    values = t.value_
+    row = n
+    kinds[row] = K_NESTED
+    flags[row] = F_OPEN
+    parents[row] = parent.call_row
+    offsets[row] = here
+    auxes[row] = 0
+    values[row] = NULL
+    ref_starts[row + 1] = nrefs
+    for i in range(row + 1, row + nparams + 2):
+        kinds[i] = K_ARGUMENT
+        flags[i] = 0
+        parents[i] = row
+        offsets[i] = -1
+        auxes[i] = i - row - 1
+        ref_starts[i + 1] = nrefs
+    Py_XINCREF(func)
+    values[row + 1] = func
+    for i in range(nparams):
+        v = tracer_frame_local(frame, i)
+        Py_XINCREF(v)
+        values[row + 2 + i] = v
+    t.n = row + nparams + 2
+    t.nrefs = nrefs
+    parent.open_row = row
+    parent.body_may_be_callee = 1
+    parent.callee_body_entered = 1
+    parent.open_primitive = 0
+    # The frame record (_push) and its shadow: parameters are their rows.
+    fr = &self.frames[self.nframes]
+    self.nframes += 1
+    fr.frame = frame
+    fr.code = <PyObject *>code
+    fr.plan = plan
+    fr.code_id = plan.code_id
+    fr.call_row = row
+    fr.open_row = -1
+    fr.exc_row = -1
+    fr.shadow = <int32_t>self.shadow_top
+    fr.open_primitive = 0
+    fr.callee_body_entered = 0
+    fr.body_may_be_callee = 0
+    fr.ctx = parent.ctx
+    fr.hooks = 0
+    fr.filters = NULL
+    fr.subst_pc = -1
+    fr.subst_new = fr.subst_orig = fr.subst_args = NULL
+    fr.pending = P_NONE
+    fr.pc = 0
+    slots = self.shadow + self.shadow_top
+    self.shadow_top += need
+    for k in range(nparams):
+        slots[k] = (<int64_t>(row + 2 + k)) << 2
+    for k in range(nparams, need):
+        slots[k] = S_UNKNOWN
+    # add_frame's common case (room checked above).
+    if t.nframes and (t.frames_[t.nframes - 1] >> 32) >= row:
+        t.frames_sorted = False
+    t.frames_[t.nframes] = ((<int64_t>row) << 32) | (<uint32_t>plan.code_id)
+    t.nframes += 1
+    self.events += 1
+    _start_segment(self, fr, plan.seg_from[offset >> 1])
+    return True
 
 
 cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int offset,
@@ -269,7 +447,10 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     elif h >= 0 and fr.pending == P_EXC:
         _enter_handler(self, fr, offset, h)
     elif fr.pending >= 0 and _ends_at(self, fr, offset):
-        _run_to_end(self, fr)
+        if fr.open_row >= 0 and fr.hooks == 0 and _close_open_call(self, self.trace, fr):
+            pass   # the segment was that call and its END: nothing left to run
+        else:
+            _run_to_end(self, fr)
     elif h >= 0:
         _enter_handler(self, fr, offset, h)
     else:
@@ -281,6 +462,36 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         if op[OP_CODE] == M_RECORD and op[OP_OFFSET] == offset:
             _substitute(self, fr, op)
     return EV_CONTINUE
+
+
+cdef bint _close_open_call(Recorder self, Trace t, FrameRec *fr) except -1:
+    """The pending op is the call whose callee's frames ran (fr.open_row): its
+    row completed with the call's result, as _record does for it, when nothing
+    else is needed (no hooks, one output); then, if the segment ends right
+    after it, True: _run_to_end has nothing left to do."""
+    cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
+    cdef int32_t *r
+    cdef int32_t row, out
+    cdef PyObject *v
+    if op[OP_CODE] != M_RECORD:
+        return False
+    r = fr.plan.recs + op[OP_A]
+    if r[REC_NOUT] != 1:
+        return False
+    out = r[REC_INPUTS + r[REC_NIN]]
+    row = fr.open_row
+    fr.open_row = -1
+    # A call still open (C code that entered Python frames) ends here; one whose
+    # body returned ended at its return (see _record).
+    if t.kind_[row] == K_NESTED and t.flags_[row] & F_OPEN:
+        t.aux_[row] = t.n
+    t.flags_[row] &= ~F_OPEN
+    v = _deferred_value(self, fr, op) if op[OP_C] else tracer_frame_stack_item(fr.frame, out)
+    t.set_value(row, v)
+    _stack(self, fr)[out] = (<int64_t>row) << 2
+    fr.pc += 1
+    op += OP_WORDS
+    return op[OP_CODE] == M_END
 
 
 cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
@@ -364,6 +575,9 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)
+    if src & 3 == 0 and fr.hooks == 0 and _return_plain(self, self.trace, fr, offset, retval,
+                                                         flags, <int32_t>(src >> 2)):
+        return 0
     if fr.hooks & H_SNAP_ANY:
         copy = _snapshot(self, fr, <object>retval)  # one snapshot for the return and the call
         retval = <PyObject *>copy
@@ -378,6 +592,45 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     _run_node_hook(self, fr, row)
     _close_call(self, fr, retval, 0)
     return 0
+
+
+cdef bint _return_plain(Recorder self, Trace t, FrameRec *fr, int32_t offset, PyObject *retval,
+                        uint8_t flags, int32_t ref) except -1:
+    """The common end of a frame in one routine: its ReturnNode (the value
+    returned or yielded, from row `ref`), its call row closed and the frame
+    record popped, with no hooks, value policy, timing or growth in the way
+    (`t` is borrowed); False (nothing written) otherwise: _leave's general path."""
+    cdef int32_t row = t.n, nrefs = t.nrefs, call_row = fr.call_row
+    cdef PyObject *old
+    if row + 2 >= t.cap or nrefs >= t.refcap or t.value_policy or t.timing != NULL \
+            or fr.subst_pc >= 0:
+        return False
+    # The ReturnNode, its one ref the value's producer.
+    t.kind_[row] = K_RETURN
+    t.flags_[row] = flags
+    t.parent_[row] = call_row
+    t.offset_[row] = offset
+    t.aux_[row] = 0
+    Py_XINCREF(retval)
+    t.value_[row] = retval
+    t.refs_[nrefs] = ref
+    t.ref_start_[row + 1] = nrefs + 1
+    t.n = row + 1
+    t.nrefs = nrefs + 1
+    # The call row closed (_close_call): its value, one past its last row.
+    old = t.value_[call_row]
+    Py_XINCREF(retval)
+    t.value_[call_row] = retval
+    t.flags_[call_row] &= ~F_OPEN
+    t.aux_[call_row] = row + 1
+    self.shadow_top -= fr.plan.nlocalsplus + fr.plan.stacksize
+    self.nframes -= 1
+    # Released last: a destructor it runs sees the trace and the frames consistent.
+    Py_XDECREF(old)
+    if t.flags_[call_row] & F_FRAME and self.nframes > 0:
+        # A frame entered from C is a node of its own, complete now (_close_call).
+        _run_node_hook(self, &self.frames[self.nframes - 1], call_row)
+    return True
 
 
 cdef int _raised(Recorder self, object code, int offset, object exception) except -1:
