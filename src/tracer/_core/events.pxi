@@ -252,7 +252,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             parent.callee_body_entered = 0
             parent.open_primitive = 0
             if parent.hooks & (H_CANRECUR | H_PRIMITIVES) and \
-                    not _may_recur(self, parent, frame, code):
+                    not _may_recur_cached(self, parent, frame, code):
                 parent.open_primitive = 1
                 self.trace.kind_[parent.open_row] = K_PRIMITIVE
     if parent.plan == NULL and (not (self.trace.flags_[parent.call_row] & F_OPEN)
@@ -353,6 +353,29 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
         _carry_stack(self, fr, offset, (1 << i) - 1 if 0 < i < 31 else 0)
         fr.pending = P_EXC
     return 0
+
+
+cdef bint _may_recur_cached(Recorder self, FrameRec *parent, void *frame, object code) except -1:
+    """_may_recur, its answer kept per code object when the context only names
+    primitive modules (no canrecur, no primitive callables): then it depends on
+    the code's function's module alone, which _may_recur itself caches per code
+    for one recording, but through Python attribute reads and dicts on every
+    call (a model drawing from `random` paid ~3,000 instructions per draw)."""
+    cdef size_t h = (<size_t>(<PyObject *>code) >> 4) & (VERDICT_CACHE - 1)
+    cdef bint recur
+    if parent.hooks & H_CANRECUR:
+        return _may_recur(self, parent, frame, code)
+    if self.verdict_code[h] == <PyObject *>code and self.verdict_ctx[h] == parent.ctx:
+        return self.verdict_recur[h]
+    recur = _may_recur(self, parent, frame, code)
+    if self.broken or tracer_frame_function(frame) == NULL or (<object>parent.ctx).primitives:
+        return recur
+    Py_INCREF(code)
+    Py_XDECREF(self.verdict_code[h])
+    self.verdict_code[h] = <PyObject *>code
+    self.verdict_ctx[h] = parent.ctx
+    self.verdict_recur[h] = recur
+    return recur
 
 
 cdef inline bint _own_code_planned(Recorder self, object code, CPlan *plan) except -1:

@@ -27,6 +27,12 @@ ctypedef struct FrameRec:
     PyObject *subst_args  # owned: an operator's operands (tuple), else NULL
 
 
+# Entries of Recorder's cache of callee verdicts by module (_may_recur_cached), a
+# power of two.
+cdef enum:
+    VERDICT_CACHE = 64
+
+
 @cython.final
 cdef class Recorder:
     """Drives one `track` call: owns the trace and the sys.monitoring callbacks."""
@@ -55,6 +61,12 @@ cdef class Recorder:
     cdef int user_depth                 # hooks running (_user_code_starts)
     cdef PyObject *pool_cache_obj[POOL_CACHE]   # _pool_ref's cache (borrowed: the pool owns them)
     cdef int32_t pool_cache_ref[POOL_CACHE]
+    # _may_recur's answer for a code object under a context that only names
+    # primitive modules, by code address: the code (owned), the context
+    # (borrowed: `contexts` keeps it) and the answer.
+    cdef PyObject *verdict_code[VERDICT_CACHE]
+    cdef PyObject *verdict_ctx[VERDICT_CACHE]
+    cdef uint8_t verdict_recur[VERDICT_CACHE]
 
     def __cinit__(self, int64_t session):
         self.trace = Trace()
@@ -79,6 +91,8 @@ cdef class Recorder:
                 _clear_substitution(&self.frames[i])
         free(self.frames)
         free(self.shadow)
+        for i in range(VERDICT_CACHE):
+            Py_XDECREF(self.verdict_code[i])
 
     # -- setup -----------------------------------------------------------------------
     def begin_root(self, object f, tuple args, dict kwargs, object ctx):
