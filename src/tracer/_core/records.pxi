@@ -327,8 +327,12 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here,
         p += 2 + 2 * n
     else:
         return 0  # `here` is in the pending segment itself (or the frame is lost)
-    _run_to_end(self, fr)
-    _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
+    # One run up to the branch, its rows, and (an INSTRUCTION event) on through
+    # the segment it leads to; _take_branch when that run could not write them.
+    if fr.pending >= 0 and not _run_ops(self, fr, fr.plan.branch_sides[k],
+                                        fr.plan.branch_sides[k + 1 + side],
+                                        here if instruction_event else -1):
+        _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
     return 0
 
 
