@@ -262,7 +262,7 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
         self.trace.open_rows(&w, 2, (r[REC_NIN] if r != NULL else 0) + 1)
         if r != NULL:
             # The bool the branch popped was this record's result.
-            nrefs = _row_inputs(fr.plan, fr.plan.session == self.session, r, ss, w.refs, w.nrefs)
+            nrefs = _row_inputs(fr.plan, self.session, r, ss, w.refs, w.nrefs)
             if nrefs >= 0:
                 w.nrefs = nrefs
                 row = _rows_add(self.trace, &w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE,

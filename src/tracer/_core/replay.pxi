@@ -108,12 +108,13 @@ cdef void _run_budget(CPlan *plan, Py_ssize_t nops) noexcept:
     plan.branch_run_refs = 2 * plan.run_refs + bool_refs + 1
 
 
-cdef inline int32_t _row_inputs(CPlan *plan, bint own, int32_t *r, int64_t *ss, int32_t *refs,
+cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_t *ss, int32_t *refs,
                                 int32_t nrefs) noexcept:
     """Write record r's input refs at refs[nrefs:] and return the new count, or -1
     if one of them needs _ref (a constant not pooled yet, a plan another recorder
-    pooled into): then the row is _record_primitive's.  `own`: the plan's pooled
-    constants are this recorder's."""
+    pooled into): then the row is _record_primitive's.  `session`: the recorder's;
+    the plan's pooled constants are its own if the plan's session is that one
+    (asked only of an input that is a constant: rows of the call are most)."""
     # No calls: the op loop keeps its registers around it.
     cdef int32_t i, x, ref
     cdef int64_t s
@@ -127,10 +128,10 @@ cdef inline int32_t _row_inputs(CPlan *plan, bint own, int32_t *r, int64_t *ss, 
                 continue
             if s == S_NULL:
                 continue
-            if s & 3 != 1 or not own:
+            if s & 3 != 1 or plan.session != session:
                 return -1
             ref = plan.const_refs[s >> 2]
-        elif own:
+        elif plan.session == session:
             ref = plan.static_refs[-x - 1]
         else:
             return -1
@@ -193,6 +194,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef bint taken
     cdef int32_t first = pc
     cdef int policy = self.trace.value_policy
+    cdef int64_t session = self.session
     cdef int32_t call_row = fr.call_row
     cdef bint fast = (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0
     cdef bint reopen = True   # the columns are opened at the run's first row
@@ -249,7 +251,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # plan's nlocalsplus is its code's, tracer_frame_stack_item's base)
                 v = _deferred_value(self, fr, op) if op[OP_C] else \
                     tracer_frame_local(fr.frame, nlocalsplus + r[REC_INPUTS + nin])
-                next_refs = _row_inputs(plan, plan.session == self.session, r, ss, refs, nrefs)
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
                 if next_refs >= 0:
                     nrefs = next_refs
                     row = n
@@ -339,7 +341,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if opc == M_RECORD_BOOL:
                 # The bool the branch popped was this record's result.
                 r = plan.recs + op[OP_A]
-                next_refs = _row_inputs(plan, plan.session == self.session, r, ss, refs, nrefs)
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
                 if next_refs < 0:
                     break   # an input to pool first: nothing written, _take_branch's
                 nrefs = next_refs
