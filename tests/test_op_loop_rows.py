@@ -109,3 +109,74 @@ def test_op_loop_rows_under_a_value_policy(values):
         assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
     tracer.validate(fast)
     tracer.validate(slow)
+
+
+def _twice(v):
+    return v * 2
+
+
+def branches(xs):
+    # Conditional jumps of every kind, each taken both ways: on a certain bool
+    # (compare, `is`, `in`: a RECORD_BOOL on 3.13), on any value's truth, on
+    # `is None`; loops on both sides; a branch whose next event is a call's
+    # (PY_START) or a return's, not an INSTRUCTION.
+    total = 0
+    for v in xs:
+        if v is None:
+            total += 1
+            continue
+        if not v:
+            total -= 1
+        elif v > 5 and v < 50:
+            total += v
+        if v in (3, 4):
+            total *= 2
+        y = v if v else 0
+        if y is not None:
+            total += 1
+        while y > 3:
+            y //= 2
+        if v % 3:
+            total += _twice(v)
+    return total
+
+
+def last_branch(a, b):
+    # The silent branch is taken at the PY_RETURN event.
+    if a < b:
+        return a
+    return b
+
+
+def flag_loop(n):
+    # A branch on a local that holds a constant (a constant's row as the condition).
+    go = True
+    k = 0
+    while go:
+        k += 1
+        if k >= n:
+            go = False
+    return k
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+@pytest.mark.parametrize("call", [
+    (branches, ([None, 0, 1, 3, 4, 7, 60, 2.5, 0.0, None, 12] * 60,)),
+    (last_branch, (1, 2)),
+    (last_branch, (3, 2)),
+    (flag_loop, (500,)),
+])
+def test_branches_taken_in_the_op_loop_match_the_per_row_writers(call, fresh):
+    # A branch the next event shows taken is written by the op loop (_run_ops),
+    # and the run goes on through the segment it leads to; under a node hook
+    # _take_branch writes it.  Same trace either way.
+    f, args = call
+    old = spare_columns_limit(0) if fresh else None
+    try:
+        fast = tracer.track(f, *args)
+        slow = tracer.track(f, *args, ctx=ReturnHook())
+    finally:
+        if old is not None:
+            spare_columns_limit(old)
+    assert fast.value == slow.value == f(*args)
+    _same_trace(fast, slow)

@@ -530,8 +530,8 @@ cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
     self.events += 1
     _catch_up(self, fr, offset, False)
     if fr.pending >= 0:
-        _run_to_end(self, fr)
-        if _take_branch(self, fr, offset, dest):
+        # (the branch's rows written by the op loop, or else by _take_branch)
+        if _run_ops(self, fr, offset, dest, -1) or _take_branch(self, fr, offset, dest):
             return EV_CONTINUE
         op = fr.plan.ops + fr.pc * OP_WORDS
         if op[OP_CODE] == M_FOR_ITER and op[OP_OFFSET] == offset:

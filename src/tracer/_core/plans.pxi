@@ -40,6 +40,10 @@ ctypedef struct CPlan:
     # (_run_budget): what it reserves in the columns before it starts.
     int32_t run_rows
     int32_t run_refs
+    # ...and one run that takes a silent branch on its way (_run_ops): the rows
+    # and refs of two runs, the bool's and the jump's.
+    int32_t branch_run_rows
+    int32_t branch_run_refs
 
 
 cdef void _free_plan(void *p) noexcept:

@@ -262,7 +262,7 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
         self.trace.open_rows(&w, 2, (r[REC_NIN] if r != NULL else 0) + 1)
         if r != NULL:
             # The bool the branch popped was this record's result.
-            nrefs = _row_inputs(fr.plan, fr.plan.session == self.session, r, ss, w.refs, w.nrefs)
+            nrefs = _row_inputs(fr.plan, self.session, r, ss, w.refs, w.nrefs)
             if nrefs >= 0:
                 w.nrefs = nrefs
                 row = _rows_add(self.trace, &w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE,
@@ -327,8 +327,12 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here,
         p += 2 + 2 * n
     else:
         return 0  # `here` is in the pending segment itself (or the frame is lost)
-    _run_to_end(self, fr)
-    _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
+    # One run up to the branch, its rows, and (an INSTRUCTION event) on through
+    # the segment it leads to; _take_branch when that run could not write them.
+    if fr.pending >= 0 and not _run_ops(self, fr, fr.plan.branch_sides[k],
+                                        fr.plan.branch_sides[k + 1 + side],
+                                        here if instruction_event else -1):
+        _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
     return 0
 
 

@@ -78,16 +78,20 @@ cdef inline bint _runs_on(int32_t opc) noexcept:
 
 
 cdef void _run_budget(CPlan *plan, Py_ssize_t nops) noexcept:
-    """The most rows, and refs, that one run of _run_to_end's loop can write
-    itself: a RECORD one row and its inputs, a silent jump one row."""
+    """The most rows, and refs, that one run of _run_ops's loop can write
+    itself: a RECORD one row and its inputs, a silent jump one row; and a run
+    that takes a branch on its way (two runs, the RECORD_BOOL's row and inputs,
+    the jump's row and its condition)."""
     cdef Py_ssize_t i
-    cdef int32_t opc, rows = 0, refs = 0
+    cdef int32_t opc, rows = 0, refs = 0, bool_refs = 0
     cdef int32_t *op
     plan.run_rows = 0
     plan.run_refs = 0
     for i in range(nops):
         op = plan.ops + i * OP_WORDS
         opc = op[OP_CODE]
+        if opc == M_RECORD_BOOL and plan.recs[op[OP_A] + REC_NIN] > bool_refs:
+            bool_refs = plan.recs[op[OP_A] + REC_NIN]
         if not _runs_on(opc):
             rows = refs = 0
             continue
@@ -100,14 +104,17 @@ cdef void _run_budget(CPlan *plan, Py_ssize_t nops) noexcept:
             plan.run_rows = rows
         if refs > plan.run_refs:
             plan.run_refs = refs
+    plan.branch_run_rows = 2 * plan.run_rows + 2
+    plan.branch_run_refs = 2 * plan.run_refs + bool_refs + 1
 
 
-cdef inline int32_t _row_inputs(CPlan *plan, bint own, int32_t *r, int64_t *ss, int32_t *refs,
+cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_t *ss, int32_t *refs,
                                 int32_t nrefs) noexcept:
     """Write record r's input refs at refs[nrefs:] and return the new count, or -1
     if one of them needs _ref (a constant not pooled yet, a plan another recorder
-    pooled into): then the row is _record_primitive's.  `own`: the plan's pooled
-    constants are this recorder's."""
+    pooled into): then the row is _record_primitive's.  `session`: the recorder's;
+    the plan's pooled constants are its own if the plan's session is that one
+    (asked only of an input that is a constant: rows of the call are most)."""
     # No calls: the op loop keeps its registers around it.
     cdef int32_t i, x, ref
     cdef int64_t s
@@ -121,10 +128,10 @@ cdef inline int32_t _row_inputs(CPlan *plan, bint own, int32_t *r, int64_t *ss, 
                 continue
             if s == S_NULL:
                 continue
-            if s & 3 != 1 or not own:
+            if s & 3 != 1 or plan.session != session:
                 return -1
             ref = plan.const_refs[s >> 2]
-        elif own:
+        elif plan.session == session:
             ref = plan.static_refs[-x - 1]
         else:
             return -1
@@ -135,8 +142,24 @@ cdef inline int32_t _row_inputs(CPlan *plan, bint own, int32_t *r, int64_t *ss, 
     return nrefs
 
 
-cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
-    """Run the pending segment's ops from fr.pc up to its END or terminal op.
+cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
+    """Run the pending segment's ops from fr.pc up to its END or terminal op
+    (_run_ops, with no branch to take).  A segment already at its END (the op
+    loop of the event before ran up to it) costs no call."""
+    if fr.pending < 0:
+        return 0
+    if fr.plan.ops[fr.pc * OP_WORDS + OP_CODE] == M_END:
+        if TRACER_EVENT_LOG:
+            _log_segment(fr, fr.pc, fr.pc, "to end")
+        return 0
+    _run_ops(self, fr, -1, -1, -1)
+    return 0
+
+
+cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
+                  int32_t go_on_to) except -1:
+    """Run the pending segment's ops from fr.pc up to its END or terminal op;
+    1 if it took the conditional jump at offset `branch_at` to `dest` on the way.
 
     The hot path: the same as _run(fr, -1, False), as one switch per op.  In a
     frame whose context has no per-row hooks (`fast`), the rows of primitive ops
@@ -144,24 +167,40 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
     in locals, into room reserved once for the whole run at its first row; any
     other op that writes rows goes through _record and friends, after which the
     columns are opened again (`reopen`: they may have grown and moved).
+
+    `branch_at` >= 0: the segment ends in the conditional jump at that offset,
+    which the event being handled showed going to `dest` (a silent branch taken
+    late, _take_silent_branch, or a BRANCH event).  Its rows (the bool it popped,
+    if a RECORD_BOOL, and the jump) are written here as _take_branch writes them,
+    and the segment it leads to is started; for an INSTRUCTION event at offset
+    `go_on_to` (>= 0) that this segment ends at, its ops run in the same loop:
+    one run where there were two, with _take_branch between.  When not fast, or
+    anything else stands in the way, the run stops before the branch and returns
+    0: the caller's _take_branch writes it.
     """
-    if fr.pending < 0:
-        return 0
     cdef CPlan *plan = fr.plan
     cdef int32_t *ops = plan.ops
     cdef int32_t *op
+    cdef int32_t *bop
     cdef int32_t *r
     cdef int32_t pc = fr.pc
-    cdef int32_t opc, nin, row
+    cdef int32_t opc, nin, row, kind
     cdef int64_t *sl = _locals(self, fr)
     cdef int64_t *ss = sl + plan.nlocalsplus
+    cdef int32_t nlocalsplus = plan.nlocalsplus
     cdef int64_t s
     cdef PyObject *v
+    cdef PyObject *truth
+    cdef bint taken
     cdef int32_t first = pc
     cdef int policy = self.trace.value_policy
+    cdef int64_t session = self.session
     cdef int32_t call_row = fr.call_row
     cdef bint fast = (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0
     cdef bint reopen = True   # the columns are opened at the run's first row
+    # A run that takes a branch writes the rows of two runs and the branch's.
+    cdef int32_t budget_rows = plan.run_rows if branch_at < 0 else plan.branch_run_rows
+    cdef int32_t budget_refs = plan.run_refs if branch_at < 0 else plan.branch_run_refs
     # The columns, in locals: never through a pointer to a struct that escapes,
     # so that stores into them do not make the compiler reload the counts.
     cdef Rows w
@@ -202,15 +241,17 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
                 # result went to a local or is returned (tracer.plan.deferral), or
                 # is on the stack.
                 if reopen:
-                    self.trace.open_rows(&w, plan.run_rows, plan.run_refs)
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
                     kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
                 nin = r[REC_NIN]
+                # (the stack slot read as the frame's local past its locals: the
+                # plan's nlocalsplus is its code's, tracer_frame_stack_item's base)
                 v = _deferred_value(self, fr, op) if op[OP_C] else \
-                    tracer_frame_stack_item(fr.frame, r[REC_INPUTS + nin])
-                next_refs = _row_inputs(plan, plan.session == self.session, r, ss, refs, nrefs)
+                    tracer_frame_local(fr.frame, nlocalsplus + r[REC_INPUTS + nin])
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
                 if next_refs >= 0:
                     nrefs = next_refs
                     row = n
@@ -246,7 +287,7 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
             if fast:
                 # _jump_row's row, unconditional.
                 if reopen:
-                    self.trace.open_rows(&w, plan.run_rows, plan.run_refs)
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
                     kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
@@ -278,13 +319,82 @@ cdef int _run_to_end(Recorder self, FrameRec *fr) except -1:
             ss[op[OP_A]] = _capture(self, fr, op[OP_A])
         elif opc == M_CAPTURE_METHOD:
             _capture_method(self, fr, op[OP_A], op[OP_B])
+        elif (opc == M_RECORD_BOOL or opc == M_BRANCH) and branch_at >= 0:
+            # The branch the event showed taken: _take_branch's rows, written here.
+            bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
+            if not fast or fr.open_row >= 0 or bop[OP_CODE] != M_BRANCH \
+                    or bop[OP_OFFSET] != branch_at:
+                break
+            # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+            # IF_NONE/IF_NOT_NONE test `value is None`.
+            taken = dest == bop[OP_C]
+            kind = bop[OP_B]
+            if kind == 0 or kind == 3:
+                taken = not taken
+            truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
+            if reopen:
+                self.trace.open_rows(&w, budget_rows, budget_refs)
+                kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                n, nrefs = w.n, w.nrefs
+                reopen = False
+            if opc == M_RECORD_BOOL:
+                # The bool the branch popped was this record's result.
+                r = plan.recs + op[OP_A]
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
+                if next_refs < 0:
+                    break   # an input to pool first: nothing written, _take_branch's
+                nrefs = next_refs
+                row = n
+                parents[row] = call_row
+                offsets[row] = op[OP_OFFSET]
+                auxes[row] = 0
+                values[row] = _row_value(policy, truth)
+                ref_starts[row + 1] = nrefs
+                kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+                flags[row] = 0
+                n = row + 1
+                self.trace.n = n
+                self.trace.nrefs = nrefs
+                ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
+            s = ss[bop[OP_A]]
+            if s & 3 == 0:
+                refs[nrefs] = <int32_t>(s >> 2)
+                nrefs += 1
+            elif s != S_NULL and s != S_UNKNOWN and s != S_DYN:
+                # (_ref pools a constant: the pool, never the columns)
+                refs[nrefs] = _ref(self, fr, s)
+                nrefs += 1
+            row = n
+            parents[row] = call_row
+            offsets[row] = branch_at
+            auxes[row] = dest
+            values[row] = _row_value(policy, truth)
+            ref_starts[row + 1] = nrefs
+            kinds[row] = K_JUMP
+            flags[row] = 0
+            n = row + 1
+            self.trace.n = n
+            self.trace.nrefs = nrefs
+            if TRACER_EVENT_LOG:
+                _log_segment(fr, first, pc + 1, "to end, branch taken")
+            branch_at = -1
+            pc = plan.seg_from[dest >> 1]
+            if pc < 0:
+                fr.pending = P_LOST
+                return 1
+            fr.pending = first = pc
+            if go_on_to < 0 or plan.seg_end[pc] != go_on_to:
+                fr.pc = pc
+                return 1
+            continue   # the next segment, up to the event's instruction
         else:
             break  # END or a terminal op, left for the caller
         pc += 1
     if TRACER_EVENT_LOG:
         _log_segment(fr, first, pc, "to end")
     fr.pc = pc
-    return 0
+    return branch_at < 0 and dest >= 0
 
 
 cdef int64_t _carried(Recorder self, FrameRec *fr, int32_t *op) except? -1:
