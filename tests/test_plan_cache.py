@@ -465,3 +465,13 @@ def test_plan_data_is_not_tracked_by_the_collector(plan_dir):
     del ns, code
     gc.collect()
     assert ref() is None
+
+
+def test_the_plans_kept_in_memory_are_bounded(plan_dir, monkeypatch):
+    monkeypatch.setattr(cache, "_MEMO_MAX", 2)
+    codes = [sample.__code__, inner_writer.__code__, entry_file.__code__]
+    for c in codes:
+        build_plan(c)
+    memo = cache._state["memo"]
+    assert len(memo) == 2 and cache.entry(codes[0], PLAN_PLAIN).key not in memo  # oldest out
+    assert cache.entry(codes[2], PLAN_PLAIN).key in memo

@@ -657,7 +657,7 @@ def _pack_of(code: CodeType, folder: str) -> _Pack:
 def _remember(key: bytes, fields: dict) -> None:
     memo = _state["memo"]
     if len(memo) >= _MEMO_MAX:
-        del memo[next(iter(memo))]
+        memo.pop(next(iter(memo)), None)  # (another thread may have taken it)
     memo[key] = fields
 
 
