@@ -1,8 +1,11 @@
 """Plans cached on disk (tracer.analysis.cache): read back equal, rebuilt when an entry
 is stale, truncated or corrupt, harmless when the directory cannot be written, whole
-when processes write at once, and warm in a second process."""
+when processes write at once, and warm in a second process; one pack per module,
+plans of code compiled again reused from memory, plan data out of the collector's
+lists."""
 
 import errno
+import gc
 import json
 import os
 import subprocess
@@ -53,9 +56,13 @@ def entry_file(code, mode=PLAN_PLAIN) -> Path:
 def test_a_cached_plan_reads_back_equal(plan_dir, mode):
     for code in CODES:
         built = build_plan(code, mode)
+        kept = cache.entry(code, mode).read()  # from memory
+        assert plan_difference(CodePlan(code, mode, **kept), built) is None
+        cache.forget()  # written, and read back as a new process would
         assert entry_file(code, mode).is_file()
+        loaded_before = cache.stats["loaded"]
         fields = cache.entry(code, mode).read()
-        assert fields is not None
+        assert fields is not None and cache.stats["loaded"] == loaded_before + 1
         loaded = CodePlan(code, mode, **fields)
         assert plan_difference(loaded, built) is None
         assert plan_difference(build_plan(code, mode), built) is None  # through build_plan
@@ -63,6 +70,7 @@ def test_a_cached_plan_reads_back_equal(plan_dir, mode):
 
 def test_the_ir_of_a_cached_plan_is_made_from_the_code(plan_dir):
     build_plan(sample.__code__)
+    cache.forget()
     loaded = build_plan(sample.__code__)
     assert loaded._rec_at is None and loaded._layout is None  # read from the file
     ref = _Builder(sample.__code__).build()
@@ -72,13 +80,14 @@ def test_the_ir_of_a_cached_plan_is_made_from_the_code(plan_dir):
 
 def _rebuilt_after(code, damage) -> None:
     build_plan(code)
-    path = entry_file(code)
-    good = path.read_bytes()
-    path.write_bytes(damage(good))
+    cache.flush()
+    good = cache.entry(code, PLAN_PLAIN).raw()
+    cache.entry(code, PLAN_PLAIN).replace_raw(damage(good))  # (and forgets what it read)
     assert cache.entry(code, PLAN_PLAIN).read() is None
     plan = build_plan(code)  # built again, and the entry written again
     assert plan._layout is not None
-    assert path.read_bytes() == good
+    cache.forget()
+    assert cache.entry(code, PLAN_PLAIN).raw() == good
     assert cache.entry(code, PLAN_PLAIN).read() is not None
 
 
@@ -103,7 +112,8 @@ def test_a_stale_entry_is_rebuilt(plan_dir):
     # Another code object's entry (or one of another format) under this one's name.
     other = inner_writer.__code__
     build_plan(other)
-    _rebuilt_after(sample.__code__, lambda b: entry_file(other).read_bytes())
+    cache.flush()
+    _rebuilt_after(sample.__code__, lambda b: cache.entry(other, PLAN_PLAIN).raw())
     _rebuilt_after(sample.__code__, lambda b: b[:8] + (cache.FORMAT + 1).to_bytes(4, "little") + b[12:])
 
 
@@ -145,7 +155,9 @@ def test_an_unwritable_directory_only_costs_speed(tmp_path):
         cache.set_plan_cache(blocker / "plans")
         plan = build_plan(sample.__code__)
         assert plan_difference(plan, _Builder(sample.__code__).build()) is None
+        cache.flush()
         assert cache._state["writable"] is False  # no more tries in this process
+        cache.forget()
         assert cache.entry(sample.__code__, PLAN_PLAIN).read() is None
     finally:
         cache._state.clear()
@@ -162,6 +174,7 @@ def test_a_read_only_directory_only_costs_speed(tmp_path):
     try:
         cache.set_plan_cache(ro)
         assert plan_difference(build_plan(sample.__code__), _Builder(sample.__code__).build()) is None
+        cache.flush()
         assert list(ro.iterdir()) == []
     finally:
         ro.chmod(0o755)
@@ -176,6 +189,7 @@ def test_a_full_disk_only_costs_speed(plan_dir, monkeypatch):
     monkeypatch.setattr(cache.os, "replace", full)
     plan = build_plan(sample.__code__)
     assert plan_difference(plan, _Builder(sample.__code__).build()) is None
+    cache.flush()
     assert not entry_file(sample.__code__).exists()
     assert not list(entry_file(sample.__code__).parent.glob("*.tmp"))  # no temporary file left
 
@@ -264,6 +278,7 @@ WRITER = textwrap.dedent("""
     for _ in range(5):
         for c, p in plans:
             assert cache.entry(c, PLAN_PLAIN).write(p)
+        cache.flush()
     print(len(codes))
 """)
 
@@ -286,8 +301,10 @@ def test_two_processes_writing_at_once_leave_whole_entries(tmp_path):
         counts.append(int(out.split()[-1]))
     files = list(tmp_path.rglob("*"))
     assert not [f for f in files if f.name.endswith(".tmp")]
-    entries = [f for f in files if f.suffix == ".plan"]
-    assert len(entries) > 100
+    packs = [f for f in files if f.suffix == ".pack"]
+    assert len(packs) == 8  # one per module (the four, and what they hold of collections,
+    #                         gettext, heapq and a namedtuple's `<string>`)
+    assert sum(len(cache._pack_index(f.read_bytes())) for f in packs) == counts[0]
     # Every entry is whole: this process reads each one back, equal to its own build.
     import argparse
     import difflib
@@ -298,6 +315,7 @@ def test_two_processes_writing_at_once_leave_whole_entries(tmp_path):
     cache_saved = dict(cache._state)
     try:
         cache.set_plan_cache(tmp_path)
+        loaded = cache.stats["loaded"]
         codes = [c for m in (textwrap_module, difflib, json_module.encoder, argparse)
                  for c in code_objects(m)]
         assert len(codes) == counts[0]
@@ -305,6 +323,155 @@ def test_two_processes_writing_at_once_leave_whole_entries(tmp_path):
             fields = cache.entry(c, PLAN_PLAIN).read()
             assert fields is not None, c.co_qualname
             assert plan_difference(CodePlan(c, PLAN_PLAIN, **fields), _Builder(c).build()) is None
+        assert cache.stats["loaded"] == loaded + len(codes)
     finally:
         cache._state.clear()
         cache._state.update(cache_saved)
+
+
+# -- packs, plans reused from memory, plan data and the collector ---------------------------
+def _codes_of_file(module) -> list:
+    """Every code object of `module`'s source, compiled afresh (one co_filename)."""
+    found = []
+
+    def collect(c):
+        found.append(c)
+        for k in c.co_consts:
+            if hasattr(k, "co_code"):
+                collect(k)
+
+    collect(compile(Path(module.__file__).read_text(), module.__file__, "exec"))
+    return found
+
+
+def test_a_module_is_one_pack_read_once(plan_dir, monkeypatch):
+    codes = _codes_of_file(textwrap)
+    for c in codes:
+        build_plan(c)
+    cache.forget()
+    packs = list(plan_dir.rglob("*.pack"))
+    assert len(packs) == 1 and len(cache._pack_index(packs[0].read_bytes())) == len(codes)
+    reads = []
+    real = cache._pack_index
+    monkeypatch.setattr(cache, "_pack_index", lambda data: reads.append(1) or real(data))
+    loaded = cache.stats["loaded"]
+    for c in _codes_of_file(textwrap):  # (new code objects: nothing kept in the core)
+        assert cache.entry(c, PLAN_PLAIN).read() is not None
+    assert cache.stats["loaded"] == loaded + len(codes)
+    assert len(reads) == 1  # the pack was read and indexed once
+
+
+def test_new_entries_are_written_in_batches(plan_dir, monkeypatch):
+    build_plan(sample.__code__)
+    build_plan(inner_writer.__code__)
+    assert not entry_file(sample.__code__).exists()  # fewer than a batch: kept in memory
+    cache.flush()
+    assert entry_file(sample.__code__).exists()
+    monkeypatch.setattr(cache, "_FLUSH_AFTER", 0.0)  # ... or written once a batch is old
+    build_plan(entry_file.__code__)
+    assert cache.entry(entry_file.__code__, PLAN_PLAIN).raw() is not None
+
+
+def test_a_pack_written_meanwhile_is_merged(plan_dir):
+    build_plan(sample.__code__)
+    cache.forget()
+    assert cache.entry(sample.__code__, PLAN_PLAIN).read() is not None  # the pack read
+    # Another process adds an entry to the pack after this one read it ...
+    other = inner_writer.__code__
+    e = cache.entry(other, PLAN_PLAIN)
+    data = Path(e.pack.path).read_bytes()
+    entries = {k: data[a:a + n] for k, (a, n) in cache._pack_index(data).items()}
+    entries[e.key] = cache._encode(_Builder(other).build(), other, e.key)
+    Path(e.pack.path).write_bytes(cache._pack_bytes(entries))
+    # ... and this one writes its own: the pack holds all three.
+    build_plan(entry_file.__code__)
+    cache.forget()
+    for c in (sample.__code__, other, entry_file.__code__):
+        assert cache.entry(c, PLAN_PLAIN).read() is not None, c.co_qualname
+
+
+@pytest.mark.parametrize("damage", ["truncated", "index", "magic", "garbage", "empty"])
+def test_a_damaged_pack_is_rebuilt(plan_dir, damage):
+    codes = (sample.__code__, inner_writer.__code__)
+    for c in codes:
+        build_plan(c)
+    cache.forget()
+    path = entry_file(sample.__code__)
+    data = bytearray(path.read_bytes())
+    if damage == "truncated":
+        data = data[:len(data) // 2]
+    elif damage == "index":
+        data[cache._PACK_HEADER.size + 3] ^= 0x10
+    elif damage == "magic":
+        data[0] ^= 0x01
+    elif damage == "garbage":
+        data = bytearray(os.urandom(len(data)))
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    for c in codes:
+        plan = build_plan(c)
+        assert plan_difference(plan, _Builder(c).build()) is None
+    cache.forget()
+    for c in codes:  # written again, whole
+        assert cache.entry(c, PLAN_PLAIN).read() is not None
+
+
+SAME_SOURCE = "def f(x, key=None):\n    return sorted(x, key=key, reverse=True)\n"
+
+
+def test_code_compiled_again_reuses_the_plan(plan_dir, monkeypatch):
+    def compiled():
+        ns: dict = {}
+        exec(compile(SAME_SOURCE, "<string>", "exec"), ns)
+        return ns["f"].__code__
+
+    first, again = compiled(), compiled()
+    assert first is not again and first == again
+    build_plan(first)
+    cache.forget()
+    build_plan(first.replace())  # read from the pack: now kept in memory
+    for p in plan_dir.rglob("*.pack"):
+        p.unlink()  # nothing on disk any more
+    builds = []
+    real = _Builder.build
+    monkeypatch.setattr(_Builder, "build", lambda self: builds.append(1) or real(self))
+    reused = cache.stats["reused"]
+    plan = build_plan(again)
+    assert builds == [] and cache.stats["reused"] == reused + 1
+    assert plan_difference(plan, real(_Builder(again))) is None
+    # its keyword names are the new code's own constant (the core matches them by identity)
+    names = [s for s in plan.statics if type(s) is tuple]
+    assert names and all(any(s is c for c in again.co_consts) for s in names)
+
+
+def test_plan_data_is_not_tracked_by_the_collector(plan_dir):
+    import weakref
+
+    def kept(plan):
+        return [name for name in cache._ARRAYS + ("events", "jump_events", "statics")
+                if gc.is_tracked(getattr(plan, name))]
+
+    ns: dict = {}
+    exec(compile("def f(a):\n    return [x * a for x in range(3)]\n", "<made>", "exec"), ns)
+    code = ns["f"].__code__
+    assert kept(build_plan(code)) == []   # built
+    cache.forget()
+    assert kept(build_plan(code.replace())) == []   # read from the pack
+    assert kept(build_plan(code.replace())) == []   # reused from memory
+    # The program's own objects die as they did: the code object (held weakly by its
+    # plan) goes with its function.
+    ref = weakref.ref(code)
+    del ns, code
+    gc.collect()
+    assert ref() is None
+
+
+def test_the_plans_kept_in_memory_are_bounded(plan_dir, monkeypatch):
+    monkeypatch.setattr(cache, "_MEMO_MAX", 2)
+    codes = [sample.__code__, inner_writer.__code__, entry_file.__code__]
+    for c in codes:
+        build_plan(c)
+    memo = cache._state["memo"]
+    assert len(memo) == 2 and cache.entry(codes[0], PLAN_PLAIN).key not in memo  # oldest out
+    assert cache.entry(codes[2], PLAN_PLAIN).key in memo

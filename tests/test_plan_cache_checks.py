@@ -65,9 +65,11 @@ def call_of(f):
 
 
 # -- the entry rewriter ---------------------------------------------------------------------
-def read_entry(path: Path) -> tuple[dict, int, bytes, bytes]:
-    """The int32 arrays of an entry by name, its nparams, its header+qualname, statics."""
-    data = path.read_bytes()
+def read_entry(entry) -> tuple[dict, int, bytes, bytes]:
+    """The int32 arrays of an entry (a cache.Entry, as its pack on disk holds it) by
+    name, its nparams, its header+qualname, statics."""
+    cache.flush()
+    data = entry.raw()
     h = cache._HEADER.unpack_from(data)
     start = cache._HEADER.size + h[5]
     payload = data[start:]
@@ -82,9 +84,10 @@ def read_entry(path: Path) -> tuple[dict, int, bytes, bytes]:
     return arrays, nparams, data[:start], payload[end:]
 
 
-def write_entry(path: Path, arrays: dict, nparams: int, head: bytes, statics: bytes) -> None:
-    """Write an entry holding `arrays`, with its checksum recomputed: only the plan
-    checks stand between it and the core."""
+def write_entry(entry, arrays: dict, nparams: int, head: bytes, statics: bytes) -> None:
+    """Write an entry holding `arrays` into its pack, with its checksum recomputed: only
+    the plan checks stand between it and the core (the process then forgets what it
+    read and kept, so the next read is of the file)."""
     ints = array("i")
     counts = []
     for name in cache._ARRAYS + LISTS:
@@ -94,20 +97,20 @@ def write_entry(path: Path, arrays: dict, nparams: int, head: bytes, statics: by
     h = list(cache._HEADER.unpack_from(head))
     h[6] = len(payload)
     h[7] = cache._checksum(payload)
-    path.write_bytes(cache._HEADER.pack(*h) + head[cache._HEADER.size:] + payload)
+    entry.replace_raw(cache._HEADER.pack(*h) + head[cache._HEADER.size:] + payload)
 
 
-def fields_of_entry(path: Path, code) -> dict:
+def fields_of_entry(entry, code) -> dict:
     """An entry's plan fields as the cache hands them to the check (int32 arrays)."""
-    arrays, nparams, _head, statics = read_entry(path)
+    arrays, nparams, _head, statics = read_entry(entry)
     return dict(arrays, nparams=nparams, statics=cache._decode_statics(memoryview(statics), code))
 
 
 def rewrite(code, mode, edit) -> None:
-    path = cache.entry(code, mode).path
-    arrays, nparams, head, statics = read_entry(path)
+    entry = cache.entry(code, mode)
+    arrays, nparams, head, statics = read_entry(entry)
     nparams = edit(arrays, nparams)
-    write_entry(path, arrays, nparams, head, statics)
+    write_entry(entry, arrays, nparams, head, statics)
 
 
 def ops_of(arrays):
@@ -270,7 +273,7 @@ def test_an_entry_with_an_out_of_range_value_is_rebuilt(plan_dir, what, f, edit)
     rewrite(c, PLAN_PLAIN, edit)
     # Both statements of the rules reject it: the core's C pass (what the cache
     # runs) and the reference in Python.
-    fields = fields_of_entry(cache.entry(c, PLAN_PLAIN).path, c)
+    fields = fields_of_entry(cache.entry(c, PLAN_PLAIN), c)
     assert _core.plan_problem(fields, c) is not None, what
     assert plancheck.plan_violation(fields, c) is not None, what
     rejected = cache.stats["rejected"]
@@ -280,6 +283,7 @@ def test_an_entry_with_an_out_of_range_value_is_rebuilt(plan_dir, what, f, edit)
     # trace is the one made with no cache at all.
     assert trace_text(*call_of(f)) == expected
     assert cache.stats["rejected"] == rejected + 2
+    cache.forget()  # (written at the next batch; read back as by another process)
     assert cache.entry(c, PLAN_PLAIN).read() is not None  # written again, whole
 
 
@@ -382,6 +386,7 @@ FUZZ = textwrap.dedent("""
         except Exception:
             pass  # a wrong-but-in-range plan may make a wrong trace; never a crash
         # a fresh entry for the next round
+        cache.forget()
         import os; os.unlink(cache.entry(c, mode).path)
     print("done", loaded)
 """)
@@ -413,7 +418,8 @@ def test_a_big_cache_is_pruned_oldest_first(tmp_path):
             p.write_bytes(b"\0" * 200_000)
             os.utime(p, (1_000_000 + k, 1_000_000 + k))
             old.append(p)
-        build_plan(sample.__code__, PLAN_PLAIN)  # a write: the folder is over 1 MB
+        build_plan(sample.__code__, PLAN_PLAIN)
+        cache.flush()  # a write: the folder is over 1 MB
         left = [p for p in old if p.exists()]
         assert left == old[len(old) - len(left):]  # the oldest went first
         assert sum(p.stat().st_size for p in folder.iterdir()) <= 1_000_000

@@ -1,6 +1,7 @@
 """The plan cache's typed load path (tracer.analysis._fastcache) against the Python
-functions it ports (cache._code_parts, cache._read_file, cache._decode): the same
-key bytes, the same fields, the same entries refused."""
+functions it ports (cache._code_parts, cache._murmur128, cache._read_file,
+cache._decode): the same key bytes and keys, the same fields, the same entries
+refused, inside a pack as alone."""
 
 import importlib
 import os
@@ -45,20 +46,41 @@ def same_fields(a: dict, b: dict) -> bool:
         type(a[k]) is type(b[k]) and a[k] == b[k] for k in a)
 
 
-def outcome(decode, data, code, key):
+def outcome(decode, data, code, key, *where):
     try:
-        return decode(data, code, key)
+        return decode(data, code, key, *where)
     except Exception as exc:  # noqa: BLE001 - a refused entry, whatever the reason
         return exc
 
 
 def test_the_key_bytes_are_the_python_ones():
-    codes = [sample.__code__] + [c for name in MODULES for c in codes_of(name)]
+    def cells(a, *args, **kw):
+        def inner():
+            return a, args, kw, "\udc80"
+        return inner, ("k\udc81", (1, 2.0, None, b"x", frozenset()), ...)
+
+    codes = [sample.__code__, cells.__code__] + [c for name in MODULES for c in codes_of(name)]
+    saved = cache._fast
     for code in codes:
-        py, typed = [], []
+        py = []
         cache._code_parts(py, code)
-        fast.code_parts(typed, code)
-        assert py == typed, code.co_qualname
+        assert b"".join(py) == fast.code_bytes(code), code.co_qualname
+        for mode in (PLAN_PLAIN, PLAN_EXACT):
+            typed = cache._key(code, mode)
+            try:
+                cache._fast = None  # the statement: the parts' join, hashed in Python
+                assert cache._key(code, mode) == typed, code.co_qualname
+            finally:
+                cache._fast = saved
+
+
+def test_the_hash_is_murmur3_x64_128():
+    # (mmh3.hash_bytes("foo"), the reference implementation's documented value)
+    assert fast.murmur128(b"foo") == cache._murmur128(b"foo") == \
+        b"aE\xf5\x01W\x86q\xe2\x87}\xba+\xe4\x87\xaf~"
+    data = bytes(range(256)) * 3
+    for n in range(0, 100):  # every tail length, several blocks
+        assert fast.murmur128(data[:n]) == cache._murmur128(data[:n]), n
 
 
 @pytest.mark.parametrize("mode", [PLAN_PLAIN, PLAN_EXACT, PLAN_INTERVENE])
@@ -66,11 +88,18 @@ def test_entries_decode_to_the_python_fields(plan_dir, mode):
     codes = [sample.__code__] + codes_of("json.decoder") + codes_of("textwrap")
     for code in codes:
         build_plan(code, mode)
+    cache.flush()
+    for code in codes:
         entry = cache.entry(code, mode)
-        data = fast.read_file(str(entry.path))
-        assert data == entry.path.read_bytes()
+        pack = fast.read_file(str(entry.path))
+        assert pack == entry.path.read_bytes()
+        data = entry.raw()
         typed = fast.decode(data, code, entry.key)
         assert same_fields(typed, cache._decode(data, code, entry.key)), code.co_qualname
+        # the same entry decoded in place in its pack
+        at, n = cache._pack_index(pack)[entry.key]
+        assert same_fields(fast.decode(pack, code, entry.key, at, n), typed)
+        assert same_fields(cache._decode(pack, code, entry.key, at, n), typed)
         # the statics are the code's own objects again, as the Python decoder makes them
         assert [type(s) for s in typed["statics"]] == [type(s) for s in build_plan(code, mode).statics]
 
@@ -112,12 +141,26 @@ def damaged(data: bytes):
 def test_damaged_entries_are_refused_alike(plan_dir):
     for code in (sample.__code__, codes_of("textwrap")[3]):
         build_plan(code)
+        cache.flush()
         entry = cache.entry(code, PLAN_PLAIN)
-        data = entry.path.read_bytes()
+        data = entry.raw()
         n = 0
         for bad in damaged(data):
             py = outcome(cache._decode, bad, code, entry.key)
             typed = outcome(fast.decode, bad, code, entry.key)
+            # ... and the same bytes inside a pack (between two other entries' bytes)
+            pad = b"\x55" * 7
+            packed = pad + bad + pad
+            for at, length in ((7, len(bad)), (7, len(bad) + 1), (-1, 10),
+                               (len(packed) - 3, 10)):
+                inside_py = outcome(cache._decode, packed, code, entry.key, at, length)
+                inside = outcome(fast.decode, packed, code, entry.key, at, length)
+                if isinstance(inside_py, Exception):
+                    assert isinstance(inside, Exception), (n, at, length, inside_py)
+                else:
+                    assert same_fields(inside_py, inside), (n, at, length)
+                if (at, length) == (7, len(bad)):  # in place: as alone
+                    assert isinstance(inside, Exception) == isinstance(typed, Exception), n
             if isinstance(py, Exception):
                 # (Entry.read rebuilds on any exception: the statics' JSON errors
                 # come from the shared _decode_statics in both)
@@ -131,6 +174,6 @@ def test_damaged_entries_are_refused_alike(plan_dir):
 def test_the_load_path_uses_the_typed_functions():
     # (TRACER_FAST_CACHE=0 keeps the Python functions: how the benchmark compares them)
     if os.environ.get("TRACER_FAST_CACHE", "1") in cache._OFF:
-        assert cache._decode_fast is cache._decode and cache._code_parts_fast is cache._code_parts
+        assert cache._decode_fast is cache._decode and cache._fast is None
     else:
-        assert cache._decode_fast is fast.decode and cache._code_parts_fast is fast.code_parts
+        assert cache._decode_fast is fast.decode and cache._fast is fast

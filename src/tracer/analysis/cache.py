@@ -1,22 +1,31 @@
 """Plans kept on disk between processes, so that a program traced again is warm from
 its first call (the plan builder, tracer.analysis.plan, asks here first).
 
-One file per code object and plan variant, named by a digest of everything the plan
-depends on -- like a .pyc file: the code object (co_code, the exception table,
-names, locals, cells, flags, qualname, first line, and the shape of its constants:
-strings and tuples of strings by value, nested code objects recursively, any other
-constant by type), the Python version, tracer's version and a fingerprint of the
-analysis itself (the sources of tracer.analysis and tracer.callables, and the core's
-numbering of micro-ops and words), since development builds all say 0.0.0.
+One file per module -- a *pack*, named by a digest of the code's co_filename and of
+the source file's identity (its modification time and size, like a .pyc file; none
+for code compiled from a string) -- holding the entry of every code object of that
+file whose plan was built, in every plan variant.  A process reads a pack once,
+when it first needs a plan of that file (one open and read, and an index of the
+entries), and decodes an entry only when its code object's plan is asked for.
+
+Each entry is keyed by a digest of everything the plan depends on -- like a .pyc
+file: the code object (co_code, the exception table, names, locals, cells, flags,
+qualname, first line, and the shape of its constants: strings and tuples of
+strings by value, nested code objects recursively, any other constant by type),
+the plan variant, the Python version, tracer's version and a fingerprint of the
+analysis itself (the sources of tracer.analysis and tracer.callables, and the
+core's numbering of micro-ops and words), since development builds all say 0.0.0.
 
 An entry is data: int32 arrays and a table of the plan's static values (strings,
 tuples of strings, and callables named by their index in a fixed table), never
-code or a pickle.  It is read back only if its header names the same code object
+code or a pickle.  It is used only if its header names the same code object
 (digest, qualname, first line, size of co_code) and a checksum over its payload
-(CRC-32) matches; otherwise -- stale, truncated, corrupt -- the plan is built and the entry
-written again.  Writers write a temporary file and rename it over the entry, so a
-reader sees a whole entry or none.  A directory that cannot be written (read-only,
-full) only costs the time to build plans: the cache stops writing for the process.
+(CRC-32) matches; otherwise -- stale, truncated, corrupt, a pack whose index is
+damaged -- the plan is built and the entry written again.  A pack is written to a
+temporary file and renamed over the old one, so a reader sees a whole pack or none
+(it is read, not memory-mapped: a file truncated under a mapping would kill the
+process with SIGBUS).  A directory that cannot be written (read-only, full) only
+costs the time to build plans: the cache stops writing for the process.
 
 An entry whose checksum matches is still not trusted: every index the core will
 dereference (local and stack slots, record and static numbers, offsets, micro-op
@@ -24,18 +33,30 @@ codes, ...) is range-checked against the code object by the core's
 `plan_problem` (one C pass; the rules are stated in Python by
 tracer.analysis.plancheck.plan_violation, which also validates freshly built
 plans under TRACER_CHECK_PLANS=1), and an entry failing it is rebuilt like a
-corrupt one.  `stats` counts entries loaded and rejected; the reason of each
-rejection is logged (logger "tracer.plan_cache", level DEBUG).
+corrupt one.  `stats` counts entries loaded, reused and rejected; the reason of
+each rejection is logged (logger "tracer.plan_cache", level DEBUG).
 
-The directory is kept under a size: when a process has written entries, the
-oldest-written entries (of every version's folder) are removed once the whole
+Plans built or loaded in this process are also kept in memory by their key (at
+most _MEMO_MAX), so that a code object compiled again with the same content (code
+that tests `exec`, doctest examples, `<string>` modules) reuses the plan without
+reading or checking anything: the arrays are shared, the statics taken from the
+new code's own constants.  Plan arrays, their event sets and statics refer to no
+object that could refer back to them, so they are taken out of the garbage
+collector's lists (full collections would otherwise walk ~15 of them per plan).
+
+New entries are written in batches: a pack is rewritten (merged with what another
+process may have written meanwhile) once its new entries are as many as it held,
+or two seconds after the first of them, and at exit (`flush`).
+
+The directory is kept under a size: when a process has written packs, the
+oldest-written packs (of every version's folder) are removed once the whole
 passes TRACER_PLAN_CACHE_MAX_MB megabytes (default 200), down to three quarters of
 it.  `set_plan_cache_limit(megabytes)` sets it from Python.
 
-The load path (the key's bytes, reading the file, decoding the entry) runs in
+The load path (the key, reading a pack, decoding an entry) runs in
 tracer.analysis._fastcache where it is built; the Python functions here
 (`_code_parts`, `_read_file`, `_decode`) are its statement and its fallback, and
-TRACER_FAST_CACHE=0 keeps them (bench/cold.py's "load(py)").
+TRACER_FAST_CACHE=0 keeps them.
 
 Settings: TRACER_PLAN_CACHE=0 (or off/false/no) turns it off; TRACER_PLAN_CACHE_DIR
 chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
@@ -44,14 +65,18 @@ chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import logging
 import operator
 import os
+import stat
 import struct
 import sys
 import tempfile
+import threading
+import time
 import zlib
 from array import array
 from pathlib import Path
@@ -60,10 +85,17 @@ from types import CodeType
 from .. import _core
 from .. import callables as ops
 
-__all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", "Entry", "stats"]
+__all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", "Entry", "stats",
+           "flush", "forget"]
 
 FORMAT = 2
 MAGIC = b"TRPLAN\r\n"
+# A pack: magic, format, number of entries, CRC-32 of the index; then the index
+# (per entry: key, offset in the pack, size), then the entries one after another.
+PACK_FORMAT = 1
+PACK_MAGIC = b"TRPACK\r\n"
+_PACK_HEADER = struct.Struct("<8sIII")
+_PACK_INDEX = struct.Struct("<16sII")
 # magic, format, key digest, first line, co_code size, qualname size, payload size,
 # payload checksum; then the qualname (UTF-8), then the payload.
 _HEADER = struct.Struct("<8sI16siIIII")
@@ -74,11 +106,21 @@ _ARRAYS = ("ops", "recs", "rec_iv", "seg_at", "seg_from", "depth", "handler", "i
 _LISTS = ("events", "jump_events", "param_cells")
 _OFF = ("0", "off", "false", "no")
 
+# "packs": the packs this process opened, by co_filename; "memo": plans by key.
 _state: dict = {"dir": None, "resolved": False, "writable": True, "fingerprint": None,
-                "limit": None, "written": 0, "next_prune": 0}
-# Entries read back and used, and entries found stale, truncated, corrupt or failing
-# the plan checks (tracer.analysis.plancheck) and rebuilt, in this process.
-stats: dict = {"loaded": 0, "rejected": 0}
+                "limit": None, "written": 0, "next_prune": 0, "packs": {}, "memo": {}}
+# Entries read back and used, plans reused from memory for another code object of
+# the same content, and entries found stale, truncated, corrupt or failing the plan
+# checks (tracer.analysis.plancheck) and rebuilt, in this process.
+stats: dict = {"loaded": 0, "reused": 0, "rejected": 0}
+# The most plans kept in memory by key (the oldest go first).
+_MEMO_MAX = 4096
+# A pack's new entries are written once they are this many at least, and as many as
+# the entries it held (each pack written O(log n) times), or _FLUSH_AFTER seconds
+# after the first of them.
+_FLUSH_MIN = 8
+_FLUSH_AFTER = 2.0
+_lock = threading.RLock()
 _log = logging.getLogger("tracer.plan_cache")
 
 
@@ -86,11 +128,16 @@ _log = logging.getLogger("tracer.plan_cache")
 def set_plan_cache(directory: str | os.PathLike | None) -> None:
     """Keep plans in `directory` (made when first written), or, with None, keep none.
 
-    Overrides TRACER_PLAN_CACHE and TRACER_PLAN_CACHE_DIR for this process.
+    Overrides TRACER_PLAN_CACHE and TRACER_PLAN_CACHE_DIR for this process.  The
+    plans this process has not written yet are written to the previous directory
+    first.
     """
+    flush()
     _state["dir"] = None if directory is None else Path(os.path.abspath(directory))
     _state["resolved"] = True
     _state["writable"] = True
+    _state["packs"] = {}
+    _state["memo"] = {}
 
 
 def set_plan_cache_limit(megabytes: float | None) -> None:
@@ -114,7 +161,7 @@ def _limit() -> int:
 
 
 def _prune(root: Path, keep: str) -> None:
-    """Remove the oldest-written entries under `root` until it holds at most three
+    """Remove the oldest-written packs (and entries of older formats) under `root` until it holds at most three
     quarters of the limit (entries another process removes first are skipped)."""
     limit = _limit()
     found = []
@@ -123,7 +170,7 @@ def _prune(root: Path, keep: str) -> None:
         folders = [d for d in os.scandir(root) if d.is_dir() and d.name.startswith("plans-")]
         for folder in folders:
             for e in os.scandir(folder.path):
-                if e.name.endswith(".plan") and e.path != keep:
+                if e.name.endswith((".pack", ".plan")) and e.path != keep:
                     st = e.stat()
                     found.append((st.st_mtime, e.path, st.st_size))
                     total += st.st_size
@@ -227,9 +274,64 @@ def _const_parts(parts: list, c) -> None:
 
 
 def _key(code: CodeType, mode: int) -> bytes:
-    parts = [_fingerprint(), b"%d" % mode]
-    _code_parts_fast(parts, code)
-    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
+    prefix = _PREFIXES[mode] if 0 <= mode < len(_PREFIXES) else _fingerprint() + b"%d" % mode
+    if _fast is not None:
+        return _fast.code_key(prefix, code)
+    parts = [prefix]
+    _code_parts(parts, code)
+    return _murmur128(b"".join(parts))
+
+
+_M64 = (1 << 64) - 1
+
+
+def _fmix64(k: int) -> int:
+    k ^= k >> 33
+    k = (k * 0xFF51AFD7ED558CCD) & _M64
+    k ^= k >> 33
+    k = (k * 0xC4CEB9FE1A85EC53) & _M64
+    return k ^ (k >> 33)
+
+
+def _rotl64(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _M64
+
+
+def _murmur128(data: bytes) -> bytes:
+    # MurmurHash3_x64_128, seed 0: the key's digest (_fastcache.murmur128 is its
+    # typed twin).  It tells code objects apart; it does not stand against a forger
+    # -- whoever can write the cache directory can write any entry under any key,
+    # and the plan checks stand between an entry and the core.
+    c1, c2 = 0x87C37B91114253D5, 0x4CF5AD432745937F
+    h1 = h2 = 0
+    n = len(data)
+    body = n - n % 16
+    for k1, k2 in struct.iter_unpack("<QQ", data[:body]):
+        h1 ^= (_rotl64((k1 * c1) & _M64, 31) * c2) & _M64
+        h1 = (_rotl64(h1, 27) + h2) & _M64
+        h1 = (h1 * 5 + 0x52DCE729) & _M64
+        h2 ^= (_rotl64((k2 * c2) & _M64, 33) * c1) & _M64
+        h2 = (_rotl64(h2, 31) + h1) & _M64
+        h2 = (h2 * 5 + 0x38495AB5) & _M64
+    tail = data[body:]
+    if len(tail) > 8:
+        k2 = int.from_bytes(tail[8:], "little")
+        h2 ^= (_rotl64((k2 * c2) & _M64, 33) * c1) & _M64
+    if tail:
+        k1 = int.from_bytes(tail[:8], "little")
+        h1 ^= (_rotl64((k1 * c1) & _M64, 31) * c2) & _M64
+    h1 ^= n
+    h2 ^= n
+    h1 = (h1 + h2) & _M64
+    h2 = (h2 + h1) & _M64
+    h1, h2 = _fmix64(h1), _fmix64(h2)
+    h1 = (h1 + h2) & _M64
+    h2 = (h2 + h1) & _M64
+    return h1.to_bytes(8, "little") + h2.to_bytes(8, "little")
+
+
+# What every key starts with, per plan variant.
+_PREFIXES = tuple(_fingerprint() + b"%d" % mode for mode in range(4))
 
 
 # -- the plan's static values -----------------------------------------------------------------
@@ -363,7 +465,13 @@ def _encode(plan, code: CodeType, key: bytes) -> bytes | None:
     return header + qualname + payload
 
 
-def _decode(data: bytes, code: CodeType, key: bytes) -> dict:
+def _decode(data: bytes, code: CodeType, key: bytes, at: int = 0, length: int = -1) -> dict:
+    # (`at`, `length`: the entry's place in a pack)
+    if length < 0:
+        length = len(data) - at
+    if at < 0 or at + length > len(data):
+        raise _Corrupt("the entry is outside its pack")
+    data = memoryview(data)[at:at + length]
     if len(data) < _HEADER.size:
         raise _Corrupt("truncated header")
     magic, fmt, digest, firstline, ncode, nqual, npayload, check = _HEADER.unpack_from(data)
@@ -423,67 +531,89 @@ def _read_file(path: str) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-class Entry:
-    """The cache file of one code object's plan in one variant."""
+# -- packs: the entries of one module's code objects in one file ------------------------------
+def _pack_index(data: bytes | None) -> dict:
+    """{key: (offset, size)} of the entries in a pack's bytes; {} for no pack, or
+    one whose header or index is damaged (its entries are then rebuilt).  Each
+    entry is checked only when it is decoded."""
+    if not data or len(data) < _PACK_HEADER.size:
+        return {}
+    magic, fmt, count, check = _PACK_HEADER.unpack_from(data)
+    end = _PACK_HEADER.size + count * _PACK_INDEX.size
+    if magic != PACK_MAGIC or fmt != PACK_FORMAT or end > len(data) \
+            or zlib.crc32(memoryview(data)[_PACK_HEADER.size:end]) != check:
+        return {}
+    size = len(data)
+    return {key: (at, n) for key, at, n in _PACK_INDEX.iter_unpack(data[_PACK_HEADER.size:end])
+            if end <= at and at + n <= size}
 
-    __slots__ = ("code", "mode", "key", "folder", "name")
 
-    def __init__(self, code: CodeType, mode: int, folder: str) -> None:
-        self.code, self.mode = code, mode
-        self.key = _key(code, mode)
-        self.folder = folder
-        self.name = f"{self.key.hex()}-{mode}.plan"
+def _pack_bytes(entries: dict) -> bytes:
+    """A pack holding `entries` ({key: entry bytes})."""
+    at = _PACK_HEADER.size + len(entries) * _PACK_INDEX.size
+    index = []
+    for key, data in entries.items():
+        index.append(_PACK_INDEX.pack(key, at, len(data)))
+        at += len(data)
+    index_bytes = b"".join(index)
+    return b"".join((_PACK_HEADER.pack(PACK_MAGIC, PACK_FORMAT, len(entries),
+                                       zlib.crc32(index_bytes)), index_bytes, *entries.values()))
 
-    @property
-    def path(self) -> Path:
-        return Path(self.folder, self.name)
 
-    def read(self) -> dict | None:
-        """The plan's fields (CodePlan's keyword arguments), or None: no entry, or
-        one that is stale, truncated or corrupt (the caller builds and writes it)."""
-        path = os.path.join(self.folder, self.name)
-        if _fast is not None:
-            data = _fast.read_file(path)
-            if data is None:
-                return None
-        else:
+class _Pack:
+    """One module's pack as this process sees it: the bytes read (once), their index,
+    and the entries built here and not written yet."""
+
+    __slots__ = ("path", "data", "index", "pending", "since", "used")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.data: bytes | None = None
+        self.index: dict | None = None   # None: not read yet
+        self.pending: dict = {}          # key -> entry bytes
+        self.since = 0.0                 # when the first pending entry came
+        self.used: set = set()           # keys this process read from the pack
+
+    def open(self) -> dict:
+        if self.index is None:
             try:
-                data = _read_file(path)
+                data = _fast.read_file(self.path) if _fast is not None else _read_file(self.path)
             except OSError:
-                return None
-        try:
-            fields = _decode_fast(data, self.code, self.key)
-        except Exception as exc:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt
-            stats["rejected"] += 1
-            _log.debug("plan cache: rebuilding %s (%s): %s", self.name,
-                       self.code.co_qualname, exc)
-            return None
-        stats["loaded"] += 1
-        return fields
+                data = None
+            self.data = data
+            self.index = _pack_index(data)
+        return self.index
 
-    def write(self, plan) -> bool:
-        """Write `plan`; False if it was not (not encodable, or the directory cannot
-        be written: then the cache writes nothing more in this process)."""
+    def flush(self) -> bool:
+        """Write the pending entries into the pack on disk (merged with the entries
+        there now, which another process may have written since this one read it);
+        False if it could not be written."""
+        if not self.pending:
+            return True
+        pending, self.pending = self.pending, {}
         if not _state["writable"]:
             return False
-        data = _encode(plan, self.code, self.key)
-        if data is None:
-            return False
+        try:
+            disk = _fast.read_file(self.path) if _fast is not None else _read_file(self.path)
+        except OSError:
+            disk = None
+        index = _pack_index(disk)
+        entries = {key: disk[at:at + n] for key, (at, n) in index.items()}
+        entries.update(pending)
+        if sum(map(len, entries.values())) > _limit() // 8:
+            # An overgrown pack (a file run with ever new content, `<string>`): only
+            # what this process used or made is kept.
+            entries = {k: v for k, v in entries.items() if k in pending or k in self.used}
+        data = _pack_bytes(entries)
+        folder = os.path.dirname(self.path)
         tmp = None
         try:
-            os.makedirs(self.folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=self.name + ".", suffix=".tmp", dir=self.folder)
+            os.makedirs(folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(self.path) + ".",
+                                       suffix=".tmp", dir=folder)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            path = os.path.join(self.folder, self.name)
-            os.replace(tmp, path)  # readers see a whole entry
-            # The size bound: looked at on a process's first write, then again after
-            # each sixteenth of the limit written (a scan of the directory each time).
-            _state["written"] += len(data)
-            if _state["written"] >= _state["next_prune"]:
-                _state["next_prune"] = _state["written"] + _limit() // 16
-                _prune(Path(self.folder).parent, path)
-            return True
+            os.replace(tmp, self.path)  # readers see a whole pack
         except OSError:
             _state["writable"] = False  # read-only or full: only speed is lost
             if tmp is not None:
@@ -492,6 +622,188 @@ class Entry:
                 except OSError:
                     pass
             return False
+        self.data, self.index = data, _pack_index(data)
+        # The size bound: looked at on a process's first write, then again after
+        # each sixteenth of the limit written (a scan of the directory each time).
+        _state["written"] += len(data)
+        if _state["written"] >= _state["next_prune"]:
+            _state["next_prune"] = _state["written"] + _limit() // 16
+            _prune(Path(folder).parent, self.path)
+        return True
+
+
+def _source_identity(filename: str) -> str:
+    # A source file's modification time and size (as a .pyc's header has them);
+    # nothing for code compiled from a string or a frozen module.
+    try:
+        st = os.stat(filename)
+    except (OSError, ValueError):
+        return ""
+    return f"{st.st_mtime_ns}:{st.st_size}" if stat.S_ISREG(st.st_mode) else ""
+
+
+def _pack_of(code: CodeType, folder: str) -> _Pack:
+    packs = _state["packs"]
+    filename = code.co_filename
+    pack = packs.get(filename)
+    if pack is None:
+        ident = f"{filename}\0{_source_identity(filename)}".encode("utf-8", "surrogatepass")
+        name = hashlib.blake2b(ident, digest_size=12).hexdigest() + ".pack"
+        pack = packs[filename] = _Pack(os.path.join(folder, name))
+    return pack
+
+
+# -- plans kept in memory by key ---------------------------------------------------------------
+def _remember(key: bytes, fields: dict) -> None:
+    memo = _state["memo"]
+    if len(memo) >= _MEMO_MAX:
+        memo.pop(next(iter(memo)), None)  # (another thread may have taken it)
+    memo[key] = fields
+
+
+def _for_code(fields: dict, code: CodeType) -> dict:
+    # Another code object's plan of the same content for `code`: its tuples of
+    # keyword names are `code`'s own constants (the core matches them by identity);
+    # strings are interned and callables the same objects.
+    statics = fields["statics"]
+    if any(type(s) is tuple for s in statics):
+        consts = [c for c in code.co_consts if type(c) is tuple]
+        statics = [next((c for c in consts if c == s), s) if type(s) is tuple else s
+                   for s in statics]
+        _untrack(statics)
+        fields = dict(fields, statics=statics)
+    return fields
+
+
+def _untrack(obj) -> None:
+    if _fast is not None:
+        _fast.untrack(obj)
+
+
+def _untrack_plan(plan) -> None:
+    # A built plan's arrays, sets and statics, as the typed decoder leaves a loaded one's.
+    if _fast is not None:
+        for name in _ARRAYS:
+            _fast.untrack(getattr(plan, name))
+        _fast.untrack(plan.events)
+        _fast.untrack(plan.jump_events)
+        _fast.untrack(plan.statics)
+
+
+class Entry:
+    """The cache entry of one code object's plan in one variant (in its module's pack)."""
+
+    __slots__ = ("code", "mode", "key", "pack")
+
+    def __init__(self, code: CodeType, mode: int, pack: _Pack) -> None:
+        self.code, self.mode = code, mode
+        self.key = _key(code, mode)
+        self.pack = pack
+
+    @property
+    def folder(self) -> str:
+        return os.path.dirname(self.pack.path)
+
+    @property
+    def path(self) -> Path:
+        """The pack holding the entry."""
+        return Path(self.pack.path)
+
+    def read(self) -> dict | None:
+        """The plan's fields (CodePlan's keyword arguments), or None: no entry, or
+        one that is stale, truncated or corrupt (the caller builds and writes it)."""
+        key = self.key
+        fields = _state["memo"].get(key)
+        if fields is not None:
+            stats["reused"] += 1
+            return _for_code(fields, self.code)
+        pack = self.pack
+        with _lock:
+            where = pack.open().get(key)
+            data = pack.data
+        if where is None:
+            return None
+        try:
+            fields = _decode_fast(data, self.code, key, where[0], where[1])
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with an entry, it is rebuilt
+            stats["rejected"] += 1
+            _log.debug("plan cache: rebuilding %s (%s): %s", key.hex(),
+                       self.code.co_qualname, exc)
+            return None
+        stats["loaded"] += 1
+        pack.used.add(key)
+        _remember(key, fields)
+        return fields
+
+    def write(self, plan) -> bool:
+        """Keep `plan` (in memory at once, in the pack on disk with the next batch);
+        False if it is not data this format can hold."""
+        data = _encode(plan, self.code, self.key)
+        if data is None:
+            return False
+        _untrack_plan(plan)
+        fields = {name: getattr(plan, name) for name in _ARRAYS}
+        fields.update(events=plan.events, jump_events=plan.jump_events,
+                      param_cells=plan.param_cells, nparams=plan.nparams, statics=plan.statics)
+        _remember(self.key, fields)
+        if not _state["writable"]:
+            return False
+        pack = self.pack
+        with _lock:
+            now = time.monotonic()
+            if not pack.pending:
+                pack.since = now
+            pack.pending[self.key] = data
+            if len(pack.pending) >= max(_FLUSH_MIN, len(pack.open())) \
+                    or now - pack.since >= _FLUSH_AFTER:
+                return pack.flush()
+        return True
+
+    def raw(self) -> bytes | None:
+        """The entry's bytes as its pack on disk holds them (None: not there)."""
+        try:
+            data = _read_file(self.pack.path)
+        except OSError:
+            return None
+        where = _pack_index(data).get(self.key)
+        return None if where is None else data[where[0]:where[0] + where[1]]
+
+    def replace_raw(self, data: bytes) -> None:
+        """Put `data` in the pack on disk as this entry's bytes (for tests that damage
+        entries), and forget what this process read or kept of the pack."""
+        flush()
+        old = _read_file(self.pack.path)
+        entries = {k: old[a:a + n] for k, (a, n) in _pack_index(old).items()}
+        entries[self.key] = data
+        Path(self.pack.path).write_bytes(_pack_bytes(entries))
+        forget()
+
+
+def flush() -> None:
+    """Write the plans built in this process and not written yet (the cache writes
+    them in batches, and at exit)."""
+    with _lock:
+        for pack in list(_state["packs"].values()):
+            pack.flush()
+
+
+def forget() -> None:
+    """Write what is pending, then drop every pack read and plan kept in memory: the
+    process reads the cache again as a fresh one would."""
+    flush()
+    with _lock:
+        _state["packs"] = {}
+        _state["memo"] = {}
+
+
+def _flush_at_exit() -> None:
+    try:
+        flush()
+    except Exception:  # noqa: BLE001 - the cache only ever costs speed
+        pass
+
+
+atexit.register(_flush_at_exit)
 
 
 def _init_fast():
@@ -507,9 +819,11 @@ def _init_fast():
 
 
 _fast = _init_fast()
-# What the load path calls: the typed functions when built, else the Python ones
-# (which stay the statement of the format; tests hold the two to each other).
-_code_parts_fast = _fast.code_parts if _fast is not None else _code_parts
+# What the load path calls: the typed decoder when built, else the Python one (which
+# stays the statement of the format; tests hold the two to each other).  The key is
+# the typed `code_key` while `_fast` is set (`_code_parts_fast` is the statement's
+# name for callers that switch the typed path off, as bench/cold.py does).
+_code_parts_fast = _code_parts
 _decode_fast = _fast.decode if _fast is not None else _decode
 
 
@@ -525,4 +839,4 @@ def entry(code: CodeType, mode: int) -> Entry | None:
         name = f"plans-{sys.implementation.cache_tag}-{_fingerprint().hex()[:12]}"
         folder = _state["folder"] = os.path.join(root, name)
         _state["folder_of"] = root
-    return Entry(code, mode, folder)
+    return Entry(code, mode, _pack_of(code, folder))
