@@ -124,6 +124,16 @@ _lock = threading.RLock()
 _log = logging.getLogger("tracer.plan_cache")
 
 
+def _new_lock_in_child() -> None:
+    # A child forked while another thread of the parent held the lock (building or
+    # writing a plan) would wait for it forever: that thread does not exist there.
+    global _lock
+    _lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 # -- settings ----------------------------------------------------------------------------
 def set_plan_cache(directory: str | os.PathLike | None) -> None:
     """Keep plans in `directory` (made when first written), or, with None, keep none.
