@@ -10,7 +10,7 @@ read once per interpreter by bytecode.py and handed over in `init` (this module
 imports nothing of tracer: bytecode.py imports it).
 """
 
-from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from cpython.mem cimport PyMem_Malloc, PyMem_Free, PyMem_Realloc
 from libc.string cimport memset
 from cpython cimport array as carray
 
@@ -414,8 +414,11 @@ def init_walk(dict k, rec_cls, dict special_shadow):
 
 
 cdef class _Prep:
-    """One builder's instructions as unit arrays: what the walk reads per offset."""
-    cdef int n, units, stacksize
+    """One builder's instructions as unit arrays: what the walk reads per offset,
+    decoded straight from the code object (no Instr, Block or dict per
+    instruction: the builder's layout objects are made only when a Python pass
+    asks for them, plan._Builder.layout)."""
+    cdef int n, units, stacksize, nh
     cdef int* mem
     cdef int* depth      # -1: unreachable or not an instruction start
     cdef int* nxt
@@ -428,16 +431,19 @@ cdef class _Prep:
     cdef int* jtarget    # 1: a jump target, handler or FOR_ITER exit (_jump_targets)
     cdef int* boolish    # 1: pushes_bool(ins)
     cdef int* prev       # the offset of the instruction before, -1 for the first
-    cdef list ins_at
+    cdef int* isstart    # 1: an instruction starts at this unit
+    cdef int* unknown    # 1: a local may be unknown here (unknown.py; unknown_all: all)
+    cdef int* hmem       # per handler: start, end, target, depth, lasti
     cdef list eff_at
     cdef list steps_at   # tuple of (tag, a, b, obj) per unit
-    cdef object unknown_at  # b._may_be_unknown(), once (analysis/unknown.py)
-    cdef bint unknown_ready
+    cdef bint unknown_ready, unknown_all, unknown_none
     cdef list froms      # starts' FROM segments, for `froms_key` JUMP events
     cdef Py_ssize_t froms_key
+    cdef object code
 
     def __dealloc__(self):
         PyMem_Free(self.mem)
+        PyMem_Free(self.hmem)
 
 
 cdef tuple _encode(tuple step):
@@ -462,48 +468,178 @@ cdef tuple _encode(tuple step):
 cdef _Prep _prep_of(b, pushes_bool):
     cdef _Prep p = getattr(b, "_prep", None)
     if p is None:
-        p = _prepare(b, pushes_bool)
+        p = _prepare(b.code)
         b._prep = p
+        _effects(p, b.code)
     return p
 
 
-cdef _Prep _prepare(b, pushes_bool):
+def prepare(b):
+    """The builder's unit arrays and effects (plan._Builder.__init__, fast)."""
+    return _prep_of(b, None)
+
+
+# Effects shared per (opcode, arg) for arg in -1..255 (-1: no argument): a C table
+# in front of effecttable._shared (which holds the same objects).
+cdef object _shared_tab = None     # list of 256 * 257 entries
+cdef dict _shared_dict = None      # effecttable._shared
+cdef Py_ssize_t _max_shared = 0
+cdef object _effect_of = None
+cdef int _ctx[256]                 # 1: CONTEXTUAL, 2: and PER_CODE
+
+
+def init_effects(shared, contextual, per_code, Py_ssize_t max_shared, effect_of):
+    """Hand over effecttable's shared table, its opcode sets and effect_of."""
+    global _shared_tab, _shared_dict, _max_shared, _effect_of
+    _shared_tab = [None] * (256 * 257)
+    _shared_dict = shared
+    _max_shared = max_shared
+    _effect_of = effect_of
+    cdef int op
+    for op in range(256):
+        name = _opnames[op]
+        _ctx[op] = (2 if name in per_code else 1) if name in contextual else 0
+
+
+cdef object _instr_at(_Prep p, code, int u):
+    # The Instr of the instruction at unit u, as bytecode._decode_fast makes it
+    # (for effect_of, which reads the opcode's context).
+    if u < 0:
+        return None
+    cdef int op = p.opcode[u]
+    cdef int kind = _kind[op]
+    cdef int a = p.arg[u]
+    cdef int off = 2 * u
+    tgt = None
+    if kind == A_NONE:
+        arg_obj = argval = None
+    else:
+        arg_obj = a
+        if kind == A_PLAIN:
+            argval = arg_obj
+        elif kind == A_CONST:
+            argval = code.co_consts[a]
+        elif kind == A_NAME:
+            argval = code.co_names[a]
+        elif kind == A_GLOBAL or kind == A_ATTR:
+            argval = code.co_names[a >> 1]
+        elif kind == A_SUPER_ATTR:
+            argval = code.co_names[a >> 2]
+        elif kind == A_JREL or kind == A_JABS:
+            argval = tgt = p.target[u]
+        else:
+            argval = code._varname_from_oparg(a)
+    return _Instr(off, p.nxt[u], _opnames[op], op, arg_obj, argval, "", None, tgt)
+
+
+cdef void _effects(_Prep p, code) except *:
+    # effecttable.effects_of over the unit arrays: an Instr made only where the
+    # effect is not in the shared table yet or reads the instruction's context.
+    cdef list tab = _shared_tab
+    cdef dict own = {}
+    cdef int u, op, a, c, prev_u = -1
+    cdef Py_ssize_t slot
+    p.eff_at = [None] * p.units
+    p.steps_at = [None] * p.units
+    for u in range(p.n // 2):
+        if not p.isstart[u]:
+            continue
+        if p.depth[u] >= 0:
+            op = p.opcode[u]
+            a = p.arg[u] if _kind[op] != A_NONE else -1
+            c = _ctx[op]
+            if c == 0:
+                eff = None
+                slot = -1
+                if _kind[op] == A_NONE:
+                    slot = op * 257
+                elif 0 <= a < 256:
+                    slot = op * 257 + a + 1
+                if slot >= 0:
+                    eff = tab[slot]
+                if eff is None:
+                    key = (op, None if _kind[op] == A_NONE else a)
+                    eff = _shared_dict.get(key)
+                    if eff is None:
+                        eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
+                        if len(_shared_dict) < _max_shared:
+                            _shared_dict[key] = eff
+                            if slot >= 0:
+                                tab[slot] = eff
+                    elif slot >= 0:
+                        tab[slot] = eff
+            elif c == 2:
+                key = ((<long long>op) << 32) | (<long long>a + 1)
+                eff = own.get(key)
+                if eff is None:
+                    eff = own[key] = _effect_of(_instr_at(p, code, u), code,
+                                                _instr_at(p, code, prev_u))
+            else:
+                eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
+            p.eff_at[u] = eff
+            enc = eff.enc
+            if enc is None:  # (shared effects are encoded once: analysis/effecttable.py)
+                enc = eff.enc = (eff.pops, eff.pushes, _CONTROLS[eff.control],
+                                 tuple([_encode(st) for st in eff.steps]))
+            p.pops[u] = enc[0]
+            p.pushes[u] = enc[1]
+            p.control[u] = enc[2]
+            p.steps_at[u] = enc[3]
+        prev_u = u
+
+
+def effects_dict(b):
+    """Offset -> Effect of every reachable instruction (plan._Builder.effects, fast):
+    the walk's own objects."""
+    cdef _Prep p = b._prep
+    cdef int u
+    return {2 * u: p.eff_at[u] for u in range(p.n // 2) if p.eff_at[u] is not None}
+
+
+def rec_at(b):
+    """Offset -> the Rec of every recorded instruction (CodePlan.rec_at)."""
+    cdef _Prep p = b._prep
+    cdef int u
+    cdef dict out = {}
+    for u in range(p.n // 2):
+        eff = p.eff_at[u]
+        if eff is not None:
+            rec = eff.rec
+            if rec is not None:
+                out[2 * u] = rec
+    return out
+
+
+cdef _Prep _prepare(code):
+    # bytecode.layout(code, fast=True)'s decode, exception table and depth worklist
+    # (in the same order, with the same errors), into unit arrays only.
     cdef _Prep p = _Prep()
     p.froms_key = -1
-    lay = b.layout
-    code = b.code
-    cdef int n = len(code.co_code)
+    p.code = code
+    cdef bytes co = code.co_code
+    cdef const unsigned char* raw = co
+    cdef int n = len(co)
     cdef int size = n // 2 + 1
-    cdef int i, u
+    cdef int i, u, op, arg, kind, nx, extended = 0, prev_off = -1
     p.n = n
     p.units = size
     p.stacksize = code.co_stacksize
-    p.mem = <int*>PyMem_Malloc(sizeof(int) * 11 * size)
+    p.mem = <int*>PyMem_Malloc(sizeof(int) * 15 * size)
     if p.mem == NULL:
         raise MemoryError()
     p.depth, p.nxt, p.target = p.mem, p.mem + size, p.mem + 2 * size
     p.opcode, p.arg, p.pops = p.mem + 3 * size, p.mem + 4 * size, p.mem + 5 * size
     p.pushes, p.control = p.mem + 6 * size, p.mem + 7 * size
     p.jtarget, p.boolish = p.mem + 8 * size, p.mem + 9 * size
-    p.prev = p.mem + 10 * size
-    for i in range(11 * size):
-        p.mem[i] = 0
+    p.prev, p.isstart, p.unknown = p.mem + 10 * size, p.mem + 11 * size, p.mem + 12 * size
+    cdef int* cover = p.mem + 13 * size
+    cdef int* work = NULL
+    memset(p.mem, 0, sizeof(int) * 15 * size)
     for i in range(size):
         p.depth[i] = -1
         p.target[i] = -1
-    p.ins_at = [None] * size
-    p.eff_at = [None] * size
-    p.steps_at = [None] * size
-    cdef dict depth = lay.depth
-    cdef dict effects = b.effects
-    cdef list instrs = lay.instrs
-    cdef Py_ssize_t k = 0, ninstr = len(instrs)
-    cdef int off, op, arg, prev_off = -1, kind, nx, extended = 0
-    cdef bytes co = code.co_code
-    cdef const unsigned char* raw = co
-    # co_code decoded again as layout() does (the same tables): opcode, argument,
-    # next offset and target per instruction start, without reading the Instr
-    # objects; the k-th instruction decoded is lay.instrs[k].
+        cover[i] = -1
+    # -- decode (bytecode._decode_fast) ------------------------------------------------
     i = 0
     while i < n:
         op = raw[i]
@@ -522,10 +658,7 @@ cdef _Prep _prepare(b, pushes_bool):
                 p.target[u] = 2 * arg
         if nx >= n:
             nx = n
-        if k >= ninstr:
-            raise AssertionError("the layout has fewer instructions than co_code")
-        p.ins_at[u] = instrs[k]
-        k += 1
+        p.isstart[u] = 1
         p.nxt[u] = nx
         p.opcode[u] = op
         p.arg[u] = arg
@@ -535,29 +668,112 @@ cdef _Prep _prepare(b, pushes_bool):
         p.boolish[u] = 1 if (op == OP_IS_OP or op == OP_CONTAINS_OP
                              or (_py313 and op == OP_COMPARE_OP and arg & 16)) else 0
         i = nx
-    if k != ninstr:
-        raise AssertionError("the layout has more instructions than co_code")
-    for o, d in depth.items():
-        p.depth[(<int>o) // 2] = d
-    for o, eff in effects.items():
-        u = (<int>o) // 2
-        p.eff_at[u] = eff
-        enc = eff.enc
-        if enc is None:  # (shared effects are encoded once: analysis/effecttable.py)
-            enc = eff.enc = (eff.pops, eff.pushes, _CONTROLS[eff.control],
-                             tuple([_encode(st) for st in eff.steps]))
-        p.pops[u] = enc[0]
-        p.pushes[u] = enc[1]
-        p.control[u] = enc[2]
-        p.steps_at[u] = enc[3]
+    # -- the exception table (bytecode._handlers_fast) -----------------------------------
+    cdef bytes table = code.co_exceptiontable
+    cdef const unsigned char* tb = table
+    cdef Py_ssize_t pos = 0, tn = len(table)
+    cdef long long val, fields[4]
+    cdef int nf = 0, h, cap = 0, start, end
+    cdef unsigned char byte
+    while pos < tn:
+        byte = tb[pos]
+        pos += 1
+        val = byte & 63
+        while byte & 64:
+            if pos >= tn:
+                raise IndexError("index out of range")
+            byte = tb[pos]
+            pos += 1
+            val = (val << 6) | (byte & 63)
+        fields[nf] = val
+        nf += 1
+        if nf == 4:
+            nf = 0
+            if p.nh == cap:
+                cap = 2 * cap + 8
+                work = <int*>PyMem_Realloc(p.hmem, sizeof(int) * 5 * cap)
+                if work == NULL:
+                    raise MemoryError()
+                p.hmem = work
+            h = p.nh
+            p.hmem[5 * h] = <int>(2 * fields[0])
+            p.hmem[5 * h + 1] = <int>(2 * (fields[0] + fields[1]))
+            p.hmem[5 * h + 2] = <int>(2 * fields[2])
+            p.hmem[5 * h + 3] = <int>(fields[3] >> 1)
+            p.hmem[5 * h + 4] = <int>(fields[3] & 1)
+            p.nh += 1
+    for h in range(p.nh):
+        start = p.hmem[5 * h]
+        end = p.hmem[5 * h + 1]
+        if end > n:
+            end = n
+        for i in range(start, end, 2):
+            if cover[i // 2] < 0:
+                cover[i // 2] = h
+    # -- static depths (bytecode.layout's worklist, in the same order) ------------------
+    cdef int stacksize = p.stacksize, off, d, seen, top = 0, t
+    cdef int wcap = 3 * size + 8
+    work = <int*>PyMem_Malloc(sizeof(int) * 2 * wcap)
+    if work == NULL:
+        raise MemoryError()
+    try:
+        if n > 0:
+            work[0] = 0
+            work[1] = 0
+            top = 1
+        while top > 0:
+            top -= 1
+            off = work[2 * top]
+            d = work[2 * top + 1]
+            seen = p.depth[off // 2] if 0 <= off < n else -1
+            if seen >= 0:
+                if seen != d:
+                    raise _AnalysisError(
+                        f"{code.co_qualname}: inconsistent stack depth at offset {off}: {seen} vs {d}")
+                continue
+            if d < 0 or d > stacksize:
+                raise _AnalysisError(
+                    f"{code.co_qualname}: stack depth {d} at offset {off} outside 0..{stacksize}")
+            if off < 0 or off >= n or not p.isstart[off // 2]:
+                raise KeyError(off)  # (the reference's by_offset[off])
+            u = off // 2
+            p.depth[u] = d
+            op = p.opcode[u]
+            if top + 3 > wcap:
+                raise AssertionError("the depth worklist overflowed")
+            if not (_flags[op] & F_RETURN_OR_RAISE):
+                if _flags[op] & F_RETURN_GENERATOR:
+                    work[2 * top] = p.nxt[u]
+                    work[2 * top + 1] = d + 1
+                    top += 1
+                else:
+                    arg_obj = p.arg[u] if (op >= _have_argument and _kind[op] != A_NONE) else None
+                    if p.target[u] >= 0:
+                        work[2 * top] = p.target[u]
+                        work[2 * top + 1] = d + _effect_of_op(op, arg_obj, True)
+                        top += 1
+                    nx = p.nxt[u]
+                    if not (_flags[op] & F_NO_FALLTHROUGH) and nx < n and p.isstart[nx // 2]:
+                        work[2 * top] = nx
+                        work[2 * top + 1] = d + _effect_of_op(op, arg_obj, False)
+                        top += 1
+            h = cover[u]
+            if h >= 0:
+                t = p.hmem[5 * h + 2]
+                if t >= n or p.depth[t // 2] < 0:
+                    work[2 * top] = t
+                    work[2 * top + 1] = p.hmem[5 * h + 3] + p.hmem[5 * h + 4] + 1
+                    top += 1
+    finally:
+        PyMem_Free(work)
     # plan._Builder._jump_targets: targets of jumps, handlers, FOR_ITER exits.
     for u in range(n // 2):
-        if p.ins_at[u] is not None and p.target[u] >= 0:
+        if p.isstart[u] and p.target[u] >= 0:
             _mark_jtarget(p, p.target[u])
-    for h in lay.handlers:
-        _mark_jtarget(p, h.target)
+    for h in range(p.nh):
+        _mark_jtarget(p, p.hmem[5 * h + 2])
     for u in range(n // 2):
-        if p.ins_at[u] is not None and p.opcode[u] == OP_FOR_ITER:
+        if p.isstart[u] and p.opcode[u] == OP_FOR_ITER:
             _mark_jtarget(p, _for_iter_exit_p(p, u))
     return p
 
@@ -591,7 +807,7 @@ cdef int _deferral(b, _Prep p, int off, int d, rec, bint exact) except? -9:
     if d + <int>rec.outputs[0] != d - p.pops[u] + p.pushes[u] - 1:
         return 0
     cdef int nx = p.nxt[u]
-    if not _reachable(p, nx) or p.ins_at[nx // 2] is None:
+    if not _reachable(p, nx) or not p.isstart[nx // 2]:
         return 0
     cdef int v = nx // 2
     cdef int op = p.opcode[v]
@@ -875,7 +1091,7 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
         w.work[k] = OTHER
     off = start
     while True:
-        if not _reachable(p, off) or p.ins_at[off // 2] is None:
+        if not _reachable(p, off) or not p.isstart[off // 2]:
             _read_now(w, needs)
             ops.append([M_LOST, off, 0, 0, 0])
             break
@@ -896,7 +1112,6 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
         first = False
         u = off // 2
         d = p.depth[u]
-        ins = p.ins_at[u]
         eff = p.eff_at[u]
         if w.later and _consumes(p, w, off, d, jump_events):
             captured = False
@@ -1100,7 +1315,7 @@ cdef inline bint _bool_into_branch(_Prep p, int u, bint exact) noexcept:
     if exact or not p.boolish[u]:
         return False
     cdef int nx = p.nxt[u]
-    if nx < 0 or nx >= p.n or p.ins_at[nx // 2] is None:
+    if nx < 0 or nx >= p.n or not p.isstart[nx // 2]:
         return False
     return p.opcode[nx // 2] == OP_POP_JUMP_IF_FALSE or p.opcode[nx // 2] == OP_POP_JUMP_IF_TRUE
 
@@ -1143,27 +1358,78 @@ def assemble(list segments, int units, int at_kind):
     return ops, pieces, seg_at, seg_from
 
 
-def unit_tables(lay, int units):
-    """depth, handler and istart of plan._Builder.build, as int32 arrays."""
+def unit_tables(b, int units):
+    """depth, handler and istart of plan._Builder.build, as int32 arrays (from the
+    builder's unit arrays)."""
     from array import array
+    cdef _Prep p = b._prep
     depth = array("i", [-1]) * units
     handler = array("i", [-1]) * units
     istart = array("i", [0]) * units
     cdef int[:] dp = depth
     cdef int[:] hd = handler
     cdef int[:] ist = istart
-    cdef int off, u, nx
-    for o, d in lay.depth.items():
-        dp[(<int>o) // 2] = d
-    for h in lay.handlers:
-        if h.target in lay.depth:
-            hd[(<int>h.target) // 2] = ((<int>h.depth) << 1) | (1 if h.lasti else 0)
-    for ins in lay.instrs:
-        off = ins.offset
-        nx = ins.next
-        for u in range(off // 2, nx // 2):
-            ist[u] = off
+    cdef int off, u, v, nx, h, t
+    for u in range(p.n // 2):
+        if p.isstart[u]:
+            if p.depth[u] >= 0:
+                dp[u] = p.depth[u]
+            nx = p.nxt[u]
+            for v in range(u, nx // 2):
+                ist[v] = 2 * u
+    for h in range(p.nh):
+        t = p.hmem[5 * h + 2]
+        if _reachable(p, t):
+            hd[t // 2] = (p.hmem[5 * h + 3] << 1) | p.hmem[5 * h + 4]
     return depth, handler, istart
+
+
+cdef int _RESUMABLE = 0x20 | 0x80 | 0x100 | 0x200
+
+
+cdef void _may_be_unknown(_Prep p) except *:
+    # unknown.UnknownLocals._may_be_unknown, as flags per unit: every unit of a
+    # resumable code object (unknown_all), else those reachable from a handler.
+    p.unknown_ready = True
+    if p.code.co_flags & _RESUMABLE:
+        p.unknown_all = True
+        return
+    cdef int h, off, u, top = 0, count = 0
+    cdef int cap = 3 * p.units + p.nh + 8
+    cdef int* todo = <int*>PyMem_Malloc(sizeof(int) * cap)
+    if todo == NULL:
+        raise MemoryError()
+    try:
+        for h in range(p.nh - 1, -1, -1):  # (popped from the end: the handlers in order)
+            if _reachable(p, p.hmem[5 * h + 2]):
+                todo[top] = p.hmem[5 * h + 2]
+                top += 1
+        while top > 0:
+            top -= 1
+            off = todo[top]
+            if not _reachable(p, off):
+                continue
+            u = off // 2
+            if p.unknown[u]:
+                continue
+            p.unknown[u] = 1
+            count += 1
+            if not p.isstart[u]:
+                continue
+            if top + 3 > cap:
+                raise AssertionError("the worklist overflowed")
+            if not (_flags[p.opcode[u]] & F_NO_FALLTHROUGH):
+                todo[top] = p.nxt[u]
+                top += 1
+            if p.target[u] >= 0:
+                todo[top] = p.target[u]
+                top += 1
+                if p.opcode[u] == OP_FOR_ITER:
+                    todo[top] = _for_iter_exit_p(p, u)
+                    top += 1
+    finally:
+        PyMem_Free(todo)
+    p.unknown_none = count == 0
 
 
 # -- the rest of plan._Builder.build, typed ----------------------------------------
@@ -1175,25 +1441,26 @@ def unit_tables(lay, int units):
 cdef void _event_before_reassign(b, _Prep p, list ops, set needs) except *:
     # unknown.UnknownLocals._event_before_reassign
     if not p.unknown_ready:
-        p.unknown_at = b._may_be_unknown()
-        p.unknown_ready = True
-    where = p.unknown_at
-    if where is not None and not where:
+        _may_be_unknown(p)
+    if p.unknown_none:
         return
+    cdef bint everywhere = p.unknown_all
     cdef dict first_after = {}
     cdef Py_ssize_t i
     cdef list op
+    cdef int o
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
         if op[0] == M_STORE_LOCAL:
             first_after[op[3]] = op[1]
         elif op[0] == M_DELETE_LOCAL:
             first_after[op[2]] = op[1]
-        elif op[0] == M_LOAD_LOCAL and op[3] in first_after \
-                and (where is None or op[1] in where):
-            at = first_after[op[3]]
-            if at != op[1]:
-                needs.add(at)
+        elif op[0] == M_LOAD_LOCAL and op[3] in first_after:
+            o = op[1]
+            if everywhere or (0 <= o < p.n and p.unknown[o // 2]):
+                at = first_after[op[3]]
+                if at != op[1]:
+                    needs.add(at)
 
 
 cdef bint _read_right_after(b, _Prep p, int off, eff) except -1:
@@ -1203,7 +1470,7 @@ cdef bint _read_right_after(b, _Prep p, int off, eff) except -1:
     outputs = eff.rec.outputs
     if not outputs:
         return False
-    if not _reachable(p, nx) or p.ins_at[nx // 2] is None:
+    if not _reachable(p, nx) or not p.isstart[nx // 2]:
         return True
     if _jump_target(p, nx):
         return True
@@ -1237,18 +1504,19 @@ def initial_events(b, pushes_bool):
                 events.add(off)
         if c == C_SEND and _reachable(p, p.target[u]):
             events.add(p.target[u])
-    depth = b.layout.depth
-    events.update([h.target for h in b.layout.handlers if h.target in depth])
+    for h in range(p.nh):
+        if _reachable(p, p.hmem[5 * h + 2]):
+            events.add(p.hmem[5 * h + 2])
     return events
 
 
 cdef int _for_iter_exit_p(_Prep p, int u) except? -9:
     # bytecode.for_iter_exit over the unit arrays.
     cdef int t = p.target[u]
-    if t < 0 or t >= p.n or p.ins_at[t // 2] is None:
+    if t < 0 or t >= p.n or not p.isstart[t // 2]:
         raise KeyError(t)
     cdef int off = p.nxt[t // 2]
-    if _py313 and 0 <= off < p.n and p.ins_at[off // 2] is not None \
+    if _py313 and 0 <= off < p.n and p.isstart[off // 2] \
             and p.opcode[off // 2] == _pop_top:
         off = p.nxt[off // 2]
     return off
@@ -1357,7 +1625,7 @@ cdef list _ranges(_Prep p, set offsets):
     cdef int off, prev_off
     for o in sorted(offsets):
         off = o
-        if off < 0 or off >= p.n or p.ins_at[off // 2] is None:
+        if off < 0 or off >= p.n or not p.isstart[off // 2]:
             continue
         prev_off = p.prev[off // 2]
         if out and prev_off >= 0 and out[len(out) - 1] == prev_off:
@@ -1462,3 +1730,27 @@ def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit):
     for k in range(at.shape[0]):
         if at[k] >= 0 and o[k * 5] == M_BRANCH:
             flags[o[k * 5 + 1] // 2] |= silent_bit
+
+
+def carry_masks(b, list segments, int units, int from_kind, written_first):
+    """resume.ResumeCarry.carry_masks over the builder's unit arrays (only
+    RESUMEs after a yield carry anything: their segments are looked up then)."""
+    from array import array
+    cdef _Prep p = b._prep
+    carry = array("i", [0]) * units
+    cdef int u, d, nx
+    by_start = None
+    for u in range(p.n // 2):
+        d = p.depth[u]
+        if d <= 0 or not p.isstart[u] or p.opcode[u] != OP_RESUME or not p.arg[u]:
+            continue
+        if by_start is None:
+            by_start = {(seg[0], seg[1]): seg[2] for seg in segments}
+        live = (1 << min(d, 31)) - 1
+        seg = by_start.get((from_kind, 2 * u))
+        written = written_first(seg, b.recs) if seg else 0
+        nx = p.nxt[u]
+        if 0 <= nx < p.n and p.isstart[nx // 2] and p.opcode[nx // 2] == _pop_top:
+            written |= 1 << (d - 1)
+        carry[u] = live & ~written
+    return carry
