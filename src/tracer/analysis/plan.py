@@ -44,7 +44,9 @@ from .bytecode import (
     for_iter_exit,
     layout,
 )
-from .instructions import CAPTURED, METH, OTHER, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
+from .instructions import (
+    CAPTURED, METH, OTHER, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Effect, Rec, effect_of,
+)
 from .microops import (
     AT, BRANCH_KINDS, FROM, IV_ANY, IV_BOOL, IV_NONE, JUMP_EVENT, LF_CELL, LF_DYN, LF_SAFE,
     M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY, M_DELETE_LOCAL, M_END, M_FOR_ITER, M_JUMP,
@@ -176,13 +178,14 @@ PLAN_FIELDS = ("ops", "recs", "rec_iv", "statics", "seg_at", "seg_from", "depth"
                "branch_sides_at", "carry", "nparams", "param_cells")
 
 
-def _nparams(code: CodeType) -> int:
-    import inspect
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # (inspect.CO_*)
 
+
+def _nparams(code: CodeType) -> int:
     n = code.co_argcount + code.co_kwonlyargcount
-    if code.co_flags & inspect.CO_VARARGS:
+    if code.co_flags & _CO_VARARGS:
         n += 1
-    if code.co_flags & inspect.CO_VARKEYWORDS:
+    if code.co_flags & _CO_VARKEYWORDS:
         n += 1
     return n
 
@@ -330,13 +333,9 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
 
     # -- walking a segment ---------------------------------------------------------
     def walk(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
-        if _fastplan is not None and not self.reference:
-            # The same walk, typed (analysis/_fastplan.pyx); what follows is its
-            # statement, and the reference builder's walk.
-            try:
-                return _fastplan.walk(self, kind, start, events, needs, AT, pushes_bool)
-            except _fastplan._Fallback:
-                pass  # a stack shape it leaves to this walk
+        # (the typed builder runs its own walk, _fastplan._walk, in its rounds: it
+        # writes the ops into a C buffer and calls _walk_py, the statement, only
+        # for a stack shape it does not model)
         return self._walk_py(kind, start, events, needs)
 
     def _walk_py(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
@@ -819,7 +818,8 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         code = self.code
         nparams = _nparams(code)
         names = code.co_varnames[:nparams]
-        cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
+        cellvars = code.co_cellvars  # (a new tuple at each access: read once)
+        cells = tuple(i for i, n in enumerate(names) if n in cellvars) if cellvars else ()
         # (a typed build hands over no layout: CodePlan.layout makes it when asked)
         return CodePlan(code, self.mode, layout=self._lay, rec_at=rec_at,
                         ops=ops, recs=self.recs, rec_iv=self.rec_iv, statics=self.statics,
@@ -846,7 +846,7 @@ def _init_fastplan() -> None:
     from . import effecttable
 
     _fastplan.init_effects(effecttable._shared, effecttable.CONTEXTUAL, effecttable.PER_CODE,
-                           effecttable._MAX_SHARED, effect_of)
+                           effecttable._MAX_SHARED, effect_of, Effect)
 
 
 if _fastplan is not None:
