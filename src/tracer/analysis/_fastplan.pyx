@@ -15,6 +15,23 @@ from libc.string cimport memset, memcpy
 from libc.stdlib cimport qsort
 from cpython cimport array as carray
 
+cdef carray.array _INT_TEMPLATE = carray.array("i")
+
+
+cdef carray.array _ints(Py_ssize_t n, int fill):
+    # A new array('i') of n items, each `fill`.
+    cdef carray.array a = carray.clone(_INT_TEMPLATE, n, False)
+    cdef Py_ssize_t k
+    cdef int* d = a.data.as_ints
+    if fill == 0:
+        if n:
+            memset(d, 0, sizeof(int) * n)
+    else:
+        for k in range(n):
+            d[k] = fill
+    return a
+
+
 # Per-opcode flags (made in init from the names, per interpreter).
 cdef enum:
     F_NO_FALLTHROUGH = 1
@@ -535,7 +552,6 @@ cdef enum:
 
 
 cdef tuple _encode_effect(eff):
-    from array import array
     cdef list steps = eff.steps
     cdef Py_ssize_t k, ns = len(steps)
     cdef list head = [0] * (E_STEPS + 5 * ns)
@@ -609,7 +625,7 @@ cdef tuple _encode_effect(eff):
         if head[E_STEPS + 5 * k + 4] < 0:
             head[E_STEPS + 5 * k + 4] = base + (-1 - head[E_STEPS + 5 * k + 4])
     head[E_LOWREL] = lowrel
-    return (array("i", head + tail), tuple(objs))
+    return (carray.array("i", head + tail), tuple(objs))
 
 
 cdef _Prep _prep_of(b, pushes_bool):
@@ -870,9 +886,9 @@ def rec_at(b):
     cdef int u
     cdef dict out = {}
     for u in range(p.n // 2):
-        eff = p.eff_at[u]
-        if eff is not None:
-            rec = eff.rec
+        # (a record is known when the effect was encoded, or a LOAD_ATTR's getattr)
+        if p.eptr[u] != NULL and (p.eptr[u][E_HASREC] or p.opcode[u] == OP_LOAD_ATTR):
+            rec = p.eff_at[u].rec
             if rec is not None:
                 out[2 * u] = rec
     return out
@@ -1729,21 +1745,19 @@ def assemble(list segments, int units, int at_kind):
     """The ops, piece starts and segment tables of plan._Builder.build, from its
     segments [(kind, start, _Ops)]: (ops, piece_start, seg_at, seg_from) as int32
     arrays."""
-    from array import array
     cdef Py_ssize_t total = 0, k = 0, j
     cdef int lo, kind, start
     cdef _Ops o
     for seg in segments:
         total += (<_Ops>seg[2]).n
-    ops = array("i", bytes(4 * 5 * total))
-    pieces = array("i", bytes(4 * total))
-    seg_at = array("i", [-1]) * units
-    seg_from = array("i", [-1]) * units
-    cdef int[:] pc = pieces
-    cdef int[:] sa = seg_at
-    cdef int[:] sf = seg_from
-    cdef carray.array oa = ops
-    cdef int* out = oa.data.as_ints
+    cdef carray.array ops = _ints(5 * total, 0)
+    cdef carray.array pieces = _ints(total, 0)
+    cdef carray.array seg_at = _ints(units, -1)
+    cdef carray.array seg_from = _ints(units, -1)
+    cdef int* pc = pieces.data.as_ints
+    cdef int* sa = seg_at.data.as_ints
+    cdef int* sf = seg_from.data.as_ints
+    cdef int* out = ops.data.as_ints
     for seg in segments:
         kind = seg[0]
         start = seg[1]
@@ -1766,14 +1780,13 @@ def assemble(list segments, int units, int at_kind):
 def unit_tables(b, int units):
     """depth, handler and istart of plan._Builder.build, as int32 arrays (from the
     builder's unit arrays)."""
-    from array import array
     cdef _Prep p = b._prep
-    depth = array("i", [-1]) * units
-    handler = array("i", [-1]) * units
-    istart = array("i", [0]) * units
-    cdef int[:] dp = depth
-    cdef int[:] hd = handler
-    cdef int[:] ist = istart
+    cdef carray.array depth = _ints(units, -1)
+    cdef carray.array handler = _ints(units, -1)
+    cdef carray.array istart = _ints(units, 0)
+    cdef int* dp = depth.data.as_ints
+    cdef int* hd = handler.data.as_ints
+    cdef int* ist = istart.data.as_ints
     cdef int off, u, v, nx, h, t
     for u in range(p.n // 2):
         if p.isstart[u]:
@@ -2105,10 +2118,9 @@ cdef int _grow_ints(int** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
 def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
     """silent.SilentBranches.silent_branches, typed: the segments indexed by their
     start unit, the locals read late and assigned marked with stamps."""
-    from array import array
-    branch_sides_at = array("i", [-1]) * nops
+    cdef carray.array branch_sides_at = _ints(nops, -1)
     if b.exact:
-        return array("i"), branch_sides_at
+        return _ints(0, 0), branch_sides_at
     cdef _Prep p = b._prep
     cdef Py_ssize_t nseg = len(segments), i, k, at, base
     cdef int units = p.units
@@ -2130,7 +2142,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
     cdef int* op
     cdef _Ops seg, s0, sA, o
     cdef list objs = [None] * nseg
-    cdef int[:] bsa = branch_sides_at
+    cdef int* bsa = branch_sides_at.data.as_ints
     try:
         for u in range(units):
             from_at[u] = -1
@@ -2235,7 +2247,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
                 for k in range((<_Ops>objs[i]).n):
                     bsa[base + k] = <int>at
                 i = chain[i]
-        branch_sides = array("i", bytes(4 * nout))
+        branch_sides = _ints(nout, 0)
         if nout:
             memcpy((<carray.array>branch_sides).data.as_ints, out, sizeof(int) * nout)
         return branch_sides, branch_sides_at
@@ -2247,11 +2259,11 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
 def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit):
     """plan._Builder.build's marking of silent branches: SILENT_BRANCH on the unit
     of each BRANCH op that ends a silent branch's segment."""
-    cdef int[:] flags = unit_flags
-    cdef int[:] o = ops
-    cdef int[:] at = branch_sides_at
+    cdef int* flags = (<carray.array>unit_flags).data.as_ints
+    cdef int* o = (<carray.array>ops).data.as_ints
+    cdef int* at = (<carray.array>branch_sides_at).data.as_ints
     cdef Py_ssize_t k
-    for k in range(at.shape[0]):
+    for k in range(len(branch_sides_at)):
         if at[k] >= 0 and o[k * 5] == M_BRANCH:
             flags[o[k * 5 + 1] // 2] |= silent_bit
 
@@ -2260,9 +2272,8 @@ def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit):
 def carry_masks(b, list segments, int units, int from_kind, written_first):
     """resume.ResumeCarry.carry_masks over the builder's unit arrays (only
     RESUMEs after a yield carry anything: their segments are looked up then)."""
-    from array import array
     cdef _Prep p = b._prep
-    carry = array("i", [0]) * units
+    carry = _ints(units, 0)
     cdef int u, d, nx
     by_start = None
     for u in range(p.n // 2):
