@@ -521,6 +521,10 @@ cdef class _Prep:
     cdef list froms      # starts' FROM segments, for `froms_key` JUMP events
     cdef Py_ssize_t froms_key
     cdef object code
+    cdef dict rec_words  # id(Rec) -> _RecWords (_record)
+    cdef set s_needs     # a walk's scratch: what it asks for (_walk_once)
+    cdef set s_jumps
+    cdef list s_violations
 
     def __dealloc__(self):
         PyMem_Free(self.mem)
@@ -900,6 +904,10 @@ cdef _Prep _prepare(code):
     cdef _Prep p = _Prep()
     p.froms_key = -1
     p.code = code
+    p.s_needs = set()
+    p.rec_words = {}
+    p.s_jumps = set()
+    p.s_violations = []
     cdef bytes co = code.co_code
     cdef const unsigned char* raw = co
     cdef int n = len(co)
@@ -1301,12 +1309,11 @@ def init_record(dict k, iv_any_ops):
         _iv_any_op[op] = _opnames[op] in iv_any_ops
 
 
-cdef int _iv_class(_Prep p, int u, rec) except? -9:
-    # plan.intervention_class
-    cdef int sem = rec.sem
+cdef inline int _iv_of(_Prep p, int u, int sem, int nout) noexcept:
+    # plan.intervention_class, from the record's semantics and output count
     if sem == R_CALL or sem == R_CALL_EX:
         return IV_ANY
-    if sem != R_OP or not rec.outputs:
+    if sem != R_OP or nout == 0:
         return IV_NONE
     if p.boolish[u] or p.opcode[u] == OP_UNARY_NOT:
         return IV_BOOL
@@ -1332,6 +1339,62 @@ cdef int _static(b, obj) except? -9:
     return i
 
 
+cdef class _RecWords:
+    """A Rec as one builder writes it into `recs`: its words with the statics
+    interned, and which words take the depth (a relative slot)."""
+    cdef object rec      # (kept: the template is looked up by the Rec's identity)
+    cdef int* words
+    cdef int* rel        # 1 where the word is a slot relative to the depth
+    cdef int n, sem, nout
+
+    def __dealloc__(self):
+        PyMem_Free(self.words)
+
+
+cdef _RecWords _rec_words(b, _Prep p, rec):
+    # The words of `rec` (plan._Builder.record's, with d = 0), made once per Rec
+    # and builder: the statics are interned the first time, in record()'s order.
+    key = id(rec)
+    cdef _RecWords t = p.rec_words.get(key)
+    if t is not None and t.rec is rec:
+        return t
+    t = _RecWords()
+    t.rec = rec
+    cdef int fn = -1 if rec.fn is None else _static(b, rec.fn)
+    kwnames = rec.kwnames
+    cdef int kw = _static(b, tuple(kwnames)) if kwnames else -1
+    inputs = rec.inputs
+    outputs = rec.outputs
+    cdef Py_ssize_t nin = len(inputs), nout = len(outputs), k
+    t.n = <int>(5 + nin + nout)
+    t.words = <int*>PyMem_Malloc(sizeof(int) * 2 * t.n)
+    if t.words == NULL:
+        raise MemoryError()
+    t.rel = t.words + t.n
+    memset(t.words, 0, sizeof(int) * 2 * t.n)
+    t.sem = rec.sem
+    t.nout = <int>nout
+    t.words[0] = t.sem
+    t.words[1] = fn
+    t.words[2] = <int>nin
+    t.words[3] = <int>nout
+    t.words[4] = kw
+    k = 5
+    for x in inputs:
+        if isinstance(x, tuple):
+            t.words[k] = -(_static(b, x[1]) + 1)
+        else:
+            t.words[k] = <int>x
+            t.rel[k] = 1
+        k += 1
+    for x in outputs:
+        t.words[k] = <int>x
+        t.rel[k] = 1
+        k += 1
+    p.rec_words[key] = t
+    return t
+
+
 cdef int _record(b, _Prep p, int off, rec, int d) except? -9:
     # plan._Builder.record: records interned by (offset, depth) -- the depth is the
     # offset's own, so by offset (p.recidx; b.rec_index holds the ones the Python
@@ -1342,40 +1405,18 @@ cdef int _record(b, _Prep p, int off, rec, int d) except? -9:
         return p.recidx[u]
     if d != p.depth[u]:
         raise _Fallback()
+    cdef _RecWords t = _rec_words(b, p, rec)
     cdef carray.array recs = b.recs
     cdef carray.array rec_iv = b.rec_iv
-    cdef Py_ssize_t idx = len(recs), k, nin, nout, old_iv
-    cdef int v
-    cdef int fn = -1 if rec.fn is None else _static(b, rec.fn)
-    kwnames = rec.kwnames
-    cdef int kw = _static(b, tuple(kwnames)) if kwnames else -1
-    inputs = rec.inputs
-    outputs = rec.outputs
-    nin = len(inputs)
-    nout = len(outputs)
-    carray.resize_smart(recs, idx + 5 + nin + nout)
+    cdef Py_ssize_t idx = len(recs), k, old_iv = len(rec_iv)
+    carray.resize_smart(recs, idx + t.n)
     cdef int* w = recs.data.as_ints + idx
-    w[0] = rec.sem
-    w[1] = fn
-    w[2] = <int>nin
-    w[3] = <int>nout
-    w[4] = kw
-    k = 5
-    for x in inputs:
-        if isinstance(x, tuple):
-            v = -(_static(b, x[1]) + 1)
-        else:
-            v = d + <int>x
-        recs.data.as_ints[idx + k] = v  # (recs may not move: _static does not touch it)
-        k += 1
-    for x in outputs:
-        recs.data.as_ints[idx + k] = d + <int>x
-        k += 1
-    old_iv = len(rec_iv)
-    carray.resize_smart(rec_iv, len(recs))
-    for k in range(old_iv, len(recs)):
+    for k in range(t.n):
+        w[k] = t.words[k] + d if t.rel[k] else t.words[k]
+    carray.resize_smart(rec_iv, idx + t.n)
+    for k in range(old_iv, idx + t.n):
         rec_iv.data.as_ints[k] = 0
-    rec_iv.data.as_ints[idx] = _iv_class(p, u, rec)
+    rec_iv.data.as_ints[idx] = _iv_of(p, u, t.sem, t.nout)
     p.recidx[u] = <int>idx
     return <int>idx
 
@@ -1968,23 +2009,31 @@ cdef _Ops _walk_once(b, _Prep p, dict memo, int kind, int start, set events, set
     key = 2 * start + kind
     cdef _Ops o = memo.get(key) if use_memo else None
     if o is None or not _unchanged(p, o):
-        seg_needs = set()
-        seg_jumps = set()
-        seg_violations = []
+        # (the walk asks into the builder's scratch containers, kept per segment
+        # only when not empty, as they mostly are)
+        seg_needs = p.s_needs
+        seg_jumps = p.s_jumps
+        seg_violations = p.s_violations
         try:
             o = _walk(b, p, kind, start, seg_needs, at_kind, seg_jumps, seg_violations)
         except _Fallback:  # a stack shape the typed walk leaves to the Python one
             o = _walk_python(b, p, kind, start, events, seg_needs, seg_jumps, seg_violations,
                              jump_needs, violations)
-        o.needs = seg_needs
-        o.jumps = seg_jumps
-        o.violations = seg_violations
+        if seg_needs:
+            o.needs = set(seg_needs)
+            seg_needs.clear()
+        if seg_jumps:
+            o.jumps = set(seg_jumps)
+            seg_jumps.clear()
+        if seg_violations:
+            o.violations = list(seg_violations)
+            del seg_violations[:]
         memo[key] = o
-    if o.needs:
+    if o.needs is not None:
         needs |= o.needs
-    if o.jumps:
+    if o.jumps is not None:
         jump_needs |= o.jumps
-    if o.violations:
+    if o.violations is not None:
         violations += o.violations
     return o
 

@@ -821,14 +821,18 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         cellvars = code.co_cellvars  # (a new tuple at each access: read once)
         cells = tuple(i for i, n in enumerate(names) if n in cellvars) if cellvars else ()
         # (a typed build hands over no layout: CodePlan.layout makes it when asked)
-        return CodePlan(code, self.mode, layout=self._lay, rec_at=rec_at,
-                        ops=ops, recs=self.recs, rec_iv=self.rec_iv, statics=self.statics,
-                        seg_at=seg_at, seg_from=seg_from, depth=depth, handler=handler,
-                        istart=istart, events=frozenset(events),
-                        jump_events=frozenset(self.jump_events), unit_flags=unit_flags,
-                        piece_start=piece_start, branch_sides=branch_sides,
-                        branch_sides_at=branch_sides_at, carry=carry, nparams=nparams,
-                        param_cells=cells)
+        # (each field set by name: CodePlan(**fields)'s loop costs a first call more)
+        plan = CodePlan.__new__(CodePlan)
+        plan.ops, plan.recs, plan.rec_iv, plan.statics = ops, self.recs, self.rec_iv, self.statics
+        plan.seg_at, plan.seg_from, plan.depth, plan.handler = seg_at, seg_from, depth, handler
+        plan.istart, plan.events = istart, frozenset(events)
+        plan.jump_events, plan.unit_flags = frozenset(self.jump_events), unit_flags
+        plan.piece_start, plan.branch_sides = piece_start, branch_sides
+        plan.branch_sides_at, plan.carry, plan.nparams = branch_sides_at, carry, nparams
+        plan.param_cells = cells
+        plan.mode, plan.ir, plan._code = self.mode, None, weakref.ref(code)
+        plan._layout, plan._layout_full, plan._rec_at = self._lay, False, rec_at
+        return plan
 
 
 def _init_fastplan() -> None:
