@@ -24,9 +24,11 @@ instructions; the build columns are for its code object alone (words' lambda is
 built at its own first call).
 
 `--phases` instead times the plan builder per phase over every code object of
-json (encoder, decoder, scanner), difflib, textwrap and ast: the layout, the
-builder's set-up (effects), the first events, the whole build, the same with the
-compiled passes off, and the reference builder, in microseconds per instruction.
+json (encoder, decoder, scanner), difflib, textwrap and ast: the IR's layout
+(which the compiled builder no longer runs: it decodes into its own unit
+arrays), the builder's set-up (decode, depths and effects), the first events,
+the whole build, the same with the compiled passes off, and the reference
+builder, in microseconds per instruction.
 
 Part 2 (`--toolz DIR`, DIR an unpacked toolz sdist: `pip download --no-binary :all:
 toolz`): toolz's own test functions (toolz/tests/test_*.py, the ones that take no
@@ -409,9 +411,9 @@ def phases(repeat: int) -> list[tuple[str, float]]:
         else:
             b.initial_events()
 
-    rows = [("layout (decode, depths, blocks)", best(lambda c: bytecode.layout(c, fast=True))),
-            ("+ effects (the builder set up)", best(lambda c: _Builder(c, 0))),
-            ("+ first events (and the walk's unit tables)", best(first_events)),
+    rows = [("the IR's layout (not part of the build)", best(lambda c: bytecode.layout(c, fast=True))),
+            ("set-up (decode, depths, effects)", best(lambda c: _Builder(c, 0))),
+            ("+ first events", best(first_events)),
             ("whole build", best(lambda c: _Builder(c, 0).build()))]
     with _compiled_passes(False):
         rows.append(("whole build, compiled passes off", best(lambda c: _Builder(c, 0).build())))

@@ -19,7 +19,7 @@ def plan_difference(fast: CodePlan, ref: CodePlan) -> str | None:
         return "rec_at"
     # (A plan read from the cache makes its layout from the code when asked.)
     la = fast._layout if fast._layout is not None else fast.layout
-    lb = ref._layout
+    lb = ref._layout if ref._layout is not None else ref.layout
     key = [(i.offset, i.next, i.opname, i.opcode, i.arg, i.target) for i in la.instrs]
     if key != [(i.offset, i.next, i.opname, i.opcode, i.arg, i.target) for i in lb.instrs]:
         return "layout.instrs"

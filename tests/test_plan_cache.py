@@ -85,7 +85,7 @@ def _rebuilt_after(code, damage) -> None:
     cache.entry(code, PLAN_PLAIN).replace_raw(damage(good))  # (and forgets what it read)
     assert cache.entry(code, PLAN_PLAIN).read() is None
     plan = build_plan(code)  # built again, and the entry written again
-    assert plan._layout is not None
+    assert plan._rec_at is not None  # built (a plan read from the file has none yet)
     cache.forget()
     assert cache.entry(code, PLAN_PLAIN).raw() == good
     assert cache.entry(code, PLAN_PLAIN).read() is not None

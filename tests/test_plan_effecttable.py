@@ -72,3 +72,30 @@ def test_a_context_dependent_effect_is_not_shared():
                 assert effects[ins.offset].steps == fresh.steps
                 assert effects[ins.offset].rec == fresh.rec
             prev = ins
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_typed_builders_effects_equal_fresh_ones(name):
+    # The typed builder (analysis/_fastplan.pyx) shares the effects of contextual
+    # opcodes too, by what effect_of reads of their context (the next opcode, the
+    # one before, whether a local is a cell): each must equal a fresh one.
+    from tracer.analysis import plan as plan_module
+
+    if plan_module._fastplan is None:
+        pytest.skip("tracer.analysis._fastplan is not built")
+    for code in code_objects(importlib.import_module(name)):
+        effects = plan_module._Builder(code).effects  # (before any walk)
+        lay = layout(code, fast=True)
+        assert list(effects) == [i.offset for i in lay.instrs if i.offset in lay.depth]
+        prev = None
+        for ins in lay.instrs:
+            if ins.offset in lay.depth:
+                fresh = effect_of(ins, code, prev)
+                got = effects[ins.offset]
+                assert (got.pops, got.pushes, got.steps, got.control, got.rec) == \
+                    (fresh.pops, fresh.pushes, fresh.steps, fresh.control, fresh.rec), \
+                    (code.co_qualname, ins.offset, ins.opname)
+                if ins.opname == "LOAD_ATTR" and not ins.arg & 1:
+                    assert got is not fresh  # (written to by the walk: one per instruction)
+                    assert sum(e is got for e in effects.values()) == 1
+            prev = ins

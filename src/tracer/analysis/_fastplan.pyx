@@ -10,9 +10,27 @@ read once per interpreter by bytecode.py and handed over in `init` (this module
 imports nothing of tracer: bytecode.py imports it).
 """
 
-from cpython.mem cimport PyMem_Malloc, PyMem_Free
-from libc.string cimport memset
+from cpython.mem cimport PyMem_Malloc, PyMem_Free, PyMem_Realloc
+from libc.string cimport memset, memcpy
+from libc.stdlib cimport qsort
 from cpython cimport array as carray
+
+cdef carray.array _INT_TEMPLATE = carray.array("i")
+
+
+cdef carray.array _ints(Py_ssize_t n, int fill):
+    # A new array('i') of n items, each `fill`.
+    cdef carray.array a = carray.clone(_INT_TEMPLATE, n, False)
+    cdef Py_ssize_t k
+    cdef int* d = a.data.as_ints
+    if fill == 0:
+        if n:
+            memset(d, 0, sizeof(int) * n)
+    else:
+        for k in range(n):
+            d[k] = fill
+    return a
+
 
 # Per-opcode flags (made in init from the names, per interpreter).
 cdef enum:
@@ -100,6 +118,34 @@ cdef inline int _for_iter_exit(int target, const unsigned char* raw, int* nxt_of
 
 
 cdef dict _effects_memo = {}
+
+
+cdef int _se_tab[2][256 * 257]  # stack effects per (jump, opcode, arg + 1), _SE_UNSET if not yet
+cdef int _SE_UNSET = -1000000
+cdef bint _se_ready = False
+
+
+cdef int _stack_eff(int op, int arg, bint has_arg, bint jump) except? -999:
+    # _effect_of_op for an argument in 0..255 (or none) through a C table.
+    global _se_ready
+    cdef int i, j
+    if not _se_ready:
+        for j in range(2):
+            for i in range(256 * 257):
+                _se_tab[j][i] = _SE_UNSET
+        _se_ready = True
+    cdef int slot
+    if not has_arg:
+        slot = op * 257
+    elif 0 <= arg < 256:
+        slot = op * 257 + arg + 1
+    else:
+        return _effect_of_op(op, arg, jump)
+    cdef int e = _se_tab[jump][slot]
+    if e == _SE_UNSET:
+        e = _effect_of_op(op, arg if has_arg else None, jump)
+        _se_tab[jump][slot] = e
+    return e
 
 
 cdef int _effect_of_op(int op, arg_obj, bint jump) except? -999:
@@ -368,8 +414,11 @@ cdef int M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE
 cdef int OP_FOR_ITER = -1, OP_RESUME = -1, OP_IS_OP = -1, OP_CONTAINS_OP = -1, OP_COMPARE_OP = -1, OP_UNARY_NOT = -1
 cdef int READ_RETURNED, R_OP, OP_STORE_FAST = -1, OP_SFLF = -1, OP_SFSF = -1, OP_RETURN_VALUE = -1
 cdef int OP_YIELD_VALUE = -1
+cdef int OP_CALL = -1, OP_CALL_KW = -1, OP_KW_NAMES = -1, OP_TO_BOOL = -1, OP_LOAD_ATTR = -1
+cdef int OP_LOAD_CONST = -1, OP_FORMAT_SIMPLE = -1, OP_CONVERT_VALUE = -1, OP_EXTENDED_ARG = -1
 cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
 cdef dict _SPECIAL_SHADOW = {}
+cdef int _special[16]  # SPECIAL_SHADOW for the classes 0..15 (-1: none)
 cdef object _Rec = None
 cdef bint _walk_ready = False
 
@@ -382,7 +431,8 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     global M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
     global M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE, READ_RETURNED, R_OP
     global OP_FOR_ITER, OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
-    global OP_YIELD_VALUE
+    global OP_YIELD_VALUE, OP_CALL, OP_CALL_KW, OP_KW_NAMES, OP_TO_BOOL, OP_LOAD_ATTR
+    global OP_LOAD_CONST, OP_FORMAT_SIMPLE, OP_CONVERT_VALUE, OP_EXTENDED_ARG
     global _SPECIAL_SHADOW, _Rec, _walk_ready
     M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
     M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY = k["M_STORE_LOCAL"], k["M_DELETE_LOCAL"], k["M_COPY"]
@@ -399,6 +449,10 @@ def init_walk(dict k, rec_cls, dict special_shadow):
         return names.index(name) if name in names else -1
     OP_STORE_FAST = op_of("STORE_FAST")
     OP_RESUME = op_of("RESUME")
+    OP_CALL, OP_CALL_KW, OP_KW_NAMES = op_of("CALL"), op_of("CALL_KW"), op_of("KW_NAMES")
+    OP_TO_BOOL, OP_LOAD_ATTR, OP_LOAD_CONST = op_of("TO_BOOL"), op_of("LOAD_ATTR"), op_of("LOAD_CONST")
+    OP_FORMAT_SIMPLE, OP_CONVERT_VALUE = op_of("FORMAT_SIMPLE"), op_of("CONVERT_VALUE")
+    OP_EXTENDED_ARG = op_of("EXTENDED_ARG")
     OP_FOR_ITER = op_of("FOR_ITER")
     OP_IS_OP, OP_CONTAINS_OP = op_of("IS_OP"), op_of("CONTAINS_OP")
     OP_COMPARE_OP, OP_UNARY_NOT = op_of("COMPARE_OP"), op_of("UNARY_NOT")
@@ -409,13 +463,19 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     OP_POP_JUMP_IF_FALSE = op_of("POP_JUMP_IF_FALSE")
     OP_POP_JUMP_IF_TRUE = op_of("POP_JUMP_IF_TRUE")
     _SPECIAL_SHADOW = dict(special_shadow)
+    cdef int c
+    for c in range(16):
+        _special[c] = _SPECIAL_SHADOW.get(c, -1)
     _Rec = rec_cls
     _walk_ready = True
 
 
 cdef class _Prep:
-    """One builder's instructions as unit arrays: what the walk reads per offset."""
-    cdef int n, units, stacksize
+    """One builder's instructions as unit arrays: what the walk reads per offset,
+    decoded straight from the code object (no Instr, Block or dict per
+    instruction: the builder's layout objects are made only when a Python pass
+    asks for them, plan._Builder.layout), and the walk's working arrays."""
+    cdef int n, units, stacksize, nh, nloc
     cdef int* mem
     cdef int* depth      # -1: unreachable or not an instruction start
     cdef int* nxt
@@ -428,82 +488,470 @@ cdef class _Prep:
     cdef int* jtarget    # 1: a jump target, handler or FOR_ITER exit (_jump_targets)
     cdef int* boolish    # 1: pushes_bool(ins)
     cdef int* prev       # the offset of the instruction before, -1 for the first
-    cdef list ins_at
+    cdef int* isstart    # 1: an instruction starts at this unit
+    cdef int* unknown    # 1: a local may be unknown here (unknown.py; unknown_all: all)
+    cdef int* hmem       # per handler: start, end, target, depth, lasti
+    cdef const int** eptr  # per unit: its effect's encoding (_encode_effect), NULL if none
+    # The rounds' and walks' state per unit (wmem): events, JUMP events, the events
+    # and JUMP events new in this round, the walk's visit stamps and positions, the
+    # record interned at the unit (-1: none yet), results waiting (slot, next),
+    # records waiting (next), jumps followed (position, offset).
+    cdef int* wmem
+    cdef int* evmap
+    cdef int* jev
+    cdef int* newev
+    cdef int* newjmp
+    cdef int* vstamp
+    cdef int* vpos
+    cdef int* recidx
+    cdef int* lslot
+    cdef int* lnxt
+    cdef int* lrec
+    cdef int* fpos
+    cdef int* foff
+    cdef int* work       # the stack slots' shadow classes (wcap)
+    cdef int* lstamp     # per local (nloc): stamps and offsets of the post-passes
+    cdef int* loff
+    cdef int* cellflag   # per local (nloc): 1 a cell or free variable, 0 not, -1 not asked yet
+    cdef object cellnames
+    cdef int wcap, stamp, lstamp_now, nlater, nrecs
     cdef list eff_at
-    cdef list steps_at   # tuple of (tag, a, b, obj) per unit
-    cdef object unknown_at  # b._may_be_unknown(), once (analysis/unknown.py)
-    cdef bint unknown_ready
+    cdef list steps_at   # per unit: the objects of its effect's steps (Recs, names)
+    cdef bint unknown_ready, unknown_all, unknown_none
     cdef list froms      # starts' FROM segments, for `froms_key` JUMP events
     cdef Py_ssize_t froms_key
+    cdef object code
+    cdef dict rec_words  # id(Rec) -> _RecWords (_record)
+    cdef set s_needs     # a walk's scratch: what it asks for (_walk_once)
+    cdef set s_jumps
+    cdef list s_violations
 
     def __dealloc__(self):
         PyMem_Free(self.mem)
+        PyMem_Free(self.hmem)
+        PyMem_Free(self.eptr)
+        PyMem_Free(self.wmem)
 
 
-cdef tuple _encode(tuple step):
-    tag = _TAGS.get(step[0])
-    if tag is None:
-        raise AssertionError(f"unknown step {step[0]}")
-    if tag == T_RECORD or tag == T_FOR_ITER or tag == T_SEND:
-        return (tag, 0, 0, step[1])
-    if tag == T_GETATTR:
-        return (tag, step[1], 0, step[2])
-    if tag == T_BRANCH:
-        return (tag, step[1], 0, step[2])
-    if tag == T_DELETE_LOCAL or tag == T_RETURN or tag == T_RETURN_CONST or tag == T_YIELD:
-        return (tag, step[1], 0, None)
-    if tag == T_RAISE:
-        return (tag, -1 if step[1] is None else step[1], 1 if step[1] is None else 0, None)
-    if tag == T_JUMP or tag == T_LOST:
-        return (tag, 0, 0, None)
-    return (tag, step[1], step[2], None)
+# An effect's encoding (Effect.enc = (array, objects)): ints
+#   [pops, pushes, control, lowrel, has_rec, sem, nout, out0, outmax, nsteps,
+#    per step: tag, a, c, outmax, ioff,  then per record step at ioff:
+#    nin, its int inputs..., nout, its outputs...]
+# where lowrel is the lowest slot (relative to the depth) its steps touch
+# (_Builder._consumes), the rec fields are eff.rec's when encoded (outputs:
+# how many, the first, the highest), and `objects` holds each step's Rec,
+# attribute name or None.
+cdef enum:
+    E_POPS = 0
+    E_PUSHES
+    E_CONTROL
+    E_LOWREL
+    E_HASREC
+    E_SEM
+    E_NOUT
+    E_OUT0
+    E_OUTMAX
+    E_NSTEPS
+    E_STEPS
+
+
+cdef tuple _encode_effect(eff):
+    cdef list steps = eff.steps
+    cdef Py_ssize_t k, ns = len(steps)
+    cdef list head = [0] * (E_STEPS + 5 * ns)
+    cdef list tail = []
+    cdef list objs = []
+    cdef int lowrel = -<int>eff.pops
+    head[E_POPS] = eff.pops
+    head[E_PUSHES] = eff.pushes
+    head[E_CONTROL] = _CONTROLS[eff.control]
+    rec = eff.rec
+    if rec is not None:
+        head[E_HASREC] = 1
+        head[E_SEM] = rec.sem
+        head[E_NOUT] = len(rec.outputs)
+        head[E_OUT0] = rec.outputs[0] if rec.outputs else 0
+        head[E_OUTMAX] = max(rec.outputs) if rec.outputs else 0
+    head[E_NSTEPS] = ns
+    for k in range(ns):
+        step = steps[k]
+        tag = _TAGS.get(step[0])
+        if tag is None:
+            raise AssertionError(f"unknown step {step[0]}")
+        a = c = outmax = ioff = 0
+        obj = None
+        if tag == T_RECORD or tag == T_FOR_ITER or tag == T_SEND:
+            obj = step[1]
+            outs = list(obj.outputs)
+            ins = [x for x in obj.inputs if isinstance(x, int)]
+            a = len(outs)
+            c = outs[0] if outs else 0
+            outmax = max(outs) if outs else 0
+            ioff = -1 - len(tail)  # (made absolute below)
+            tail.append(len(ins))
+            tail.extend(ins)
+            tail.append(len(outs))
+            tail.extend(outs)
+            for x in ins:
+                lowrel = min(lowrel, x)
+            for x in outs:
+                if isinstance(x, int):
+                    lowrel = min(lowrel, x)
+        elif tag == T_GETATTR:
+            a = step[1]
+            obj = step[2]
+            lowrel = min(lowrel, a)
+        elif tag == T_BRANCH:
+            a = step[1]
+            c = _BRANCH_KINDS[step[2]]
+            lowrel = min(lowrel, a)
+        elif tag == T_DELETE_LOCAL or tag == T_RETURN or tag == T_RETURN_CONST or tag == T_YIELD:
+            a = step[1]
+        elif tag == T_RAISE:
+            a = -1 if step[1] is None else step[1]
+            c = 1 if step[1] is None else 0
+        elif tag == T_JUMP or tag == T_LOST:
+            pass
+        else:
+            a = step[1]
+            c = step[2]
+            lowrel = min(lowrel, a)
+            if tag == T_SWAP or tag == T_METHOD_PAIR:
+                lowrel = min(lowrel, c)
+        head[E_STEPS + 5 * k] = tag
+        head[E_STEPS + 5 * k + 1] = a
+        head[E_STEPS + 5 * k + 2] = c
+        head[E_STEPS + 5 * k + 3] = outmax
+        head[E_STEPS + 5 * k + 4] = ioff
+        objs.append(obj)
+    base = len(head)
+    for k in range(ns):
+        if head[E_STEPS + 5 * k + 4] < 0:
+            head[E_STEPS + 5 * k + 4] = base + (-1 - head[E_STEPS + 5 * k + 4])
+    head[E_LOWREL] = lowrel
+    return (carray.array("i", head + tail), tuple(objs))
 
 
 cdef _Prep _prep_of(b, pushes_bool):
     cdef _Prep p = getattr(b, "_prep", None)
     if p is None:
-        p = _prepare(b, pushes_bool)
+        p = _prepare(b.code)
         b._prep = p
+        _effects(p, b.code)
     return p
 
 
-cdef _Prep _prepare(b, pushes_bool):
+def prepare(b):
+    """The builder's unit arrays and effects (plan._Builder.__init__, fast)."""
+    return _prep_of(b, None)
+
+
+# Effects shared per (opcode, arg) for arg in -1..255 (-1: no argument): a C table
+# in front of effecttable._shared (which holds the same objects).
+cdef object _shared_tab = None     # list of 256 * 257 entries
+cdef dict _shared_dict = None      # effecttable._shared
+cdef Py_ssize_t _max_shared = 0
+cdef object _effect_of = None
+cdef object _Effect = None
+cdef int _ctx[256]                 # 1: CONTEXTUAL, 2: and PER_CODE
+# The contextual opcodes' effects, shared by what effect_of reads of their context
+# (_context_key): apart from effecttable._shared, which holds only effects that are
+# a function of (opcode, arg).
+cdef dict _ctx_shared = {}
+cdef object _getattr_enc = None    # the encoding of every Effect(1, 1, [("getattr", -1, name)])
+
+
+def init_effects(shared, contextual, per_code, Py_ssize_t max_shared, effect_of, effect_cls):
+    """Hand over effecttable's shared table, its opcode sets, effect_of and Effect."""
+    global _shared_tab, _shared_dict, _max_shared, _effect_of, _Effect, _getattr_enc
+    _shared_tab = [None] * (256 * 257)
+    _shared_dict = shared
+    _max_shared = max_shared
+    _effect_of = effect_of
+    _Effect = effect_cls
+    _getattr_enc = None
+    _ctx_shared.clear()
+    cdef int op
+    for op in range(256):
+        name = _opnames[op]
+        _ctx[op] = (2 if name in per_code else 1) if name in contextual else 0
+        _load_fast_form[op] = (1 if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW")
+                               else 2 if name in ("LOAD_FAST_LOAD_FAST",
+                                                  "LOAD_FAST_BORROW_LOAD_FAST_BORROW") else 0)
+
+
+cdef inline int _op_at(_Prep p, int off) noexcept:
+    # instructions._opname_at as an opcode (-1: none): the instruction at `off`,
+    # past the EXTENDED_ARGs that prefix it.
+    while 0 <= off < p.n and p.isstart[off // 2] and p.opcode[off // 2] == OP_EXTENDED_ARG:
+        off += 2
+    if 0 <= off < p.n and p.isstart[off // 2]:
+        return p.opcode[off // 2]
+    return -1
+
+
+cdef long long _context_key(_Prep p, int u, int prev_u) noexcept:
+    # What instructions.effect_of reads of a contextual instruction's context, as a
+    # key under which its Effect is the same for every instruction and code object
+    # (>= 0), or -1 when it reads the code object (kept per code object: -2 - the
+    # key) or is never shared (LOAD_ATTR's attribute form, whose Effect the walk
+    # writes to).  Kept in step with effect_of's rules for these opcodes:
+    # tests/test_plan_effecttable.py compares every one with a fresh Effect.
+    cdef int op = p.opcode[u]
+    cdef long long a = p.arg[u] if _kind[op] != A_NONE else -1
+    cdef int nxt_op, prev_op = p.opcode[prev_u] if prev_u >= 0 else -1
+    cdef long long flag = 0
+    if a < -1 or a >= (1 << 24):
+        return -1
+    if op == OP_CALL:
+        if prev_op == OP_KW_NAMES and OP_KW_NAMES >= 0:
+            if not 0 <= p.arg[prev_u] < 4096:
+                return -1
+            return -2 - ((((<long long>op) << 26) | ((a + 1) << 1)) * 4096 + p.arg[prev_u])
+        return ((<long long>op) << 26) | ((a + 1) << 1)
+    if op == OP_CALL_KW:
+        if prev_op == OP_LOAD_CONST and 0 <= p.arg[prev_u] < 4096:
+            return -2 - ((((<long long>op) << 26) | ((a + 1) << 1)) * 4096 + p.arg[prev_u])
+        if prev_op == OP_LOAD_CONST:
+            return -1
+        return ((<long long>op) << 26) | ((a + 1) << 1)
+    if op == OP_TO_BOOL:
+        nxt_op = _op_at(p, p.nxt[u])
+        flag = 1 if (nxt_op >= 0 and (nxt_op == OP_POP_JUMP_IF_FALSE or nxt_op == OP_POP_JUMP_IF_TRUE
+                                      or nxt_op == OP_UNARY_NOT)) else 0
+    elif op == OP_CONVERT_VALUE:
+        nxt_op = _op_at(p, p.nxt[u])
+        flag = 1 if (nxt_op >= 0 and nxt_op == OP_FORMAT_SIMPLE) else 0
+    elif op == OP_FORMAT_SIMPLE:
+        flag = 1 if (prev_op >= 0 and prev_op == OP_CONVERT_VALUE) else 0
+    elif op == OP_LOAD_ATTR and (a & 1):
+        a = 1  # the method form: a pair, whatever the name
+    else:
+        return -1
+    return ((<long long>op) << 26) | ((a + 1) << 1) | flag
+
+
+cdef object _instr_at(_Prep p, code, int u):
+    # The Instr of the instruction at unit u, as bytecode._decode_fast makes it
+    # (for effect_of, which reads the opcode's context).
+    if u < 0:
+        return None
+    cdef int op = p.opcode[u]
+    cdef int kind = _kind[op]
+    cdef int a = p.arg[u]
+    cdef int off = 2 * u
+    tgt = None
+    if kind == A_NONE:
+        arg_obj = argval = None
+    else:
+        arg_obj = a
+        if kind == A_PLAIN:
+            argval = arg_obj
+        elif kind == A_CONST:
+            argval = code.co_consts[a]
+        elif kind == A_NAME:
+            argval = code.co_names[a]
+        elif kind == A_GLOBAL or kind == A_ATTR:
+            argval = code.co_names[a >> 1]
+        elif kind == A_SUPER_ATTR:
+            argval = code.co_names[a >> 2]
+        elif kind == A_JREL or kind == A_JABS:
+            argval = tgt = p.target[u]
+        else:
+            argval = code._varname_from_oparg(a)
+    return _Instr(off, p.nxt[u], _opnames[op], op, arg_obj, argval, "", None, tgt)
+
+
+cdef int _load_fast_form[256]  # 1: LOAD_FAST's form (one local), 2: LOAD_FAST_LOAD_FAST's (two)
+
+
+cdef int _cellish(_Prep p, code, int index) except -1:
+    # Whether local `index` is a cell or free variable (instructions._load_fast),
+    # once per local of a code object.
+    if not 0 <= index < p.nloc:
+        raise AssertionError("a local index past the code's locals")
+    if p.cellflag[index] < 0:
+        if p.cellnames is None:
+            p.cellnames = frozenset(code.co_cellvars) | frozenset(code.co_freevars)
+        p.cellflag[index] = 1 if code._varname_from_oparg(index) in p.cellnames else 0
+    return p.cellflag[index]
+
+
+cdef void _set_getattr_enc(tuple enc) noexcept:
+    global _getattr_enc
+    _getattr_enc = enc
+
+
+cdef void _effects(_Prep p, code) except *:
+    # effecttable.effects_of over the unit arrays: an Instr made only where the
+    # effect is not in the shared table yet or reads the instruction's context.
+    cdef list tab = _shared_tab
+    cdef dict own = {}
+    cdef int u, op, a, c, prev_u = -1
+    cdef Py_ssize_t slot
+    cdef long long ck
+    cdef carray.array ints
+    cdef const int* e
+    p.eff_at = [None] * p.units
+    p.steps_at = [None] * p.units
+    for u in range(p.n // 2):
+        if not p.isstart[u]:
+            continue
+        if p.depth[u] >= 0:
+            op = p.opcode[u]
+            a = p.arg[u] if _kind[op] != A_NONE else -1
+            c = _ctx[op]
+            if c == 0:
+                eff = None
+                slot = -1
+                if _kind[op] == A_NONE:
+                    slot = op * 257
+                elif 0 <= a < 256:
+                    slot = op * 257 + a + 1
+                if slot >= 0:
+                    eff = tab[slot]
+                if eff is None:
+                    key = (op, None if _kind[op] == A_NONE else a)
+                    eff = _shared_dict.get(key)
+                    if eff is None:
+                        eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
+                        if len(_shared_dict) < _max_shared:
+                            _shared_dict[key] = eff
+                            if slot >= 0:
+                                tab[slot] = eff
+                    elif slot >= 0:
+                        tab[slot] = eff
+            elif c == 2 and _load_fast_form[op] and 0 <= a < (1 << 24):
+                # LOAD_FAST and the like: the same Effect wherever the locals
+                # loaded are alike plain or cells (instructions._load_fast).
+                if _load_fast_form[op] == 1:
+                    ck = _cellish(p, code, a)
+                else:
+                    ck = _cellish(p, code, a >> 4) | (_cellish(p, code, a & 15) << 1)
+                ck = ((<long long>op) << 30) | ((<long long>a) << 2) | ck
+                eff = _ctx_shared.get(ck)
+                if eff is None:
+                    eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
+                    if len(_ctx_shared) < _max_shared:
+                        _ctx_shared[ck] = eff
+            elif c == 2:
+                key = ((<long long>op) << 32) | (<long long>a + 1)
+                eff = own.get(key)
+                if eff is None:
+                    eff = own[key] = _effect_of(_instr_at(p, code, u), code,
+                                                _instr_at(p, code, prev_u))
+            else:
+                ck = _context_key(p, u, prev_u)
+                if ck >= 0:
+                    eff = _ctx_shared.get(ck)
+                    if eff is None:
+                        eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
+                        if len(_ctx_shared) < _max_shared:
+                            _ctx_shared[ck] = eff
+                elif ck <= -2:
+                    eff = own.get(ck)
+                    if eff is None:
+                        eff = own[ck] = _effect_of(_instr_at(p, code, u), code,
+                                                   _instr_at(p, code, prev_u))
+                elif op == OP_LOAD_ATTR:
+                    # The attribute form, its own Effect (the walk sets its rec):
+                    # effect_of's, made here, with the encoding they all share.
+                    eff = _Effect(1, 1, [("getattr", -1, code.co_names[a >> 1])])
+                    if _getattr_enc is None:
+                        _set_getattr_enc(_encode_effect(eff))
+                    eff.enc = (_getattr_enc[0], (code.co_names[a >> 1],))
+                else:
+                    eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
+            p.eff_at[u] = eff
+            enc = eff.enc
+            if enc is None:  # (shared effects are encoded once: analysis/effecttable.py)
+                enc = eff.enc = _encode_effect(eff)
+            ints = <carray.array>enc[0]
+            e = ints.data.as_ints  # (alive as long as the Effect, which eff_at holds)
+            p.eptr[u] = e
+            p.pops[u] = e[E_POPS]
+            p.pushes[u] = e[E_PUSHES]
+            p.control[u] = e[E_CONTROL]
+            p.steps_at[u] = enc[1]
+        prev_u = u
+
+
+def effects_dict(b):
+    """Offset -> Effect of every reachable instruction (plan._Builder.effects, fast):
+    the walk's own objects."""
+    cdef _Prep p = b._prep
+    cdef int u
+    return {2 * u: p.eff_at[u] for u in range(p.n // 2) if p.eff_at[u] is not None}
+
+
+def rec_at(b):
+    """Offset -> the Rec of every recorded instruction (CodePlan.rec_at)."""
+    cdef _Prep p = b._prep
+    cdef int u
+    cdef dict out = {}
+    for u in range(p.n // 2):
+        # (a record is known when the effect was encoded, or a LOAD_ATTR's getattr)
+        if p.eptr[u] != NULL and (p.eptr[u][E_HASREC] or p.opcode[u] == OP_LOAD_ATTR):
+            rec = p.eff_at[u].rec
+            if rec is not None:
+                out[2 * u] = rec
+    return out
+
+
+cdef _Prep _prepare(code):
+    # bytecode.layout(code, fast=True)'s decode, exception table and depth worklist
+    # (in the same order, with the same errors), into unit arrays only.
     cdef _Prep p = _Prep()
     p.froms_key = -1
-    lay = b.layout
-    code = b.code
-    cdef int n = len(code.co_code)
+    p.code = code
+    p.s_needs = set()
+    p.rec_words = {}
+    p.s_jumps = set()
+    p.s_violations = []
+    cdef bytes co = code.co_code
+    cdef const unsigned char* raw = co
+    cdef int n = len(co)
     cdef int size = n // 2 + 1
-    cdef int i, u
+    cdef int i, u, op, arg, kind, nx, extended = 0, prev_off = -1
     p.n = n
     p.units = size
     p.stacksize = code.co_stacksize
-    p.mem = <int*>PyMem_Malloc(sizeof(int) * 11 * size)
+    p.mem = <int*>PyMem_Malloc(sizeof(int) * 15 * size)
     if p.mem == NULL:
         raise MemoryError()
     p.depth, p.nxt, p.target = p.mem, p.mem + size, p.mem + 2 * size
     p.opcode, p.arg, p.pops = p.mem + 3 * size, p.mem + 4 * size, p.mem + 5 * size
     p.pushes, p.control = p.mem + 6 * size, p.mem + 7 * size
     p.jtarget, p.boolish = p.mem + 8 * size, p.mem + 9 * size
-    p.prev = p.mem + 10 * size
-    for i in range(11 * size):
-        p.mem[i] = 0
+    p.prev, p.isstart, p.unknown = p.mem + 10 * size, p.mem + 11 * size, p.mem + 12 * size
+    cdef int* cover = p.mem + 13 * size
+    cdef int* work = NULL
+    memset(p.mem, 0, sizeof(int) * 15 * size)
+    p.eptr = <const int**>PyMem_Malloc(sizeof(int*) * size)
+    p.nloc = len(code.co_varnames) + len(code.co_cellvars) + len(code.co_freevars) + 1
+    p.wcap = p.stacksize + 64
+    p.wmem = <int*>PyMem_Malloc(sizeof(int) * (13 * size + p.wcap + 3 * p.nloc))
+    if p.eptr == NULL or p.wmem == NULL:
+        raise MemoryError()
+    memset(p.eptr, 0, sizeof(int*) * size)
+    memset(p.wmem, 0, sizeof(int) * (13 * size + p.wcap + 3 * p.nloc))
+    p.evmap, p.jev, p.newev, p.newjmp = p.wmem, p.wmem + size, p.wmem + 2 * size, p.wmem + 3 * size
+    p.vstamp, p.vpos, p.recidx = p.wmem + 4 * size, p.wmem + 5 * size, p.wmem + 6 * size
+    p.lslot, p.lnxt, p.lrec = p.wmem + 7 * size, p.wmem + 8 * size, p.wmem + 9 * size
+    p.fpos, p.foff = p.wmem + 10 * size, p.wmem + 11 * size
+    p.work = p.wmem + 13 * size
+    p.lstamp = p.work + p.wcap
+    p.loff = p.lstamp + p.nloc
+    p.cellflag = p.loff + p.nloc
+    for i in range(p.nloc):
+        p.cellflag[i] = -1
+    for i in range(size):
+        p.recidx[i] = -1
     for i in range(size):
         p.depth[i] = -1
         p.target[i] = -1
-    p.ins_at = [None] * size
-    p.eff_at = [None] * size
-    p.steps_at = [None] * size
-    cdef dict depth = lay.depth
-    cdef dict effects = b.effects
-    cdef list instrs = lay.instrs
-    cdef Py_ssize_t k = 0, ninstr = len(instrs)
-    cdef int off, op, arg, prev_off = -1, kind, nx, extended = 0
-    cdef bytes co = code.co_code
-    cdef const unsigned char* raw = co
-    # co_code decoded again as layout() does (the same tables): opcode, argument,
-    # next offset and target per instruction start, without reading the Instr
-    # objects; the k-th instruction decoded is lay.instrs[k].
+        cover[i] = -1
+    # -- decode (bytecode._decode_fast) ------------------------------------------------
     i = 0
     while i < n:
         op = raw[i]
@@ -522,10 +970,7 @@ cdef _Prep _prepare(b, pushes_bool):
                 p.target[u] = 2 * arg
         if nx >= n:
             nx = n
-        if k >= ninstr:
-            raise AssertionError("the layout has fewer instructions than co_code")
-        p.ins_at[u] = instrs[k]
-        k += 1
+        p.isstart[u] = 1
         p.nxt[u] = nx
         p.opcode[u] = op
         p.arg[u] = arg
@@ -535,29 +980,113 @@ cdef _Prep _prepare(b, pushes_bool):
         p.boolish[u] = 1 if (op == OP_IS_OP or op == OP_CONTAINS_OP
                              or (_py313 and op == OP_COMPARE_OP and arg & 16)) else 0
         i = nx
-    if k != ninstr:
-        raise AssertionError("the layout has more instructions than co_code")
-    for o, d in depth.items():
-        p.depth[(<int>o) // 2] = d
-    for o, eff in effects.items():
-        u = (<int>o) // 2
-        p.eff_at[u] = eff
-        enc = eff.enc
-        if enc is None:  # (shared effects are encoded once: analysis/effecttable.py)
-            enc = eff.enc = (eff.pops, eff.pushes, _CONTROLS[eff.control],
-                             tuple([_encode(st) for st in eff.steps]))
-        p.pops[u] = enc[0]
-        p.pushes[u] = enc[1]
-        p.control[u] = enc[2]
-        p.steps_at[u] = enc[3]
+    # -- the exception table (bytecode._handlers_fast) -----------------------------------
+    cdef bytes table = code.co_exceptiontable
+    cdef const unsigned char* tb = table
+    cdef Py_ssize_t pos = 0, tn = len(table)
+    cdef long long val, fields[4]
+    cdef int nf = 0, h, cap = 0, start, end
+    cdef unsigned char byte
+    while pos < tn:
+        byte = tb[pos]
+        pos += 1
+        val = byte & 63
+        while byte & 64:
+            if pos >= tn:
+                raise IndexError("index out of range")
+            byte = tb[pos]
+            pos += 1
+            val = (val << 6) | (byte & 63)
+        fields[nf] = val
+        nf += 1
+        if nf == 4:
+            nf = 0
+            if p.nh == cap:
+                cap = 2 * cap + 8
+                work = <int*>PyMem_Realloc(p.hmem, sizeof(int) * 5 * cap)
+                if work == NULL:
+                    raise MemoryError()
+                p.hmem = work
+            h = p.nh
+            p.hmem[5 * h] = <int>(2 * fields[0])
+            p.hmem[5 * h + 1] = <int>(2 * (fields[0] + fields[1]))
+            p.hmem[5 * h + 2] = <int>(2 * fields[2])
+            p.hmem[5 * h + 3] = <int>(fields[3] >> 1)
+            p.hmem[5 * h + 4] = <int>(fields[3] & 1)
+            p.nh += 1
+    for h in range(p.nh):
+        start = p.hmem[5 * h]
+        end = p.hmem[5 * h + 1]
+        if end > n:
+            end = n
+        for i in range(start, end, 2):
+            if cover[i // 2] < 0:
+                cover[i // 2] = h
+    # -- static depths (bytecode.layout's worklist, in the same order) ------------------
+    cdef int stacksize = p.stacksize, off, d, seen, top = 0, t
+    cdef bint has_arg
+    cdef int wcap = 3 * size + 8
+    work = <int*>PyMem_Malloc(sizeof(int) * 2 * wcap)
+    if work == NULL:
+        raise MemoryError()
+    try:
+        if n > 0:
+            work[0] = 0
+            work[1] = 0
+            top = 1
+        while top > 0:
+            top -= 1
+            off = work[2 * top]
+            d = work[2 * top + 1]
+            seen = p.depth[off // 2] if 0 <= off < n else -1
+            if seen >= 0:
+                if seen != d:
+                    raise _AnalysisError(
+                        f"{code.co_qualname}: inconsistent stack depth at offset {off}: {seen} vs {d}")
+                continue
+            if d < 0 or d > stacksize:
+                raise _AnalysisError(
+                    f"{code.co_qualname}: stack depth {d} at offset {off} outside 0..{stacksize}")
+            if off < 0 or off >= n or not p.isstart[off // 2]:
+                raise KeyError(off)  # (the reference's by_offset[off])
+            u = off // 2
+            p.depth[u] = d
+            op = p.opcode[u]
+            if top + 3 > wcap:
+                raise AssertionError("the depth worklist overflowed")
+            if not (_flags[op] & F_RETURN_OR_RAISE):
+                if _flags[op] & F_RETURN_GENERATOR:
+                    work[2 * top] = p.nxt[u]
+                    work[2 * top + 1] = d + 1
+                    top += 1
+                else:
+                    has_arg = op >= _have_argument and _kind[op] != A_NONE
+                    if p.target[u] >= 0:
+                        work[2 * top] = p.target[u]
+                        work[2 * top + 1] = d + _stack_eff(op, p.arg[u], has_arg, True)
+                        top += 1
+                    nx = p.nxt[u]
+                    if not (_flags[op] & F_NO_FALLTHROUGH) and nx < n and p.isstart[nx // 2]:
+                        work[2 * top] = nx
+                        work[2 * top + 1] = d + _stack_eff(op, p.arg[u], has_arg, False)
+                        top += 1
+            h = cover[u]
+            if h >= 0:
+                t = p.hmem[5 * h + 2]
+                if t >= n or p.depth[t // 2] < 0:
+                    work[2 * top] = t
+                    work[2 * top + 1] = p.hmem[5 * h + 3] + p.hmem[5 * h + 4] + 1
+                    top += 1
+    finally:
+        PyMem_Free(work)
     # plan._Builder._jump_targets: targets of jumps, handlers, FOR_ITER exits.
     for u in range(n // 2):
-        if p.ins_at[u] is not None and p.target[u] >= 0:
+        if p.isstart[u] and p.target[u] >= 0:
             _mark_jtarget(p, p.target[u])
-    for h in lay.handlers:
-        _mark_jtarget(p, h.target)
+    for h in range(p.nh):
+        _mark_jtarget(p, p.hmem[5 * h + 2])
     for u in range(n // 2):
-        if p.ins_at[u] is not None and p.opcode[u] == OP_FOR_ITER:
+        if p.isstart[u] and p.opcode[u] == OP_FOR_ITER:
             _mark_jtarget(p, _for_iter_exit_p(p, u))
     return p
 
@@ -583,15 +1112,14 @@ cdef inline bint _jump_target(_Prep p, int off) noexcept:
     return p.jtarget[off // 2] != 0
 
 
-cdef int _deferral(b, _Prep p, int off, int d, rec, bint exact) except? -9:
-    # plan._Builder.deferral
-    cdef int u = off // 2
-    if exact or len(rec.outputs) != 1 or p.control[u] != C_NONE:
+cdef inline int _deferral(_Prep p, int u, int d, int nout, int out0, bint exact) noexcept:
+    # plan._Builder.deferral (nout, out0: how many outputs the record has, the first)
+    if exact or nout != 1 or p.control[u] != C_NONE:
         return 0
-    if d + <int>rec.outputs[0] != d - p.pops[u] + p.pushes[u] - 1:
+    if d + out0 != d - p.pops[u] + p.pushes[u] - 1:
         return 0
     cdef int nx = p.nxt[u]
-    if not _reachable(p, nx) or p.ins_at[nx // 2] is None:
+    if not _reachable(p, nx) or not p.isstart[nx // 2]:
         return 0
     cdef int v = nx // 2
     cdef int op = p.opcode[v]
@@ -604,93 +1132,147 @@ cdef int _deferral(b, _Prep p, int off, int d, rec, bint exact) except? -9:
     return 0
 
 
-cdef class _Walk:
-    # One segment's walk: the shadow classes of the stack slots, results waiting.
-    cdef int* work
-    cdef int cap
-    cdef list later      # [(slot, nxt)] as plan's later_reads
-    cdef list records    # [nxt] as plan's later_records
+cdef inline bint _event_at(_Prep p, int off) noexcept:
+    # `off in events` (the builder's events, mirrored in p.evmap)
+    return 0 <= off <= p.n and p.evmap[off // 2] != 0
+
+
+cdef class _Ops:
+    """One segment's walk: its micro-ops (OP_WORDS ints each, in a C buffer), the
+    offsets it went through (in no particular order), and what it asked for: the
+    events (`needs`), the JUMP events and the violations."""
+    cdef int* data
+    cdef Py_ssize_t n, cap
+    cdef int* vis
+    cdef Py_ssize_t nvis, viscap
+    cdef set needs
+    cdef set jumps
+    cdef list violations
 
     def __dealloc__(self):
-        PyMem_Free(self.work)
+        PyMem_Free(self.data)
+        PyMem_Free(self.vis)
+
+    def __len__(self):
+        return self.n
+
+    def tolist(self):
+        """The ops as plan.py's lists of five ints."""
+        cdef Py_ssize_t k
+        return [[self.data[5 * k], self.data[5 * k + 1], self.data[5 * k + 2],
+                 self.data[5 * k + 3], self.data[5 * k + 4]] for k in range(self.n)]
+
+    def visited(self):
+        """The offsets the walk went through, as a set (plan._Builder.walked)."""
+        cdef Py_ssize_t k
+        return {self.vis[k] for k in range(self.nvis)}
 
 
-cdef int _read_point(b, _Prep p, _Walk w, int off, int d, rec, set events, set needs,
+cdef int _ops_add(_Ops o, int a, int b, int c, int d, int e) except -1:
+    cdef int* grown
+    if o.n == o.cap:
+        o.cap = 2 * o.cap + 16
+        grown = <int*>PyMem_Realloc(o.data, sizeof(int) * 5 * o.cap)
+        if grown == NULL:
+            raise MemoryError()
+        o.data = grown
+    cdef int* w = o.data + 5 * o.n
+    w[0] = a
+    w[1] = b
+    w[2] = c
+    w[3] = d
+    w[4] = e
+    o.n += 1
+    return 0
+
+
+cdef int _ops_visit(_Ops o, int off) except -1:
+    cdef int* grown
+    if o.nvis == o.viscap:
+        o.viscap = 2 * o.viscap + 16
+        grown = <int*>PyMem_Realloc(o.vis, sizeof(int) * o.viscap)
+        if grown == NULL:
+            raise MemoryError()
+        o.vis = grown
+    o.vis[o.nvis] = off
+    o.nvis += 1
+    return 0
+
+
+cdef _Ops _ops_of_lists(list ops, visited):
+    # A segment the Python walk made (_Fallback), as an _Ops.
+    cdef _Ops o = _Ops()
+    for op in ops:
+        _ops_add(o, op[0], op[1], op[2], op[3], op[4])
+    for off in visited:
+        _ops_visit(o, off)
+    return o
+
+
+cdef int _read_point(_Prep p, int u, int d, int nout, int out0, int outmax, set needs,
                      bint exact) except? -9:
-    # plan._Builder._read_point
-    cdef int nx = p.nxt[off // 2]
-    if nx in events:
+    # plan._Builder._read_point (the record's outputs: how many, the first, the highest)
+    cdef int nx = p.nxt[u]
+    if _event_at(p, nx):
         return 0
-    cdef int deferred = _deferral(b, p, off, d, rec, exact)
+    cdef int deferred = _deferral(p, u, d, nout, out0, exact)
     if not deferred:
         if exact:
             needs.add(nx)
-        elif not rec.outputs:
-            w.records.append(nx)
+        elif p.nrecs >= p.units or p.nlater >= p.units:
+            raise _Fallback()
+        elif nout == 0:
+            p.lrec[p.nrecs] = nx
+            p.nrecs += 1
         else:
-            w.later.append((max([d + <int>x for x in rec.outputs]), nx))
+            p.lslot[p.nlater] = d + outmax
+            p.lnxt[p.nlater] = nx
+            p.nlater += 1
     return deferred
 
 
-cdef void _read_now(_Walk w, set needs) except *:
-    for _slot, nx in w.later:
-        needs.add(nx)
-    needs.update(w.records)
-    w.later = []
-    w.records = []
+cdef void _read_now(_Prep p, set needs) except *:
+    cdef int k
+    for k in range(p.nlater):
+        needs.add(p.lnxt[k])
+    for k in range(p.nrecs):
+        needs.add(p.lrec[k])
+    p.nlater = 0
+    p.nrecs = 0
 
 
-cdef bint _consumes(_Prep p, _Walk w, int off, int d, set jump_events) except -1:
-    # plan._Builder._consumes
-    cdef int u = off // 2
+cdef inline bint _consumes(_Prep p, int u, int d, int top) noexcept:
+    # plan._Builder._consumes (top: the highest slot a result waits in)
     cdef int control = p.control[u]
-    cdef int low, tag, a, c
     if control != C_NONE and control != C_SILENT_JUMP and control != C_BRANCH and not (
-            control == C_JUMP and off not in jump_events):
+            control == C_JUMP and not p.jev[u]):
         return True
-    low = d - p.pops[u]
-    for step in p.steps_at[u]:
-        tag = step[0]
-        a = step[1]
-        c = step[2]
-        if tag == T_SWAP or tag == T_METHOD_PAIR:
-            low = min(low, d + a, d + c)
-        elif tag in (T_COPY, T_SET, T_LOAD_LOCAL, T_LOAD_CELL, T_LOAD_CONST, T_GETATTR,
-                     T_STORE_LOCAL, T_STORE_CELL, T_BRANCH):
-            low = min(low, d + a)
-        elif tag == T_RECORD or tag == T_FOR_ITER or tag == T_SEND:
-            rec = step[3]
-            for x in rec.inputs:
-                if isinstance(x, int):
-                    low = min(low, d + <int>x)
-            for x in rec.outputs:
-                if isinstance(x, int):
-                    low = min(low, d + <int>x)
-    cdef int top = -2147483647
-    for slot, _nx in w.later:
-        if <int>slot > top:
-            top = slot
-    return top >= low
+    return top >= d + p.eptr[u][E_LOWREL]
 
 
-cdef void _captures(_Walk w, int ncls, int off, list ops) except *:
+cdef void _captures(_Prep p, int ncls, int off, _Ops o) except *:
     cdef int k, c
     for k in range(ncls):
-        c = w.work[k]
+        c = p.work[k]
         if c == CAPTURED:
-            ops.append([M_CAPTURE, off, k, 0, 0])
-        elif c == METH and k + 1 < ncls and w.work[k + 1] == METH_SELF:
-            ops.append([M_CAPTURE_METHOD, off, k, k + 1, 0])
+            _ops_add(o, M_CAPTURE, off, k, 0, 0)
+        elif c == METH and k + 1 < ncls and p.work[k + 1] == METH_SELF:
+            _ops_add(o, M_CAPTURE_METHOD, off, k, k + 1, 0)
 
 
-cdef void _check_reads(b, list ops, int depth, list violations) except *:
-    recs = b.recs
-    cdef int r, nin, nout
-    for op in ops:
+cdef void _check_reads(b, _Ops o, int depth, list violations) except *:
+    cdef carray.array recs = b.recs
+    cdef const int* rc = recs.data.as_ints
+    cdef int r, nin, nout, x, j
+    cdef Py_ssize_t k
+    cdef int* op
+    for k in range(o.n):
+        op = o.data + 5 * k
         if op[0] == M_RECORD and not op[4]:
             r = op[2]
-            nin, nout = recs[r + 2], recs[r + 3]
-            for x in recs[r + 5 + nin: r + 5 + nin + nout]:
+            nin, nout = rc[r + 2], rc[r + 3]
+            for j in range(nout):
+                x = rc[r + 5 + nin + j]
                 if x >= depth:
                     violations.append(
                         f"{b.code.co_qualname}: offset {op[1]}: output slot {x} is not "
@@ -727,12 +1309,11 @@ def init_record(dict k, iv_any_ops):
         _iv_any_op[op] = _opnames[op] in iv_any_ops
 
 
-cdef int _iv_class(_Prep p, int u, rec) except? -9:
-    # plan.intervention_class
-    cdef int sem = rec.sem
+cdef inline int _iv_of(_Prep p, int u, int sem, int nout) noexcept:
+    # plan.intervention_class, from the record's semantics and output count
     if sem == R_CALL or sem == R_CALL_EX:
         return IV_ANY
-    if sem != R_OP or not rec.outputs:
+    if sem != R_OP or nout == 0:
         return IV_NONE
     if p.boolish[u] or p.opcode[u] == OP_UNARY_NOT:
         return IV_BOOL
@@ -758,300 +1339,396 @@ cdef int _static(b, obj) except? -9:
     return i
 
 
-cdef int _record(b, _Prep p, int off, rec, int d) except? -9:
-    # plan._Builder.record: records interned by (offset, depth), numbered in the
-    # order the walk meets them; written straight into the int32 arrays.
-    key = (off, d)
-    cdef dict index = b.rec_index
-    hit = index.get(key)
-    if hit is not None:
-        return hit
-    cdef carray.array recs = b.recs
-    cdef carray.array rec_iv = b.rec_iv
-    cdef Py_ssize_t idx = len(recs), k, nin, nout, old_iv
-    cdef int v
+cdef class _RecWords:
+    """A Rec as one builder writes it into `recs`: its words with the statics
+    interned, and which words take the depth (a relative slot)."""
+    cdef object rec      # (kept: the template is looked up by the Rec's identity)
+    cdef int* words
+    cdef int* rel        # 1 where the word is a slot relative to the depth
+    cdef int n, sem, nout
+
+    def __dealloc__(self):
+        PyMem_Free(self.words)
+
+
+cdef _RecWords _rec_words(b, _Prep p, rec):
+    # The words of `rec` (plan._Builder.record's, with d = 0), made once per Rec
+    # and builder: the statics are interned the first time, in record()'s order.
+    key = id(rec)
+    cdef _RecWords t = p.rec_words.get(key)
+    if t is not None and t.rec is rec:
+        return t
+    t = _RecWords()
+    t.rec = rec
     cdef int fn = -1 if rec.fn is None else _static(b, rec.fn)
     kwnames = rec.kwnames
     cdef int kw = _static(b, tuple(kwnames)) if kwnames else -1
     inputs = rec.inputs
     outputs = rec.outputs
-    nin = len(inputs)
-    nout = len(outputs)
-    carray.resize_smart(recs, idx + 5 + nin + nout)
-    cdef int* w = recs.data.as_ints + idx
-    w[0] = rec.sem
-    w[1] = fn
-    w[2] = <int>nin
-    w[3] = <int>nout
-    w[4] = kw
+    cdef Py_ssize_t nin = len(inputs), nout = len(outputs), k
+    t.n = <int>(5 + nin + nout)
+    t.words = <int*>PyMem_Malloc(sizeof(int) * 2 * t.n)
+    if t.words == NULL:
+        raise MemoryError()
+    t.rel = t.words + t.n
+    memset(t.words, 0, sizeof(int) * 2 * t.n)
+    t.sem = rec.sem
+    t.nout = <int>nout
+    t.words[0] = t.sem
+    t.words[1] = fn
+    t.words[2] = <int>nin
+    t.words[3] = <int>nout
+    t.words[4] = kw
     k = 5
     for x in inputs:
         if isinstance(x, tuple):
-            v = -(_static(b, x[1]) + 1)
+            t.words[k] = -(_static(b, x[1]) + 1)
         else:
-            v = d + <int>x
-        recs.data.as_ints[idx + k] = v  # (recs may not move: _static does not touch it)
+            t.words[k] = <int>x
+            t.rel[k] = 1
         k += 1
     for x in outputs:
-        recs.data.as_ints[idx + k] = d + <int>x
+        t.words[k] = <int>x
+        t.rel[k] = 1
         k += 1
-    old_iv = len(rec_iv)
-    carray.resize_smart(rec_iv, len(recs))
-    for k in range(old_iv, len(recs)):
+    p.rec_words[key] = t
+    return t
+
+
+cdef int _record(b, _Prep p, int off, rec, int d) except? -9:
+    # plan._Builder.record: records interned by (offset, depth) -- the depth is the
+    # offset's own, so by offset (p.recidx; b.rec_index holds the ones the Python
+    # walk interned) -- numbered in the order the walk meets them; written
+    # straight into the int32 arrays.
+    cdef int u = off // 2
+    if p.recidx[u] >= 0 and d == p.depth[u]:
+        return p.recidx[u]
+    if d != p.depth[u]:
+        raise _Fallback()
+    cdef _RecWords t = _rec_words(b, p, rec)
+    cdef carray.array recs = b.recs
+    cdef carray.array rec_iv = b.rec_iv
+    cdef Py_ssize_t idx = len(recs), k, old_iv = len(rec_iv)
+    carray.resize_smart(recs, idx + t.n)
+    cdef int* w = recs.data.as_ints + idx
+    for k in range(t.n):
+        w[k] = t.words[k] + d if t.rel[k] else t.words[k]
+    carray.resize_smart(rec_iv, idx + t.n)
+    for k in range(old_iv, idx + t.n):
         rec_iv.data.as_ints[k] = 0
-    rec_iv.data.as_ints[idx] = _iv_class(p, off // 2, rec)
-    index[key] = idx
+    rec_iv.data.as_ints[idx] = _iv_of(p, u, t.sem, t.nout)
+    p.recidx[u] = <int>idx
     return <int>idx
 
 
-cdef void _check_deferred(_Prep p, list ops, set needs) except *:
+cdef int _next_lstamp(_Prep p) noexcept:
+    p.lstamp_now += 1
+    return p.lstamp_now
+
+
+cdef inline bint _local_ok(_Prep p, int local) noexcept:
+    return 0 <= local < p.nloc
+
+
+cdef void _check_deferred(_Prep p, _Ops o, set needs) except *:
     # plan._Builder._check_deferred
-    cdef Py_ssize_t i, j, nops = len(ops)
+    cdef Py_ssize_t i, j, nops = o.n
     cdef int local, count
     cdef bint first_is_store
-    cdef list op, o
+    cdef int* op
+    cdef int* q
     for i in range(nops):
-        op = ops[i]
+        op = o.data + 5 * i
         if op[0] != M_RECORD or op[4] <= 0:
             continue
         local = op[4] - 1
         count = 0
         first_is_store = False
         for j in range(i + 1, nops):
-            o = ops[j]
-            if (o[0] == M_STORE_LOCAL and o[3] == local) or (o[0] == M_DELETE_LOCAL and o[2] == local):
+            q = o.data + 5 * j
+            if (q[0] == M_STORE_LOCAL and q[3] == local) or (q[0] == M_DELETE_LOCAL and q[2] == local):
                 if count == 0:
-                    first_is_store = o[0] == M_STORE_LOCAL
+                    first_is_store = q[0] == M_STORE_LOCAL
                 count += 1
         if count != 1 or not first_is_store:
-            needs.add(p.nxt[(<int>op[1]) // 2])
+            needs.add(p.nxt[op[1] // 2])
 
 
-cdef void _mark_safe_loads(list ops) except *:
+cdef void _mark_safe_loads(_Prep p, _Ops o) except *:
     # plan._Builder._mark_safe_loads, step for step (kept apart: it changes with it).
     # A local whose shadow is unknown is read back from the frame when it is
     # loaded, at the segment's end: right only if the segment does not assign the
     # local again after the load.
-    cdef set later_stores = set()
+    cdef int s = _next_lstamp(p)
     cdef Py_ssize_t i
-    cdef list op
-    for i in range(len(ops) - 1, -1, -1):
-        op = ops[i]
+    cdef int* op
+    for i in range(o.n - 1, -1, -1):
+        op = o.data + 5 * i
+        if op[0] == M_STORE_LOCAL:
+            if not _local_ok(p, op[3]):
+                raise _Fallback()
+            p.lstamp[op[3]] = s
+        elif op[0] == M_DELETE_LOCAL:
+            if not _local_ok(p, op[2]):
+                raise _Fallback()
+            p.lstamp[op[2]] = s
+        elif op[0] == M_LOAD_LOCAL:
+            if not _local_ok(p, op[3]):
+                raise _Fallback()
+            if p.lstamp[op[3]] != s:
+                op[4] |= LF_SAFE
+
+
+cdef void _event_before_reassign(_Prep p, _Ops o, set needs) except *:
+    # unknown.UnknownLocals._event_before_reassign
+    if not p.unknown_ready:
+        _may_be_unknown(p)
+    if p.unknown_none:
+        return
+    cdef bint everywhere = p.unknown_all
+    cdef int s = _next_lstamp(p)
+    cdef Py_ssize_t i
+    cdef int* op
+    cdef int at, local
+    for i in range(o.n - 1, -1, -1):
+        op = o.data + 5 * i
         if op[0] == M_STORE_LOCAL or op[0] == M_DELETE_LOCAL:
-            later_stores.add(op[2] if op[0] == M_DELETE_LOCAL else op[3])
-        elif op[0] == M_LOAD_LOCAL and op[3] not in later_stores:
-            op[4] |= LF_SAFE
+            local = op[3] if op[0] == M_STORE_LOCAL else op[2]
+            if not _local_ok(p, local):
+                raise _Fallback()
+            p.lstamp[local] = s
+            p.loff[local] = op[1]
+        elif op[0] == M_LOAD_LOCAL:
+            local = op[3]
+            if not _local_ok(p, local):
+                raise _Fallback()
+            if p.lstamp[local] == s and (everywhere or (0 <= op[1] < p.n and p.unknown[op[1] // 2])):
+                at = p.loff[local]
+                if at != op[1]:
+                    needs.add(at)
 
 
-def walk(b, int kind, int start, set events, set needs, int at_kind, pushes_bool):
-    """plan._Builder.walk(kind, start, events, needs), typed."""
-    return _walk_c(b, kind, start, events, needs, at_kind, pushes_bool, b.jump_needs,
-                   b.violations, b.walked)
-
-
-cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pushes_bool,
-                  set jump_needs, list violations, dict walked):
-    # (jump_needs, violations, walked: the builder's attributes of those names)
-    cdef _Prep p = _prep_of(b, pushes_bool)
-    cdef bint exact = b.exact
-    cdef set jump_events = b.jump_events
-    cdef _Walk w = _Walk()
-    w.cap = p.stacksize + 64
-    w.work = <int*>PyMem_Malloc(sizeof(int) * w.cap)
-    if w.work == NULL:
-        raise MemoryError()
-    w.later = []
-    w.records = []
-    cdef int ncls = p.depth[start // 2] if _reachable(p, start) else 0
-    cdef int k, off, d, u, nw, tag, a, c, micro, deferred, newlen
-    cdef bint first = True, terminal, captured
-    cdef list ops = []
-    cdef set dyn_stored = set()
-    cdef dict visited = {}
-    cdef list followed = []
+cdef _Ops _walk(b, _Prep p, int kind, int start, set needs, int at_kind, set jump_needs,
+                list violations):
+    # plan._Builder._walk_py, typed: the ops into a C buffer, the stack's shadow
+    # classes, the visits, the results waiting and the jumps followed in the
+    # builder's unit arrays.
     if not _reachable(p, start):
         raise _Fallback()  # (the Python walk raises KeyError there)
+    cdef bint exact = b.exact
+    cdef _Ops o = _Ops()
+    p.stamp += 1
+    cdef int s = p.stamp
+    cdef int ncls = p.depth[start // 2]
+    cdef int k, j, off, d, u, nw, tag, a, c, micro, deferred, newlen, nfol = 0, at, x, nin
+    cdef bint first = True, terminal, captured
+    cdef int* work = p.work
+    cdef const int* e
+    cdef const int* st
+    cdef const int* io
+    cdef set dyn_stored = None
+    cdef tuple objs
+    p.nlater = 0
+    p.nrecs = 0
+    if ncls + 8 > p.wcap:
+        raise _Fallback()
     for k in range(ncls):
-        w.work[k] = OTHER
+        work[k] = OTHER
     off = start
     while True:
-        if not _reachable(p, off) or p.ins_at[off // 2] is None:
-            _read_now(w, needs)
-            ops.append([M_LOST, off, 0, 0, 0])
+        if not _reachable(p, off) or not p.isstart[off // 2]:
+            _read_now(p, needs)
+            _ops_add(o, M_LOST, off, 0, 0, 0)
             break
-        if off in events and not (first and kind == at_kind):
-            _check_reads(b, ops, p.depth[off // 2], violations)
-            _captures(w, ncls, off, ops)
-            ops.append([M_END, off, 0, 0, 0])
-            break
-        if off in visited:
-            pos = visited[off]
-            on_loop = [j for q, j in followed if q >= pos]
-            if on_loop:
-                jump_needs.add(on_loop[len(on_loop) - 1])
-            _read_now(w, needs)
-            ops.append([M_LOST, off, 0, 0, 0])
-            break
-        visited[off] = len(visited)
-        first = False
         u = off // 2
+        if p.evmap[u] and not (first and kind == at_kind):
+            _check_reads(b, o, p.depth[u], violations)
+            _captures(p, ncls, off, o)
+            _ops_add(o, M_END, off, 0, 0, 0)
+            break
+        if p.vstamp[u] == s:
+            # A loop with no event on it: the last jump taken on the loop fires
+            # its JUMP event (in the next round).
+            for k in range(nfol - 1, -1, -1):
+                if p.fpos[k] >= p.vpos[u]:
+                    jump_needs.add(p.foff[k])
+                    break
+            _read_now(p, needs)
+            _ops_add(o, M_LOST, off, 0, 0, 0)
+            break
+        p.vstamp[u] = s
+        p.vpos[u] = <int>o.nvis
+        _ops_visit(o, off)
+        first = False
         d = p.depth[u]
-        ins = p.ins_at[u]
-        eff = p.eff_at[u]
-        if w.later and _consumes(p, w, off, d, jump_events):
-            captured = False
-            if eff.rec is not None:
-                for x in eff.rec.inputs:
-                    if isinstance(x, int) and 0 <= d + <int>x < ncls and _is_dyn(w.work[d + <int>x]):
-                        captured = True
-                        break
-            at = None
-            if captured:
-                if not _jump_target(p, off):
-                    at = off
-            else:
-                last = w.later[len(w.later) - 1][1]
-                if not _jump_target(p, last):
-                    at = last
-                elif not _jump_target(p, off):
-                    at = off
-            if at is None:
-                _read_now(w, needs)
-            else:
-                needs.add(at)
-                w.later = []
-        nw = ncls + p.pushes[u]
-        if nw + 8 > w.cap or d + 8 > w.cap:
+        e = p.eptr[u]
+        if p.nlater:
+            c = p.lslot[0]
+            for k in range(1, p.nlater):
+                if p.lslot[k] > c:
+                    c = p.lslot[k]
+            if _consumes(p, u, d, c):
+                captured = False
+                rec = p.eff_at[u].rec
+                if rec is not None:
+                    for y in rec.inputs:
+                        if isinstance(y, int) and 0 <= d + <int>y < ncls and _is_dyn(work[d + <int>y]):
+                            captured = True
+                            break
+                at = -1
+                if captured:
+                    if not _jump_target(p, off):
+                        at = off
+                else:
+                    k = p.lnxt[p.nlater - 1]
+                    if not _jump_target(p, k):
+                        at = k
+                    elif not _jump_target(p, off):
+                        at = off
+                if at < 0:
+                    _read_now(p, needs)
+                else:
+                    needs.add(at)
+                    p.nlater = 0
+        nw = ncls + e[E_PUSHES]
+        if nw + 8 > p.wcap or d + 8 > p.wcap:
             raise _Fallback()
         for k in range(ncls, nw):
-            w.work[k] = OTHER
+            work[k] = OTHER
         terminal = False
-        for step in p.steps_at[u]:
-            tag = step[0]
-            a = step[1]
-            c = step[2]
+        objs = <tuple>p.steps_at[u]
+        for j in range(e[E_NSTEPS]):
+            st = e + E_STEPS + 5 * j
+            tag = st[0]
+            a = st[1]
+            c = st[2]
             if tag == T_SET:
                 _slot_check(d + a, nw)
-                w.work[d + a] = c
-                if c in _SPECIAL_SHADOW:
-                    ops.append([M_SET, off, d + a, _SPECIAL_SHADOW[c], 0])
+                work[d + a] = c
+                if 0 <= c < 16:
+                    if _special[c] != -1:
+                        _ops_add(o, M_SET, off, d + a, _special[c], 0)
+                elif c in _SPECIAL_SHADOW:
+                    _ops_add(o, M_SET, off, d + a, _SPECIAL_SHADOW[c], 0)
             elif tag == T_COPY:
                 _slot_check(d + a, nw)
                 _slot_check(d + c, nw)
-                w.work[d + a] = w.work[d + c]
-                ops.append([M_COPY, off, d + a, d + c, 0])
+                work[d + a] = work[d + c]
+                _ops_add(o, M_COPY, off, d + a, d + c, 0)
             elif tag == T_SWAP:
                 _slot_check(d + a, nw)
                 _slot_check(d + c, nw)
-                k = w.work[d + a]
-                w.work[d + a] = w.work[d + c]
-                w.work[d + c] = k
-                ops.append([M_SWAP, off, d + a, d + c, 0])
+                k = work[d + a]
+                work[d + a] = work[d + c]
+                work[d + c] = k
+                _ops_add(o, M_SWAP, off, d + a, d + c, 0)
             elif tag == T_LOAD_LOCAL or tag == T_LOAD_CELL:
                 _slot_check(d + a, nw)
-                w.work[d + a] = OTHER
-                ops.append([M_LOAD_LOCAL, off, d + a, c, LF_CELL if tag == T_LOAD_CELL else 0])
+                work[d + a] = OTHER
+                _ops_add(o, M_LOAD_LOCAL, off, d + a, c, LF_CELL if tag == T_LOAD_CELL else 0)
             elif tag == T_LOAD_CONST:
                 _slot_check(d + a, nw)
-                w.work[d + a] = OTHER
-                ops.append([M_LOAD_CONST, off, d + a, c, 0])
+                work[d + a] = OTHER
+                _ops_add(o, M_LOAD_CONST, off, d + a, c, 0)
             elif tag == T_DELETE_LOCAL:
-                if a in dyn_stored:
+                if dyn_stored is not None and a in dyn_stored:
                     needs.add(off)
-                ops.append([M_DELETE_LOCAL, off, a, 0, 0])
+                _ops_add(o, M_DELETE_LOCAL, off, a, 0, 0)
             elif tag == T_STORE_LOCAL or tag == T_STORE_CELL:
                 _slot_check(d + a, nw)
-                flags = LF_CELL if tag == T_STORE_CELL else 0
-                if c in dyn_stored:
+                k = LF_CELL if tag == T_STORE_CELL else 0
+                if dyn_stored is not None and c in dyn_stored:
                     needs.add(off)
-                if _is_dyn(w.work[d + a]):
-                    flags |= LF_DYN
+                if _is_dyn(work[d + a]):
+                    k |= LF_DYN
+                    if dyn_stored is None:
+                        dyn_stored = set()
                     dyn_stored.add(c)
-                ops.append([M_STORE_LOCAL, off, d + a, c, flags])
+                _ops_add(o, M_STORE_LOCAL, off, d + a, c, k)
             elif tag == T_GETATTR:
                 _slot_check(d + a, nw)
-                if w.work[d + a] == CAPTURED:
+                if work[d + a] == CAPTURED:
                     continue  # an attribute of a constant is a constant
-                rec = _getattr_rec(a, step[3])
-                eff.rec = rec
-                deferred = _read_point(b, p, w, off, d, rec, events, needs, exact)
-                ops.append([M_RECORD, off, _record(b, p, off, rec, d), 0, deferred])
-                w.work[d + a] = OTHER
+                rec = _getattr_rec(a, objs[j])
+                p.eff_at[u].rec = rec
+                deferred = _read_point(p, u, d, 1, a, a, needs, exact)
+                _ops_add(o, M_RECORD, off, _record(b, p, off, rec, d), 0, deferred)
+                work[d + a] = OTHER
             elif tag == T_METHOD_PAIR:
                 _slot_check(d + a, nw)
                 _slot_check(d + c, nw)
-                ops.append([M_COPY, off, d + c, d + a, 0])
-                ops.append([M_SET, off, d + a, _SPECIAL_SHADOW[CAPTURED], 0])
-                w.work[d + c] = METH_SELF
-                w.work[d + a] = METH
+                _ops_add(o, M_COPY, off, d + c, d + a, 0)
+                _ops_add(o, M_SET, off, d + a, _special[CAPTURED], 0)
+                work[d + c] = METH_SELF
+                work[d + a] = METH
             elif tag == T_RECORD:
-                rec = step[3]
                 micro = M_RECORD
                 deferred = 0
-                if p.nxt[u] not in events and _bool_into_branch(p, u, exact):
+                if not _event_at(p, p.nxt[u]) and _bool_into_branch(p, u, exact):
                     micro = M_RECORD_BOOL
                 else:
-                    deferred = _read_point(b, p, w, off, d, rec, events, needs, exact)
-                for x in rec.inputs:
-                    if isinstance(x, int):
-                        _slot_check(d + <int>x, nw)
-                        if _is_dyn(w.work[d + <int>x]):
-                            needs.add(off)
-                ops.append([micro, off, _record(b, p, off, rec, d), 0, deferred])
-                for x in rec.outputs:
-                    _slot_check(d + <int>x, nw)
-                    w.work[d + <int>x] = OTHER
+                    deferred = _read_point(p, u, d, a, c, st[3], needs, exact)
+                io = e + st[4]
+                nin = io[0]
+                for k in range(1, nin + 1):
+                    _slot_check(d + io[k], nw)
+                    if _is_dyn(work[d + io[k]]):
+                        needs.add(off)
+                _ops_add(o, micro, off, _record(b, p, off, objs[j], d), 0, deferred)
+                io = io + nin + 1
+                for k in range(1, io[0] + 1):
+                    _slot_check(d + io[k], nw)
+                    work[d + io[k]] = OTHER
             elif tag == T_FOR_ITER:
-                rec = step[3]
                 _slot_check(d - 1, nw)
-                if _is_dyn(w.work[d - 1]):
+                if _is_dyn(work[d - 1]):
                     needs.add(off)
-                ops.append([M_FOR_ITER, off, _record(b, p, off, rec, d), 0, p.nxt[u]])
+                _ops_add(o, M_FOR_ITER, off, _record(b, p, off, objs[j], d), 0, p.nxt[u])
                 terminal = True
                 break
             elif tag == T_SEND:
-                rec = step[3]
-                for x in rec.inputs:
-                    if isinstance(x, int):
-                        _slot_check(d + <int>x, nw)
-                        if _is_dyn(w.work[d + <int>x]):
-                            needs.add(off)
-                ops.append([M_SEND, off, _record(b, p, off, rec, d), p.nxt[u], p.target[u]])
+                io = e + st[4]
+                nin = io[0]
+                for k in range(1, nin + 1):
+                    _slot_check(d + io[k], nw)
+                    if _is_dyn(work[d + io[k]]):
+                        needs.add(off)
+                _ops_add(o, M_SEND, off, _record(b, p, off, objs[j], d), p.nxt[u], p.target[u])
                 terminal = True
                 break
             elif tag == T_BRANCH:
-                _captures(w, min(d + a, nw), off, ops)
-                ops.append([M_BRANCH, off, d + a, _branch_kind(step[3]), p.target[u]])
+                _captures(p, min(d + a, nw), off, o)
+                _ops_add(o, M_BRANCH, off, d + a, c, p.target[u])
                 terminal = True
                 break
             elif tag == T_JUMP:
-                if off not in jump_events:
+                if not p.jev[u]:
                     continue
-                _captures(w, min(d, nw), off, ops)
-                ops.append([M_JUMP, off, 0, 0, 0])
+                _captures(p, min(d, nw), off, o)
+                _ops_add(o, M_JUMP, off, 0, 0, 0)
                 terminal = True
                 break
             elif tag == T_RETURN:
-                ops.append([M_RETURN, off, d + a, 0, 0])
+                _ops_add(o, M_RETURN, off, d + a, 0, 0)
                 terminal = True
                 break
             elif tag == T_RETURN_CONST:
-                ops.append([M_RETURN_CONST, off, a, 0, 0])
+                _ops_add(o, M_RETURN_CONST, off, a, 0, 0)
                 terminal = True
                 break
             elif tag == T_YIELD:
-                ops.append([M_YIELD, off, d + a, 0, 0])
+                _ops_add(o, M_YIELD, off, d + a, 0, 0)
                 terminal = True
                 break
             elif tag == T_RAISE:
-                ops.append([M_RAISE, off, -1 if c else d + a, 0, 0])
+                _ops_add(o, M_RAISE, off, -1 if c else d + a, 0, 0)
                 terminal = True
                 break
             elif tag == T_LOST:
-                ops.append([M_LOST, off, 0, 0, 0])
+                _ops_add(o, M_LOST, off, 0, 0, 0)
                 terminal = True
                 break
-        newlen = d - p.pops[u] + p.pushes[u]
+        newlen = d - e[E_POPS] + e[E_PUSHES]
         ncls = newlen if newlen < nw else nw
         if ncls < 0:
             raise _Fallback()
@@ -1059,17 +1736,17 @@ cdef list _walk_c(b, int kind, int start, set events, set needs, int at_kind, pu
             break
         if p.control[u] == C_SILENT_JUMP or p.control[u] == C_JUMP:
             if p.control[u] == C_JUMP:
-                followed.append((visited[off], off))
-            ops.append([M_SILENT_JUMP, off, 0, 0, p.target[u]])
+                p.fpos[nfol] = p.vpos[u]
+                p.foff[nfol] = off
+                nfol += 1
+            _ops_add(o, M_SILENT_JUMP, off, 0, 0, p.target[u])
             off = p.target[u]
         else:
             off = p.nxt[u]
-    # (in Python: a step that changes with the recorder's rules for unknown locals)
-    _event_before_reassign(b, p, ops, needs)  # tracer.analysis.unknown
-    _mark_safe_loads(ops)
-    _check_deferred(p, ops, needs)
-    walked[(kind, start)] = set(visited)
-    return ops
+    _event_before_reassign(p, o, needs)  # tracer.analysis.unknown
+    _mark_safe_loads(p, o)
+    _check_deferred(p, o, needs)
+    return o
 
 
 class _Fallback(Exception):
@@ -1100,117 +1777,136 @@ cdef inline bint _bool_into_branch(_Prep p, int u, bint exact) noexcept:
     if exact or not p.boolish[u]:
         return False
     cdef int nx = p.nxt[u]
-    if nx < 0 or nx >= p.n or p.ins_at[nx // 2] is None:
+    if nx < 0 or nx >= p.n or not p.isstart[nx // 2]:
         return False
     return p.opcode[nx // 2] == OP_POP_JUMP_IF_FALSE or p.opcode[nx // 2] == OP_POP_JUMP_IF_TRUE
 
 
 def assemble(list segments, int units, int at_kind):
     """The ops, piece starts and segment tables of plan._Builder.build, from its
-    segments [(kind, start, ops)]: (ops, piece_start, seg_at, seg_from) as int32
+    segments [(kind, start, _Ops)]: (ops, piece_start, seg_at, seg_from) as int32
     arrays."""
-    from array import array
     cdef Py_ssize_t total = 0, k = 0, j
     cdef int lo, kind, start
-    cdef list op
+    cdef _Ops o
     for seg in segments:
-        total += len(seg[2])
-    ops = array("i", bytes(4 * 5 * total))
-    pieces = array("i", bytes(4 * total))
-    seg_at = array("i", [-1]) * units
-    seg_from = array("i", [-1]) * units
-    cdef int[:] o = ops
-    cdef int[:] pc = pieces
-    cdef int[:] sa = seg_at
-    cdef int[:] sf = seg_from
+        total += (<_Ops>seg[2]).n
+    cdef carray.array ops = _ints(5 * total, 0)
+    cdef carray.array pieces = _ints(total, 0)
+    cdef carray.array seg_at = _ints(units, -1)
+    cdef carray.array seg_from = _ints(units, -1)
+    cdef int* pc = pieces.data.as_ints
+    cdef int* sa = seg_at.data.as_ints
+    cdef int* sf = seg_from.data.as_ints
+    cdef int* out = ops.data.as_ints
     for seg in segments:
         kind = seg[0]
         start = seg[1]
+        o = <_Ops>seg[2]
         if kind == at_kind:
             sa[start // 2] = <int>k
         else:
             sf[start // 2] = <int>k
+        if o.n:
+            memcpy(out + 5 * k, o.data, sizeof(int) * 5 * o.n)
         lo = start
-        for op in seg[2]:
-            if len(op) != 5:
-                raise AssertionError("an op of other than five words")
-            for j in range(5):
-                o[5 * k + j] = op[j]
+        for j in range(o.n):
             pc[k] = lo
-            if op[0] == M_SILENT_JUMP:
-                lo = op[4]
+            if o.data[5 * j] == M_SILENT_JUMP:
+                lo = o.data[5 * j + 4]
             k += 1
     return ops, pieces, seg_at, seg_from
 
 
-def unit_tables(lay, int units):
-    """depth, handler and istart of plan._Builder.build, as int32 arrays."""
-    from array import array
-    depth = array("i", [-1]) * units
-    handler = array("i", [-1]) * units
-    istart = array("i", [0]) * units
-    cdef int[:] dp = depth
-    cdef int[:] hd = handler
-    cdef int[:] ist = istart
-    cdef int off, u, nx
-    for o, d in lay.depth.items():
-        dp[(<int>o) // 2] = d
-    for h in lay.handlers:
-        if h.target in lay.depth:
-            hd[(<int>h.target) // 2] = ((<int>h.depth) << 1) | (1 if h.lasti else 0)
-    for ins in lay.instrs:
-        off = ins.offset
-        nx = ins.next
-        for u in range(off // 2, nx // 2):
-            ist[u] = off
+def unit_tables(b, int units):
+    """depth, handler and istart of plan._Builder.build, as int32 arrays (from the
+    builder's unit arrays)."""
+    cdef _Prep p = b._prep
+    cdef carray.array depth = _ints(units, -1)
+    cdef carray.array handler = _ints(units, -1)
+    cdef carray.array istart = _ints(units, 0)
+    cdef int* dp = depth.data.as_ints
+    cdef int* hd = handler.data.as_ints
+    cdef int* ist = istart.data.as_ints
+    cdef int off, u, v, nx, h, t
+    for u in range(p.n // 2):
+        if p.isstart[u]:
+            if p.depth[u] >= 0:
+                dp[u] = p.depth[u]
+            nx = p.nxt[u]
+            for v in range(u, nx // 2):
+                ist[v] = 2 * u
+    for h in range(p.nh):
+        t = p.hmem[5 * h + 2]
+        if _reachable(p, t):
+            hd[t // 2] = (p.hmem[5 * h + 3] << 1) | p.hmem[5 * h + 4]
     return depth, handler, istart
+
+
+cdef int _RESUMABLE = 0x20 | 0x80 | 0x100 | 0x200
+
+
+cdef void _may_be_unknown(_Prep p) except *:
+    # unknown.UnknownLocals._may_be_unknown, as flags per unit: every unit of a
+    # resumable code object (unknown_all), else those reachable from a handler.
+    p.unknown_ready = True
+    if p.code.co_flags & _RESUMABLE:
+        p.unknown_all = True
+        return
+    cdef int h, off, u, top = 0, count = 0
+    cdef int cap = 3 * p.units + p.nh + 8
+    cdef int* todo = <int*>PyMem_Malloc(sizeof(int) * cap)
+    if todo == NULL:
+        raise MemoryError()
+    try:
+        for h in range(p.nh - 1, -1, -1):  # (popped from the end: the handlers in order)
+            if _reachable(p, p.hmem[5 * h + 2]):
+                todo[top] = p.hmem[5 * h + 2]
+                top += 1
+        while top > 0:
+            top -= 1
+            off = todo[top]
+            if not _reachable(p, off):
+                continue
+            u = off // 2
+            if p.unknown[u]:
+                continue
+            p.unknown[u] = 1
+            count += 1
+            if not p.isstart[u]:
+                continue
+            if top + 3 > cap:
+                raise AssertionError("the worklist overflowed")
+            if not (_flags[p.opcode[u]] & F_NO_FALLTHROUGH):
+                todo[top] = p.nxt[u]
+                top += 1
+            if p.target[u] >= 0:
+                todo[top] = p.target[u]
+                top += 1
+                if p.opcode[u] == OP_FOR_ITER:
+                    todo[top] = _for_iter_exit_p(p, u)
+                    top += 1
+    finally:
+        PyMem_Free(todo)
+    p.unknown_none = count == 0
 
 
 # -- the rest of plan._Builder.build, typed ----------------------------------------
 # The events of the first round, each round's segment starts, the rounds with their
-# memo of unchanged walks, events before reassignments of possibly unknown locals
-# and the silent branches: each the statement of the Python method named, in the
-# same order (tests/plan_compare.py is the gate).
+# memo of unchanged walks and the silent branches: each the statement of the
+# Python method named, in the same order (tests/plan_compare.py is the gate).
 
-cdef void _event_before_reassign(b, _Prep p, list ops, set needs) except *:
-    # unknown.UnknownLocals._event_before_reassign
-    if not p.unknown_ready:
-        p.unknown_at = b._may_be_unknown()
-        p.unknown_ready = True
-    where = p.unknown_at
-    if where is not None and not where:
-        return
-    cdef dict first_after = {}
-    cdef Py_ssize_t i
-    cdef list op
-    for i in range(len(ops) - 1, -1, -1):
-        op = ops[i]
-        if op[0] == M_STORE_LOCAL:
-            first_after[op[3]] = op[1]
-        elif op[0] == M_DELETE_LOCAL:
-            first_after[op[2]] = op[1]
-        elif op[0] == M_LOAD_LOCAL and op[3] in first_after \
-                and (where is None or op[1] in where):
-            at = first_after[op[3]]
-            if at != op[1]:
-                needs.add(at)
-
-
-cdef bint _read_right_after(b, _Prep p, int off, eff) except -1:
+cdef bint _read_right_after(_Prep p, int u) except -1:
     # plan._Builder._read_right_after
-    cdef int u = off // 2
+    cdef const int* e = p.eptr[u]
     cdef int nx = p.nxt[u]
-    outputs = eff.rec.outputs
-    if not outputs:
+    if e[E_NOUT] == 0:
         return False
-    if not _reachable(p, nx) or p.ins_at[nx // 2] is None:
+    if not _reachable(p, nx) or not p.isstart[nx // 2]:
         return True
     if _jump_target(p, nx):
         return True
-    cdef int d = p.depth[u]
-    cdef _Walk w = _Walk()
-    w.later = [(max([d + <int>x for x in outputs]), nx)]
-    return _consumes(p, w, nx, p.depth[nx // 2], b.jump_events)
+    return _consumes(p, nx // 2, p.depth[nx // 2], p.depth[u] + e[E_OUTMAX])
 
 
 def initial_events(b, pushes_bool):
@@ -1220,35 +1916,37 @@ def initial_events(b, pushes_bool):
     cdef bint before = b.before
     cdef bint before_ops = b.before_ops   # PLAN_INTERVENE: operators too, not calls only
     cdef set events = set()
-    cdef int u, off, c
+    cdef int u, off, c, h, sem
+    cdef const int* e
     for u in range(p.n // 2):
-        eff = p.eff_at[u]
-        if eff is None:  # (not an instruction, or not reachable)
+        e = p.eptr[u]
+        if e == NULL:  # (not an instruction, or not reachable)
             continue
         off = 2 * u
         c = p.control[u]
-        rec = eff.rec
-        if rec is not None and c != C_FOR_ITER and c != C_SEND \
+        if e[E_HASREC] and c != C_FOR_ITER and c != C_SEND \
                 and not _bool_into_branch(p, u, exact) \
-                and not _deferral(b, p, off, p.depth[u], rec, exact):
-            if exact or _read_right_after(b, p, off, eff):
+                and not _deferral(p, u, p.depth[u], e[E_NOUT], e[E_OUT0], exact):
+            if exact or _read_right_after(p, u):
                 events.add(p.nxt[u])
-            if before and (before_ops or rec.sem == R_CALL or rec.sem == R_CALL_EX):
+            sem = e[E_SEM]
+            if before and (before_ops or sem == R_CALL or sem == R_CALL_EX):
                 events.add(off)
         if c == C_SEND and _reachable(p, p.target[u]):
             events.add(p.target[u])
-    depth = b.layout.depth
-    events.update([h.target for h in b.layout.handlers if h.target in depth])
+    for h in range(p.nh):
+        if _reachable(p, p.hmem[5 * h + 2]):
+            events.add(p.hmem[5 * h + 2])
     return events
 
 
 cdef int _for_iter_exit_p(_Prep p, int u) except? -9:
     # bytecode.for_iter_exit over the unit arrays.
     cdef int t = p.target[u]
-    if t < 0 or t >= p.n or p.ins_at[t // 2] is None:
+    if t < 0 or t >= p.n or not p.isstart[t // 2]:
         raise KeyError(t)
     cdef int off = p.nxt[t // 2]
-    if _py313 and 0 <= off < p.n and p.ins_at[off // 2] is not None \
+    if _py313 and 0 <= off < p.n and p.isstart[off // 2] \
             and p.opcode[off // 2] == _pop_top:
         off = p.nxt[off // 2]
     return off
@@ -1264,7 +1962,7 @@ cdef list _starts(b, _Prep p, set events, int at_kind, int from_kind):
     if p.froms_key != len(jump_events):
         froms = set()
         for u in range(p.n // 2):
-            if p.eff_at[u] is None:
+            if p.eptr[u] == NULL:
                 continue
             off = 2 * u
             if p.opcode[u] == OP_RESUME:
@@ -1276,7 +1974,7 @@ cdef list _starts(b, _Prep p, set events, int at_kind, int from_kind):
             elif c == C_FOR_ITER:
                 froms.add(p.nxt[u])
                 froms.add(_for_iter_exit_p(p, u))
-            elif c == C_JUMP and off in jump_events:
+            elif c == C_JUMP and p.jev[u]:
                 froms.add(p.target[u])
         p.froms = [(from_kind, o) for o in sorted(froms) if _reachable(p, o)]
         p.froms_key = len(jump_events)
@@ -1284,181 +1982,360 @@ cdef list _starts(b, _Prep p, set events, int at_kind, int from_kind):
     return out
 
 
-cdef list _walk_once(b, _Prep p, dict memo, int kind, int start, set events, set needs,
-                     object new_events, set new_jumps, int at_kind, pushes_bool,
-                     set jump_needs, list violations, dict walked):
-    # (jump_needs, violations, walked: this round's, the builder's attributes)
-    # plan._Builder._walk_once
-    key = (kind, start)
-    hit = memo.get(key) if new_events is not None else None
-    if hit is not None and (<set>hit[1]).isdisjoint(new_events) \
-            and (<set>hit[2]).isdisjoint(new_jumps):
-        ops, _deps, visited, seg_needs, seg_jumps, seg_violations = hit
-    else:
-        seg_needs = set()
-        seg_jumps = set()
-        seg_violations = []
+cdef bint _unchanged(_Prep p, _Ops o) noexcept:
+    # Whether nothing a memoised walk read changed this round: no new event at
+    # the offsets it went through, the instructions after them or where it
+    # ended, no new JUMP event on its jumps (plan._Builder._walk_once's test).
+    cdef Py_ssize_t k
+    cdef int off, nx
+    for k in range(o.nvis):
+        off = o.vis[k]
+        if p.newev[off // 2] or p.newjmp[off // 2]:
+            return False
+        nx = p.nxt[off // 2]
+        if 0 <= nx <= p.n and p.newev[nx // 2]:
+            return False
+    if o.n:
+        off = o.data[5 * (o.n - 1) + 1]
+        if 0 <= off <= p.n and p.newev[off // 2]:
+            return False
+    return True
+
+
+cdef _Ops _walk_once(b, _Prep p, dict memo, int kind, int start, set events, set needs,
+                     bint use_memo, int at_kind, set jump_needs, list violations):
+    # plan._Builder._walk_once: the segment's walk of the round before when nothing
+    # it read has changed since.
+    key = 2 * start + kind
+    cdef _Ops o = memo.get(key) if use_memo else None
+    if o is None or not _unchanged(p, o):
+        # (the walk asks into the builder's scratch containers, kept per segment
+        # only when not empty, as they mostly are)
+        seg_needs = p.s_needs
+        seg_jumps = p.s_jumps
+        seg_violations = p.s_violations
         try:
-            ops = _walk_c(b, kind, start, events, seg_needs, at_kind, pushes_bool,
-                          seg_jumps, seg_violations, walked)
+            o = _walk(b, p, kind, start, seg_needs, at_kind, seg_jumps, seg_violations)
         except _Fallback:  # a stack shape the typed walk leaves to the Python one
-            b.jump_needs, b.violations = seg_jumps, seg_violations
-            try:
-                ops = b._walk_py(kind, start, events, seg_needs)
-            finally:
-                b.jump_needs, b.violations = jump_needs, violations
-        visited = walked[key]
-        deps = set(visited)
-        for o in visited:
-            deps.add(p.nxt[(<int>o) // 2])
-        deps.add(ops[len(ops) - 1][1])
-        memo[key] = (ops, deps, visited, seg_needs, seg_jumps, seg_violations)
-    needs |= seg_needs
-    jump_needs |= seg_jumps
-    violations += seg_violations
-    walked[key] = visited
-    return ops
+            o = _walk_python(b, p, kind, start, events, seg_needs, seg_jumps, seg_violations,
+                             jump_needs, violations)
+        if seg_needs:
+            o.needs = set(seg_needs)
+            seg_needs.clear()
+        if seg_jumps:
+            o.jumps = set(seg_jumps)
+            seg_jumps.clear()
+        if seg_violations:
+            o.violations = list(seg_violations)
+            del seg_violations[:]
+        memo[key] = o
+    if o.needs is not None:
+        needs |= o.needs
+    if o.jumps is not None:
+        jump_needs |= o.jumps
+    if o.violations is not None:
+        violations += o.violations
+    return o
+
+
+cdef _Ops _walk_python(b, _Prep p, int kind, int start, set events, set seg_needs,
+                       set seg_jumps, list seg_violations, set jump_needs, list violations):
+    # The Python walk (plan._Builder._walk_py), with the records interned so far
+    # handed over both ways.
+    cdef int u
+    cdef dict index = b.rec_index
+    for u in range(p.n // 2):
+        if p.recidx[u] >= 0:
+            index[(2 * u, p.depth[u])] = p.recidx[u]
+    b.jump_needs, b.violations = seg_jumps, seg_violations
+    try:
+        ops = b._walk_py(kind, start, events, seg_needs)
+    finally:
+        b.jump_needs, b.violations = jump_needs, violations
+    for (off, d), idx in index.items():
+        if 0 <= off < p.n and p.depth[off // 2] == d:
+            p.recidx[off // 2] = idx
+    return _ops_of_lists(ops, b.walked[(kind, start)])
+
+
+cdef void _flag(_Prep p, int* flags, set offsets) noexcept:
+    cdef int off
+    for o in offsets:
+        off = o
+        if 0 <= off <= p.n:
+            flags[off // 2] = 1
 
 
 def rounds(b, set events, int at_kind, int from_kind, pushes_bool):
     """plan._Builder.build's rounds: walk every segment, add the events and JUMP
     events the walks asked for, until none is new.  Returns the segments
-    [(kind, start, ops)]; `events` and b.jump_events are the final ones."""
+    [(kind, start, _Ops)]; `events` and b.jump_events are the final ones."""
     cdef _Prep p = _prep_of(b, pushes_bool)
     cdef dict memo = {}
-    b._memo = memo
-    new_events = None
-    cdef set new_jumps = set()
+    cdef bint use_memo = False
     cdef set needs, jump_needs
     cdef list segments, violations
-    cdef dict walked
+    memset(p.evmap, 0, sizeof(int) * p.units)
+    memset(p.jev, 0, sizeof(int) * p.units)
+    _flag(p, p.evmap, events)
+    _flag(p, p.jev, b.jump_events)
     while True:
         needs = set()
         b.jump_needs = jump_needs = set()
-        b.walked = walked = {}
+        b.walked = {}
         b.violations = violations = []
-        segments = [(k, s, _walk_once(b, p, memo, k, s, events, needs, new_events, new_jumps,
-                                      at_kind, pushes_bool, jump_needs, violations, walked))
+        segments = [(k, s, _walk_once(b, p, memo, k, s, events, needs, use_memo, at_kind,
+                                      jump_needs, violations))
                     for k, s in _starts(b, p, events, at_kind, from_kind)]
-        if needs <= events and b.jump_needs <= b.jump_events:
+        if needs <= events and jump_needs <= b.jump_events:
             break
-        new_events = needs - events
-        new_jumps = b.jump_needs - b.jump_events
+        memset(p.newev, 0, sizeof(int) * p.units)
+        memset(p.newjmp, 0, sizeof(int) * p.units)
+        _flag(p, p.newev, needs - events)
+        _flag(p, p.newjmp, jump_needs - b.jump_events)
         events |= needs
-        b.jump_events |= b.jump_needs
+        b.jump_events |= jump_needs
+        _flag(p, p.evmap, needs)
+        _flag(p, p.jev, jump_needs)
+        use_memo = True
     return segments
 
 
-cdef list _ranges(_Prep p, set offsets):
-    # silent.SilentBranches._ranges: the offsets as [first, last] ranges of
-    # consecutive instructions, flattened (in order; the instruction before each
-    # from the unit array).
+cdef int _cmp_int(const void* a, const void* b) noexcept nogil:
+    cdef int x = (<const int*>a)[0]
+    cdef int y = (<const int*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef list _ranges(_Prep p, _Ops o):
+    # silent.SilentBranches._ranges: the offsets a walk went through as [first,
+    # last] ranges of consecutive instructions, flattened (in order; the
+    # instruction before each from the unit array).
     cdef list out = []
-    cdef int off, prev_off
-    for o in sorted(offsets):
-        off = o
-        if off < 0 or off >= p.n or p.ins_at[off // 2] is None:
-            continue
-        prev_off = p.prev[off // 2]
-        if out and prev_off >= 0 and out[len(out) - 1] == prev_off:
-            out[len(out) - 1] = off
-        else:
-            out.append(off)
-            out.append(off)
+    cdef int off, prev_off, last = -1
+    cdef Py_ssize_t k
+    cdef int* sorted_vis = <int*>PyMem_Malloc(sizeof(int) * (o.nvis + 1))
+    if sorted_vis == NULL:
+        raise MemoryError()
+    try:
+        if o.nvis:
+            memcpy(sorted_vis, o.vis, sizeof(int) * o.nvis)
+        qsort(sorted_vis, o.nvis, sizeof(int), _cmp_int)
+        for k in range(o.nvis):
+            off = sorted_vis[k]
+            if k and off == sorted_vis[k - 1]:
+                continue
+            if off < 0 or off >= p.n or not p.isstart[off // 2]:
+                continue
+            prev_off = p.prev[off // 2]
+            if out and prev_off >= 0 and last == prev_off:
+                out[len(out) - 1] = off
+            else:
+                out.append(off)
+                out.append(off)
+            last = off
+    finally:
+        PyMem_Free(sorted_vis)
     return out
 
 
+cdef bint _disjoint(_Prep p, _Ops a, _Ops b) noexcept:
+    # Whether two walks went through no offset in common (visit stamps).
+    p.stamp += 1
+    cdef int s = p.stamp
+    cdef Py_ssize_t k
+    for k in range(a.nvis):
+        p.vstamp[a.vis[k] // 2] = s
+    for k in range(b.nvis):
+        if p.vstamp[b.vis[k] // 2] == s:
+            return False
+    return True
+
+
+cdef int _grow_ints(int** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
+    cdef int* grown
+    if need <= cap[0]:
+        return 0
+    cap[0] = 2 * need + 16
+    grown = <int*>PyMem_Realloc(buf[0], sizeof(int) * cap[0])
+    if grown == NULL:
+        raise MemoryError()
+    buf[0] = grown
+    return 0
+
+
 def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
-    """silent.SilentBranches.silent_branches, typed."""
-    from array import array
-    branch_sides = array("i")
-    branch_sides_at = array("i", [-1]) * nops
+    """silent.SilentBranches.silent_branches, typed: the segments indexed by their
+    start unit, the locals read late and assigned marked with stamps."""
+    cdef carray.array branch_sides_at = _ints(nops, -1)
     if b.exact:
-        return branch_sides, branch_sides_at
+        return _ints(0, 0), branch_sides_at
     cdef _Prep p = b._prep
-    cdef dict by_start = {}
-    cdef dict first_op = {}
-    cdef Py_ssize_t index = 0, i, base, at
-    cdef list seg, op
-    cdef int u, nx, tg, code
-    cdef bint captures
-    for kind, start, seg in segments:
-        key = (kind, start)
-        by_start[key] = seg
-        first_op[key] = index
-        index += len(seg)
-    cdef dict ending_at = {}
-    for key, seg in by_start.items():
-        op = seg[len(seg) - 1]
-        if op[0] == M_BRANCH:
-            ending_at.setdefault(op[1], []).append(key)
-    walked = b.walked
-    cdef int[:] bsa = branch_sides_at
-    for branch, keys in sorted(ending_at.items()):
-        u = (<int>branch) // 2
-        nx = p.nxt[u]
-        tg = p.target[u]
-        k0 = (from_kind, nx)
-        k1 = (from_kind, tg)
-        if k0 not in by_start or k1 not in by_start:
-            continue
-        s0 = <list>by_start[k0]
-        s1 = <list>by_start[k1]
-        last0 = <list>s0[len(s0) - 1]
-        last1 = <list>s1[len(s1) - 1]
-        if last0[0] == M_BRANCH or last0[0] == M_LOST or last1[0] == M_BRANCH or last1[0] == M_LOST:
-            continue
-        m0 = <set>walked[k0]
-        m1 = <set>walked[k1]
-        e0 = last0[1] if last0[0] == M_END else -1
-        e1 = last1[1] if last1[0] == M_END else -1
-        if not m0.isdisjoint(m1) or (e0 >= 0 and e0 == e1):
-            continue
-        # What replaying the branch's segments late reads from the frame.
-        late_reads = set()
-        captures = False
-        for k in keys:
-            for op in by_start[k]:
-                code = op[0]
-                if code == M_CAPTURE or code == M_CAPTURE_METHOD or (code == M_RECORD and op[4] == 0):
-                    captures = True
-                elif code == M_RECORD and op[4] > 0:
-                    late_reads.add(op[4] - 1)
-                elif code == M_LOAD_LOCAL and op[4] & LF_SAFE:
-                    late_reads.add(op[3])
-                elif code == M_STORE_LOCAL and op[4] & LF_DYN:
-                    late_reads.add(op[3])
-        if captures:
-            continue
-        assigned = set()
-        for sk in (s0, s1):
-            for op in sk:
-                if op[0] == M_STORE_LOCAL:
-                    assigned.add(op[3])
-                elif op[0] == M_DELETE_LOCAL:
-                    assigned.add(op[2])
-        if not late_reads.isdisjoint(assigned):
-            continue
-        at = len(branch_sides)
-        branch_sides.extend([branch, nx, tg])
-        for member, end in ((m0, e0), (m1, e1)):
-            ranges = _ranges(p, member)
-            branch_sides.extend([end, len(ranges) // 2])
-            branch_sides.extend(ranges)
-        for k in keys:
-            base = first_op[k]
-            for i in range(len(<list>by_start[k])):
-                bsa[base + i] = <int>at
-    return branch_sides, branch_sides_at
+    cdef Py_ssize_t nseg = len(segments), i, k, at, base
+    cdef int units = p.units
+    # per unit: the FROM segment starting there; per segment: its first op; per
+    # branch unit: the segments ending in it (a list through `chain`, in order)
+    cdef int* mem = <int*>PyMem_Malloc(sizeof(int) * (3 * units + 3 * nseg + 3))
+    if mem == NULL:
+        raise MemoryError()
+    cdef int* from_at = mem
+    cdef int* head = mem + units
+    cdef int* tail = mem + 2 * units
+    cdef int* first = mem + 3 * units
+    cdef int* chain = first + nseg + 1
+    cdef int* ordered = chain + nseg + 1
+    cdef int* out = NULL
+    cdef Py_ssize_t nout = 0, cap = 0
+    cdef int u, nx, tg, code, e0, e1, last0, last1, start, kind, s1, local, j, br, nbr = 0
+    cdef bint captures, clash
+    cdef int* op
+    cdef _Ops seg, s0, sA, o
+    cdef list objs = [None] * nseg
+    cdef int* bsa = branch_sides_at.data.as_ints
+    try:
+        for u in range(units):
+            from_at[u] = -1
+            head[u] = -1
+            tail[u] = -1
+        base = 0
+        for i in range(nseg):
+            t = <tuple>segments[i]
+            kind = t[0]
+            start = t[1]
+            seg = <_Ops>t[2]
+            objs[i] = seg
+            first[i] = <int>base
+            chain[i] = -1
+            base += seg.n
+            if kind == from_kind and 0 <= start <= p.n:
+                from_at[start // 2] = <int>i  # (a later segment of the same start wins, as in a dict)
+            if seg.n and seg.data[5 * (seg.n - 1)] == M_BRANCH:
+                br = seg.data[5 * (seg.n - 1) + 1]
+                if 0 <= br < p.n:
+                    u = br // 2
+                    if head[u] < 0:
+                        head[u] = <int>i
+                        ordered[nbr] = u
+                        nbr += 1
+                    else:
+                        chain[tail[u]] = <int>i
+                    tail[u] = <int>i
+        qsort(ordered, nbr, sizeof(int), _cmp_int)
+        for j in range(nbr):
+            u = ordered[j]
+            nx = p.nxt[u]
+            tg = p.target[u]
+            if not (0 <= nx <= p.n and 0 <= tg <= p.n) or from_at[nx // 2] < 0 or from_at[tg // 2] < 0:
+                continue
+            s0 = <_Ops>objs[from_at[nx // 2]]
+            sA = <_Ops>objs[from_at[tg // 2]]
+            last0 = s0.data[5 * (s0.n - 1)]
+            last1 = sA.data[5 * (sA.n - 1)]
+            if last0 == M_BRANCH or last0 == M_LOST or last1 == M_BRANCH or last1 == M_LOST:
+                continue
+            e0 = s0.data[5 * (s0.n - 1) + 1] if last0 == M_END else -1
+            e1 = sA.data[5 * (sA.n - 1) + 1] if last1 == M_END else -1
+            if not _disjoint(p, s0, sA) or (e0 >= 0 and e0 == e1):
+                continue
+            # What replaying the branch's segments late reads from the frame.
+            s1 = _next_lstamp(p)
+            captures = False
+            i = head[u]
+            while i >= 0 and not captures:
+                o = <_Ops>objs[i]
+                for k in range(o.n):
+                    op = o.data + 5 * k
+                    code = op[0]
+                    local = -1
+                    if code == M_CAPTURE or code == M_CAPTURE_METHOD or (code == M_RECORD and op[4] == 0):
+                        captures = True
+                        break
+                    elif code == M_RECORD and op[4] > 0:
+                        local = op[4] - 1
+                    elif code == M_LOAD_LOCAL and op[4] & LF_SAFE:
+                        local = op[3]
+                    elif code == M_STORE_LOCAL and op[4] & LF_DYN:
+                        local = op[3]
+                    if local >= 0:
+                        if not _local_ok(p, local):
+                            raise AssertionError("a local index past the code's locals")
+                        p.lstamp[local] = s1
+                i = chain[i]
+            if captures:
+                continue
+            clash = False
+            for o in (s0, sA):
+                for k in range(o.n):
+                    op = o.data + 5 * k
+                    local = op[3] if op[0] == M_STORE_LOCAL else (op[2] if op[0] == M_DELETE_LOCAL else -1)
+                    if local >= 0 and _local_ok(p, local) and p.lstamp[local] == s1:
+                        clash = True
+                        break
+                if clash:
+                    break
+            if clash:
+                continue
+            at = nout
+            _grow_ints(&out, &cap, nout + 3)
+            out[nout] = 2 * u
+            out[nout + 1] = nx
+            out[nout + 2] = tg
+            nout += 3
+            for o, e in ((s0, e0), (sA, e1)):
+                ranges = _ranges(p, o)
+                _grow_ints(&out, &cap, nout + 2 + len(ranges))
+                out[nout] = e
+                out[nout + 1] = <int>(len(ranges) // 2)
+                nout += 2
+                for r in ranges:
+                    out[nout] = r
+                    nout += 1
+            i = head[u]
+            while i >= 0:
+                base = first[i]
+                for k in range((<_Ops>objs[i]).n):
+                    bsa[base + k] = <int>at
+                i = chain[i]
+        branch_sides = _ints(nout, 0)
+        if nout:
+            memcpy((<carray.array>branch_sides).data.as_ints, out, sizeof(int) * nout)
+        return branch_sides, branch_sides_at
+    finally:
+        PyMem_Free(mem)
+        PyMem_Free(out)
 
 
 def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit):
     """plan._Builder.build's marking of silent branches: SILENT_BRANCH on the unit
     of each BRANCH op that ends a silent branch's segment."""
-    cdef int[:] flags = unit_flags
-    cdef int[:] o = ops
-    cdef int[:] at = branch_sides_at
+    cdef int* flags = (<carray.array>unit_flags).data.as_ints
+    cdef int* o = (<carray.array>ops).data.as_ints
+    cdef int* at = (<carray.array>branch_sides_at).data.as_ints
     cdef Py_ssize_t k
-    for k in range(at.shape[0]):
+    for k in range(len(branch_sides_at)):
         if at[k] >= 0 and o[k * 5] == M_BRANCH:
             flags[o[k * 5 + 1] // 2] |= silent_bit
+
+
+
+def carry_masks(b, list segments, int units, int from_kind, written_first):
+    """resume.ResumeCarry.carry_masks over the builder's unit arrays (only
+    RESUMEs after a yield carry anything: their segments are looked up then)."""
+    cdef _Prep p = b._prep
+    carry = _ints(units, 0)
+    cdef int u, d, nx
+    by_start = None
+    for u in range(p.n // 2):
+        d = p.depth[u]
+        if d <= 0 or not p.isstart[u] or p.opcode[u] != OP_RESUME or not p.arg[u]:
+            continue
+        if by_start is None:
+            by_start = {(seg[0], seg[1]): seg[2] for seg in segments}
+        live = (1 << min(d, 31)) - 1
+        seg = by_start.get((from_kind, 2 * u))
+        written = written_first(seg.tolist(), b.recs) if seg else 0
+        nx = p.nxt[u]
+        if 0 <= nx < p.n and p.isstart[nx // 2] and p.opcode[nx // 2] == _pop_top:
+            written |= 1 << (d - 1)
+        carry[u] = live & ~written
+    return carry

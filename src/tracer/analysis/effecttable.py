@@ -10,6 +10,14 @@ asked for each time (once per code object for those that read only the code
 object: LOAD_FAST's local, STORE_ATTR's name).  The reference builder (plan._Builder(reference=True)) calls
 effect_of for every instruction; tests/plan_compare.py holds the two plans equal,
 and tests/test_plan_effecttable.py each shared effect equal to a fresh one.
+
+The typed builder (analysis/_fastplan.pyx) reads this table through a C array and
+shares the contextual opcodes' effects too, keyed by exactly what effect_of reads
+of their context (`_context_key`: the instruction before a CALL or CALL_KW, the
+one after a TO_BOOL or CONVERT_VALUE, whether LOAD_FAST's local is a cell; a
+LOAD_ATTR's attribute form stays one Effect per instruction): a change to what
+effect_of reads for one of those opcodes must change that key too (the test
+compares every effect the typed builder hands out with a fresh one).
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ from .bytecode import (
     for_iter_exit,
     layout,
 )
-from .instructions import CAPTURED, METH, OTHER, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Rec, effect_of
+from .instructions import (
+    CAPTURED, METH, OTHER, R_CALL, R_CALL_EX, R_OP, R_SPECIAL, Effect, Rec, effect_of,
+)
 from .microops import (
     AT, BRANCH_KINDS, FROM, IV_ANY, IV_BOOL, IV_NONE, JUMP_EVENT, LF_CELL, LF_DYN, LF_SAFE,
     M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY, M_DELETE_LOCAL, M_END, M_FOR_ITER, M_JUMP,
@@ -54,7 +56,7 @@ from .microops import (
     SPECIAL_SHADOW,
 )
 from .effecttable import effects_of
-from .resume import ResumeCarry
+from .resume import ResumeCarry, _written_first
 from .silent import SilentBranches
 from .unknown import UnknownLocals
 
@@ -176,13 +178,14 @@ PLAN_FIELDS = ("ops", "recs", "rec_iv", "statics", "seg_at", "seg_from", "depth"
                "branch_sides_at", "carry", "nparams", "param_cells")
 
 
-def _nparams(code: CodeType) -> int:
-    import inspect
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # (inspect.CO_*)
 
+
+def _nparams(code: CodeType) -> int:
     n = code.co_argcount + code.co_kwonlyargcount
-    if code.co_flags & inspect.CO_VARARGS:
+    if code.co_flags & _CO_VARARGS:
         n += 1
-    if code.co_flags & inspect.CO_VARKEYWORDS:
+    if code.co_flags & _CO_VARKEYWORDS:
         n += 1
     return n
 
@@ -205,25 +208,50 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         self.before = mode in (PLAN_INTERVENE, PLAN_INTERVENE_CALLS)
         self.before_ops = mode == PLAN_INTERVENE
         self.mode = mode
-        self.layout = layout(code, fast=not reference)
+        self._lay: CodeLayout | None = None
+        self._effects: dict | None = None
         self.prev: dict[int, Instr] = {}  # (the Python passes' only: effects, silent)
-        if reference or _fastplan is None:
-            for a, b in zip(self.layout.instrs, self.layout.instrs[1:]):
+        if _fastplan is not None and not reference:
+            # The typed builder reads unit arrays decoded from the code object and
+            # their effects (_fastplan.prepare); the layout's Instr and Block
+            # objects and the effects dict are made only if a Python pass asks
+            # (a segment left to the Python walk: `layout`, `effects`).
+            self._prep = _fastplan.prepare(self)
+        else:
+            self._lay = layout(code, fast=not reference)
+            for a, b in zip(self._lay.instrs, self._lay.instrs[1:]):
                 self.prev[b.offset] = a
-        if reference:
-            self.effects = {
-                i.offset: effect_of(i, code, self.prev.get(i.offset))
-                for i in self.layout.instrs
-                if i.offset in self.layout.depth
-            }
-        else:  # the same effects, those that depend on the opcode alone shared
-            self.effects = effects_of(self.layout.instrs, self.layout.depth, code)
+            if reference:
+                self._effects = {
+                    i.offset: effect_of(i, code, self.prev.get(i.offset))
+                    for i in self._lay.instrs
+                    if i.offset in self._lay.depth
+                }
+            else:  # the same effects, those that depend on the opcode alone shared
+                self._effects = effects_of(self._lay.instrs, self._lay.depth, code)
         self.statics: list = []
         self.static_ids: dict = {}
         self.recs = array("i")
         self.rec_iv = array("i")
         self.rec_index: dict[tuple[int, int], int] = {}
         self.jump_events: set[int] = set()
+
+    @property
+    def layout(self) -> CodeLayout:
+        """The builder's layout (instructions without lines, blocks, depths)."""
+        if self._lay is None:
+            self._lay = layout(self.code, fast=True)
+            for a, b in zip(self._lay.instrs, self._lay.instrs[1:]):
+                self.prev[b.offset] = a
+        return self._lay
+
+    @property
+    def effects(self) -> dict:
+        """Offset -> Effect of every reachable instruction (the typed walk's own
+        objects when it made them)."""
+        if self._effects is None:
+            self._effects = _fastplan.effects_dict(self)
+        return self._effects
 
     # -- interning -------------------------------------------------------------
     def static(self, obj) -> int:
@@ -305,13 +333,9 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
 
     # -- walking a segment ---------------------------------------------------------
     def walk(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
-        if _fastplan is not None and not self.reference:
-            # The same walk, typed (analysis/_fastplan.pyx); what follows is its
-            # statement, and the reference builder's walk.
-            try:
-                return _fastplan.walk(self, kind, start, events, needs, AT, pushes_bool)
-            except _fastplan._Fallback:
-                pass  # a stack shape it leaves to this walk
+        # (the typed builder runs its own walk, _fastplan._walk, in its rounds: it
+        # writes the ops into a C buffer and calls _walk_py, the statement, only
+        # for a stack shape it does not model)
         return self._walk_py(kind, start, events, needs)
 
     def _walk_py(self, kind: int, start: int, events: set[int], needs: set[int]) -> list[list[int]]:
@@ -784,23 +808,31 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
                 if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
                     unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
         if fast:
-            depth, handler, istart = _fastplan.unit_tables(self.layout, units)
+            depth, handler, istart = _fastplan.unit_tables(self, units)
+            carry = _fastplan.carry_masks(self, segments, units, FROM, _written_first)
+            rec_at = _fastplan.rec_at(self)
         else:
             depth, handler, istart = self._unit_tables(units)
-        carry = self.carry_masks(segments, units)
+            carry = self.carry_masks(segments, units)
+            rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
         code = self.code
         nparams = _nparams(code)
         names = code.co_varnames[:nparams]
-        cells = tuple(i for i, n in enumerate(names) if n in code.co_cellvars)
-        rec_at = {off: eff.rec for off, eff in self.effects.items() if eff.rec is not None}
-        return CodePlan(code, self.mode, layout=self.layout, rec_at=rec_at,
-                        ops=ops, recs=self.recs, rec_iv=self.rec_iv, statics=self.statics,
-                        seg_at=seg_at, seg_from=seg_from, depth=depth, handler=handler,
-                        istart=istart, events=frozenset(events),
-                        jump_events=frozenset(self.jump_events), unit_flags=unit_flags,
-                        piece_start=piece_start, branch_sides=branch_sides,
-                        branch_sides_at=branch_sides_at, carry=carry, nparams=nparams,
-                        param_cells=cells)
+        cellvars = code.co_cellvars  # (a new tuple at each access: read once)
+        cells = tuple(i for i, n in enumerate(names) if n in cellvars) if cellvars else ()
+        # (a typed build hands over no layout: CodePlan.layout makes it when asked)
+        # (each field set by name: CodePlan(**fields)'s loop costs a first call more)
+        plan = CodePlan.__new__(CodePlan)
+        plan.ops, plan.recs, plan.rec_iv, plan.statics = ops, self.recs, self.rec_iv, self.statics
+        plan.seg_at, plan.seg_from, plan.depth, plan.handler = seg_at, seg_from, depth, handler
+        plan.istart, plan.events = istart, frozenset(events)
+        plan.jump_events, plan.unit_flags = frozenset(self.jump_events), unit_flags
+        plan.piece_start, plan.branch_sides = piece_start, branch_sides
+        plan.branch_sides_at, plan.carry, plan.nparams = branch_sides_at, carry, nparams
+        plan.param_cells = cells
+        plan.mode, plan.ir, plan._code = self.mode, None, weakref.ref(code)
+        plan._layout, plan._layout_full, plan._rec_at = self._lay, False, rec_at
+        return plan
 
 
 def _init_fastplan() -> None:
@@ -815,6 +847,10 @@ def _init_fastplan() -> None:
     _fastplan.init_branch_kinds(BRANCH_KINDS)
     _fastplan.init_record(dict(R_CALL=R_CALL, R_CALL_EX=R_CALL_EX, IV_NONE=IV_NONE,
                                IV_ANY=IV_ANY, IV_BOOL=IV_BOOL), _IV_ANY_OPS)
+    from . import effecttable
+
+    _fastplan.init_effects(effecttable._shared, effecttable.CONTEXTUAL, effecttable.PER_CODE,
+                           effecttable._MAX_SHARED, effect_of, Effect)
 
 
 if _fastplan is not None:
