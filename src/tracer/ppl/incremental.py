@@ -114,6 +114,8 @@ class Lineage:
         self.users = users
         self.mutated = mutated          # ids of ops whose object some call changes
         self.unbound: dict = {}         # generator method -> its Sampler (_draw)
+        self.fast: dict = {}            # draw index -> its Sampler, when _draw needs
+                                        # no more than the arguments (_draw)
         # draw indices changed -> (ops to re-run, draws scored again) or a Fallback's
         # text: what an update re-runs depends on the tape alone (MH comes back to a
         # site); kept while the plans hold fewer than _PLANNED ops in all
@@ -332,6 +334,13 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
 def _draw(lin: Lineage, i: int, get):
     """The Draw (sampler, parameters) of draw `i` with its inputs' values now."""
     op = lin.draw_ops[i]
+    fast = lin.fast.get(i)
+    if fast is not None:
+        # a plain method of a generator, a fixed callable, no star and no keywords
+        # (found so at an earlier update): only its arguments are read again
+        args = [_now(get(a)) if isinstance(a, Op) else a for a in op.args]
+        if args and type(args[0]) in _GENERATORS:
+            return Draw(fast, fast.name, fast.bind(*args[1:]))
     fn = get(op.fn) if isinstance(op.fn, Op) else op.fn
     if original_of(fn) is not None:
         fn = lin.called[i]
@@ -345,6 +354,8 @@ def _draw(lin: Lineage, i: int, get):
     # records `r.gauss(...)`): its sampler binds the rest, as resolve() would
     fast = lin.unbound.get(fn) if type(fn) in _PLAIN_FUNCS else None
     if fast is not None and args and type(args[0]) in _GENERATORS:
+        if not isinstance(op.fn, Op) and not op.star and not op.kwargs:
+            lin.fast[i] = fast
         return Draw(fast, fast.name, fast.bind(*args[1:], **kwargs))
     d = resolve(fn, tuple(args), kwargs)
     if d is not None and type(fn) in _PLAIN_FUNCS and takes_generator(fn) and \
