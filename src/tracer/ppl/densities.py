@@ -16,7 +16,7 @@ import numpy as np
 
 from .samplers import Draw, UnknownSamplerError
 
-__all__ = ["score", "score_draws", "distribution_name"]
+__all__ = ["score", "score_columns", "score_draws", "distribution_name"]
 
 _st = None
 _sp = None
@@ -353,6 +353,21 @@ def score(draws: list[Draw], values: list[Any]) -> list[float]:
         for (i, _, _), r in zip(items, np.atleast_1d(res).tolist()):
             out[i] = r
     return out
+
+
+def score_columns(sampler, params: dict, vals: list) -> list[float] | None:
+    """The log-densities of draws of `sampler` with parameter columns `params`
+    (a list per parameter with one entry per value, or one object for all), by one
+    vectorised scipy call; None when they are not scalars of one distribution."""
+    global _SIMPLE
+    st, _ = _scipy()
+    if _SIMPLE is None:
+        _SIMPLE = _simple_table(st)
+    make = _SIMPLE.get(sampler.family)
+    if make is None or sampler.user_logpdf is not None or not _all_scalars(vals):
+        return None
+    res = _vectorised(make, params, vals)
+    return None if res is None else res.tolist()
 
 
 def _param_columns(params: list[dict]) -> dict:

@@ -43,7 +43,7 @@ from ..tapes.play import evaluate
 from ..tapes.purity import is_pure
 from ..tapes.tape import Tape
 from ._hooks import original_of
-from .densities import score
+from .densities import score, score_columns
 from .kinds import INTERVENED, OBSERVED, REPLAYED
 from .samplers import (GENERATOR_TYPES, Draw, UnknownSamplerError, resolve,
                        takes_generator)
@@ -286,6 +286,8 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
         values[i] = v
     which: list[int] = []
     draws = []
+    fast_of = lin.fast
+    packed: dict = {}    # (sampler, number of arguments) -> (draw indices, arguments)
     try:
         for op in todo:
             t = type(op)
@@ -297,6 +299,18 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
             elif op.id in draw_of:
                 # a draw keeps its value; its parameters as they are at this point
                 i = draw_of[op.id]
+                fast = fast_of.get(i)
+                if fast is not None:
+                    # its arguments only, scored with the others of its sampler as
+                    # columns (_score_packed): no Draw and no dict per draw
+                    args = tuple([_now(get(a)) if isinstance(a, Op) else a for a in op.args])
+                    if args and type(args[0]) in _GENERATORS:
+                        got = packed.get((fast, len(args)))
+                        if got is None:
+                            got = packed[(fast, len(args))] = ([], [])
+                        got[0].append(i)
+                        got[1].append(args)
+                        continue
                 d = _draw(lin, i, get)
                 if d is None or d.sampler.shuffles >= 0:
                     return f"{lin.addresses[i]}: a shuffle, or a call no longer a draw"
@@ -306,6 +320,9 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
                 new[op.id] = evaluate(op, get)
         value = get(lin.result) if isinstance(lin.result, Op) else lin.result
         logps = score(draws, [values[i] for i in which])
+        for (fast, _), (at, arglists) in packed.items():
+            which.extend(at)
+            logps.extend(_score_packed(fast, arglists, [values[i] for i in at]))
     except (GuardError, UnknownSamplerError) as e:
         return f"re-running failed: {e}"
     except Exception as e:      # noqa: BLE001 - the full re-run path says it properly
@@ -363,6 +380,18 @@ def _draw(lin: Lineage, i: int, get):
             d.site == d.sampler.name:
         lin.unbound[fn] = d.sampler
     return d
+
+
+def _score_packed(fast, arglists: list, vals: list) -> list:
+    """The log-densities of draws of sampler `fast` called with `arglists` (the
+    generator first, then as many positional arguments each): their parameters
+    bound as columns and scored by one vectorised call (densities.score_columns),
+    else draw by draw."""
+    cols = [list(c) for c in zip(*arglists)][1:]
+    got = score_columns(fast, fast.bind(*cols), vals) if len(vals) > 1 else None
+    if got is not None:
+        return got
+    return score([Draw(fast, fast.name, fast.bind(*a[1:])) for a in arglists], vals)
 
 
 def _now(v):

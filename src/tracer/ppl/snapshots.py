@@ -23,7 +23,7 @@ import random as _random
 import numpy as np
 
 from .. import _core
-from .samplers import lookup, sampler_keys
+from .samplers import _TABLE, lookup, sampler_keys
 
 __all__ = ["Snapshots", "snapshot_keys"]
 
@@ -46,13 +46,15 @@ def _is_numeric_random(key) -> bool:
 
 
 _KEYS: list | None = None
+_DECLARED = -1     # how many samplers the table had when _KEYS was made
 
 
 def snapshot_keys() -> list:
     """The sampler callables whose calls are snapshotted (every one whose arguments
-    or value may be mutable)."""
-    global _KEYS
-    if _KEYS is None:
+    or value may be mutable; made again when a sampler was declared since)."""
+    global _KEYS, _DECLARED
+    if _KEYS is None or _DECLARED != len(_TABLE):
+        _DECLARED = len(_TABLE)
         _KEYS = [key for key, _, _ in sampler_keys() if not _is_numeric_random(key)]
     return _KEYS
 
