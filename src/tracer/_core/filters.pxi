@@ -188,22 +188,42 @@ cdef class CopyAtCall:
     matches, as they are right after the call, so that a list or array the program
     changes in place later can be read as it was then (tracer.ppl scores draws so).
 
-    `inputs[row]` maps input k of the call at `row` (0 the callee, then the
-    arguments as the trace's refs hold them) to its copy; `values[row]` the copy of
-    the call's value.  Copied: exact lists, dicts, sets, bytearrays (shallow) and
-    exact instances of `array_type` (its `copy()`; numpy.ndarray for tracer.ppl),
-    and the elements of a tuple that are such; other values are not kept.  No
-    Python code of the program runs.
+    The copies are kept flat, in the order they were made (no dict per call, which
+    the collector would track): input `input_ks[j]` of the call at row
+    `input_rows[j]` (0 the callee, then the arguments as the trace's refs hold
+    them) was `input_copies[j]`; the value of the call at `value_rows[j]` was
+    `value_copies[j]` (tracer.ppl reads them as columns).  `inputs` ({row: {k:
+    copy}}) and `values` ({row: copy}) give the same as dicts, made when asked.
+    Copied: exact lists, dicts, sets, bytearrays (shallow) and exact instances of
+    `array_type` (its `copy()`; numpy.ndarray for tracer.ppl), and the elements
+    of a tuple that are such; other values are not kept.  No Python code of the
+    program runs.
     """
 
-    cdef readonly dict inputs
-    cdef readonly dict values
+    cdef readonly list input_rows
+    cdef readonly list input_ks
+    cdef readonly list input_copies
+    cdef readonly list value_rows
+    cdef readonly list value_copies
     cdef readonly object array_type
 
     def __init__(self, array_type=None):
-        self.inputs = {}
-        self.values = {}
+        self.input_rows, self.input_ks, self.input_copies = [], [], []
+        self.value_rows, self.value_copies = [], []
         self.array_type = array_type
+
+    @property
+    def inputs(self):
+        """{row: {k: copy of input k}} (made from the flat lists when asked)."""
+        cdef dict out = {}
+        for row, k, c in zip(self.input_rows, self.input_ks, self.input_copies):
+            out.setdefault(row, {})[k] = c
+        return out
+
+    @property
+    def values(self):
+        """{row: copy of the value} (made from the flat lists when asked)."""
+        return dict(zip(self.value_rows, self.value_copies))
 
     def __call__(self, node):
         """The same copies for a node (when run as a plain hook)."""
@@ -243,7 +263,6 @@ cdef class CopyAtCall:
 
     cdef int _take(self, Trace t, int32_t row) except -1:
         cdef int32_t i, r, start = t.ref_start_[row]
-        cdef dict got = None
         cdef object c
         for i in range(start + 1, t.ref_start_[row + 1]):
             r = t.refs_[i]
@@ -251,13 +270,13 @@ cdef class CopyAtCall:
                 continue        # a constant of the code: immutable
             c = self._copied(t.value_[r])
             if c is not None:
-                if got is None:
-                    got = {}
-                    self.inputs[row] = got
-                got[i - start] = c
+                self.input_rows.append(row)
+                self.input_ks.append(i - start)
+                self.input_copies.append(c)
         c = self._copied(t.value_[row])
         if c is not None:
-            self.values[row] = c
+            self.value_rows.append(row)
+            self.value_copies.append(c)
         return 0
 
 

@@ -16,20 +16,44 @@ class Choice:
     """One random choice: `value`, `distribution` (scipy's name), `params` (the
     sampler's parameters by name), `logp` (log-density of `value`; None if the
     sampler's density is unknown), `node` (the trace node of the draw), `address`
-    and `kind` (sampled, replayed, observed or intervened)."""
+    and `kind` (sampled, replayed, observed or intervened).
 
-    __slots__ = ("address", "value", "distribution", "params", "logp", "node", "kind",
-                 "sampler")
+    `params` and `node` are made from the trace's columns when first read (a dict
+    and a node view per choice were most of a choice's memory)."""
 
-    def __init__(self, address, value, distribution, params, logp, node, kind, sampler):
+    __slots__ = ("address", "value", "distribution", "logp", "kind", "sampler",
+                 "_params", "_node", "_draws", "_i")
+
+    def __init__(self, address, value, distribution, params, logp, node, kind, sampler,
+                 draws=None, i: int = -1):
         self.address = address
         self.value = value
         self.distribution = distribution
-        self.params = params
+        self._params = params
         self.logp = logp
-        self.node = node
+        self._node = node
         self.kind = kind
         self.sampler = sampler
+        self._draws = draws       # scan.Draws and the index of this draw in it, to make
+        self._i = i               # params and node from when they are None
+
+    @property
+    def params(self) -> dict:
+        """The sampler's parameters by name."""
+        p = self._params
+        if p is None:
+            p = self._params = self._draws.params(self._i)
+        return p
+
+    @property
+    def node(self):
+        """The trace node of the draw."""
+        n = self._node
+        if n is None:
+            from .. import _core
+            d = self._draws
+            n = self._node = _core.node_view(d.trace, int(d.rows[self._i]))
+        return n
 
     @property
     def scored(self) -> bool:
@@ -138,41 +162,26 @@ class ChoiceTrace:
         return self._choices
 
     def _make_choices(self) -> dict[str, "Choice"]:
-        from .. import _core
         d = self._draws
         n = len(d)
-        params: list = [None] * n
         dists: list = [None] * n
-        for s in d.sites:                  # a site at a time: its columns zipped
+        for s in d.sites:                  # a site at a time
             members = s.members.tolist()
-            if not members:
-                continue
-            name = d.distribution(members[0])
-            if s.draws is not None:
-                rows = [x.params for x in s.draws]
-            else:
-                keys = list(s.template)
-                cols = s.column_params()
-                per = [cols[k] if isinstance(cols[k], list) else [cols[k]] * len(members)
-                       for k in keys]
-                rows = [dict(zip(keys, vals)) for vals in zip(*per)] if keys else \
-                    [{} for _ in members]
-            for i, p in zip(members, rows):
-                params[i] = p
-                dists[i] = name
-        nodes = _core.node_views(d.trace, d.rows)
+            if members:
+                name = d.distribution(members[0])
+                for i in members:
+                    dists[i] = name
         kinds = self._kinds or [SAMPLED] * n
         logp = d.logp.tolist()
         unknown = {id(s) for s in d.sites if s.problem}
         sites = d.sites
         out: dict[str, Choice] = {}
-        for i, (a, node, kind, sid) in enumerate(zip(d.addresses, nodes, kinds,
-                                                     d.site_of.tolist())):
+        for i, (a, kind, sid) in enumerate(zip(d.addresses, kinds, d.site_of.tolist())):
             if a in out:   # counted addresses cannot repeat; say so if they do
                 raise RuntimeError(f"two draws at address {a}")
             s = sites[sid]
-            out[a] = Choice(a, d.values[i], dists[i], params[i],
-                            None if id(s) in unknown else logp[i], node, kind, s.sampler)
+            out[a] = Choice(a, d.values[i], dists[i], None,
+                            None if id(s) in unknown else logp[i], None, kind, s.sampler, d, i)
         return out
 
     # -- the choice map ------------------------------------------------------------------

@@ -7,14 +7,16 @@ scipy call, so scoring 10^4 draws costs a few scipy calls, not 10^4.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from typing import Any, Callable
 
 import numpy as np
 
 from .samplers import Draw, UnknownSamplerError
 
-__all__ = ["score", "score_draws", "distribution_name"]
+__all__ = ["score", "score_columns", "score_draws", "distribution_name"]
 
 _st = None
 _sp = None
@@ -298,14 +300,39 @@ def _is_scalar(v) -> bool:
 
 
 def score(draws: list[Draw], values: list[Any]) -> list[float]:
-    """The log-density of each value under its draw's distribution (a list of floats)."""
+    """The log-density of each value under its draw's distribution (a list of floats).
+
+    The draws of one sampler with scalar values and parameters are scored by one
+    vectorised scipy call over their parameter columns (no per-draw set-up: an
+    incremental update scores its dependent draws so)."""
     global _SIMPLE
     st, _ = _scipy()
     if _SIMPLE is None:
         _SIMPLE = _simple_table(st)
     out: list[float] = [0.0] * len(draws)
+    by_sampler: dict[int, list[int]] = {}
+    rest: list[int] = []
+    for i, d in enumerate(draws):
+        s = d.sampler
+        if s.user_logpdf is None and s.family in _SIMPLE:
+            by_sampler.setdefault(id(s), []).append(i)
+        else:
+            rest.append(i)
+    for idx in by_sampler.values():
+        res = None
+        if len(idx) > 1:
+            vals = _pick(values, idx)
+            if _all_scalars(vals):
+                res = _vectorised(_SIMPLE[draws[idx[0]].sampler.family],
+                                  _param_columns([draws[i].params for i in idx]), vals)
+        if res is None:
+            rest.extend(idx)
+        else:
+            for i, r in zip(idx, res.tolist()):
+                out[i] = r
     groups: dict[Callable, list[tuple[int, Any, tuple]]] = {}
-    for i, (d, v) in enumerate(zip(draws, values)):
+    for i in sorted(rest):
+        d, v = draws[i], values[i]
         s = d.sampler
         if s.user_logpdf is not None:
             out[i] = _user(d, v)
@@ -325,6 +352,31 @@ def score(draws: list[Draw], values: list[Any]) -> list[float]:
         res = fn(xs, *cols)
         for (i, _, _), r in zip(items, np.atleast_1d(res).tolist()):
             out[i] = r
+    return out
+
+
+def score_columns(sampler, params: dict, vals: list) -> list[float] | None:
+    """The log-densities of draws of `sampler` with parameter columns `params`
+    (a list per parameter with one entry per value, or one object for all), by one
+    vectorised scipy call; None when they are not scalars of one distribution."""
+    global _SIMPLE
+    st, _ = _scipy()
+    if _SIMPLE is None:
+        _SIMPLE = _simple_table(st)
+    make = _SIMPLE.get(sampler.family)
+    if make is None or sampler.user_logpdf is not None or not _all_scalars(vals):
+        return None
+    res = _vectorised(make, params, vals)
+    return None if res is None else res.tolist()
+
+
+def _param_columns(params: list[dict]) -> dict:
+    """The parameter dicts of one sampler's draws as columns: a list per parameter,
+    or the one object every draw has (a constant of the code, None)."""
+    out = {}
+    for k in params[0]:
+        col = list(map(operator.itemgetter(k), params))
+        out[k] = col[0] if len(set(map(id, col))) == 1 else col
     return out
 
 
@@ -348,7 +400,7 @@ def score_draws(draws) -> None:
         if not len(s.members) or s.problem:
             continue
         idx = s.members
-        vals = [values[i] for i in idx]
+        vals = _pick(values, idx.tolist())
         make = _SIMPLE.get(s.sampler.family)
         if s.draws is None and make is not None and _all_scalars(vals):
             res = _vectorised(make, s.column_params(), vals)
@@ -421,8 +473,8 @@ def _indices(pops: list, drawn: np.ndarray):
     """(index of each drawn item in its population, each population's size), when
     every population is a `range(L)` or one shared list of distinct items; else None."""
     first = pops[0]
-    if all(type(p) is range for p in pops):
-        if any(p.start != 0 or p.step != 1 for p in pops):
+    if set(map(type, pops)) == {range}:      # C loops over the draws (map), no genexpr
+        if set(map(_START, pops)) != {0} or set(map(_STEP, pops)) != {1}:
             return None
         sizes = np.fromiter(map(len, pops), dtype=np.int64, count=len(pops))
         if drawn.dtype.kind not in "iu" or (drawn < 0).any() or (drawn >= sizes).any():
@@ -456,9 +508,9 @@ def _categorical_columns(st, s, vals: list):
         if cols.get("k") != 1 or cols.get("cum_weights") is not None:
             return None
         name, pop, weights = "population", cols["population"], cols["weights"]
-        if not all(type(v) is list and len(v) == 1 for v in vals):
+        if set(map(type, vals)) != {list} or set(map(len, vals)) != {1}:
             return None
-        drawn = [v[0] for v in vals]
+        drawn = list(map(_FIRST, vals))
     pops = pop if s.varies(name) else [pop] * n
     try:
         arr = np.asarray(drawn)
@@ -481,7 +533,7 @@ def _categorical_columns(st, s, vals: list):
             w = np.ones((m, size))
         else:
             try:
-                w = np.asarray([ws[j] for j in js.tolist()], dtype=float)
+                w = _rows(ws if m == n else _pick(ws, js.tolist()), size)
             except (TypeError, ValueError):
                 return None
             if w.shape != (m, size):
@@ -491,6 +543,29 @@ def _categorical_columns(st, s, vals: list):
         out[js] = np.asarray(st.multinomial.logpmf(onehot, 1, w / w.sum(axis=1, keepdims=True)),
                              dtype=float).reshape(m)
     return out
+
+
+_START, _STEP = operator.attrgetter("start"), operator.attrgetter("step")
+_FIRST = operator.itemgetter(0)
+
+
+def _pick(src: list, idx: list) -> list:
+    """[src[i] for i in idx], in a C loop."""
+    if len(idx) > 1:
+        return list(operator.itemgetter(*idx)(src))
+    return [src[idx[0]]] if idx else []
+
+
+def _rows(ws: list, size: int) -> np.ndarray:
+    """The weight lists `ws` as an (len(ws), size) float array: read in one pass
+    when each has `size` numbers (half the time of np.asarray on lists of lists)."""
+    if set(map(len, ws)) == {size}:
+        try:
+            return np.fromiter(itertools.chain.from_iterable(ws), dtype=float,
+                               count=len(ws) * size).reshape(len(ws), size)
+        except (TypeError, ValueError):
+            pass
+    return np.asarray(ws, dtype=float)
 
 
 def _all_scalars(vals: list) -> bool:

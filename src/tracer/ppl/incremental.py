@@ -43,7 +43,7 @@ from ..tapes.play import evaluate
 from ..tapes.purity import is_pure
 from ..tapes.tape import Tape
 from ._hooks import original_of
-from .densities import score
+from .densities import score, score_columns
 from .kinds import INTERVENED, OBSERVED, REPLAYED
 from .samplers import (GENERATOR_TYPES, Draw, UnknownSamplerError, resolve,
                        takes_generator)
@@ -114,6 +114,8 @@ class Lineage:
         self.users = users
         self.mutated = mutated          # ids of ops whose object some call changes
         self.unbound: dict = {}         # generator method -> its Sampler (_draw)
+        self.fast: dict = {}            # draw index -> its Sampler, when _draw needs
+                                        # no more than the arguments (_draw)
         # draw indices changed -> (ops to re-run, draws scored again) or a Fallback's
         # text: what an update re-runs depends on the tape alone (MH comes back to a
         # site); kept while the plans hold fewer than _PLANNED ops in all
@@ -284,6 +286,8 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
         values[i] = v
     which: list[int] = []
     draws = []
+    fast_of = lin.fast
+    packed: dict = {}    # (sampler, number of arguments) -> (draw indices, arguments)
     try:
         for op in todo:
             t = type(op)
@@ -295,6 +299,18 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
             elif op.id in draw_of:
                 # a draw keeps its value; its parameters as they are at this point
                 i = draw_of[op.id]
+                fast = fast_of.get(i)
+                if fast is not None:
+                    # its arguments only, scored with the others of its sampler as
+                    # columns (_score_packed): no Draw and no dict per draw
+                    args = tuple([_now(get(a)) if isinstance(a, Op) else a for a in op.args])
+                    if args and type(args[0]) in _GENERATORS:
+                        got = packed.get((fast, len(args)))
+                        if got is None:
+                            got = packed[(fast, len(args))] = ([], [])
+                        got[0].append(i)
+                        got[1].append(args)
+                        continue
                 d = _draw(lin, i, get)
                 if d is None or d.sampler.shuffles >= 0:
                     return f"{lin.addresses[i]}: a shuffle, or a call no longer a draw"
@@ -304,6 +320,9 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
                 new[op.id] = evaluate(op, get)
         value = get(lin.result) if isinstance(lin.result, Op) else lin.result
         logps = score(draws, [values[i] for i in which])
+        for (fast, _), (at, arglists) in packed.items():
+            which.extend(at)
+            logps.extend(_score_packed(fast, arglists, [values[i] for i in at]))
     except (GuardError, UnknownSamplerError) as e:
         return f"re-running failed: {e}"
     except Exception as e:      # noqa: BLE001 - the full re-run path says it properly
@@ -332,6 +351,13 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
 def _draw(lin: Lineage, i: int, get):
     """The Draw (sampler, parameters) of draw `i` with its inputs' values now."""
     op = lin.draw_ops[i]
+    fast = lin.fast.get(i)
+    if fast is not None:
+        # a plain method of a generator, a fixed callable, no star and no keywords
+        # (found so at an earlier update): only its arguments are read again
+        args = [_now(get(a)) if isinstance(a, Op) else a for a in op.args]
+        if args and type(args[0]) in _GENERATORS:
+            return Draw(fast, fast.name, fast.bind(*args[1:]))
     fn = get(op.fn) if isinstance(op.fn, Op) else op.fn
     if original_of(fn) is not None:
         fn = lin.called[i]
@@ -345,6 +371,8 @@ def _draw(lin: Lineage, i: int, get):
     # records `r.gauss(...)`): its sampler binds the rest, as resolve() would
     fast = lin.unbound.get(fn) if type(fn) in _PLAIN_FUNCS else None
     if fast is not None and args and type(args[0]) in _GENERATORS:
+        if not isinstance(op.fn, Op) and not op.star and not op.kwargs:
+            lin.fast[i] = fast
         return Draw(fast, fast.name, fast.bind(*args[1:], **kwargs))
     d = resolve(fn, tuple(args), kwargs)
     if d is not None and type(fn) in _PLAIN_FUNCS and takes_generator(fn) and \
@@ -352,6 +380,18 @@ def _draw(lin: Lineage, i: int, get):
             d.site == d.sampler.name:
         lin.unbound[fn] = d.sampler
     return d
+
+
+def _score_packed(fast, arglists: list, vals: list) -> list:
+    """The log-densities of draws of sampler `fast` called with `arglists` (the
+    generator first, then as many positional arguments each): their parameters
+    bound as columns and scored by one vectorised call (densities.score_columns),
+    else draw by draw."""
+    cols = [list(c) for c in zip(*arglists)][1:]
+    got = score_columns(fast, fast.bind(*cols), vals) if len(vals) > 1 else None
+    if got is not None:
+        return got
+    return score([Draw(fast, fast.name, fast.bind(*a[1:])) for a in arglists], vals)
 
 
 def _now(v):

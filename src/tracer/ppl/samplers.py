@@ -66,7 +66,13 @@ class Draw:
 def _b(sig: str) -> Callable[..., dict]:
     """A function with signature `sig` that returns its arguments by name."""
     ns: dict[str, Any] = {"np": np}
-    exec(f"def bind({sig}):\n    return locals()", ns)
+    exec(f"def bind({sig}):\n    pass", ns)
+    code = ns["bind"].__code__
+    # the parameters in locals() order, as a dict display (locals() costs ~5x more)
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount +
+                             bool(code.co_flags & 4) + bool(code.co_flags & 8)]
+    body = ", ".join(f"{n!r}: {n}" for n in names)
+    exec(f"def bind({sig}):\n    return {{{body}}}", ns)
     return ns["bind"]
 
 

@@ -14,6 +14,7 @@ a Choice needs (addresses, parameter dicts, node views) is made when first asked
 
 from __future__ import annotations
 
+import itertools
 import operator
 from typing import Any
 
@@ -159,10 +160,16 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
     tb = trace.table()
     originals = None
     if dispatched:
+        # the substituted rows and what they called, read in C loops (map): a
+        # replay's every draw has its metadata dict
         md = trace.metadata
-        subst = [r for r, m in md.items() if "substituted" in m]
-        originals = [md[r]["substituted"] for r in subst]
-        cand = np.array(subst, dtype=np.int64)
+        cand = np.fromiter(md, dtype=np.int64, count=len(md))
+        originals = list(map(_SUBSTITUTED, md.values()))
+        has = np.fromiter(map(operator.is_not, originals, itertools.repeat(None)),
+                          dtype=bool, count=len(originals))
+        if not has.all():
+            cand = cand[has]
+            originals = list(itertools.compress(originals, has.tolist()))
         if len(cand) > 1 and not (cand[1:] > cand[:-1]).all():   # rows in recording order
             order = np.argsort(cand, kind="stable")
             cand = cand[order]
@@ -184,8 +191,8 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
         # metadata["substituted"]
         obj_ids: dict = {}
         if originals is not None:
-            callee = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in originals],
-                              dtype=np.int64)
+            ids = np.fromiter(map(id, originals), dtype=np.int64, count=len(originals))
+            callee = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
         else:
             codes_u, which = np.unique(callee_refs, return_inverse=True)
             objs = [read(int(c)) for c in codes_u.tolist()]
@@ -284,21 +291,28 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
             s.draws = [s.draws[int(r)] for r in rows_arr[members].tolist()]
     allv = trace.values()
     pool = trace.pool
-    input_keys = np.fromiter(snaps.inputs, dtype=np.int64, count=len(snaps.inputs)) \
-        if snaps is not None and snaps.inputs else None
+    # the copies made at the draws (snapshots.py) stand for what the trace holds
+    copied = _copies_by_k(snaps) if snaps is not None else {}
+    in_copies = snaps.input_columns()[2] if copied else None
     for s in sites:
         if s.draws is None and len(s.members):
-            base = ref_start[rows_arr[s.members]]
+            site_rows = rows_arr[s.members]
+            base = None
             for v in s.template.values():
-                if type(v) is _Slot and v.k not in s.columns:
-                    s.columns[v.k] = _read_many(allv, pool, refs[base + v.k])
-            if input_keys is not None:
-                _patch_columns(s, rows_arr, snaps.inputs, input_keys)
-    values = _read_many(allv, pool, rows_arr)
-    if snaps is not None and snaps.values:
-        got = snaps.values
-        for i, r in _hits(rows_arr, got):
-            values[i] = got[r]
+                if type(v) is not _Slot or v.k in s.columns:
+                    continue
+                pos, src = _at(site_rows, *copied[v.k]) if v.k in copied else _NONE
+                if len(pos) < len(site_rows):
+                    if base is None:
+                        base = ref_start[site_rows]
+                    col = _read_many(allv, pool, refs[base + v.k])
+                else:
+                    col = None              # every draw's input copied
+                s.columns[v.k] = _patched(col, pos, in_copies, src)
+    value_rows, value_copies = snaps.value_columns() if snaps is not None else _NONE
+    pos, src = _at(rows_arr, value_rows, np.arange(len(value_rows)))
+    values = _patched(_read_many(allv, pool, rows_arr) if len(pos) < len(rows_arr) else None,
+                      pos, value_copies, src)
     for s in sites:
         if s.sampler.shuffles < 0:
             continue
@@ -346,31 +360,48 @@ def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
     return out
 
 
-def _hits(rows: np.ndarray, by_row: dict, keys: np.ndarray | None = None) -> list:
-    """(i, rows[i]) for the rows (ascending) that are keys of `by_row` (`keys`: its
-    keys as an int64 array, when the caller has them)."""
-    if keys is None:
-        keys = np.fromiter(by_row, dtype=np.int64, count=len(by_row))
-    at = np.searchsorted(rows, keys)
+_NONE = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+_SUBSTITUTED = operator.methodcaller("get", "substituted")
+
+
+def _copies_by_k(snaps) -> dict:
+    """k -> (rows, indices into the copies) of the calls whose input k was copied,
+    by row."""
+    rows, ks, _ = snaps.input_columns()
+    out = {}
+    for k in np.unique(ks).tolist():
+        idx = np.flatnonzero(ks == k)
+        out[k] = (rows[idx], idx)
+    return out
+
+
+def _at(rows: np.ndarray, got_rows: np.ndarray, got_idx: np.ndarray):
+    """(positions in `rows` (ascending), the matching entries of `got_idx`) of the
+    entries of `got_rows` (ascending) that are among `rows`."""
+    if not len(got_rows) or not len(rows):
+        return _NONE
+    at = np.searchsorted(rows, got_rows)
     ok = at < len(rows)
-    ok[ok] = rows[at[ok]] == keys[ok]
-    return list(zip(at[ok].tolist(), keys[ok].tolist()))
+    ok[ok] = rows[at[ok]] == got_rows[ok]
+    return at[ok], got_idx[ok]
 
 
-def _patch_columns(s: Site, rows_arr: np.ndarray, inputs: dict, keys: np.ndarray) -> None:
-    """Put the copies made at the draws into regular site `s`'s columns."""
-    cols = s.columns
-    for j, r in _hits(rows_arr[s.members], inputs, keys):
-        for k, c in inputs[r].items():
-            col = cols.get(k)
-            if col is not None:
-                col[j] = c
+def _patched(col: list | None, pos: np.ndarray, src: np.ndarray, idx: np.ndarray) -> list:
+    """`col` with col[pos[j]] = src[idx[j]] (`src` an object array), as a new list
+    made in C loops; `col` None: every position is in `pos`, in order."""
+    if col is None:
+        return src[idx].tolist()
+    if not len(pos):
+        return col
+    a = np.fromiter(col, dtype=object, count=len(col))
+    a[pos] = src[idx]
+    return a.tolist()
 
 
 def _call_args(trace, row, star, kwnames, read, ref_start, refs, snaps=None):
     """(args, kwargs) of call row `row` (its callee left out), its mutable inputs as
     they were at the call when `snaps` has them."""
-    got = snaps.inputs.get(row) if snaps is not None else None
+    got = snaps.inputs_of(row) if snaps is not None else None
     if star:
         if got is None:
             _, args, kwargs = _core.node_view(trace, row).call_values()

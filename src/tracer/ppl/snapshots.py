@@ -23,7 +23,7 @@ import random as _random
 import numpy as np
 
 from .. import _core
-from .samplers import lookup, sampler_keys
+from .samplers import _TABLE, lookup, sampler_keys
 
 __all__ = ["Snapshots", "snapshot_keys"]
 
@@ -46,32 +46,91 @@ def _is_numeric_random(key) -> bool:
 
 
 _KEYS: list | None = None
+_DECLARED = -1     # how many samplers the table had when _KEYS was made
 
 
 def snapshot_keys() -> list:
     """The sampler callables whose calls are snapshotted (every one whose arguments
-    or value may be mutable)."""
-    global _KEYS
-    if _KEYS is None:
+    or value may be mutable; made again when a sampler was declared since)."""
+    global _KEYS, _DECLARED
+    if _KEYS is None or _DECLARED != len(_TABLE):
+        _DECLARED = len(_TABLE)
         _KEYS = [key for key, _, _ in sampler_keys() if not _is_numeric_random(key)]
     return _KEYS
 
 
 class Snapshots:
-    """The copies made while a model runs: `inputs[row]` maps input k of call row
-    `row` (0 the callee, then the arguments as the trace's refs hold them) to its
-    copy; `values[row]` the copy of the draw's value.  Only mutable ones are kept.
-    Made in C by the recorder (`tracer._core.CopyAtCall`, an on_call hook that runs
-    no Python code): about 0.2 us per snapshotted draw."""
+    """The copies made while a model runs, kept by the recorder's `CopyAtCall`
+    (tracer._core; an on_call hook that runs no Python code: about 0.2 us per
+    snapshotted draw) as flat lists in the order they were made.  Read after the
+    run: `inputs[row]` maps input k of call row `row` (0 the callee, then the
+    arguments as the trace's refs hold them) to its copy, `values[row]` the copy of
+    the draw's value (dicts made when first asked); `input_columns()` and
+    `value_columns()` the same as arrays, for reading a site's draws at once.
+    Only mutable ones are kept."""
 
-    __slots__ = ("copier", "inputs", "values")
+    __slots__ = ("copier", "_inputs", "_values", "_input_cols", "_value_cols")
 
     def __init__(self):
         self.copier = _core.CopyAtCall(np.ndarray)
-        self.inputs: dict[int, dict[int, object]] = self.copier.inputs
-        self.values: dict[int, object] = self.copier.values
+        self._inputs = self._values = self._input_cols = self._value_cols = None
 
     def on_call(self) -> dict:
         """The `Context(on_call=...)` mapping that fills this."""
         copier = self.copier
         return {key: copier for key in snapshot_keys()}
+
+    @property
+    def inputs(self) -> dict[int, dict[int, object]]:
+        if self._inputs is None:
+            self._inputs = self.copier.inputs
+        return self._inputs
+
+    @property
+    def values(self) -> dict[int, object]:
+        if self._values is None:
+            self._values = self.copier.values
+        return self._values
+
+    def input_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, ks, copies): input ks[j] of call row rows[j] was copies[j], sorted
+        by (row, k)."""
+        if self._input_cols is None:
+            c = self.copier
+            self._input_cols = _sorted(c.input_rows, c.input_copies, c.input_ks)
+        return self._input_cols
+
+    def value_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, copies): the value of call row rows[j] was copies[j], by row."""
+        if self._value_cols is None:
+            c = self.copier
+            rows, _, copies = _sorted(c.value_rows, c.value_copies)
+            self._value_cols = rows, copies
+        return self._value_cols
+
+    def inputs_of(self, row: int) -> dict | None:
+        """{k: copy} of call row `row`'s copied inputs (None: none copied), without
+        making `inputs` for every row."""
+        if self._inputs is not None:
+            return self._inputs.get(row)
+        rows, ks, copies = self.input_columns()
+        lo, hi = np.searchsorted(rows, [row, row + 1]).tolist()
+        if lo == hi:
+            return None
+        return dict(zip(ks[lo:hi].tolist(), copies[lo:hi].tolist()))
+
+
+def _sorted(rows: list, copies: list, ks: list | None = None):
+    """(rows, ks, copies) as arrays (copies an object array, whose fancy indexing
+    and tolist() keep the objects themselves) in (row, k) order: a call's copies
+    are made when it returns, so a call that draws inside another (a sampler
+    calling one) is copied before it."""
+    r = np.array(rows, dtype=np.int64)
+    k = np.array(ks if ks is not None else (), dtype=np.int64)
+    c = np.fromiter(copies, dtype=object, count=len(copies))
+    if len(r) > 1 and not (r[1:] >= r[:-1]).all():
+        order = np.lexsort((k, r)) if ks is not None else np.argsort(r, kind="stable")
+        r, c = r[order], c[order]
+        if ks is not None:
+            k = k[order]
+    return r, k, c
