@@ -230,18 +230,13 @@ class FixingContext(Context):
         self._sites: dict = {}
         self._places = _Places(parsed)
         self._by_base = _by_base(parsed, fixed)
-        keys = sampler_keys()
-        site_ids: dict = {}
-        for _, site, _ in keys:
-            site_ids.setdefault(site, len(site_ids))
-        sites = list(site_ids)
+        keys, sites = _keys()
         first, fix, fix_shuffled, named = _fix_hooks(self, sites)
         root_only = not isinstance(self, _CallNaming)
-        fixes = {key: _core.SiteFix(self._places, first,
-                                    fix_shuffled if _shuffles(key) else fix, named,
-                                    site_id=site_ids[site], everywhere=key is sample,
-                                    root_only=root_only)
-                 for key, site, _ in keys}
+        places = self._places
+        fixes = {key: _core.SiteFix(places, first, fix_shuffled if shuffles else fix, named,
+                                    site_id=sid, everywhere=key is sample, root_only=root_only)
+                 for key, sid, shuffles in keys}
         super().__init__(primitives=sampler_callables(), modules=["random"],
                          override=fixes,
                          on_call=snaps.on_call() if snaps is not None else None)
@@ -264,10 +259,23 @@ class FixingContext(Context):
         return kinds
 
 
-def _shuffles(key) -> bool:
-    from .samplers import lookup
-    s = lookup(key)[0]
-    return s is not None and s.shuffles >= 0
+_KEYS: list = [None, None]   # [the samplers table's items, _keys()] when last made
+
+
+def _keys() -> tuple[list, list]:
+    """([(sampler key, site id, whether it shuffles)], site names by id), made again
+    only when a sampler was declared since (sampler_keys walks two modules)."""
+    from .samplers import _TABLE, lookup
+    items = list(_TABLE.items())
+    if _KEYS[0] != items:
+        site_ids: dict = {}
+        out = []
+        for key, site, _ in sampler_keys():
+            s = lookup(key)[0]
+            out.append((key, site_ids.setdefault(site, len(site_ids)),
+                        s is not None and s.shuffles >= 0))
+        _KEYS[:] = [items, (out, list(site_ids))]
+    return _KEYS[1]
 
 
 class _CallNaming(FixingContext):
