@@ -197,3 +197,38 @@ def test_places_must_be_bytes():
     with pytest.raises(tracer.TrackingError) as info:
         tracer.track(model, random.Random(0), ctx=Context(override={random.Random.gauss: fix}))
     assert "bytes" in str(info.value.__cause__)
+
+
+def test_site_gate_counts_in_c_and_sends_the_rest_to_the_dispatcher():
+    # (_core.SiteGate: a replacement callable by place, run in C)
+    calls = []
+
+    def dispatcher(*args):
+        calls.append(args)
+        return "fixed"
+
+    def program(f):
+        a = f(1)
+        b = f(2)
+        return a, b
+
+    line = program.__code__.co_firstlineno
+
+    def places(code):
+        if code is not program.__code__:
+            return b""
+        units = bytearray(len(code.co_code) // 2)
+        for start, end, ln in code.co_lines():
+            if ln == line + 1:                   # `a = f(1)` only: slot 1
+                units[start // 2:end // 2] = b"\x01" * ((end - start) // 2)
+        return bytes(units)
+
+    count = _core.DrawCount()
+    gate = _core.SiteGate(lambda x: x * 10, dispatcher, places, count)
+    assert program(gate) == ("fixed", 20) and calls == [(1,)] and count.n == 2
+    assert _core.SiteGate(abs, dispatcher, places, count, everywhere=True)(-3) == "fixed"
+    assert _core.SiteGate(abs, dispatcher, places, count, generators=(int,))(-3) == 3
+    assert _core.SiteGate(abs, dispatcher, places, count, generators=(str,))(-3) == "fixed"
+    assert count.n == 5
+    with pytest.raises(TypeError, match="bytes"):
+        program(_core.SiteGate(abs, dispatcher, lambda code: "x", count))
