@@ -515,19 +515,30 @@ cdef class SiteFix:
         return self.last_sites
 
     cdef object decide(self, Recorder rec, FrameRec *fr, int32_t row):
-        """The value fixed for the draw recorded at `row`, or None (not fixed)."""
+        """The value fixed for the draw recorded at `row`, or None (not fixed).
+        Only the Python callables run the user-code guard (_user_code_starts): the
+        counting in between calls none of the program's code."""
         cdef Trace t = rec.trace
-        cdef object units, entry, k, wanted, key
+        cdef object units, entry, k, wanted, key, new
         cdef int32_t unit
         cdef long slot
-        if self.root_only and t.parent_[fr.call_row] >= 0:
-            return None
-        if fr.code == NULL:
+        if fr.code == NULL or (self.root_only and t.parent_[fr.call_row] >= 0):
             return None
         if self.everywhere:
-            new = self.named(<object>fr.ctx, <object>fr.code, t, row)
+            _user_code_starts(rec)
+            try:
+                new = self.named(<object>fr.ctx, <object>fr.code, t, row)
+            finally:
+                _user_code_ran(rec)
             return None if new is _keep() else new
-        units = self._units(fr.code)
+        if fr.code == self.last_code:
+            units = self.last_units
+        else:
+            _user_code_starts(rec)
+            try:
+                units = self._units(fr.code)
+            finally:
+                _user_code_ran(rec)
         unit = t.offset_[row] >> 1
         if not 0 <= unit < PyBytes_GET_SIZE(<PyObject *>units):
             return None
@@ -535,9 +546,17 @@ cdef class SiteFix:
         if slot == 0:
             return None
         key = (slot << 16) | self.site_id
-        entry = (<dict>self._sites(fr.ctx)).get(key)
+        entry = (<dict>self._sites(fr.ctx)).get(key) if fr.ctx == self.last_ctx else None
         if entry is None:
-            entry = self.first(<object>fr.ctx, <object>fr.code, t.offset_[row], key)
+            _user_code_starts(rec)
+            try:
+                if fr.ctx != self.last_ctx:
+                    self._sites(fr.ctx)
+                entry = (<dict>self.last_sites).get(key)
+                if entry is None:
+                    entry = self.first(<object>fr.ctx, <object>fr.code, t.offset_[row], key)
+            finally:
+                _user_code_ran(rec)
         if type(entry) is not list or len(<list>entry) != 3:
             raise TypeError("SiteFix: first() must give a list [k, base, wanted]")
         k = (<list>entry)[0]
@@ -545,7 +564,11 @@ cdef class SiteFix:
         wanted = (<list>entry)[2]
         if wanted is None or k not in wanted:
             return None
-        new = self.fixed(entry, k, t, row)
+        _user_code_starts(rec)
+        try:
+            new = self.fixed(entry, k, t, row)
+        finally:
+            _user_code_ran(rec)
         return None if new is _keep() else new
 
 
@@ -554,14 +577,11 @@ cdef int _site_fix(Recorder self, FrameRec *fr, SiteFix hook, int32_t row, int32
     # A SiteFix override: decided in C; Python runs only for the fixed draws (and
     # the first candidate of a call).
     cdef object new
-    _user_code_starts(self)
     try:
         new = hook.decide(self, fr, row)
     except BaseException as exc:
         _stop_for_hook(self, exc)
         return 0
-    finally:
-        _user_code_ran(self)
     if new is None:
         return 0
     if out < 0 or iv == IV_NONE:
