@@ -1,7 +1,9 @@
 """The plan variant with events before calls only (PLAN_INTERVENE_CALLS): chosen for
 contexts whose substitute=/override= filters name callables and no operator, it
 must intervene exactly as PLAN_INTERVENE does on every call, and contexts that may
-intervene on operators must still get PLAN_INTERVENE."""
+intervene on operators must still get PLAN_INTERVENE.  Contexts whose filters only
+override (no substitute) get PLAN_EXACT plans (no event before a call) and must
+intervene as PLAN_INTERVENE does too."""
 
 import math
 import operator
@@ -41,7 +43,8 @@ class OverrideMethod(Context):
     (Context(on_call={random.gauss: print}), _core.PlanMode.PLAN_PLAIN),
     (Context(snapshot="copy"), _core.PlanMode.PLAN_EXACT),
     (Context(substitute={random.gauss: _random_draw}), CALLS),
-    (Context(override={"random.Random.random": lambda node: KEEP}), CALLS),
+    # an override replaces a value at the event after its call: exact plans do
+    (Context(override={"random.Random.random": lambda node: KEEP}), _core.PlanMode.PLAN_EXACT),
     (Context(substitute={random.Random(0).random: _random_draw}), CALLS),  # builtin method
     (Context(substitute={abs: abs, "math.sqrt": math.sqrt}, snapshot="copy"), CALLS),
     (Context(substitute={operator.mul: operator.mul}), ALL),   # the function of `*`
@@ -184,14 +187,14 @@ def _summary(root):
     return root.value, nodes, md
 
 
-@pytest.mark.parametrize("filters", [
-    dict(substitute=_substitutes()),
-    dict(override=_overrides()),
-    dict(substitute={abs: lambda v: 7}, override=_overrides()),
+@pytest.mark.parametrize("filters, mode", [
+    (dict(substitute=_substitutes()), CALLS),
+    (dict(override=_overrides()), int(_core.PlanMode.PLAN_EXACT)),
+    (dict(substitute={abs: lambda v: 7}, override=_overrides()), CALLS),
 ], ids=["substitute", "override", "both"])
-def test_same_interventions_as_the_full_plan(filters):
+def test_same_interventions_as_the_full_plan(filters, mode):
     ctx = Context(**filters)
-    assert _core.plan_mode_for(ctx) == CALLS
+    assert _core.plan_mode_for(ctx) == mode
     full = _forced_full(**dict(filters))
     assert _core.plan_mode_for(full) == ALL
     a = tracer.track(program, 4, ctx=ctx)

@@ -549,11 +549,16 @@ def from_a_container(r):
     return x + [r.gauss][0](3.0, 1.0)
 
 
-def test_a_bound_method_from_a_container_is_refused_clearly():
+def test_a_bound_method_from_a_container_is_fixed_like_any_draw():
     ct = ppl.trace(from_a_container, random.Random(1))
     first, second = list(ct.choices)
-    # fixed, it needs no generator
     assert ppl.replay(ct).value == ct.value
-    # sampled, it would need to guess: the run stops with a TypeError that says why
-    with pytest.raises(TypeError, match="cannot tell which generator"):
-        ppl.condition(from_a_container, {first: 0.0}, random.Random(1))
+    # a fixing run lets the program make its own calls (the fixed values replace
+    # the results): the draw through a bound method from a container is sampled
+    # from its own generator, as untraced, and can be fixed too
+    c = ppl.condition(from_a_container, {first: 0.0}, random.Random(1))
+    r = random.Random(1)
+    r.gauss(0.0, 1.0)
+    assert c[first] == 0.0 and c[second] == r.gauss(3.0, 1.0)
+    c = ppl.condition(from_a_container, {second: 2.5}, random.Random(1))
+    assert c[first] == ct[first] and c[second] == 2.5 and c.value == ct[first] + 2.5

@@ -359,6 +359,34 @@ class SiteGate:
     def site_id(self) -> int: ...
 
 @final
+class SiteFix:
+    """An override hook run in C that fixes chosen draws of a sampler by their
+    place (code unit, then count within the frame's context); Python runs only at
+    the first candidate of a call (`first`) and for the fixed draws (`fixed`)."""
+
+    def __init__(self, places: Callable[[Any], bytes],
+                 first: Callable[[Any, Any, int, int], list[Any]],
+                 fixed: Callable[[list[Any], int, Trace, int], Any],
+                 named: Callable[[Any, Any, Trace, int], Any] | None = None,
+                 site_id: int = 0, everywhere: bool = False,
+                 root_only: bool = False) -> None: ...
+    def __call__(self, node: Any) -> Any: ...
+    @property
+    def places(self) -> Callable[[Any], bytes]: ...
+    @property
+    def first(self) -> Callable[[Any, Any, int, int], list[Any]]: ...
+    @property
+    def fixed(self) -> Callable[[list[Any], int, Trace, int], Any]: ...
+    @property
+    def named(self) -> Callable[[Any, Any, Trace, int], Any] | None: ...
+    @property
+    def site_id(self) -> int: ...
+    @property
+    def everywhere(self) -> bool: ...
+    @property
+    def root_only(self) -> bool: ...
+
+@final
 class CallFilter:
     """The hooks a context asks for by callee (on_call / substitute / override),
     matched in C by the identity of what a call or operator calls."""

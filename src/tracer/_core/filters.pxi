@@ -137,10 +137,12 @@ cdef inline int32_t _match(CallFilter f, PyObject *callee) noexcept:
 
 
 cdef inline bint _no_filtered_hook(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
-    # Whether a row of a frame whose only hooks are on_call filters can skip
-    # _recorded: its callee matches none of them (most rows).
-    return (fr.hooks & ~<uint32_t>H_ON_CALL) == 0 and fr.filters != NULL and \
-        fr.subst_pc < 0 and _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) < 0
+    # Whether a row can skip _recorded: its frame's context has no hook run for
+    # every row (snapshots, override, node hooks), no substitution is pending and
+    # the row's callee matches none of its filters (most rows).
+    return (fr.hooks & (H_SNAP_ANY | H_OVERRIDE | H_NODE_ALL | H_SUBSTITUTE)) == 0 and \
+        fr.subst_pc < 0 and (fr.filters == NULL or
+                             _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) < 0)
 
 
 cdef PyObject *_row_callee(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
@@ -449,6 +451,168 @@ cdef class SiteGate:
         return True
 
 
+@cython.final
+@cython.auto_pickle(False)
+cdef class SiteFix:
+    """An override hook run in C (`Context(override={sampler: SiteFix(...)})`) that
+    fixes chosen draws of a sampler by their place, and runs no Python code for the
+    others: the sampler has run (the program called it itself), and at the event
+    after the call the fixed value takes the place of its result.
+
+    A draw is a candidate when its frame's code unit is one of `places(code)`'s
+    (a Python callable asked once per code object: bytes with a non-zero slot per
+    chosen code unit; empty: none).  The frame's context keeps, in its `_sites`
+    dict, a list `[k, base, wanted]` under `slot << 16 | site_id` (made by
+    `first(ctx, code, offset, key)` at the first candidate of a call): the next
+    count, the address without a count, and the fixed counts of that base (a dict,
+    or None).  The count goes up in C; when it is a key of `wanted`,
+    `fixed(entry, k, trace, row)` (Python) gives the value (or
+    tracer.context.KEEP).  `everywhere` (tracer.ppl.sample: the name is an
+    argument): every call asks `named(ctx, code, trace, row)` instead.  `root_only`: only draws made by the root call's own
+    frame are candidates (no fixed address is deeper, so no context per call is
+    needed: the frames below share the root's).  tracer.ppl conditions with one
+    per sampler.
+    """
+
+    cdef readonly object places
+    cdef readonly long site_id
+    cdef readonly object first
+    cdef readonly object fixed
+    cdef readonly object named
+    cdef readonly bint everywhere
+    cdef readonly bint root_only
+    cdef dict known                 # id(code) -> (code, bytes)
+    cdef PyObject *last_code        # the code of the last lookup (kept alive by known)
+    cdef object last_units
+    cdef PyObject *last_ctx         # the context whose _sites dict is last_sites
+    cdef object last_ctx_ref        # keeps last_ctx alive
+    cdef object last_sites
+
+    def __init__(self, places, first, fixed, named=None, long site_id=0,
+                 bint everywhere=False, bint root_only=False):
+        self.places = places
+        self.first = first
+        self.fixed = fixed
+        self.named = named
+        self.site_id = site_id
+        self.everywhere = everywhere
+        self.root_only = root_only
+        self.known = {}
+        self.last_code = NULL
+        self.last_units = None
+        self.last_ctx = NULL
+        self.last_ctx_ref = None
+        self.last_sites = None
+
+    def __call__(self, node):
+        raise TypeError("a SiteFix is run by the recorder as an override filter, "
+                        "not called")
+
+    cdef object _units(self, PyObject *code):
+        cdef object got
+        if code == self.last_code:
+            return self.last_units
+        got = self.known.get(<size_t>code)
+        if got is None:
+            units = self.places(<object>code)
+            if not isinstance(units, bytes):
+                raise TypeError("SiteFix: places(code) must return bytes")
+            got = (<object>code, units)
+            self.known[<size_t>code] = got
+        self.last_code = code
+        self.last_units = (<tuple>got)[1]
+        return self.last_units
+
+    cdef object _sites(self, PyObject *ctx):
+        if ctx != self.last_ctx:
+            sites = getattr(<object>ctx, "_sites")
+            if type(sites) is not dict:
+                raise TypeError("SiteFix: the context's _sites must be a dict")
+            self.last_ctx_ref = <object>ctx
+            self.last_ctx = ctx
+            self.last_sites = sites
+        return self.last_sites
+
+    cdef object decide(self, Recorder rec, FrameRec *fr, int32_t row):
+        """The value fixed for the draw recorded at `row`, or None (not fixed).
+        Only the Python callables run the user-code guard (_user_code_starts): the
+        counting in between calls none of the program's code."""
+        cdef Trace t = rec.trace
+        cdef object units, entry, k, wanted, key, new
+        cdef int32_t unit
+        cdef long slot
+        if fr.code == NULL or (self.root_only and t.parent_[fr.call_row] >= 0):
+            return None
+        if self.everywhere:
+            _user_code_starts(rec)
+            try:
+                new = self.named(<object>fr.ctx, <object>fr.code, t, row)
+            finally:
+                _user_code_ran(rec)
+            return None if new is _keep() else new
+        if fr.code == self.last_code:
+            units = self.last_units
+        else:
+            _user_code_starts(rec)
+            try:
+                units = self._units(fr.code)
+            finally:
+                _user_code_ran(rec)
+        unit = t.offset_[row] >> 1
+        if not 0 <= unit < PyBytes_GET_SIZE(<PyObject *>units):
+            return None
+        slot = <unsigned char>PyBytes_AS_STRING(<PyObject *>units)[unit]
+        if slot == 0:
+            return None
+        key = (slot << 16) | self.site_id
+        entry = (<dict>self._sites(fr.ctx)).get(key) if fr.ctx == self.last_ctx else None
+        if entry is None:
+            _user_code_starts(rec)
+            try:
+                if fr.ctx != self.last_ctx:
+                    self._sites(fr.ctx)
+                entry = (<dict>self.last_sites).get(key)
+                if entry is None:
+                    entry = self.first(<object>fr.ctx, <object>fr.code, t.offset_[row], key)
+            finally:
+                _user_code_ran(rec)
+        if type(entry) is not list or len(<list>entry) != 3:
+            raise TypeError("SiteFix: first() must give a list [k, base, wanted]")
+        k = (<list>entry)[0]
+        (<list>entry)[0] = k + 1
+        wanted = (<list>entry)[2]
+        if wanted is None or k not in wanted:
+            return None
+        _user_code_starts(rec)
+        try:
+            new = self.fixed(entry, k, t, row)
+        finally:
+            _user_code_ran(rec)
+        return None if new is _keep() else new
+
+
+cdef int _site_fix(Recorder self, FrameRec *fr, SiteFix hook, int32_t row, int32_t out,
+                   int32_t iv) except -1:
+    # A SiteFix override: decided in C; Python runs only for the fixed draws (and
+    # the first candidate of a call).
+    cdef object new
+    try:
+        new = hook.decide(self, fr, row)
+    except BaseException as exc:
+        _stop_for_hook(self, exc)
+        return 0
+    if new is None:
+        return 0
+    if out < 0 or iv == IV_NONE:
+        _stop_for_hook(self, TypeError(
+            "tracer cannot replace the value of this call here (its result is not on "
+            "the stack at the event after it); fix the draw by another address"))
+        return 0
+    if not _bool_kept(self, new, iv, "a fixed draw"):
+        return 0
+    return _replace_value(self, fr, row, out, new)
+
+
 cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, int32_t out,
                          int32_t iv) except -1:
     """The override and on_call hooks of entry `k` of the frame's context's
@@ -458,8 +622,10 @@ cdef int _filtered_hooks(Recorder self, FrameRec *fr, int32_t k, int32_t row, in
     if self.broken:
         return 0
     hook = flt.override[k]
-    if hook is not None and out >= 0 and iv != IV_NONE and \
-            (self.plan_mode == PLAN_INTERVENE or self.plan_mode == PLAN_INTERVENE_CALLS):
+    if hook is not None and type(hook) is SiteFix and self.plan_mode != PLAN_PLAIN:
+        _site_fix(self, fr, <SiteFix>hook, row, out, iv)
+        hook = None
+    if hook is not None and out >= 0 and iv != IV_NONE and self.plan_mode != PLAN_PLAIN:
         _user_code_starts(self)
         try:
             new = hook(_node_view(self.trace, row))
@@ -534,7 +700,9 @@ cdef int _plan_mode_of(object ctx, uint32_t hooks) except -1:
     if hooks & (H_SUBST_BY | H_OVERRIDE_BY):
         flt = getattr(ctx, "_call_filter", None)
         if type(flt) is CallFilter and not (<CallFilter>flt).operators:
-            return PLAN_INTERVENE_CALLS
+            # An override replaces a call's value at the event right after it,
+            # which every PLAN_EXACT plan has: no event before the call is needed.
+            return PLAN_INTERVENE_CALLS if hooks & H_SUBST_BY else PLAN_EXACT
         return PLAN_INTERVENE
     return PLAN_EXACT if hooks & H_SNAP_ANY else PLAN_PLAIN
 

@@ -3,20 +3,25 @@
 Everything ppl needs from the recorder while a model runs is here: the tracking
 context of a plain run (samplers primitive, no hooks), and that of a run with fixed
 choices (replay, condition, do, update), which names each draw by its address as it
-happens and substitutes the fixed ones.
+happens and fixes the chosen ones.
 
-The fixing context asks the recorder for the sampler callables alone
-(`Context(substitute={sampler: gate})`, matched in C): every other call and operator
-runs no Python code.  The gate (`_core.SiteGate`, written in C) calls the sampler
-itself unless the draw is on a line where a fixed address draws; there the first
-draw of each call runs the Python dispatcher, which names it by its address, and
-later draws are counted in C until one is fixed (the dispatcher returns the fixed
-value).  So a fixing run costs what a plain one costs, plus one `enter` per recorded
-Python call (which names the call: its address and its counts of calls and draws,
-looked up by the dispatcher from its caller's frame) and a Python call per fixed
-draw.  Every draw's row calls the gate; `metadata["substituted"]` holds what the
-program called (scan.py reads it there).  The sequence context of a replay by
-position substitutes `_core.NextValue` (C): the k-th draw gets the k-th value.
+The fixing context asks the recorder about the sampler callables alone
+(`Context(override={sampler: fix})`, matched in C): every other call and operator
+runs no Python code, and the samplers run as the program calls them (no
+replacement callable, no event before a call: the run is recorded with the plans
+of snapshots, PLAN_EXACT).  At the event after a draw the fix (`_core.SiteFix`,
+written in C) looks the draw's code unit up among the lines where a fixed address
+draws; there it counts the draw in the frame's context (the first draw of a call
+at such a line runs `first` in Python, which names the line's address) and, when
+the count is a fixed one, asks `fixed` (Python) for the value that takes the
+place of the draw's result.  So a fixing run costs what a plain one costs, plus a
+Python call per fixed draw and per call and line where one may be.  When a fixed
+address lies below a call of the model (three components or more), the context's
+`enter` names each recorded call (its address and its counts of calls and
+draws), as the scan of the finished trace (scan.py) counts them; otherwise only
+the model's own frame can draw at a fixed address and no `enter` runs.  The
+sequence context of a replay by position substitutes `_core.NextValue` (C): the
+k-th draw gets the k-th value.
 """
 
 from __future__ import annotations
@@ -27,18 +32,17 @@ import sys
 import numpy as np
 
 from .. import _core
-from ..context import Context
-from ._receiver import bound_method
+from ..context import KEEP, Context
 from .address import Address, Component, component, join, parse
 from .kinds import SAMPLED
 from .snapshots import Snapshots
-from .samplers import (GENERATOR_TYPES, Draw, Sampler, UnknownSamplerError, lookup,
-                       resolve, sample, sampler_callables, sampler_keys)
+from .samplers import (Draw, Sampler, UnknownSamplerError, resolve, sample, sampler_callables,
+                       sampler_keys)
 
-__all__ = ["plain_context", "FixingContext", "SequenceContext", "OutOfDraws", "DRAW_NAME",
-           "original_of", "code_name"]
+__all__ = ["plain_context", "FixingContext", "fixing_context", "SequenceContext",
+           "OutOfDraws", "DRAW_NAME", "original_of", "code_name"]
 
-DRAW_NAME = "ppl_draw"   # the name of a fixing run's dispatchers (the callee of its draws)
+DRAW_NAME = "ppl_draw"   # the name a replacement callable of a draw may carry (scan.py)
 
 
 def plain_context(snaps: Snapshots | None = None) -> Context:
@@ -54,13 +58,12 @@ def code_name(qualname: str) -> str:
 
 
 def original_of(fn):
-    """The sampler whose calls dispatcher `fn` takes (True for a replay by
-    position's `_core.NextValue`, which takes every sampler's), or None if `fn` is
-    no dispatcher (what one call called is in its row's metadata["substituted"])."""
+    """The sampler whose calls replacement `fn` takes (True for a replay by
+    position's `_core.NextValue`, which takes every sampler's), or None if `fn`
+    replaces no sampler (what one call called is in its row's
+    metadata["substituted"])."""
     if type(fn) is _core.NextValue:
         return True
-    if type(fn) is _core.SiteGate:
-        return fn.original
     return getattr(fn, "_ppl_sampler", None)
 
 
@@ -81,100 +84,27 @@ def _shuffled(value, target) -> None:
         target[:] = list(value)
 
 
-def _no_generator(key, site: str):
-    raise TypeError(
-        f"tracer.ppl cannot tell which generator this call of a bound {site!r} method "
-        f"draws from: it follows a bound method back to the variable or attribute it was "
-        f"read from, not through containers, calls or arguments computed with if/else or "
-        f"and/or; call it on the generator (rng.{site}(...)) or from a variable")
-
-
-def _dispatcher(run: "FixingContext", key, site: str, unbound: bool):
-    """The callable run instead of each call of sampler `key` (site name `site`;
-    `unbound`: a method taking the generator first) that its SiteGate sends here:
-    it names the draw by its address and returns the fixed value, or draws from
-    what the program called.
-
-    A call's draws are counted in `act._sites`, under `slot << 16 | site id` on a
-    line of a fixed address (the gate counts there too, in C, the draws that are
-    not fixed), else under (site, line), as `[k, base, wanted]`: the next count,
-    the address without a count (`[k]` appended for the k-th) and the fixed
-    draws of that base by count (None: none)."""
-    acts_get, hits_add = run._acts.get, run.hits.add
-    by_base = run._by_base
-    slots_of = run._places.slots
-    kinds_at, drawn = run.kinds_at, run.count
-    getframe = sys._getframe
-    named = key is sample
-    s = lookup(key)[0]
-    shuffles = s is not None and s.shuffles >= 0
-    site_id = run._site_ids[site]
-
-    def ppl_draw(*args, **kwargs):
-        frame = getframe(1)
-        f = key
-        if unbound and not (args and isinstance(args[0], GENERATOR_TYPES)):
-            # a bound method (`m = rng.normal; m(...)`): the generator is its own
-            f = bound_method(frame, key, site)
-        act = acts_get(id(frame))
-        if act is None:
-            return (f or _no_generator(key, site))(*args, **kwargs)
-        if named:
-            try:
-                draw = resolve(f, args, kwargs)
-            except UnknownSamplerError:
-                draw = Draw(Sampler("sample", dict, "unknown"), "sample", {})
-            if draw is None:
-                return f(*args, **kwargs)
-            name, line = draw.site, None
-            where = (name, None)
-        else:
-            name, line = site, frame.f_lineno
-            slot = slots_of(frame.f_code).get(line)
-            where = (slot << 16) | site_id if slot is not None and slot < 255 else (site, line)
-        count = act._sites.get(where)
-        if count is None:
-            base = join(act.prefix, component(name, line, 0))
-            count = act._sites[where] = [0, base, by_base.get(base)]
-        k = count[0]
-        count[0] = k + 1
-        wanted = count[2]
-        fix = wanted.get(k) if wanted is not None else None
-        if fix is None:
-            return (f or _no_generator(key, site))(*args, **kwargs)
-        address = count[1] if k == 0 else f"{count[1]}[{k}]"
-        hits_add(address)
-        kinds_at[drawn.n - 1] = fix[1]     # the gate counted this draw
-        value = fix[0]
-        if named and draw.sampler.shuffles >= 0:
-            return _shuffled(value, draw.target)
-        if shuffles:
-            return _shuffled(value, resolve(f, args, kwargs).target if f is not None else
-                             (args[0] if args else kwargs.get("x")))
-        # a fresh copy: the program may change a list or array it drew in place
-        if isinstance(value, (list, np.ndarray)):
-            return copy.copy(value)
-        return value
-
-    ppl_draw.__name__ = ppl_draw.__qualname__ = DRAW_NAME
-    ppl_draw._ppl_sampler = key
-    return ppl_draw
+def _fresh(value):
+    # a fresh copy: the program may change a list or array it drew in place
+    if isinstance(value, (list, np.ndarray)):
+        return copy.copy(value)
+    return value
 
 
 class _Places:
     """Where a fixing run's draws may be fixed: the lines of the fixed addresses'
     sites, by the name of the function drawing there.  `places(code)`, for the
-    SiteGates: one byte per code unit of `code`, the slot (1, 2, ... in line order;
+    SiteFixes: one byte per code unit of `code`, the slot (1, 2, ... in line order;
     255 from the 255th on) of the line it is on where that is such a line, else 0;
-    `slots(code)`: line -> slot."""
+    `slots(code)`: line -> slot; `line_at(code, offset)`: the line of a code unit."""
 
-    def __init__(self, fixed: dict):
+    def __init__(self, parsed: dict):
         self.lines: dict = {}
-        for addr in fixed:
-            a = parse(addr)
+        for a in parsed.values():
             if len(a) >= 2 and a[-1].line is not None:
                 self.lines.setdefault(a[-2].name, set()).add(a[-1].line)
         self._slots: dict = {}
+        self._lines: dict = {}
 
     def slots(self, code) -> dict:
         got = self._slots.get(code)
@@ -182,6 +112,15 @@ class _Places:
             wanted = sorted(self.lines.get(code_name(code.co_qualname), ()))
             got = self._slots[code] = {line: min(i + 1, 255) for i, line in enumerate(wanted)}
         return got
+
+    def line_at(self, code, offset: int):
+        got = self._lines.get(code)
+        if got is None:
+            got = self._lines[code] = {}
+            for start, end, line in code.co_lines():
+                for o in range(start, end, 2):
+                    got[o] = line
+        return got.get(offset)
 
     def __call__(self, code) -> bytes:
         slots = self.slots(code)
@@ -195,84 +134,178 @@ class _Places:
         return bytes(units)
 
 
-def _by_base(fixed: dict) -> dict:
+def _by_base(parsed: dict, fixed: dict) -> dict:
     """The fixed addresses by their address without the count: base -> {k: fix}."""
     out: dict = {}
-    for addr, fix in fixed.items():
-        a = parse(addr)
+    for addr, a in parsed.items():
         last = a[-1]
         base = str(Address(a[:-1] + (Component(last.name, last.line, 0),)))
-        out.setdefault(base, {})[last.k] = fix
+        out.setdefault(base, {})[last.k] = fixed[addr]
     return out
 
 
-class FixingContext(Context):
-    """Runs a model with the draws at `fixed` addresses replaced by given values.
+def _fix_hooks(run: "FixingContext", sites: list):
+    """(first, fixed, named): the Python parts of a fixing run's SiteFixes (see
+    _core.SiteFix), sharing `run`'s places, fixed addresses, hits and kinds."""
+    places, by_base = run._places, run._by_base
+    hits_add, kinds_at = run.hits.add, run.kinds_at
 
-    Every sampler callable is substituted by a `_core.SiteGate` (matched in C, so no
-    other call runs Python code), which calls the sampler itself, in C, unless
-    the call is made on a line where a fixed address draws (or through a bound
-    method, or is a named `sample`): those go to the Python dispatcher, which
-    names the draw by its address and fixes it.  `enter` makes one object per
-    recorded call, registered by its frame for the dispatchers: it knows its
-    call's address and counts the calls and draws made in it, as the scan of the
-    finished trace (scan.py) counts them.  `hits` (shared) collects the addresses
-    fixed; `kinds_at` maps the position of each fixed draw among all draws (the
-    gates' `count`) to its kind.
+    def first(ctx, code, offset, key):
+        line = places.line_at(code, offset)
+        sid = key & 0xFFFF
+        where = key if key >> 16 != 255 else (line, sid)   # slot 255: lines share it
+        entry = ctx._sites.get(where)
+        if entry is None:
+            prefix = ctx.prefix if ctx.prefix is not None else code_name(code.co_qualname)
+            base = join(prefix, component(sites[sid], line, 0))
+            entry = ctx._sites[where] = [0, base, by_base.get(base)]
+        return entry
+
+    def fix(entry, k, trace, row):
+        address = entry[1] if k == 0 else f"{entry[1]}[{k}]"
+        value, kind = entry[2][k]
+        hits_add(address)
+        kinds_at[row] = kind
+        return _fresh(value)
+
+    def fix_shuffled(entry, k, trace, row):
+        # a shuffle has reordered its list in place: reorder it into the fixed order
+        value = entry[2][k][0]
+        fix(entry, k, trace, row)
+        f, args, kwargs = _core.node_view(trace, row).call_values()
+        _shuffled(value, resolve(f, args, kwargs).target)
+        return KEEP
+
+    def named(ctx, code, trace, row):
+        f, args, kwargs = _core.node_view(trace, row).call_values()
+        try:
+            draw = resolve(f, args, kwargs)
+        except UnknownSamplerError:
+            draw = Draw(Sampler("sample", dict, "unknown"), "sample", {})
+        if draw is None:
+            return KEEP
+        where = (draw.site, None)
+        entry = ctx._sites.get(where)
+        if entry is None:
+            prefix = ctx.prefix if ctx.prefix is not None else code_name(code.co_qualname)
+            base = join(prefix, component(draw.site, None, 0))
+            entry = ctx._sites[where] = [0, base, by_base.get(base)]
+        k = entry[0]
+        entry[0] = k + 1
+        fixes = entry[2]
+        if fixes is None or k not in fixes:
+            return KEEP
+        value, kind = fixes[k]
+        hits_add(entry[1] if k == 0 else f"{entry[1]}[{k}]")
+        kinds_at[row] = kind
+        if draw.sampler.shuffles >= 0:
+            _shuffled(value, draw.target)
+            return KEEP
+        return _fresh(value)
+
+    return first, fix, fix_shuffled, named
+
+
+class FixingContext(Context):
+    """Runs a model with the draws at `fixed` addresses (address -> (value, kind))
+    replaced by given values.
+
+    Every sampler callable gets a `_core.SiteFix` override (matched in C, so no
+    other call runs Python code): the program's own call of the sampler runs, and
+    a draw at a fixed address has its value replaced right after it.  `hits`
+    (shared) collects the addresses fixed; `kinds_at` maps the trace row of each
+    fixed draw to its kind.  Made by `fixing_context`, which picks this class
+    when every fixed address is in the model's own body, else _CallNaming (which
+    names every recorded call in `enter`).
     """
 
-    def __init__(self, fixed: dict, snaps: Snapshots | None = None):
+    def __init__(self, fixed: dict, snaps: Snapshots | None = None, *,
+                 parsed: dict | None = None):
         self.fixed = fixed
+        parsed = parsed if parsed is not None else {a: parse(a) for a in fixed}
         self.hits: set = set()
-        self.count = _core.DrawCount()   # draws so far, counted by the gates
-        self.kinds_at: dict = {}  # draw position -> kind of the fixed draws
-        self._acts: dict = {}     # id(frame) -> the FixingContext of that call
+        self.kinds_at: dict = {}  # row -> kind of the fixed draws
         self.prefix: str | None = None
         self._calls: dict = {}
         self._sites: dict = {}
-        self._places = _Places(fixed)
-        self._by_base = _by_base(fixed)
-        keys = sampler_keys()
-        self._site_ids = {}
-        for _, site, _ in keys:
-            self._site_ids.setdefault(site, len(self._site_ids))
-        gates = {key: _core.SiteGate(key, _dispatcher(self, key, site, unbound), self._places,
-                                     self.count, GENERATOR_TYPES if unbound else None,
-                                     everywhere=key is sample, acts=self._acts,
-                                     site_id=self._site_ids[site])
-                 for key, site, unbound in keys}
-        super().__init__(primitives=sampler_callables(), modules=["random", __name__],
-                         substitute=gates,
+        self._places = _Places(parsed)
+        self._by_base = _by_base(parsed, fixed)
+        keys, sites = _keys()
+        first, fix, fix_shuffled, named = _fix_hooks(self, sites)
+        root_only = not isinstance(self, _CallNaming)
+        places = self._places
+        fixes = {key: _core.SiteFix(places, first, fix_shuffled if shuffles else fix, named,
+                                    site_id=sid, everywhere=key is sample, root_only=root_only)
+                 for key, sid, shuffles in keys}
+        super().__init__(primitives=sampler_callables(), modules=["random"],
+                         override=fixes,
                          on_call=snaps.on_call() if snaps is not None else None)
 
     def kinds(self, draws) -> list:
         """Each draw's kind, in draw order (`draws`: the scan of the finished run)."""
-        n = len(draws)
-        if self.count.n == n:
-            kinds = [SAMPLED] * n
-            for i, k in self.kinds_at.items():
-                kinds[i] = k
+        kinds = [SAMPLED] * len(draws)
+        if not self.kinds_at:
             return kinds
-        # the gates and the scan disagree on the number of draws: the addresses decide
-        fixed, hits = self.fixed, self.hits
-        return [fixed[a][1] if a in hits else SAMPLED for a in draws.addresses]
+        rows = np.fromiter(self.kinds_at, dtype=np.int64, count=len(self.kinds_at))
+        at = np.searchsorted(draws.rows, rows)
+        ok = at < len(draws.rows)
+        ok[ok] = draws.rows[at[ok]] == rows[ok]
+        if not ok.all():
+            # a fixed row the scan does not count as a draw: the addresses decide
+            fixed, hits = self.fixed, self.hits
+            return [fixed[a][1] if a in hits else SAMPLED for a in draws.addresses]
+        for i, kind in zip(at.tolist(), self.kinds_at.values()):
+            kinds[i] = kind
+        return kinds
 
-    def _child(self, prefix: str, frame) -> "FixingContext":
-        child = object.__new__(FixingContext)
+
+_KEYS: list = [None, None]   # [the samplers table's items, _keys()] when last made
+
+
+def _keys() -> tuple[list, list]:
+    """([(sampler key, site id, whether it shuffles)], site names by id), made again
+    only when a sampler was declared since (sampler_keys walks two modules)."""
+    from .samplers import _TABLE, lookup
+    items = list(_TABLE.items())
+    if _KEYS[0] != items:
+        site_ids: dict = {}
+        out = []
+        for key, site, _ in sampler_keys():
+            s = lookup(key)[0]
+            out.append((key, site_ids.setdefault(site, len(site_ids)),
+                        s is not None and s.shuffles >= 0))
+        _KEYS[:] = [items, (out, list(site_ids))]
+    return _KEYS[1]
+
+
+class _CallNaming(FixingContext):
+    """A FixingContext for addresses below the model's own calls: `enter` makes one
+    context per recorded call, which knows its call's address and counts the calls
+    and draws made in it, as the scan of the finished trace (scan.py) counts them."""
+
+    def _child(self, prefix: str) -> "_CallNaming":
+        child = object.__new__(_CallNaming)
         child.__dict__.update(self.__dict__)
         child.prefix, child._calls, child._sites = prefix, {}, {}
-        self._acts[id(frame)] = child
         return child
 
     def enter(self, f, /, *args, **kwargs):
         frame = _user_frame()
         qual = frame.f_code.co_qualname
         if self.prefix is None:                    # the model itself
-            return self._child(code_name(qual), frame)
+            return self._child(code_name(qual))
         key = (qual, frame.f_back.f_lineno)
         k = self._calls.get(key, 0)
         self._calls[key] = k + 1
-        return self._child(join(self.prefix, component(code_name(qual), key[1], k)), frame)
+        return self._child(join(self.prefix, component(code_name(qual), key[1], k)))
+
+
+def fixing_context(fixed: dict, snaps: Snapshots | None = None) -> FixingContext:
+    """The context of a run with the draws at `fixed` addresses fixed: one that
+    names every call when some fixed address lies below a call of the model."""
+    parsed = {a: parse(a) for a in fixed}
+    deep = any(len(a) > 2 for a in parsed.values())
+    return (_CallNaming if deep else FixingContext)(fixed, snaps, parsed=parsed)
 
 
 class OutOfDraws(BaseException):

@@ -10,6 +10,7 @@ method at that line in that call) or a name given with `tracer.ppl.sample(name, 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -62,6 +63,13 @@ def parse(text: str) -> Address:
     """Parse `model/step@L20[3]/gauss@L12` into an Address (ValueError if malformed)."""
     if not isinstance(text, str) or not text:
         raise ValueError(f"an address is a non-empty str, got {text!r}")
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _parse(text: str) -> Address:
+    # (cached: the same observations are given to condition run after run, and
+    # each run parses them twice, to check them and to find their lines)
     parts = []
     for piece in text.split("/"):
         m = _COMPONENT.match(piece)

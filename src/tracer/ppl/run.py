@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..api import track
-from ._hooks import FixingContext, OutOfDraws, SequenceContext, plain_context
+from ._hooks import OutOfDraws, SequenceContext, fixing_context, plain_context
 from .address import canonical
 from .choices import ChoiceTrace
 from .kinds import INTERVENED, OBSERVED, REPLAYED, SAMPLED
@@ -14,6 +14,8 @@ from .densities import score_draws
 from .incremental import incremental_update
 from .scan import copy_scores, same_shape, scan
 from .snapshots import Snapshots
+
+FixingContext = fixing_context   # (a name tests count the fixing runs by)
 
 __all__ = ["trace", "replay", "condition", "do", "update", "UNKNOWN_POLICIES"]
 
@@ -35,7 +37,7 @@ def _run(model, args: tuple, kwargs: dict, fixed: dict | None, unknown: str,
     snaps = Snapshots()
     fixing = FixingContext(fixed, snaps) if fixed else None
     root = track(model, *args, ctx=fixing or plain_context(snaps), **kwargs)
-    draws = scan(root, unknown, dispatched=fixing is not None, snaps=snaps)
+    draws = scan(root, unknown, snaps=snaps)
     kinds = None
     if fixing is not None:
         missing = [a for a in fixed if a not in fixing.hits]
