@@ -221,10 +221,9 @@ def test_copies_read_as_site_columns_for_user_and_categorical_sites():
     assert len(rows) == len(ks) == len(copies) == 0 and empty.inputs_of(3) is None
 
 
-@pytest.mark.xfail(strict=True, reason="the core copies a draw's inputs at the next event "
-                   "after the call: a store right after it (w[0] = ...) has none, so the "
-                   "copy sees the store (same on main, 6f7c8f5)")
 def test_a_store_right_after_the_draw_is_not_seen():
+    # The copying context gets PLAN_EXACT plans: the draw's row (and its copy) is
+    # recorded at the event right after the call, before the store.
     def model(r):
         w = [1.0, 3.0]
         b = r.choices([0, 1], weights=w)

@@ -43,6 +43,7 @@ cdef class CallFilter:
     cdef list alive                 # every object whose address is a key
     cdef readonly uint32_t bits     # the hook bits this filter needs (H_ON_CALL ...)
     cdef readonly bint operators    # a substitute or override names an operator's function
+    cdef readonly bint copies       # an on_call hook is a CopyAtCall (needs PLAN_EXACT)
 
     def __cinit__(self, entries):
         cdef size_t cap = 16
@@ -65,6 +66,8 @@ cdef class CallFilter:
             f = self.callables[k]
             if self.on_call[k] is not None:
                 self.bits |= H_ON_CALL
+                if isinstance(self.on_call[k], CopyAtCall):
+                    self.copies = True
             if self.substitute[k] is not None:
                 self.bits |= H_SUBST_BY
             if self.override[k] is not None:
@@ -692,7 +695,8 @@ cdef int _plan_mode_of(object ctx, uint32_t hooks) except -1:
     through its substitute=/override= filters, none of them naming an operator's
     function, needs an event before each call only (PLAN_INTERVENE_CALLS: the
     operators run without one, a third of the events of an operator-heavy loop);
-    snapshots need values read right after their instructions (PLAN_EXACT).
+    snapshots, and CopyAtCall hooks (copies of a call's arguments), need values read
+    right after their instructions (PLAN_EXACT).
     """
     cdef object flt
     if hooks & (H_SUBSTITUTE | H_OVERRIDE):
@@ -704,7 +708,17 @@ cdef int _plan_mode_of(object ctx, uint32_t hooks) except -1:
             # which every PLAN_EXACT plan has: no event before the call is needed.
             return PLAN_INTERVENE_CALLS if hooks & H_SUBST_BY else PLAN_EXACT
         return PLAN_INTERVENE
-    return PLAN_EXACT if hooks & H_SNAP_ANY else PLAN_PLAIN
+    if hooks & H_SNAP_ANY:
+        return PLAN_EXACT
+    if hooks & H_ON_CALL:
+        # A CopyAtCall copies a call's arguments when its row is recorded: in a plain
+        # plan that is at the next event, after whatever stores follow the call with
+        # no event of their own (`b = r.choices(xs, weights=w); w[0] = 7.0`).  A
+        # PLAN_EXACT plan records the call at the event right after it.
+        flt = getattr(ctx, "_call_filter", None)
+        if type(flt) is CallFilter and (<CallFilter>flt).copies:
+            return PLAN_EXACT
+    return PLAN_PLAIN
 
 
 cdef bint _plan_serves(int have, int need) noexcept:
