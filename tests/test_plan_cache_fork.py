@@ -20,6 +20,7 @@ def doubled(x):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")  # the point
 def test_a_child_forked_while_the_lock_is_held_builds_plans(plan_dir):
     held, release = threading.Event(), threading.Event()
 
