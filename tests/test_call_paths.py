@@ -109,7 +109,9 @@ def _same_trace(plain, general):
         assert type(va) is type(vb), f"value of row {row}"
         if isinstance(va, (int, float, str, tuple, type(None))):
             assert va == vb, f"value of row {row}"
-    assert ta.events == tb.events
+    # The plain paths may see fewer events: an INSTRUCTION event after a call
+    # whose body's return completed it is switched off (aftercall.pxi).
+    assert ta.events <= tb.events
     tracer.validate(plain)
     tracer.validate(general)
 

@@ -245,9 +245,11 @@ def activate(int tool, Recorder rec):
     return the one it replaces there (None), for deactivate to put back."""
     if not 0 <= tool < 6:
         raise ValueError(f"sys.monitoring tool ids are 0..5, not {tool}")
+    global LIVE_RECORDERS
     cdef PyObject *old = _active_get(tool)
     Py_INCREF(rec)
     _active_set(tool, <PyObject *>rec)
+    LIVE_RECORDERS += 1
     if old == NULL:
         return None
     previous = <object>old
@@ -260,7 +262,10 @@ def deactivate(int tool, Recorder previous=None):
     `previous` (what activate returned) or nothing; other threads are unaffected."""
     if not 0 <= tool < 6:
         raise ValueError(f"sys.monitoring tool ids are 0..5, not {tool}")
+    global LIVE_RECORDERS
     cdef PyObject *old = _active_get(tool)
+    if old != NULL:
+        LIVE_RECORDERS -= 1
     if previous is not None:
         Py_INCREF(previous)
         _active_set(tool, <PyObject *>previous)

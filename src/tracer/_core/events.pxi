@@ -33,6 +33,9 @@ cdef int _frame_entered(Recorder self, object code, int offset, int how) except 
             tracer_frame_caller(frame) != parent.frame and not (
             how == THROWN and tracer_frame_thrown_from(frame, parent.frame)):
         return EV_CONTINUE
+    if parent.after_call and \
+            _executing(self, parent) != parent.plan.ops[(parent.pc - 1) * OP_WORDS + OP_OFFSET]:
+        _past_call(self, parent)   # (not while the caller still executes the CALL)
     if how == STARTED and _enter_plain(self, self.trace, parent, frame, code, offset):
         return EV_CONTINUE
     _enter(self, parent, frame, code, offset, how)
@@ -192,6 +195,8 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     fr.open_primitive = 0
     fr.callee_body_entered = 0
     fr.body_may_be_callee = 0
+    fr.body = 1   # callee is func
+    fr.after_call = 0
     fr.ctx = parent.ctx
     fr.hooks = 0
     fr.filters = NULL
@@ -231,6 +236,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     cdef uint32_t hooks
     cdef int32_t row
     cdef bint under_op
+    cdef bint body = False
     self.events += 1
     # Which node the new activation records into: the op of the instruction the
     # caller is executing, if that instruction is a recorded one.
@@ -302,6 +308,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             and ((func != NULL and _callee_ptr(self.trace, parent.open_row) == func) or
                  _is_callee(self, parent.open_row, func)):
         call_row = parent.open_row
+        body = func != NULL and _callee_ptr(self.trace, parent.open_row) == func
     else:
         # A frame entered from C (a key function, a dunder method, a generator
         # resumed by SEND), or any frame after the first: a nested call node of
@@ -326,6 +333,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
             hooks = _mask_of(self, new_ctx)
     fr = _push(self, frame, plan, code_id, call_row, ctx, hooks)
     fr.code = <PyObject *>code
+    fr.body = body
     if hooks & (H_FILTERED | H_SUBST_BY):
         fr.filters = parent.filters if ctx == parent.ctx else _filters_of(<object>ctx)
     self.trace.add_frame(call_row, code_id)
@@ -459,6 +467,16 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     if first < 0:
         return EV_DISABLE
     self.events += 1
+    if fr.after_call:
+        if plan.ops[fr.pc * OP_WORDS + OP_OFFSET] == offset:
+            # The segment's call was completed at its body's return: nothing to
+            # read here (aftercall.pxi).
+            fr.after_call = 0
+            _start_segment(self, fr, first)
+            if plan.end_skip != NULL:
+                _check_call_end(self, fr, first)
+            return _end_event_done(self, fr, offset)
+        _past_call(self, fr)
     cdef bint sent = False
     if fr.pending >= 0 and not _ends_at(self, fr, offset):
         _catch_up(self, fr, offset, True)
@@ -479,6 +497,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
+    if plan.end_skip != NULL:
+        _check_call_end(self, fr, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
             (self.plan_mode == PLAN_INTERVENE or self.plan_mode == PLAN_INTERVENE_CALLS):
         op = plan.ops + first * OP_WORDS
@@ -528,6 +548,8 @@ cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
+    if fr.after_call:
+        _past_call(self, fr)
     _catch_up(self, fr, offset, False)
     if fr.pending >= 0:
         # (the branch's rows written by the op loop, or else by _take_branch)
@@ -554,6 +576,8 @@ cdef int _jump(Recorder self, object code, int offset, int dest) except -1:
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
+    if fr.after_call:
+        _past_call(self, fr)
     _catch_up(self, fr, offset, False)
     if fr.pending >= 0:
         _run_to_end(self, fr)
@@ -583,6 +607,8 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     if fr == NULL:
         return 0
     self.events += 1
+    if fr.after_call:
+        _past_call(self, fr)
     _catch_up(self, fr, offset, False)
     if fr.pending >= 0:
         # (a result the plan reads from the value returned or yielded: READ_RETURNED)
@@ -613,6 +639,8 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     row = self.trace.add_row(K_RETURN, flags, fr.call_row, offset, 0, retval)
     self.trace.add_ref(ref)
     _run_node_hook(self, fr, row)
+    if flags:
+        fr.body = 0   # a yield is not the call's result (aftercall.pxi)
     _close_call(self, fr, retval, 0)
     return 0
 
@@ -648,6 +676,8 @@ cdef bint _return_plain(Recorder self, Trace t, FrameRec *fr, int32_t offset, Py
     t.aux_[call_row] = row + 1
     self.shadow_top -= fr.plan.nlocalsplus + fr.plan.stacksize
     self.nframes -= 1
+    if fr.body and flags == 0 and self.nframes > 0:
+        _call_returned(self, &self.frames[self.nframes - 1], call_row)
     # Released last: a destructor it runs sees the trace and the frames consistent.
     Py_XDECREF(old)
     if t.flags_[call_row] & F_FRAME and self.nframes > 0:
@@ -665,6 +695,8 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
+    if fr.after_call:
+        _past_call(self, fr)
     # The instruction that raised is the one the frame is executing: the event's
     # offset is not always inside it (3.13 reports an exception coming out of a
     # call at the code unit before the CALL).  The event's own offset stands in

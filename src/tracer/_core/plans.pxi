@@ -44,6 +44,9 @@ ctypedef struct CPlan:
     # and refs of two runs, the bool's and the jump's.
     int32_t branch_run_rows
     int32_t branch_run_refs
+    # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi): 1 if
+    # a callback may have switched it off, 2 if it stays on; NULL until needed.
+    uint8_t *end_skip
 
 
 cdef void _free_plan(void *p) noexcept:
@@ -53,6 +56,7 @@ cdef void _free_plan(void *p) noexcept:
         free(plan.const_refs)
         free(plan.static_refs)
         free(plan.seg_end)
+        free(plan.end_skip)
         free(plan)
 
 

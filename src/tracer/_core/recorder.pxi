@@ -18,6 +18,10 @@ ctypedef struct FrameRec:
     uint8_t open_primitive  # the opened op is primitive: its calls are not recorded
     uint8_t body_may_be_callee     # the opened op is a call whose callee's body may be its own
     uint8_t callee_body_entered   # the opened op already used its first frame directly
+    uint8_t body          # entered for the very function its caller's open call op names:
+                          # its return is that op's result (aftercall.pxi)
+    uint8_t after_call    # the pending segment's last op, a call, was completed at its
+                          # body's return; control goes on at its END (aftercall.pxi)
     PyObject *ctx         # borrowed; kept alive by Recorder.contexts
     uint32_t hooks        # the hook mask of ctx (tracer.context.Context.hook_mask)
     PyObject *filters     # borrowed: ctx's CallFilter (filters.pxi), or NULL
@@ -210,6 +214,7 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
     fr.open_primitive = 0
     fr.callee_body_entered = 0
     fr.body_may_be_callee = 0
+    fr.body = fr.after_call = 0
     fr.ctx = ctx
     fr.hooks = hooks
     fr.filters = NULL

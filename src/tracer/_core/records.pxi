@@ -186,12 +186,16 @@ cdef int _jump_row(Recorder self, FrameRec *fr, int32_t offset, int32_t dest, in
 
 cdef int _close_call(Recorder self, FrameRec *fr, PyObject *value, uint8_t flags) except -1:
     cdef int32_t row = fr.call_row
+    # Returned (not raised) as the body of its caller's open call op.
+    cdef bint body = fr.body and flags == 0
     if self.trace.timing != NULL:
         _timing_return(self.trace.timing)
     self.trace.set_value(row, value)
     self.trace.flags_[row] = (self.trace.flags_[row] & ~F_OPEN) | flags
     self.trace.aux_[row] = self.trace.n
     _pop(self)
+    if body and self.nframes > 0:
+        _call_returned(self, &self.frames[self.nframes - 1], row)
     if self.trace.flags_[row] & F_FRAME and self.nframes > 0:
         # A frame entered from C is a node of its own, complete now; a direct
         # call's node is completed by the caller's op (_record).

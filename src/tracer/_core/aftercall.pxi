@@ -1,0 +1,147 @@
+# The INSTRUCTION event right after a call, switched off where the call's
+# result comes from its body's PY_RETURN.
+#
+# `a = f(x) + g(y)`: the plan ends the segment holding g's CALL at the `+` after
+# it (the event E that reads g's result off the stack before `+` pops it).  When
+# g is a Python function the recorder follows, g's PY_RETURN hands over that
+# very object: the call op is completed there (_call_returned), and E has
+# nothing left to do but start its segment, which the frame's next event can do
+# as well (_past_call).  E's location is then switched off (DISABLE).
+#
+# A location's event is the same for every execution, though, and the next
+# execution of the call may reach a C function, a class, a generator function
+# or tracer's own code, whose result only E can read.  So the event at the
+# call itself (S, which starts the segment [call op, END at E]) checks the
+# callee while E may be off: anything but a followed plain Python function
+# switches every location back on (sys.monitoring.restart_events(): process-
+# wide, so E fires again) and keeps E on for good (end_skip = 2): at most one
+# restart per call site and process.  E is switched off only while one
+# recorder runs in the process (LIVE_RECORDERS), under a plain plan with no
+# hooks, where DISABLE is allowed (ALLOW_DISABLE) and E is no handler's target:
+# another recorder (a thread, a nested track) could otherwise switch E off
+# between its own check at S and its call's return.
+
+cdef extern from "Python.h":
+    PyTypeObject PyFunction_Type
+    PyObject *PyFunction_GET_CODE(PyObject *)
+    ctypedef struct PyCodeObject:
+        int co_flags
+    int CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR, CO_ITERABLE_COROUTINE
+
+# Recorders between activate and deactivate, in every thread (callbacks.pxi).
+cdef int LIVE_RECORDERS = 0
+cdef object _RESTART_EVENTS = sys.monitoring.restart_events
+
+
+cdef inline bint _call_then_end(CPlan *plan, int32_t pc) noexcept:
+    """Whether op `pc` is a call op alone in a segment that starts at its own
+    INSTRUCTION event (S) and ends at the instruction right after it (E)."""
+    cdef int32_t *op = plan.ops + pc * OP_WORDS
+    cdef int32_t s = op[OP_OFFSET], e = op[OP_WORDS + OP_OFFSET]
+    return op[OP_CODE] == M_RECORD and op[OP_WORDS + OP_CODE] == M_END \
+        and plan.seg_at[s >> 1] == pc and e > s and plan.istart[(e >> 1) - 1] == s
+
+
+cdef inline void _call_returned(Recorder self, FrameRec *parent, int32_t row) noexcept:
+    """A frame entered as the body of `parent`'s open call op (its row `row`)
+    returned normally (its return has closed the row with the value returned):
+    the op is completed here, as _close_open_call would at the caller's next
+    event (the value the CALL pushes is the one returned), when nothing else
+    needs that event: no hooks, the op's one result on the stack.  If the op is
+    alone in its segment (_call_then_end: S checked its callee), the caller goes
+    on at the END's instruction without needing its event (after_call)."""
+    cdef CPlan *plan = parent.plan
+    cdef int32_t *op
+    cdef int32_t *r
+    if plan == NULL or parent.open_row != row or parent.hooks or parent.pending < 0:
+        return
+    op = plan.ops + parent.pc * OP_WORDS
+    if op[OP_CODE] != M_RECORD or op[OP_C] != 0:
+        return
+    r = plan.recs + op[OP_A]
+    if r[REC_NOUT] != 1:
+        return
+    _stack(self, parent)[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
+    parent.open_row = -1
+    if _call_then_end(plan, parent.pc):
+        parent.after_call = 1
+    parent.pc += 1
+
+
+cdef inline void _past_call(Recorder self, FrameRec *fr) noexcept:
+    """An event of fr's frame after its call op was completed at its body's
+    return (after_call): control went on through the END's instruction, whose
+    segment is the pending one now (as if its event had fired).  (A frame
+    entered while fr still executes the CALL, a finalizer run as the body's
+    frame is cleared, is not such an event: _frame_entered asks first.)"""
+    fr.after_call = 0
+    _start_segment(self, fr, fr.plan.seg_at[fr.plan.ops[fr.pc * OP_WORDS + OP_OFFSET] >> 1])
+
+
+cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
+    """The event at `offset` ends a segment whose call op its body's return
+    completed: EV_DISABLE if its location may be switched off (see above), else
+    EV_CONTINUE.  Never when the segment it starts is a call op alone (its
+    event is where that call's callee is checked)."""
+    cdef uint8_t *skip = fr.plan.end_skip
+    if self.plan_mode != PLAN_PLAIN or not ALLOW_DISABLE or LIVE_RECORDERS != 1 \
+            or fr.plan.handler[offset >> 1] >= 0 or _call_then_end(fr.plan, fr.pc):
+        return EV_CONTINUE
+    if skip == NULL:
+        skip = fr.plan.end_skip = <uint8_t *>calloc(fr.plan.nunits, 1)
+        if skip == NULL:
+            return EV_CONTINUE
+    if skip[offset >> 1] == 2:
+        return EV_CONTINUE
+    skip[offset >> 1] = 1
+    return EV_DISABLE
+
+
+cdef inline int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
+    """The INSTRUCTION event that starts segment `first`: if that is a call op
+    alone (_call_then_end) and the event after it may be off, make sure the
+    call's result reaches the recorder (_call_returns_here), or switch the
+    event on again."""
+    cdef uint8_t *skip = fr.plan.end_skip
+    cdef int32_t *op = fr.plan.ops + first * OP_WORDS
+    if skip == NULL or not _call_then_end(fr.plan, first) \
+            or skip[op[OP_WORDS + OP_OFFSET] >> 1] != 1:
+        return 0
+    if _call_returns_here(self, fr, op):
+        return 0
+    skip[op[OP_WORDS + OP_OFFSET] >> 1] = 2
+    _RESTART_EVENTS()
+    return 0
+
+
+cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1:
+    """Whether the call op at `op`, about to run, is certain to be completed by
+    _call_returned (or to raise): a call, no hooks, its one result on the stack,
+    and its callee (the first input that is not NULL, read off the stack: the
+    CALL's operands are live at its own event) a plain Python function, not a
+    generator's, whose code the recorder follows (not tracer's own code, not
+    track)."""
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    cdef int32_t i, x
+    cdef PyObject *v = NULL
+    cdef PyObject *code
+    if fr.hooks or op[OP_C] != 0 or r[REC_NOUT] != 1 or \
+            (r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX):
+        return False
+    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
+        x = r[i]
+        if x < 0:
+            return False
+        v = tracer_frame_stack_item(fr.frame, x)
+        if v != NULL:
+            break
+    if v == NULL or Py_TYPE(v) != &PyFunction_Type:
+        return False
+    code = PyFunction_GET_CODE(v)
+    if (<PyCodeObject *>code).co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+                                          | CO_ITERABLE_COROUTINE) \
+            or code == <PyObject *>TRACK_CODE:
+        return False
+    # (_enter follows it: a plan of this session or a new one, as the body.)
+    return not _own_code_planned(self, <object>code, _cached_plan(self, <object>code))
+
