@@ -256,3 +256,37 @@ def test_general_context_with_hooks_after_the_event_was_switched_off():
     tracer.validate(hooked)
     rows = _calls_of(hooked, abs)
     assert [n.value for n in rows] == [len(callees) + 1]
+
+
+def shifty(x):
+    return x - 1
+
+
+def _make(x):
+    yield x
+
+
+def swapping_driver(n, at):
+    global CALLEE
+    CALLEE = shifty
+    out = []
+    for i in range(n):
+        if i == at:
+            shifty.__code__ = _make.__code__   # the same function, a generator's code
+        out.append(site(i, i + 2))
+    return out
+
+
+def test_a_function_whose_code_is_replaced_by_a_generators_mid_run():
+    original = shifty.__code__
+    try:
+        plain = tracer.track(swapping_driver, 12, 8)
+        shifty.__code__ = original
+        general = tracer.track(swapping_driver, 12, 8, ctx=FollowAll())
+        _same_trace(plain, general)
+        gens = [v[1] for v in plain.value[8:]]
+        assert all(hasattr(g, "__next__") for g in gens)
+        built = [n for n in _nodes(plain) if _callee(n) is shifty]
+        assert [n.value for n in built[8:]] == gens
+    finally:
+        shifty.__code__ = original

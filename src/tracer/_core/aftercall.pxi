@@ -14,7 +14,7 @@
 # call itself (S, which starts the segment [call op, END at E]) checks the
 # callee while E may be off: anything but a followed plain Python function
 # switches every location back on (sys.monitoring.restart_events(): process-
-# wide, so E fires again) and keeps E on for good (end_skip = 2): at most one
+# wide, so E fires again) and keeps E on for good (END_ON): at most one
 # restart per call site and process.  E is switched off only while one
 # recorder runs in the process (LIVE_RECORDERS), under a plain plan with no
 # hooks, where DISABLE is allowed (ALLOW_DISABLE) and E is no handler's target:
@@ -27,6 +27,14 @@ cdef extern from "Python.h":
     ctypedef struct PyCodeObject:
         int co_flags
     int CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR, CO_ITERABLE_COROUTINE
+
+# end_skip's bits per code unit: the END event there may be off (a callback
+# answered DISABLE), or stays on for good; the unit's INSTRUCTION event starts a
+# call op alone in its segment (_call_then_end), whose callee it checks.
+cdef enum:
+    END_MAY_BE_OFF = 1
+    END_ON = 2
+    CALL_ALONE = 4
 
 # Recorders between activate and deactivate, in every thread (callbacks.pxi).
 cdef int LIVE_RECORDERS = 0
@@ -85,31 +93,43 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
     event is where that call's callee is checked)."""
     cdef uint8_t *skip = fr.plan.end_skip
     if self.plan_mode != PLAN_PLAIN or not ALLOW_DISABLE or LIVE_RECORDERS != 1 \
-            or fr.plan.handler[offset >> 1] >= 0 or _call_then_end(fr.plan, fr.pc):
+            or fr.plan.handler[offset >> 1] >= 0:
         return EV_CONTINUE
     if skip == NULL:
-        skip = fr.plan.end_skip = <uint8_t *>calloc(fr.plan.nunits, 1)
+        skip = _end_skip_of(fr.plan)
         if skip == NULL:
             return EV_CONTINUE
-    if skip[offset >> 1] == 2:
+    if skip[offset >> 1] & (END_ON | CALL_ALONE):
         return EV_CONTINUE
-    skip[offset >> 1] = 1
+    skip[offset >> 1] |= END_MAY_BE_OFF
     return EV_DISABLE
 
 
-cdef inline int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
-    """The INSTRUCTION event that starts segment `first`: if that is a call op
-    alone (_call_then_end) and the event after it may be off, make sure the
-    call's result reaches the recorder (_call_returns_here), or switch the
-    event on again."""
+cdef uint8_t *_end_skip_of(CPlan *plan) noexcept:
+    """The plan's end_skip, made with the CALL_ALONE bits (NULL: no memory)."""
+    cdef int32_t u, pc
+    cdef uint8_t *skip = <uint8_t *>calloc(plan.nunits, 1)
+    if skip == NULL:
+        return NULL
+    for u in range(plan.nunits):
+        pc = plan.seg_at[u]
+        if pc >= 0 and _call_then_end(plan, pc):
+            skip[u] = CALL_ALONE
+    plan.end_skip = skip
+    return skip
+
+
+cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
+    """The INSTRUCTION event that starts segment `first`, a call op alone
+    (CALL_ALONE): if the event after it may be off, make sure the call's
+    result reaches the recorder (_call_returns_here), or switch the event on
+    again, for good."""
     cdef uint8_t *skip = fr.plan.end_skip
     cdef int32_t *op = fr.plan.ops + first * OP_WORDS
-    if skip == NULL or not _call_then_end(fr.plan, first) \
-            or skip[op[OP_WORDS + OP_OFFSET] >> 1] != 1:
+    cdef int32_t e = op[OP_WORDS + OP_OFFSET] >> 1
+    if skip[e] & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF or _call_returns_here(self, fr, op):
         return 0
-    if _call_returns_here(self, fr, op):
-        return 0
-    skip[op[OP_WORDS + OP_OFFSET] >> 1] = 2
+    skip[e] = (skip[e] & CALL_ALONE) | END_ON
     _RESTART_EVENTS()
     return 0
 
@@ -138,10 +158,22 @@ cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1
     if v == NULL or Py_TYPE(v) != &PyFunction_Type:
         return False
     code = PyFunction_GET_CODE(v)
+    if v == self.returns_fn and code == self.returns_code:
+        return True   # (the same function as last time: a recursion, a loop)
     if (<PyCodeObject *>code).co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
                                           | CO_ITERABLE_COROUTINE) \
             or code == <PyObject *>TRACK_CODE:
         return False
     # (_enter follows it: a plan of this session or a new one, as the body.)
-    return not _own_code_planned(self, <object>code, _cached_plan(self, <object>code))
+    if _own_code_planned(self, <object>code, _cached_plan(self, <object>code)):
+        return False
+    cdef PyObject *old_fn = self.returns_fn
+    cdef PyObject *old_code = self.returns_code
+    Py_INCREF(<object>v)
+    Py_INCREF(<object>code)
+    self.returns_fn = v
+    self.returns_code = code
+    Py_XDECREF(old_fn)     # (released last: a destructor sees the recorder consistent)
+    Py_XDECREF(old_code)
+    return True
 

@@ -473,7 +473,7 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
             # read here (aftercall.pxi).
             fr.after_call = 0
             _start_segment(self, fr, first)
-            if plan.end_skip != NULL:
+            if plan.end_skip != NULL and plan.end_skip[offset >> 1] & CALL_ALONE:
                 _check_call_end(self, fr, first)
             return _end_event_done(self, fr, offset)
         _past_call(self, fr)
@@ -497,7 +497,7 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
-    if plan.end_skip != NULL:
+    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & CALL_ALONE:
         _check_call_end(self, fr, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
             (self.plan_mode == PLAN_INTERVENE or self.plan_mode == PLAN_INTERVENE_CALLS):

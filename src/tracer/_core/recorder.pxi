@@ -71,6 +71,11 @@ cdef class Recorder:
     cdef PyObject *verdict_code[VERDICT_CACHE]
     cdef PyObject *verdict_ctx[VERDICT_CACHE]
     cdef uint8_t verdict_recur[VERDICT_CACHE]
+    # The function _call_returns_here last found certain to return to its call
+    # op, and its code then (both owned: their addresses cannot be reused while
+    # kept; a function's __code__ may be replaced).
+    cdef PyObject *returns_fn
+    cdef PyObject *returns_code
 
     def __cinit__(self, int64_t session):
         self.trace = Trace()
@@ -97,6 +102,8 @@ cdef class Recorder:
         free(self.shadow)
         for i in range(VERDICT_CACHE):
             Py_XDECREF(self.verdict_code[i])
+        Py_XDECREF(self.returns_fn)
+        Py_XDECREF(self.returns_code)
 
     # -- setup -----------------------------------------------------------------------
     def begin_root(self, object f, tuple args, dict kwargs, object ctx):
