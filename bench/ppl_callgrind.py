@@ -10,7 +10,8 @@ instruction count in the callgrind output is that case's cost:
         .venv-3.13/bin/python bench/ppl_callgrind.py M K [/tmp/before/src/tracer/ppl]
     python bench/ppl_callgrind.py --read /tmp/cg.M K [--before]
 
-(M: 0 regression, 1 CRP, 2 HMM; K: runs per case; the optional third argument:
+(M: 0 regression, 1 CRP, 2 HMM, 3 draws made in a helper function of the model:
+each draw a Python call of the model's own, a frame the ppl runs enter; K: runs per case; the optional third argument:
 another version of tracer.ppl, timed as "before.*" in place of `do`, and read with
 --before).  Each model takes minutes.
 """
@@ -30,6 +31,19 @@ CASES = ["untraced", "track", "ppl.trace", "replay", "condition", "do"]
 BEFORE_CASES = CASES[:5] + ["before.trace", "before.replay", "before.condition"]
 
 
+def _draw(r, mu):
+    return r.gauss(mu, 1.0)
+
+
+def helper_draws(r, n):
+    """10^4 draws, each in a call of a helper (bench/ppl.py's models draw inline)."""
+    mu = r.gauss(0.0, 5.0)
+    total = 0.0
+    for i in range(n):
+        total += _draw(r, mu + i * 0.001)
+    return total
+
+
 def run(mi: int, k: int, before: str | None) -> None:
     import ppl as bench
     import scipy.stats  # noqa: F401  (imported before the counted runs)
@@ -37,7 +51,7 @@ def run(mi: int, k: int, before: str | None) -> None:
     import tracer.ppl as ppl
     from tracer.context import Context
     old = bench._load_before(before) if before else None
-    name, model, args = bench.MODELS[mi]
+    name, model, args = (bench.MODELS + [("helper draws", helper_draws, (10000,))])[mi]
     r = random.Random(0)
     ct = bench.full(model, (r,) + args)
     n = len(ct.choices)
