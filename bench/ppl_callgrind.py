@@ -7,11 +7,13 @@ instruction count in the callgrind output is that case's cost:
 
     git archive <commit> src/tracer/ppl | tar -x -C /tmp/before
     nice valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.M \\
-        .venv-3.13/bin/python bench/ppl_callgrind.py M K /tmp/before/src/tracer/ppl
-    python bench/ppl_callgrind.py --read /tmp/cg.M K
+        .venv-3.13/bin/python bench/ppl_callgrind.py M K [/tmp/before/src/tracer/ppl]
+    python bench/ppl_callgrind.py --read /tmp/cg.M K [--before]
 
-(M: 0 regression, 1 CRP, 2 HMM; K: runs per case; the third argument: another
-version of tracer.ppl, timed as "before.*").  Each model takes minutes.
+(M: 0 regression, 1 CRP, 2 HMM, 3 draws made in a helper function of the model:
+each draw a Python call of the model's own, a frame the ppl runs enter; K: runs per case; the optional third argument:
+another version of tracer.ppl, timed as "before.*" in place of `do`, and read with
+--before).  Each model takes minutes.
 """
 
 from __future__ import annotations
@@ -24,56 +26,75 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from callgrind_marks import marker_counts, run_marked  # noqa: E402
 
-CASES = ["untraced", "track", "ppl.trace", "replay", "condition", "before.trace",
-         "before.replay", "before.condition"]
+CASES = ["untraced", "track", "ppl.trace", "replay", "condition", "do"]
+# With another tracer.ppl to compare (at most 8 cases: callgrind_marks.ENTRY_POINTS).
+BEFORE_CASES = CASES[:5] + ["before.trace", "before.replay", "before.condition"]
 
 
-def run(mi: int, k: int, before: str) -> None:
+def _draw(r, mu):
+    return r.gauss(mu, 1.0)
+
+
+def helper_draws(r, n):
+    """10^4 draws, each in a call of a helper (bench/ppl.py's models draw inline)."""
+    mu = r.gauss(0.0, 5.0)
+    total = 0.0
+    for i in range(n):
+        total += _draw(r, mu + i * 0.001)
+    return total
+
+
+def run(mi: int, k: int, before: str | None) -> None:
     import ppl as bench
     import scipy.stats  # noqa: F401  (imported before the counted runs)
     import tracer
     import tracer.ppl as ppl
     from tracer.context import Context
-    old = bench._load_before(before)
-    name, model, args = bench.MODELS[mi]
+    old = bench._load_before(before) if before else None
+    name, model, args = (bench.MODELS + [("helper draws", helper_draws, (10000,))])[mi]
     r = random.Random(0)
     ct = bench.full(model, (r,) + args)
     n = len(ct.choices)
     data = [a for a, c in ct.choices.items()
             if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
     obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
-    octt = old.trace(model, r, *args)
-    octt.choices
-    octt.log_joint
+    if old is not None:
+        octt = old.trace(model, r, *args)
+        octt.choices
+        octt.log_joint
     ctx = Context(modules=["random"])
     cases = {"untraced": lambda _: model(r, *args),
              "track": lambda _: tracer.track(model, r, *args, ctx=ctx),
              "ppl.trace": lambda _: ppl.trace(model, r, *args),
              "replay": lambda _: ppl.replay(ct),
              "condition": lambda _: ppl.condition(model, obs, r, *args),
-             "before.trace": lambda _: old.trace(model, r, *args),
-             "before.replay": lambda _: old.replay(octt),
-             "before.condition": lambda _: old.condition(model, obs, r, *args)}
-    for f in cases.values():
-        f(0)
-    run_marked([cases[name] for name in CASES], k)
+             "do": lambda _: ppl.do(model, obs, r, *args)}
+    if old is not None:
+        cases.update({"before.trace": lambda _: old.trace(model, r, *args),
+                      "before.replay": lambda _: old.replay(octt),
+                      "before.condition": lambda _: old.condition(model, obs, r, *args)})
+    names = BEFORE_CASES if old is not None else CASES
+    for name in names:
+        cases[name](0)
+    run_marked([cases[name] for name in names], k)
 
 
-def read(path: str, k: int) -> None:
-    got = marker_counts(path, CASES, k)
-    for case in CASES:
+def read(path: str, k: int, before: bool = False) -> None:
+    names = BEFORE_CASES if before else CASES
+    got = marker_counts(path, names, k)
+    for case in names:
         if case in got:
             print(f"  {case}: {got[case] / 1e6:.1f} M instructions per run")
     t = got.get("track")
     if t:
         print("  " + ", ".join(f"{c}/track {got[c] / t:.2f}x" for c in
-                               ("ppl.trace", "replay", "condition", "before.trace",
+                               ("ppl.trace", "replay", "condition", "do", "before.trace",
                                 "before.replay", "before.condition") if c in got)
               + (f", track/untraced {t / got['untraced']:.2f}x" if "untraced" in got else ""))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--read":
-        read(sys.argv[2], int(sys.argv[3]))
+        read(sys.argv[2], int(sys.argv[3]), "--before" in sys.argv[4:])
     else:
-        run(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+        run(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)

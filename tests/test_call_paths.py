@@ -183,3 +183,116 @@ def test_module_verdicts_are_per_context():
     assert "gauss" in {c.co_name for c in followed.trace.codes}
     tracer.validate(primitive)
     tracer.validate(followed)
+
+
+# -- contexts with call filters and primitives (tracer.ppl's contexts) ------------
+# A frame whose callee no filter of its context names, under a context whose only
+# hooks are primitives and filters, takes the plain paths (_plain_entry_ok and the
+# verdict kept per code and context, _plain_close_ok, _plain_return_ok); a filtered
+# callee takes the general ones and gets its hook, its replacement or its override.
+# The same context with a `canrecur` that follows everything takes the general
+# paths everywhere: the traces and the hooks' calls must be the same.
+
+def _double(x):
+    return 2 * x
+
+
+def helpers(r, n):
+    total = 0
+    for i in range(n):
+        total += kw(i) + closure_over(i) + fib(i % 5)
+        total += fails(i % 3) + r.gauss(0.0, 1.0) + r.choices([1, 2, 3], weights=[1, 1, i])[0]
+        total += Point(i, 1).norm1() + sum(gen(2))
+    return total
+
+
+def _filter_context(which, cls, log):
+    """Context `which` of class `cls`, its hooks writing what they saw into `log`
+    (on_call, override, substitute and argument copies on some of helpers'
+    callees), and the names of the codes it must follow and must not."""
+    from tracer.context import KEEP
+
+    def seen(node):
+        log.append(("on_call", node._row, node.value))
+
+    def over(node):
+        log.append(("override", node._row, node.value))
+        return node.value + 1 if isinstance(node.value, int) else KEEP
+
+    cases = [
+        (dict(on_call={kw: seen}), {"kw", "inner", "norm1", "gauss"}, set()),
+        (dict(primitives=[fails], modules=["random"], on_call={closure_over: seen}),
+         {"kw", "inner", "norm1"}, {"fails", "gauss", "choices"}),
+        (dict(override={fib: over}, modules=["random"]), {"fib", "kw", "fails"}, {"gauss"}),
+        (dict(substitute={fails: _double}, primitives=[Point.norm1]), {"kw", "_double"},
+         {"norm1", "fails"}),
+        (dict(on_call={random.Random.choices: log.copier},
+              primitives=[random.Random.choices], modules=["random"]), {"kw", "inner"},
+         {"choices", "gauss"}),
+    ]
+    kwargs, followed, primitive = cases[which]
+    return cls(**kwargs), followed, primitive
+
+
+class _Log(list):
+    def __init__(self):
+        super().__init__()
+        from tracer._core import CopyAtCall
+        self.copier = CopyAtCall()
+
+
+class FiltersFollowAll(Context):
+    """The same filters and primitives with a canrecur hook: the general paths."""
+
+    def canrecur(self, f, /, *args, **kwargs) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("which", range(5))
+def test_plain_paths_under_filters_match_the_general_ones(which):
+    logs, roots = [], []
+    for cls in (Context, FiltersFollowAll):
+        log = _Log()
+        ctx, followed, primitive = _filter_context(which, cls, log)
+        roots.append(tracer.track(helpers, random.Random(3), 40, ctx=ctx))
+        logs.append(log)
+    plain, general = roots
+    assert plain.value == general.value
+    _same_trace(plain, general)
+    assert logs[0] == logs[1]
+    a, b = logs[0].copier, logs[1].copier
+    assert (a.input_rows, a.input_ks, a.value_rows) == (b.input_rows, b.input_ks, b.value_rows)
+    assert a.input_copies == b.input_copies and a.value_copies == b.value_copies
+    if which in (0, 1, 2):
+        assert len(logs[0]) >= 40, "the filtered callee's hook ran at each of its calls"
+    if which == 4:
+        assert len(a.value_rows) == 40 and len(a.input_rows) == 80   # the list arguments
+    codes = {c.co_name for c in plain.trace.codes}
+    assert followed <= codes and not primitive & codes
+
+
+def test_filtered_callee_gets_its_hook_at_each_call():
+    # kw is called 4 times per iteration of `calls` (one through *args): its
+    # on_call hook sees each, in the order they were made, with the call's value.
+    seen = []
+    root = tracer.track(calls, 7, ctx=Context(on_call={kw: lambda n: seen.append(n.value)}))
+    assert len(seen) == 7 * 4 + 7 * 3   # + gen's kw calls: sum(gen(3)) per iteration
+    expected = []
+    for i in range(7):
+        expected += [kw(i), kw(i, 3), kw(i, c=1), kw(*(i, 2))] + [kw(j, c=j) for j in range(3)]
+    assert sorted(seen) == sorted(expected)
+    tracer.validate(root)
+
+
+def test_kept_verdicts_with_primitive_callables_match_asking_every_call():
+    # Context(primitives=[...]) with a module: a kept verdict per code and context
+    # (V_MEMBERS: the callables a set lookup) against _may_recur at every call.
+    prims = [random.Random.uniform, kw]
+    cached = tracer.track(draws, random.Random(0), 200, ctx=Context(primitives=prims,
+                                                                    modules=["random"]))
+    asked = tracer.track(draws, random.Random(0), 200,
+                         ctx=ModulesFollowAll(primitives=prims, modules=["random"]))
+    assert cached.value == asked.value
+    _same_trace(cached, asked)
+    followed = {c.co_name for c in cached.trace.codes}
+    assert "kw" not in followed and "gauss" not in followed and "uniform" not in followed

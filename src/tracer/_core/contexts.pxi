@@ -70,18 +70,8 @@ cdef bint _may_recur(Recorder self, FrameRec *parent, void *frame, object code) 
             if prims and (_member(callee, prims) or
                           (func != NULL and _member(<object>func, prims))):
                 return False
-            if ctx.modules and func != NULL:
-                verdicts = self.module_verdicts.get(id(ctx.modules))
-                if verdicts is None:
-                    verdicts = self.module_verdicts[id(ctx.modules)] = {}
-                    self.contexts.append(ctx.modules)  # keeps the id valid
-                entry = verdicts.get(id(code))
-                if entry is None or entry[0] is not code:
-                    entry = verdicts[id(code)] = (code, bool(ctx.is_primitive_module(
-                        getattr(<object>func, "__module__", None))))
-                verdict = entry[1]
-                if verdict:
-                    return False
+            if _module_primitive(self, ctx, func, code):
+                return False
         if parent.hooks & H_CANRECUR:
             f, args, kwargs = _call_parts(self, parent.open_row, parent.plan, r, frame, code)
             return bool(ctx.canrecur(f, *args, **kwargs))
@@ -89,6 +79,117 @@ cdef bint _may_recur(Recorder self, FrameRec *parent, void *frame, object code) 
         _stop_for_hook(self, exc)
     finally:
         _user_code_ran(self)
+    return True
+
+
+cdef bint _module_primitive(Recorder self, object ctx, PyObject *func, object code) except -1:
+    """Whether the function `func` running `code` is primitive by its module under
+    `ctx` (ctx.modules), kept per code object (raises what is_primitive_module
+    raises: the callers run it as user code)."""
+    if not ctx.modules or func == NULL:
+        return False
+    verdicts = self.module_verdicts.get(id(ctx.modules))
+    if verdicts is None:
+        verdicts = self.module_verdicts[id(ctx.modules)] = {}
+        self.contexts.append(ctx.modules)  # keeps the id valid
+    entry = verdicts.get(id(code))
+    if entry is None or entry[0] is not code:
+        entry = verdicts[id(code)] = (code, bool(ctx.is_primitive_module(
+            getattr(<object>func, "__module__", None))))
+    return entry[1]
+
+
+# _may_recur's answers kept per code object and context (Recorder.verdict_*, read
+# by _may_recur_cached and _plain_entry_ok) when no canrecur hook asks: 0 the call
+# is primitive (by its module: whatever was called), 1 it is followed (a context
+# with no primitive callables), V_MEMBERS it is followed unless what was called is
+# one of the context's primitive callables (not primitive by module; a context
+# naming callables, as every tracer.ppl run's does: a set lookup, not _may_recur's
+# Python per call).
+cdef enum:
+    V_MEMBERS = 2
+
+
+cdef int _verdict_to_keep(Recorder self, FrameRec *parent, void *frame, object code,
+                          bint recur) except -2:
+    """What _may_recur_cached keeps for `code` under parent's context after
+    _may_recur answered `recur` (0, 1 or V_MEMBERS; -1: nothing)."""
+    cdef object ctx = <object>parent.ctx
+    cdef bint by_module
+    if not ctx.primitives:
+        return recur            # the answer is the module's alone
+    _user_code_starts(self)
+    try:
+        by_module = _module_primitive(self, ctx, tracer_frame_function(frame), code)
+    except BaseException as exc:
+        _stop_for_hook(self, exc)
+        return -1
+    finally:
+        _user_code_ran(self)
+    return 0 if by_module else V_MEMBERS
+
+
+cdef bint _kept_verdict(Recorder self, FrameRec *parent, void *frame, object code,
+                        int verdict) except -1:
+    """The answer of a kept verdict for the call opened at parent.open_row, whose
+    first Python frame is `frame`: under V_MEMBERS, whether neither what the call
+    called nor the frame's function is one of the context's primitive callables
+    (as _may_recur tests them, with no Python code of tracer's)."""
+    cdef object prims, callee
+    cdef int32_t *r
+    cdef PyObject *func
+    if verdict != V_MEMBERS:
+        return verdict
+    prims = (<object>parent.ctx).primitives
+    if type(prims) is not frozenset:
+        return _may_recur(self, parent, frame, code)
+    r = _open_rec(self, parent)
+    if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:  # an operator: its function
+        callee = (<object>parent.plan.statics)[r[REC_FN]] if r[REC_FN] >= 0 else None
+    else:
+        callee = _callee(self, parent.open_row)
+    func = tracer_frame_function(frame)
+    _user_code_starts(self)    # (a callee's __hash__ may be the program's)
+    try:
+        return not (_member(callee, <frozenset>prims) or
+                    (func != NULL and _member(<object>func, <frozenset>prims)))
+    finally:
+        _user_code_ran(self)
+
+
+cdef bint _plain_entry_ok(Recorder self, FrameRec *parent, void *frame, object code) except -1:
+    """Whether the frame `frame` (running `code`), entered by the call parent's
+    pending op records, may be entered by _enter_plain as far as parent's context
+    goes: no hooks, or only primitives and call filters, with the callee (the
+    frame's function: _enter_plain checks they are the same) named by no filter
+    and its verdict kept as followed."""
+    cdef uint32_t hooks = parent.hooks
+    cdef PyObject *func
+    cdef size_t h
+    cdef int verdict
+    cdef object prims
+    if hooks == 0:
+        return True
+    if hooks & ~(<uint32_t>H_PLAIN_ENTRY) or self.broken:
+        return False
+    func = tracer_frame_function(frame)
+    if func == NULL:
+        return False
+    if hooks & (H_FILTERED | H_SUBST_BY) and parent.filters != NULL and \
+            _match(<CallFilter>parent.filters, func) >= 0:
+        return False
+    if hooks & H_PRIMITIVES:
+        h = (<size_t>(<PyObject *>code) >> 4) & (VERDICT_CACHE - 1)
+        if self.verdict_code[h] != <PyObject *>code or self.verdict_ctx[h] != parent.ctx:
+            return False        # not asked yet: _enter asks (and keeps the answer)
+        verdict = self.verdict_recur[h]
+        if verdict == 0:
+            return False
+        if verdict == V_MEMBERS:
+            # A function hashes by identity: no Python code runs for the lookup.
+            prims = (<object>parent.ctx).primitives
+            if type(prims) is not frozenset or _member(<object>func, <frozenset>prims):
+                return False
     return True
 
 

@@ -46,8 +46,9 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
                        int offset) except -1:
     """The common frame entry in one routine: a Python function called by the
     call op the caller's pending segment is at, under a context with no hooks
-    and no value policy, its plan this session's, no growth; False (nothing
-    written) for anything else, which _enter handles.
+    (or only primitives and filters that leave this callee alone:
+    _plain_entry_ok) and no value policy, its plan this session's, no growth;
+    False (nothing written) for anything else, which _enter handles.
 
     What _enter, _open, _push, _argument_rows and add_frame do for that case,
     with the columns and counts in locals (`t` is borrowed, so no reference
@@ -75,8 +76,9 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     cdef int32_t *auxes
     cdef int32_t *ref_starts
     cdef PyObject **values
-    if pp == NULL or parent.hooks or parent.open_row >= 0 or parent.pending < 0 \
-            or parent.subst_pc >= 0 or pp.branch_sides_at[parent.pc] >= 0:
+    if pp == NULL or parent.open_row >= 0 or parent.pending < 0 \
+            or parent.subst_pc >= 0 or pp.branch_sides_at[parent.pc] >= 0 \
+            or not _plain_entry_ok(self, parent, frame, code):   # (filters.pxi)
         return False
     # The instruction the caller executes is the call its pending op records
     # (the event before the CALL read its inputs: nothing to replay first).
@@ -198,8 +200,8 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     fr.body = 1   # callee is func
     fr.after_call = 0
     fr.ctx = parent.ctx
-    fr.hooks = 0
-    fr.filters = NULL
+    fr.hooks = parent.hooks     # the caller's context (_plain_entry_ok)
+    fr.filters = parent.filters if parent.hooks & (H_FILTERED | H_SUBST_BY) else NULL
     fr.subst_pc = -1
     fr.subst_new = fr.subst_orig = fr.subst_args = NULL
     fr.pending = P_NONE
@@ -364,25 +366,30 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
 
 
 cdef bint _may_recur_cached(Recorder self, FrameRec *parent, void *frame, object code) except -1:
-    """_may_recur, its answer kept per code object when the context only names
-    primitive modules (no canrecur, no primitive callables): then it depends on
-    the code's function's module alone, which _may_recur itself caches per code
-    for one recording, but through Python attribute reads and dicts on every
-    call (a model drawing from `random` paid ~3,000 instructions per draw)."""
+    """_may_recur, its answer kept per code object and context when no canrecur
+    asks: with no primitive callables it depends on the code's function's module
+    alone, which _may_recur itself caches per code for one recording, but through
+    Python attribute reads and dicts on every call (a model drawing from `random`
+    paid ~3,000 instructions per draw); with them (tracer.ppl's contexts), the
+    module's part is kept and the callables are a set lookup (_kept_verdict)."""
     cdef size_t h = (<size_t>(<PyObject *>code) >> 4) & (VERDICT_CACHE - 1)
     cdef bint recur
+    cdef int keep
     if parent.hooks & H_CANRECUR:
         return _may_recur(self, parent, frame, code)
     if self.verdict_code[h] == <PyObject *>code and self.verdict_ctx[h] == parent.ctx:
-        return self.verdict_recur[h]
+        return _kept_verdict(self, parent, frame, code, self.verdict_recur[h])  # (contexts.pxi)
     recur = _may_recur(self, parent, frame, code)
-    if self.broken or tracer_frame_function(frame) == NULL or (<object>parent.ctx).primitives:
+    if self.broken or tracer_frame_function(frame) == NULL:
+        return recur
+    keep = _verdict_to_keep(self, parent, frame, code, recur)    # (contexts.pxi)
+    if keep < 0:
         return recur
     Py_INCREF(code)
     Py_XDECREF(self.verdict_code[h])
     self.verdict_code[h] = <PyObject *>code
     self.verdict_ctx[h] = parent.ctx
-    self.verdict_recur[h] = recur
+    self.verdict_recur[h] = <uint8_t>keep
     return recur
 
 
@@ -488,7 +495,7 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     elif h >= 0 and fr.pending == P_EXC:
         _enter_handler(self, fr, offset, h)
     elif fr.pending >= 0 and _ends_at(self, fr, offset):
-        if fr.open_row >= 0 and fr.hooks == 0 and _close_open_call(self, self.trace, fr):
+        if fr.open_row >= 0 and _plain_close_ok(self, fr) and _close_open_call(self, self.trace, fr):
             pass   # the segment was that call and its END: nothing left to run
         else:
             _run_to_end(self, fr)
@@ -624,8 +631,8 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)
-    if src & 3 == 0 and fr.hooks == 0 and _return_plain(self, self.trace, fr, offset, retval,
-                                                         flags, <int32_t>(src >> 2)):
+    if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, self.trace, fr, offset,
+                                                               retval, flags, <int32_t>(src >> 2)):
         return 0
     if fr.hooks & H_SNAP_ANY:
         copy = _snapshot(self, fr, <object>retval)  # one snapshot for the return and the call

@@ -148,6 +148,36 @@ cdef inline bint _no_filtered_hook(Recorder self, FrameRec *fr, int32_t *r, int3
                              _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) < 0)
 
 
+# The one-routine call paths (events.pxi: _enter_plain, _close_open_call,
+# _return_plain) under a context with hooks: what each may leave out.  A frame
+# entered by a call whose callee no filter of the context names, under a context
+# whose only hooks are primitives and filters, is entered as under no hooks (its
+# callee's verdict kept, _may_recur_cached: _plain_entry_ok, contexts.pxi); so is a call's row completed whose
+# callee no filter names (_no_filtered_hook), and a frame's return under a context
+# with no snapshots or node hooks.  Filtered callees take the general paths, which
+# run their hooks.
+cdef enum:
+    H_PLAIN_ENTRY = H_PRIMITIVES | H_ON_CALL | H_OVERRIDE_BY | H_SUBST_BY
+
+
+cdef inline bint _plain_close_ok(Recorder self, FrameRec *fr) noexcept:
+    """Whether the row of the call open in `fr` (fr.open_row, its op at fr.pc) may
+    be completed by _close_open_call: no hook of fr's context runs for it."""
+    cdef int32_t *op
+    if fr.hooks == 0:
+        return True
+    op = fr.plan.ops + fr.pc * OP_WORDS
+    if op[OP_CODE] != M_RECORD:
+        return False
+    return _no_filtered_hook(self, fr, fr.plan.recs + op[OP_A], fr.open_row)
+
+
+cdef inline bint _plain_return_ok(FrameRec *fr) noexcept:
+    """Whether `fr` may return through _return_plain: its context takes no
+    snapshot of the value and has no node hook (filters act on the caller's row)."""
+    return (fr.hooks & (H_SNAP_ANY | H_NODE_ALL)) == 0
+
+
 cdef PyObject *_row_callee(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
     """What the call or operator recorded at `row` (record `r`) called, borrowed:
     an operator's function, or a call's first input (the original callable when a
