@@ -66,6 +66,12 @@ cdef inline PyObject *_frame_local(Recorder self, FrameRec *fr, int32_t i, int32
 
 
 # -- running segments ----------------------------------------------------------------
+cdef extern from *:
+    # Cython's own branch hint (defined in every module it generates): gcc lays
+    # a rare case's block out of the hot path and gives the common case's
+    # values the registers.
+    bint _rare "unlikely"(bint) noexcept nogil
+
 # Hooks whose bits do not concern rows once they are written (they act when a frame
 # is entered): a frame with no other hook bits writes its rows in the op loop itself.
 cdef enum:
@@ -273,6 +279,33 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     # An input to pool first (a constant's first use in this trace).
                     fr.pc = pc
                     _record_primitive(self, fr, r, v)
+                    reopen = True
+            elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
+                # An op with no result (a store into a subscript, a slice or an
+                # attribute, a delete): _record's row, value None.
+                if reopen:
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
+                if next_refs >= 0:
+                    nrefs = next_refs
+                    row = n
+                    parents[row] = call_row
+                    offsets[row] = op[OP_OFFSET]
+                    auxes[row] = 0
+                    values[row] = _row_value(policy, <PyObject *>None)
+                    ref_starts[row + 1] = nrefs
+                    kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+                    flags[row] = 0
+                    n = row + 1
+                    self.trace.n = n
+                    self.trace.nrefs = nrefs
+                else:
+                    fr.pc = pc
+                    _record(self, fr, op[OP_A], NULL)
                     reopen = True
             else:
                 fr.pc = pc
