@@ -8,6 +8,8 @@ column and value by value, also when the columns grow in the middle of a run and
 under a value policy.
 """
 
+import re
+
 import pytest
 
 import tracer
@@ -52,6 +54,10 @@ def mixed(xs):
         else:
             total -= len(str(v)) * 1.25
     return total
+
+
+def _sans_address(value):
+    return re.sub(r" at 0x[0-9a-f]+", "", repr(value))
 
 
 def _columns(root):
@@ -180,3 +186,166 @@ def test_branches_taken_in_the_op_loop_match_the_per_row_writers(call, fresh):
             spare_columns_limit(old)
     assert fast.value == slow.value == f(*args)
     _same_trace(fast, slow)
+
+
+# -- for loops: FOR_ITER taken in the op loop ------------------------------------------
+# A FOR_ITER at its BRANCH event is written by the op loop (_run_ops): the next
+# value's row and the jump's, or on exhaustion the jump's alone; under a node hook
+# _for_iter writes them, and so it does when a Python frame ran under the FOR_ITER
+# (a generator or a Python __next__: its row is open).
+
+
+def _gen(n):
+    for k in range(n):
+        yield k * 2
+
+
+class Countdown:
+    """An iterator whose __next__ is Python: a frame entered under every FOR_ITER."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.n <= 0:
+            raise StopIteration
+        self.n -= 1
+        return self.n
+
+
+def _returns_value(n):
+    # A generator that returns a value: StopIteration raised, FOR_ITER swallows it.
+    for k in range(n):
+        yield k
+    return "done"
+
+
+def for_shapes(xs):
+    total = 0
+    for v in xs:                          # a list
+        total += v
+    for v in range(3, len(xs), 2):        # a range
+        total -= v
+    for v in (1, 2.5, "s", None):         # a constant tuple
+        total += 1 if v else 0
+    for v in ():                          # exhausted at once
+        total += 100
+    for k, v in enumerate(xs[:20]):       # unpacking the next value
+        total += k * v
+    for a, b in zip(xs, reversed(xs)):
+        total += a - b
+    for key in {"a": 1, "b": 2}:          # a dict's keys
+        total += len(key)
+    for c in "abc":                       # a string
+        total += ord(c)
+    for v in _gen(30):                    # a generator: resumed under FOR_ITER
+        total += v
+    for v in Countdown(12):               # a Python __next__
+        total += v
+    for v in _returns_value(7):
+        total += v
+    for v in map(lambda q: q + 1, xs[:15]):   # a C iterator calling Python
+        total += v
+    for i in range(6):                    # nested loops, break and continue
+        for j in range(i, 9):
+            if j == 7:
+                break
+            if j % 2:
+                continue
+            total += i * j
+        else:
+            total += 1000
+    for v in xs:                          # for-else, the else taken
+        if v < 0:
+            break
+    else:
+        total += 7
+    return total
+
+
+def for_events(xs):
+    # The segment after the FOR_ITER ends at every kind of event: an
+    # INSTRUCTION, a call's PY_START, a return's PY_RETURN, a RAISE caught here.
+    total = 0
+    for v in xs:
+        total += _twice(v)                # PY_START
+    for v in xs:
+        try:
+            if v % 5 == 0:
+                raise ValueError(v)       # RAISE
+            total += v
+        except ValueError:
+            total -= 1
+    for v in xs:
+        if v > len(xs) // 2:
+            return total + v              # PY_RETURN inside the loop
+    return total
+
+
+def for_in_generator(xs):
+    # A loop in a generator frame that yields inside its body: the iterator is
+    # carried across each resume.
+    for v in xs:
+        yield v + 1
+        for w in range(2):
+            yield v * w
+
+
+def for_in_generator_sum(xs):
+    return sum(for_in_generator(xs))
+
+
+def stores(xs):
+    # Ops with no result (stores into a subscript, a slice, an attribute, deletes):
+    # their rows are written by the op loop too.
+    box = Countdown(0)
+    out = [0] * len(xs)
+    for i, v in enumerate(xs):
+        out[i] = v * 2
+        box.n = v
+        out[i:i + 1] = [box.n]
+    d = {}
+    for v in xs:
+        d[v] = v
+        del d[v]
+    return out
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+@pytest.mark.parametrize("call", [
+    (for_shapes, (list(range(1, 60)),)),
+    (for_shapes, ([],)),
+    (for_events, (list(range(40)),)),
+    (for_in_generator_sum, (list(range(25)),)),
+    (stores, (list(range(50)),)),
+])
+def test_for_loops_taken_in_the_op_loop_match_the_per_row_writers(call, fresh):
+    f, args = call
+    old = spare_columns_limit(0) if fresh else None
+    try:
+        fast = tracer.track(f, *args)
+        slow = tracer.track(f, *args, ctx=ReturnHook())
+    finally:
+        if old is not None:
+            spare_columns_limit(old)
+    assert fast.value == slow.value == f(*args)
+    _same_trace(fast, slow)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_for_loops_under_a_value_policy(values):
+    args = (list(range(1, 40)),)
+    fast = tracer.track(for_shapes, *args, ctx=Context(values=values))
+    slow = tracer.track(for_shapes, *args, ctx=ReturnHook(values=values))
+    a, ta = _columns(fast)
+    b, tb = _columns(slow)
+    for name in COLUMNS:
+        assert a[name] == b[name], f"column {name} differs"
+    for row in range(len(ta)):
+        # (objects made by each run, a lambda, an iterator: equal but for where they live)
+        assert _sans_address(ta.value(row)) == _sans_address(tb.value(row)), f"value of row {row}"
+    tracer.validate(fast)
+    tracer.validate(slow)

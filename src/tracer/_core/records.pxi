@@ -108,6 +108,14 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
             self.trace.aux_[row] = self.trace.n
     elif raised == NULL and nout == 1:
         return _record_primitive(self, fr, r, known)
+    elif raised == NULL and nout == 0 and (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0 \
+            and fr.subst_pc != fr.pc and _no_result_row(self, fr, r,
+                                                        (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET],
+                                                        self.trace.value_policy):
+        # An op with no result (a store into a subscript, a slice or an
+        # attribute, a delete) and no per-row hooks: its row written at once,
+        # value None, as below.
+        return 0
     else:
         row = _open(self, fr, rec, K_SPECIAL if sem == R_SPECIAL else K_PRIMITIVE)
     self.trace.flags_[row] &= ~F_OPEN

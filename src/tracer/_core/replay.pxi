@@ -66,6 +66,12 @@ cdef inline PyObject *_frame_local(Recorder self, FrameRec *fr, int32_t i, int32
 
 
 # -- running segments ----------------------------------------------------------------
+cdef extern from *:
+    # Cython's own branch hint (defined in every module it generates): gcc lays
+    # a rare case's block out of the hot path and gives the common case's
+    # values the registers.
+    bint _rare "unlikely"(bint) noexcept nogil
+
 # Hooks whose bits do not concern rows once they are written (they act when a frame
 # is entered): a frame with no other hook bits writes its rows in the op loop itself.
 cdef enum:
@@ -174,9 +180,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     if a RECORD_BOOL, and the jump) are written here as _take_branch writes them,
     and the segment it leads to is started; for an INSTRUCTION event at offset
     `go_on_to` (>= 0) that this segment ends at, its ops run in the same loop:
-    one run where there were two, with _take_branch between.  When not fast, or
-    anything else stands in the way, the run stops before the branch and returns
-    0: the caller's _take_branch writes it.
+    one run where there were two, with _take_branch between.  A FOR_ITER at
+    `branch_at` (the loop's BRANCH event) is taken the same way: its rows by
+    _loop_rows, the segment it leads to started.  When not fast, or anything
+    else stands in the way (a generator resumed under the FOR_ITER: its row is
+    open), the run stops before the branch and returns 0: the caller's
+    _take_branch or _for_iter writes it.
     """
     cdef CPlan *plan = fr.plan
     cdef int32_t *ops = plan.ops
@@ -270,6 +279,33 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     # An input to pool first (a constant's first use in this trace).
                     fr.pc = pc
                     _record_primitive(self, fr, r, v)
+                    reopen = True
+            elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
+                # An op with no result (a store into a subscript, a slice or an
+                # attribute, a delete): _record's row, value None.
+                if reopen:
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
+                if next_refs >= 0:
+                    nrefs = next_refs
+                    row = n
+                    parents[row] = call_row
+                    offsets[row] = op[OP_OFFSET]
+                    auxes[row] = 0
+                    values[row] = _row_value(policy, <PyObject *>None)
+                    ref_starts[row + 1] = nrefs
+                    kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+                    flags[row] = 0
+                    n = row + 1
+                    self.trace.n = n
+                    self.trace.nrefs = nrefs
+                else:
+                    fr.pc = pc
+                    _record(self, fr, op[OP_A], NULL)
                     reopen = True
             else:
                 fr.pc = pc
@@ -394,7 +430,65 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     if TRACER_EVENT_LOG:
         _log_segment(fr, first, pc, "to end")
     fr.pc = pc
+    if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0:
+        # The loop's BRANCH event: _for_iter's rows, written by _loop_rows, and
+        # the segment the FOR_ITER leads to started.  (After the loop, not in
+        # it: the loop's registers stay the common case's.  FOR_ITER is never a
+        # silent branch, so no INSTRUCTION event's segment follows in this run.)
+        # A generator resumed under the FOR_ITER opened its row (fr.open_row):
+        # _for_iter's.
+        if _loop_rows(self, fr, op, dest, policy):
+            _start_segment(self, fr, plan.seg_from[dest >> 1])
+            return 1
     return branch_at < 0 and dest >= 0
+
+
+cdef bint _no_result_row(Recorder self, FrameRec *fr, int32_t *r, int32_t offset,
+                         int policy) except -1:
+    """The row of record `r`, an op with no result that ran without a nested
+    call (no per-row hooks), as _record writes it: inputs, value None.  False,
+    with nothing written, if an input must be pooled first (_record's then)."""
+    cdef Rows w
+    cdef int32_t nrefs
+    self.trace.open_rows(&w, 1, r[REC_NIN])
+    nrefs = _row_inputs(fr.plan, self.session, r, _stack(self, fr), w.refs, w.nrefs)
+    if nrefs < 0:
+        return False
+    w.nrefs = nrefs
+    _rows_add(self.trace, &w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE, 0,
+              fr.call_row, offset, 0, _row_value(policy, <PyObject *>None))
+    return True
+
+
+cdef bint _loop_rows(Recorder self, FrameRec *fr, int32_t *op, int32_t dest, int policy) except -1:
+    """FOR_ITER `op` at its BRANCH event to `dest`, no frame run under it and no
+    per-row hooks: its rows as _for_iter writes them.  Going on, FOR_ITER pushed
+    the next value above the iterator (its record's output slot, live at this
+    event): the next value's row, then the jump's; exhausted, it popped the
+    iterator, whose shadow is still the jump's condition: the jump's alone.
+    False, with nothing written, if an input must be pooled first."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *r = plan.recs + op[OP_A]
+    cdef int64_t *ss = _stack(self, fr)
+    cdef int64_t it = ss[r[REC_INPUTS]]
+    cdef int32_t nin = r[REC_NIN], nrefs, row
+    cdef PyObject *truth = <PyObject *>PY_FALSE
+    cdef Rows w
+    if r[REC_NOUT] != 1:
+        return False
+    self.trace.open_rows(&w, 2, nin + 1)
+    if dest == op[OP_C]:
+        nrefs = _row_inputs(plan, self.session, r, ss, w.refs, w.nrefs)
+        if nrefs < 0:
+            return False
+        w.nrefs = nrefs
+        row = _rows_add(self.trace, &w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE, 0,
+                        fr.call_row, op[OP_OFFSET], 0,
+                        _row_value(policy, tracer_frame_stack_item(fr.frame, r[REC_INPUTS + nin])))
+        ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+        truth = <PyObject *>PY_TRUE
+    _put_jump(self, fr, self.trace, &w, op[OP_OFFSET], dest, it, truth, policy)
+    return True
 
 
 cdef int64_t _carried(Recorder self, FrameRec *fr, int32_t *op) except? -1:
