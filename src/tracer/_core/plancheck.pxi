@@ -130,7 +130,18 @@ cdef inline str _out(str what, Py_ssize_t at, int64_t value, int64_t lo, int64_t
 
 
 cdef object _check_range(str what, _Ints v, int64_t lo, int64_t hi, bint even):
+    # One pass folding the least and greatest item and the OR of all (no branch
+    # per item); only an array that fails is walked again, for the first bad
+    # item's message.
     cdef Py_ssize_t i
+    cdef int32_t x, least = 2147483647, most = -2147483648, bits = 0
+    for i in range(v.n):
+        x = v.p[i]
+        least = x if x < least else least
+        most = x if x > most else most
+        bits |= x
+    if v.n == 0 or (lo <= least and most < hi and not (even and bits & 1)):
+        return None
     for i in range(v.n):
         if not lo <= v.p[i] < hi:
             return _out(what, i, v.p[i], lo, hi)
@@ -149,6 +160,8 @@ def plan_problem(plan, code):
     cdef Py_ssize_t i, j, k, p, nops, nrecs, nunits, nsides, n
     cdef int64_t ncode, nlp, ss, nconsts, nstatics, nparams, h, x, lo, hi, st, nin, nout
     cdef int64_t d, w, last_bool, last_stop
+    cdef int64_t role_lo[_R_DEFER + 1]
+    cdef int64_t role_hi[_R_DEFER + 1]
     cdef int32_t opc, role, kw
     cdef const int32_t *op
     cdef const int32_t *rec
@@ -235,6 +248,16 @@ def plan_problem(plan, code):
         if nsides:
             return "silent branches in a plan with no micro-ops"
         return None
+    # The range of each operand role in this code object (_R_ANY is never looked up).
+    role_lo[_R_STACK], role_hi[_R_STACK] = 0, ss
+    role_lo[_R_LOCAL], role_hi[_R_LOCAL] = 0, nlp
+    role_lo[_R_CONST], role_hi[_R_CONST] = 0, nconsts
+    role_lo[_R_RAISE], role_hi[_R_RAISE] = _INT32_MIN, ss
+    role_lo[_R_OFFSET], role_hi[_R_OFFSET] = 0, ncode
+    role_lo[_R_SPECIAL], role_hi[_R_SPECIAL] = 0, _NSPECIAL
+    role_lo[_R_FLAGS], role_hi[_R_FLAGS] = 0, _LF_ALL + 1
+    # _R_DEFER: a local + 1 (> 0), READ_RETURNED (< 0) or 0
+    role_lo[_R_DEFER], role_hi[_R_DEFER] = _INT32_MIN, nlp + 1
     last_bool = -1
     last_stop = -1
     for i in range(nops):
@@ -255,25 +278,11 @@ def plan_problem(plan, code):
         # Each operand word against the range its role gives it in this code object.
         for k in range(3):
             role = _ROLE[opc][k]
-            w = op[OP_A + k]
             if role == _R_ANY:
                 continue
-            if role == _R_STACK:
-                lo, hi = 0, ss
-            elif role == _R_LOCAL:
-                lo, hi = 0, nlp
-            elif role == _R_CONST:
-                lo, hi = 0, nconsts
-            elif role == _R_RAISE:
-                lo, hi = _INT32_MIN, ss
-            elif role == _R_OFFSET:
-                lo, hi = 0, ncode
-            elif role == _R_SPECIAL:
-                lo, hi = 0, _NSPECIAL
-            elif role == _R_FLAGS:
-                lo, hi = 0, _LF_ALL + 1
-            else:  # _R_DEFER: a local + 1 (> 0), READ_RETURNED (< 0) or 0
-                lo, hi = _INT32_MIN, nlp + 1
+            w = op[OP_A + k]
+            lo = role_lo[role]
+            hi = role_hi[role]
             if not lo <= w < hi:
                 return f"operand op {i} word {'abc'[k]} = {w}, not in [{lo}, {hi})"
             if role == _R_OFFSET and w & 1:
