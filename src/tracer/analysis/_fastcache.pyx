@@ -1,3 +1,4 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
 """The plan cache's load path, typed (tracer.analysis.cache falls back to its Python
 functions without it): a code object's key (its bytes written straight from the
 code object's fields into one buffer, then MurmurHash3), a pack file read by
@@ -12,17 +13,6 @@ Each function gives exactly what its Python twin in cache.py gives
 `_decode`, `load` = CodePlan(code, mode, **entry(code, mode).read())); tests/
 test_plan_cache_fast.py holds them to it, corrupt entries included.  It imports
 nothing of tracer: cache.py hands over what it needs (`init`).
-"""The plan cache's load path, typed (tracer.analysis.cache falls back to its Python
-functions without it): a code object's key (its bytes written straight from the
-code object's fields into one buffer, then blake2b), a pack file read by
-open/read/close, and an entry's header, counts and int32 arrays decoded without
-struct, array slicing or Python loops; and `untrack`, which takes plan data out of
-the garbage collector's lists.
-
-Each function gives exactly what its Python twin in cache.py gives
-(`code_bytes` = b"".join of `_code_parts`, `code_key` = `_key`, `decode` =
-`_decode`); tests/test_plan_cache_fast.py holds them to it, corrupt entries
-included.  It imports nothing of tracer: cache.py hands over what it needs (`init`).
 """
 
 from cpython cimport array as carray
