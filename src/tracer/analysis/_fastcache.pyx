@@ -759,3 +759,16 @@ def load(code, int mode, plan_type):
             break
     (<dict>memo)[key] = fields
     return _plan_of(plan_type, code, mode, <dict>fields)
+
+
+def decode_statics(data, code):
+    """A plan's statics from their bytes (`data`: bytes), as cache._decode_statics
+    makes them: read here when the JSON is plain (known-callable indexes, printable
+    ASCII strings and lists of them), else by that function (as `decode` does)."""
+    if type(code) is not CodeType:
+        raise TypeError(f"statics are decoded for a code object, not {type(code).__name__}")
+    cdef const uint8_t[::1] view = data
+    statics = None
+    if view.shape[0]:
+        statics = _statics_fast(<const char *>&view[0], view.shape[0], code)
+    return statics if statics is not None else _STATICS(memoryview(data), code)
