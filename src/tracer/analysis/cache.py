@@ -55,8 +55,11 @@ it.  `set_plan_cache_limit(megabytes)` sets it from Python.
 
 The load path (the key, reading a pack, decoding an entry) runs in
 tracer.analysis._fastcache where it is built; the Python functions here
-(`_code_parts`, `_read_file`, `_decode`) are its statement and its fallback, and
-TRACER_FAST_CACHE=0 keeps them.
+(`_code_parts`, `_read_file`, `_decode`, `_decode_statics`) are its statement and
+its fallback, and TRACER_FAST_CACHE=0 keeps them.  The plan builder asks `load`
+first: a plan in memory or in its pack, checked, and its CodePlan made, in one
+typed call with no Python code per code object; only when that finds nothing
+usable does it take `entry(code, mode).read()`, which says why (and counts it).
 
 Settings: TRACER_PLAN_CACHE=0 (or off/false/no) turns it off; TRACER_PLAN_CACHE_DIR
 chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
