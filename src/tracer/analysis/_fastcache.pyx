@@ -603,7 +603,12 @@ cdef dict _decode(bytes data, object code, bytes key, Py_ssize_t at, Py_ssize_t 
     untrack(jump_events)
     fields["events"] = events
     fields["jump_events"] = jump_events
-    fields["param_cells"] = tuple(fields["param_cells"])
+    cells = tuple(fields["param_cells"])
+    untrack(cells)
+    fields["param_cells"] = cells
+    # (the fields dict too: the plans kept in memory by key hold it, and nothing in
+    # it refers to anything that could refer back)
+    untrack(fields)
     return fields
 
 

@@ -685,6 +685,7 @@ def _for_code(fields: dict, code: CodeType) -> dict:
                    for s in statics]
         _untrack(statics)
         fields = dict(fields, statics=statics)
+        _untrack(fields)
     return fields
 
 
@@ -758,6 +759,7 @@ class Entry:
         fields = {name: getattr(plan, name) for name in _ARRAYS}
         fields.update(events=plan.events, jump_events=plan.jump_events,
                       param_cells=plan.param_cells, nparams=plan.nparams, statics=plan.statics)
+        _untrack(fields)  # (as a loaded plan's: nothing in it can refer back to it)
         _remember(self.key, fields)
         if not _state["writable"]:
             return False
