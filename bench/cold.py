@@ -37,6 +37,14 @@ untraced, then traced in a first process (empty plan cache) twice over, then
 traced in a second process (the cache the first one filled).  Times of the first
 and second pass of each process and the ratios to the untraced pass.
 
+Where a pass's instructions go: one process run alone, its passes under their own C
+entry points (`--marked`), e.g. a second process with the plan cache filled::
+
+    TRACER_PLAN_CACHE_DIR=D python bench/cold.py --suite-worker DIR --traced   # fills D
+    TRACER_PLAN_CACHE_DIR=D valgrind --tool=callgrind --toggle-collect=filter_next \
+        python bench/cold.py --suite-worker DIR --traced --marked   # its pass 1 alone
+    (--toggle-collect=filterfalse_next: pass 2 alone)
+
 `--no-gc` runs those processes with the garbage collector off: a process whose
 plans came from the cache holds fewer long-lived objects than one that built them,
 so the collector's full collections (which walk every trace still alive) come
@@ -57,6 +65,7 @@ import argparse
 import contextlib
 import gc
 import importlib.util
+import itertools
 import json
 import os
 import shutil
@@ -294,7 +303,8 @@ def _suite_tests(toolz_dir: Path) -> list:
     return tests
 
 
-def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None = None) -> None:
+def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None = None,
+                 marked: bool = False) -> None:
     if no_gc:
         gc.disable()
     tests = _suite_tests(toolz_dir)
@@ -319,18 +329,37 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
             in_gc[0] += time.process_time() - in_gc[1]
 
     gc.callbacks.append(on_gc)
-    for _ in range(2):
+    def one(fn) -> bool:
+        # (--marked's passes: the trace is not bound to a name here, or this frame,
+        # kept by the f_back of a traceback the trace holds, would make a cycle)
+        nonlocal nodes, failures
+        try:
+            nodes += len(tracer.track(fn, ctx=ctx).trace)
+        except Exception:  # noqa: BLE001
+            failures += 1
+        return True
+
+    for k in range(2):
         in_gc[0] = 0.0
         t = time.process_time()
-        for fn in passing:
-            if traced:
-                try:
-                    root = tracer.track(fn, ctx=ctx)
-                    nodes += len(root.trace)
-                except Exception:  # noqa: BLE001
-                    failures += 1
+        if marked and traced:
+            # pass 1 under filter_next, pass 2 under filterfalse_next (C entry points
+            # of the interpreter, as bench/callgrind_marks.py uses them): `valgrind
+            # --tool=callgrind --toggle-collect=filter_next` counts pass 1 alone
+            if k == 0:
+                list(filter(one, passing))
             else:
-                fn()
+                list(itertools.filterfalse(lambda fn: not one(fn), passing))
+        else:
+            for fn in passing:
+                if traced:
+                    try:
+                        root = tracer.track(fn, ctx=ctx)
+                        nodes += len(root.trace)
+                    except Exception:  # noqa: BLE001
+                        failures += 1
+                else:
+                    fn()
         times.append(time.process_time() - t)
         gc_times.append(in_gc[0])
     gc.callbacks.remove(on_gc)
@@ -432,6 +461,9 @@ def main() -> None:
     parser.add_argument("--toolz", type=Path, help="an unpacked toolz sdist (its tests)")
     parser.add_argument("--suite-worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--marked", action="store_true",
+                        help="with --suite-worker DIR: pass 1 under filter_next, pass 2 under "
+                             "filterfalse_next, for callgrind --toggle-collect")
     parser.add_argument("--no-gc", action="store_true",
                         help="run the suite's processes with the garbage collector off")
     parser.add_argument("--values", help="trace the suite with Context(values=VALUES)")
@@ -441,7 +473,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.suite_worker:
-        suite_worker(args.suite_worker, args.traced, args.no_gc, args.values)
+        suite_worker(args.suite_worker, args.traced, args.no_gc, args.values, args.marked)
         return
     if args.phases:
         print(f"Python {sys.version.split()[0]}")

@@ -459,6 +459,8 @@ def test_plan_data_is_not_tracked_by_the_collector(plan_dir):
     cache.forget()
     assert kept(build_plan(code.replace())) == []   # read from the pack
     assert kept(build_plan(code.replace())) == []   # reused from memory
+    # ... nor the fields the cache keeps in memory by key (built, loaded or reused)
+    assert cache._state["memo"] and not any(map(gc.is_tracked, cache._state["memo"].values()))
     # The program's own objects die as they did: the code object (held weakly by its
     # plan) goes with its function.
     ref = weakref.ref(code)

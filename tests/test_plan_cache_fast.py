@@ -177,3 +177,123 @@ def test_the_load_path_uses_the_typed_functions():
         assert cache._decode_fast is cache._decode and cache._fast is None
     else:
         assert cache._decode_fast is fast.decode and cache._fast is fast
+
+
+def slots_of(plan) -> dict:
+    from tracer.analysis.plan import CodePlan
+    out = {}
+    for name in CodePlan.__slots__:
+        if name == "__weakref__":
+            continue
+        value = getattr(plan, name)
+        out[name] = value() if name == "_code" else value
+    return out
+
+
+def same_plans(a, b) -> bool:
+    x, y = slots_of(a), slots_of(b)
+    return x.keys() == y.keys() and all(
+        type(x[k]) is type(y[k]) and (x[k] is y[k] or x[k] == y[k]) for k in x)
+
+
+@pytest.mark.parametrize("mode", [PLAN_PLAIN, PLAN_INTERVENE])
+def test_load_makes_the_plan_entry_read_makes(plan_dir, mode):
+    from tracer.analysis.plan import CodePlan
+    codes = [sample.__code__] + codes_of("json.decoder") + codes_of("textwrap")
+    for code in codes:
+        build_plan(code, mode)
+    cache.forget()  # as a new process: packs read again, nothing in memory
+    for code in codes:
+        copy = code.replace()
+        before = dict(cache.stats)
+        plan = cache.load(copy, mode, CodePlan)
+        assert plan is not None and type(plan) is CodePlan, code.co_qualname
+        assert cache.stats["loaded"] == before["loaded"] + 1
+        assert plan._code() is copy and plan.mode == mode
+        # ... the plan CodePlan(**Entry.read()) makes (kept in memory by the load:
+        # a reuse, which load's second call for code of the same content is too)
+        again = code.replace()
+        assert same_plans(plan, CodePlan(again, mode, **cache.entry(again, mode).read()))
+        third = code.replace()
+        reused = cache.load(third, mode, CodePlan)
+        assert cache.stats["reused"] == before["reused"] + 2
+        assert reused._code() is third and reused.ops is plan.ops  # (arrays shared)
+        assert same_plans(reused, CodePlan(third, mode, **cache.entry(third, mode).read()))
+
+
+def test_load_sets_the_slots_setattr_sets(plan_dir):
+    # A plan type whose objects have a __dict__ gets its fields by setattr: the same
+    # plan as the slots written in place.
+    from tracer.analysis.plan import CodePlan
+
+    class Loose(CodePlan):
+        pass
+
+    build_plan(sample.__code__)
+    cache.forget()
+    tight = cache.load(sample.__code__.replace(), PLAN_PLAIN, CodePlan)
+    loose = cache.load(sample.__code__.replace(), PLAN_PLAIN, Loose)
+    assert type(loose) is Loose and same_plans(tight, loose)
+
+
+def test_load_leaves_a_refused_entry_to_entry_read(plan_dir):
+    from tracer.analysis.plan import CodePlan
+    build_plan(sample.__code__)
+    cache.flush()
+    entry = cache.entry(sample.__code__, PLAN_PLAIN)
+    data = bytearray(entry.raw())
+    data[-3] ^= 0x10  # the payload's checksum no longer matches
+    entry.replace_raw(bytes(data))
+    before = dict(cache.stats)
+    assert cache.load(sample.__code__.replace(), PLAN_PLAIN, CodePlan) is None
+    assert cache.stats == before  # counted and logged by Entry.read, once
+    plan = build_plan(sample.__code__.replace())
+    assert cache.stats["rejected"] == before["rejected"] + 1
+    assert same_fields({k: getattr(plan, k) for k in ("ops", "recs", "statics")},
+                       {k: getattr(build_plan(sample.__code__), k) for k in ("ops", "recs", "statics")})
+
+
+def test_load_is_none_with_the_cache_off():
+    from tracer.analysis.plan import CodePlan
+    saved = dict(cache._state)
+    try:
+        cache.set_plan_cache(None)
+        assert cache.load(sample.__code__.replace(), PLAN_PLAIN, CodePlan) is None
+    finally:
+        cache._state.clear()
+        cache._state.update(saved)
+
+
+def test_statics_decode_as_the_python_decoder():
+    known = cache._known()
+
+    def kw(a, *, b, c):
+        return kw(1, b=2, c="x\"y")
+
+    texts = [b"[]", b"[0]", b'["a"]', b'["a",1,["b","c"]]', b'[["b","c"]]', b"[[]]",
+             b'["\\u00e9"]', b'["a\\"b"]', b'["\\\\"]', b'["\\udc80"]', b'["tab\\t"]',
+             b'[%d]' % (len(known) - 1), b'[%d]' % len(known), b"[-1]", b"[01]", b"[1.5]",
+             b"[1e2]", b"[ 1]", b"[1 ]", b'["a",]', b"[,]", b"[", b"]", b"", b"{}", b'"a"',
+             b"[9999999999]", b'[["a",1]]', b'[["a"]', b'["\x7f"]', b'["\xc3\xa9"]',
+             b'["ab', b"[1,,2]", b"[1][2]", b'[["b","c"]]']
+    for text in texts:
+        for code in (sample.__code__, kw.__code__):
+            try:
+                want = cache._decode_statics(memoryview(text), code)
+            except Exception as exc:  # noqa: BLE001
+                want = exc
+            try:
+                got = fast.decode_statics(text, code)
+            except Exception as exc:  # noqa: BLE001
+                got = exc
+            if isinstance(want, Exception):
+                assert type(got) is type(want), (text, got)
+                continue
+            assert [type(x) for x in got] == [type(x) for x in want], text
+            assert got == want, text
+            for x, y in zip(got, want):  # interned strings, the code's own tuples
+                assert x is y or type(x) is tuple and all(p is q for p, q in zip(x, y)), text
+    # a tuple of keyword names is the code's own constant
+    names = next(c for c in kw.__code__.co_consts if type(c) is tuple)
+    text = ("[" + ",".join('"%s"' % n for n in names).join("[]") + "]").encode()
+    assert fast.decode_statics(text, kw.__code__)[0] is names

@@ -1,32 +1,36 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """The plan cache's load path, typed (tracer.analysis.cache falls back to its Python
 functions without it): a code object's key (its bytes written straight from the
-code object's fields into one buffer, then blake2b), a pack file read by
-open/read/close, and an entry's header, counts and int32 arrays decoded without
-struct, array slicing or Python loops; and `untrack`, which takes plan data out of
-the garbage collector's lists.
+code object's fields into one buffer, then MurmurHash3), a pack file read by
+open/read/close, an entry's header, counts, int32 arrays and statics decoded
+without struct, array slicing, json or Python loops; `load`, which is
+cache.Entry.read and the CodePlan made of its fields in one call (build_plan asks
+it first: no Python code per code object); and `untrack`, which takes plan data
+out of the garbage collector's lists.
 
 Each function gives exactly what its Python twin in cache.py gives
 (`code_bytes` = b"".join of `_code_parts`, `code_key` = `_key`, `decode` =
-`_decode`); tests/test_plan_cache_fast.py holds them to it, corrupt entries
-included.  It imports nothing of tracer: cache.py hands over what it needs (`init`).
+`_decode`, `load` = CodePlan(code, mode, **entry(code, mode).read())); tests/
+test_plan_cache_fast.py holds them to it, corrupt entries included.  It imports
+nothing of tracer: cache.py hands over what it needs (`init`).
 """
 
 from cpython cimport array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_FromStringAndSize
 from cpython.object cimport PyObject
-from cpython.ref cimport Py_DECREF
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, uint32_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memcmp
-from libc.stdio cimport snprintf
 from posix.fcntl cimport open as c_open, O_RDONLY
 from posix.unistd cimport read as c_read, close as c_close
 from posix.stat cimport fstat, struct_stat
 
 import sys
+from sys import intern as sys_intern
 from array import array
-from types import CodeType
+from types import CodeType, MemberDescriptorType
 
 cdef carray.array _INT_ARRAY = array("i")
 cdef object _CORRUPT = None       # cache._Corrupt
@@ -47,15 +51,22 @@ DEF MAX_ARRAYS = 32
 
 
 def init(corrupt, decode_statics, crc32, plan_problem, tuple arrays, tuple lists,
-         bytes magic, int fmt, int header_size, ints_pack):
-    """Take cache.py's pieces (called once when cache.py is imported)."""
+         bytes magic, int fmt, int header_size, ints_pack, module=None, tuple prefixes=()):
+    """Take cache.py's pieces (called once when cache.py is imported); `module` (the
+    cache module) and `prefixes` (its keys' prefixes per plan variant) for `load`."""
     global _CORRUPT, _STATICS, _CRC, _PROBLEM, _ARRAYS, _LISTS, _MAGIC, _FORMAT
-    global _INTS_PACK, _READY
+    global _INTS_PACK, _READY, _CACHE, _PREFIXES, _WEAKREF
     if header_size != HEADER_SIZE or len(magic) != 8 or len(arrays) + len(lists) > MAX_ARRAYS:
         raise ValueError("tracer: the plan cache's entry format is not the one "
                          "_fastcache was compiled for")
+    for prefix in prefixes:
+        if type(prefix) is not bytes:
+            raise TypeError("the keys' prefixes are bytes")
     _CORRUPT, _STATICS, _CRC, _PROBLEM = corrupt, decode_statics, crc32, plan_problem
     _ARRAYS, _LISTS, _MAGIC, _FORMAT, _INTS_PACK = arrays, lists, magic, fmt, ints_pack
+    _CACHE, _PREFIXES = module, prefixes
+    import weakref
+    _WEAKREF = weakref.ref
     _READY = sys.byteorder == "little"
     return _READY
 
@@ -83,6 +94,21 @@ cdef extern from "Python.h":
         PyObject *co_qualname
     PyObject *PyCode_GetCode(PyCodeObject *co) except NULL   # a new reference
     const char *PyUnicode_AsUTF8AndSize(object s, Py_ssize_t *size) except NULL
+    Py_ssize_t Py_SIZE(object o)
+    int PyType_HasFeature(object t, unsigned long feature)
+    unsigned long Py_TPFLAGS_HEAPTYPE
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyDescrObject:
+        PyObject *d_type
+    ctypedef struct PyMemberDescrObject:
+        PyDescrObject d_common
+        PyMemberDef *d_member
+    int Py_T_OBJECT_EX
+    int Py_READONLY
+    int PySet_Add(object s, object key) except -1
     int PyObject_IS_GC(object o)
     int PyObject_GC_IsTracked(object o)
     void PyObject_GC_UnTrack(void *o)
@@ -129,9 +155,28 @@ cdef int _put_str(_Buf *b, str s) except -1:
 
 
 cdef int _put_tag(_Buf *b, const char *tag, Py_ssize_t n, bint colon) except -1:
-    # b"\1s%d:" / b"\1t%d": a tag and a decimal count.
-    cdef char text[40]
-    cdef int k = snprintf(text, sizeof(text), b"%s%zd%s", tag, n, b":" if colon else b"")
+    # b"\1s%d:" / b"\1t%d": a tag (2 bytes) and a decimal count (n >= 0), written
+    # by hand (snprintf took a third of the key's time).
+    cdef char text[32]
+    cdef char digits[24]
+    cdef int k = 0, m = 0
+    cdef size_t u = <size_t>n
+    text[0] = tag[0]
+    text[1] = tag[1]
+    k = 2
+    while True:
+        digits[m] = <char>(48 + u % 10)
+        m += 1
+        u //= 10
+        if u == 0:
+            break
+    while m:
+        m -= 1
+        text[k] = digits[m]
+        k += 1
+    if colon:
+        text[k] = 58   # ":"
+        k += 1
     return _put(b, text, k)
 
 
@@ -188,11 +233,19 @@ cdef int _put_code(_Buf *b, object code) except -1:
 cdef int _put_const(_Buf *b, object c) except -1:
     kind = type(c)
     cdef Py_ssize_t start
+    cdef const char *u
+    cdef Py_ssize_t size
     if kind is str:
-        # the tag holds the UTF-8 length: written after the data is known
-        data = (<str>c).encode("utf-8", "surrogatepass")
-        _put_tag(b, b"\1s", PyBytes_GET_SIZE(data), True)
-        _put(b, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+        # the tag holds the UTF-8 length (the str's own UTF-8, without a bytes
+        # object; encoded with "surrogatepass" only for a lone surrogate)
+        try:
+            u = PyUnicode_AsUTF8AndSize(c, &size)
+        except UnicodeEncodeError:
+            data = (<str>c).encode("utf-8", "surrogatepass")
+            u = PyBytes_AS_STRING(data)
+            size = PyBytes_GET_SIZE(data)
+        _put_tag(b, b"\1s", size, True)
+        _put(b, u, size)
     elif kind is tuple:
         _put_tag(b, b"\1t", len(<tuple>c), False)
         for x in <tuple>c:
@@ -202,19 +255,36 @@ cdef int _put_const(_Buf *b, object c) except -1:
         _put_code(b, c)
     else:
         _put(b, b"\1o", 2)
-        _put_str(b, (<type>kind).__qualname__)
+        # (a static type's qualname, kept: it makes a new str at each access)
+        name = _QUALNAMES.get(kind)
+        if name is None:
+            name = (<type>kind).__qualname__
+            if not PyType_HasFeature(kind, Py_TPFLAGS_HEAPTYPE):   # (fixed for life)
+                _QUALNAMES[kind] = name
+        _put_str(b, <str>name)
+    return 0
+
+
+cdef dict _QUALNAMES = {}
+
+
+cdef int _key_bytes(_Buf *b, bytes prefix, object code) except -1:
+    # The key's bytes into a fresh buffer `b` (the caller frees b.p): `prefix` (may
+    # be empty), then what cache._code_parts appends for `code`.
+    b.p = NULL
+    b.n = b.cap = 0
+    if type(code) is not CodeType:
+        raise TypeError(f"the plan cache's key is made of a code object, not {type(code).__name__}")
+    _put(b, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix))
+    _put_code(b, code)
     return 0
 
 
 def code_bytes(code):
     """The bytes of `code`'s key (b"".join of what cache._code_parts appends)."""
-    if type(code) is not CodeType:
-        raise TypeError(f"code_bytes takes a code object, not {type(code).__name__}")
     cdef _Buf b
-    b.p = NULL
-    b.n = b.cap = 0
     try:
-        _put_code(&b, code)
+        _key_bytes(&b, b"", code)
         return PyBytes_FromStringAndSize(b.p, b.n)
     finally:
         free(b.p)
@@ -284,19 +354,18 @@ def murmur128(data):
     return _murmur(&view[0], view.shape[0])
 
 
-def code_key(bytes prefix, code):
-    """The digest of `prefix` and the bytes of `code`'s key: cache._key's."""
-    if type(code) is not CodeType:
-        raise TypeError(f"code_key takes a code object, not {type(code).__name__}")
+cdef bytes _code_key(bytes prefix, object code):
     cdef _Buf b
-    b.p = NULL
-    b.n = b.cap = 0
     try:
-        _put(&b, PyBytes_AS_STRING(prefix), PyBytes_GET_SIZE(prefix))
-        _put_code(&b, code)
+        _key_bytes(&b, prefix, code)
         return _murmur(<const uint8_t *>b.p, b.n)
     finally:
         free(b.p)
+
+
+def code_key(bytes prefix, code):
+    """The digest of `prefix` and the bytes of `code`'s key: cache._key's."""
+    return _code_key(prefix, code)
 
 
 cpdef untrack(obj):
@@ -344,11 +413,127 @@ cdef carray.array _ints(const char *p, Py_ssize_t n):
     return a
 
 
+cdef object _KNOWN = None   # cache._known(): the callables a plan's statics name by index
+
+
+cdef object _ascii_str(const char *p, Py_ssize_t n):
+    # An interned str of the n bytes at p (printable ASCII, checked by the caller), as
+    # sys.intern(json's string) gives it.
+    s = PyUnicode_FromStringAndSize(p, n)
+    return sys_intern(s)
+
+
+cdef Py_ssize_t _string_end(const char *p, Py_ssize_t i, Py_ssize_t n) noexcept:
+    # The index of the closing quote of the JSON string whose opening quote is at i,
+    # or -1 if it is not plain printable ASCII (an escape, a control or non-ASCII
+    # byte: the Python decoder reads those).
+    cdef Py_ssize_t j = i + 1
+    cdef unsigned char c
+    while j < n:
+        c = <unsigned char>p[j]
+        if c == 34:   # '"'
+            return j
+        if c < 32 or c > 126 or c == 92:   # control, non-ASCII, '\\'
+            return -1
+        j += 1
+    return -1
+
+
+cdef object _statics_fast(const char *p, Py_ssize_t n, object code):
+    """The statics list from its JSON (cache._encode_statics's compact form) when it
+    holds only known-callable indexes, plain ASCII strings and lists of them -- what
+    cache._decode_statics makes of it -- or None: anything else (escapes, spaces,
+    numbers out of range, not a list), which the Python decoder then reads (and
+    refuses, when it is not a statics list)."""
+    global _KNOWN
+    cdef Py_ssize_t i = 1, j, k, nknown
+    cdef long v
+    cdef unsigned char c
+    cdef list out = []
+    cdef list names
+    if _KNOWN is None:
+        _KNOWN = _CACHE._known() if _CACHE is not None else None
+        if type(_KNOWN) is not tuple:
+            _KNOWN = None
+            return None
+    nknown = len(<tuple>_KNOWN)
+    if n < 2 or p[0] != 91 or p[n - 1] != 93:   # '[' ... ']'
+        return None
+    if n == 2:
+        return out
+    while True:
+        c = <unsigned char>p[i]
+        if c == 34:
+            j = _string_end(p, i, n)
+            if j < 0:
+                return None
+            out.append(_ascii_str(p + i + 1, j - i - 1))
+            i = j + 1
+        elif 48 <= c <= 57:
+            if c == 48 and i + 1 < n and 48 <= p[i + 1] <= 57:
+                return None   # (a leading zero is not JSON)
+            v = 0
+            j = i
+            while j < n and 48 <= p[j] <= 57:
+                if j - i >= 9:
+                    return None
+                v = 10 * v + (p[j] - 48)
+                j += 1
+            if v >= nknown:
+                return None
+            out.append((<tuple>_KNOWN)[v])
+            i = j
+        elif c == 91:   # a list of strings: a tuple of keyword names
+            names = []
+            i += 1
+            if i < n and p[i] != 93:
+                while True:
+                    if i >= n or p[i] != 34:
+                        return None
+                    j = _string_end(p, i, n)
+                    if j < 0:
+                        return None
+                    names.append(_ascii_str(p + i + 1, j - i - 1))
+                    i = j + 1
+                    if i < n and p[i] == 44:
+                        i += 1
+                        continue
+                    break
+            if i >= n or p[i] != 93:
+                return None
+            i += 1
+            t = tuple(names)
+            # (the code's own constant when it has an equal one, as the Python decoder)
+            for kept in code.co_consts:
+                if type(kept) is tuple and kept == t:
+                    t = kept
+                    break
+            out.append(t)
+        else:
+            return None
+        if i >= n:
+            return None
+        if p[i] == 44:   # ','
+            i += 1
+            if i >= n - 1:
+                return None
+            continue
+        if p[i] == 93 and i == n - 1:
+            return out
+        return None
+
+
 def decode(bytes data, code, bytes key, Py_ssize_t at=0, Py_ssize_t length=-1):
     """The plan's fields from an entry's bytes -- `data`, or its `length` bytes from
     `at` (an entry inside a pack) -- as cache._decode gives them (raising
     cache._Corrupt for the same entries).  The arrays, sets and statics list are
     left untracked by the garbage collector (see `untrack`)."""
+    return _decode(data, code, key, at, length)
+
+
+cdef dict _decode(bytes data, object code, bytes key, Py_ssize_t at, Py_ssize_t length):
+    if type(code) is not CodeType:
+        raise TypeError(f"an entry is decoded for a code object, not {type(code).__name__}")
     if length < 0:
         length = PyBytes_GET_SIZE(data) - at
     if at < 0 or at + length > PyBytes_GET_SIZE(data):
@@ -359,14 +544,25 @@ def decode(bytes data, code, bytes key, Py_ssize_t at=0, Py_ssize_t length=-1):
         raise _CORRUPT("truncated header")
     if memcmp(p, PyBytes_AS_STRING(_MAGIC), 8) != 0 or _u32(p + 8) != _FORMAT:
         raise _CORRUPT("not a plan entry of this format")
-    cdef bytes qualname = code.co_qualname.encode("utf-8", "surrogatepass")
+    # The qualname's UTF-8 (kept by the str; encoded with "surrogatepass" only
+    # when it holds a lone surrogate).
+    cdef Py_ssize_t nqual_code
+    cdef const char *qual
+    qualname = None
+    try:
+        qual = PyUnicode_AsUTF8AndSize(<object>(<PyCodeObject *>code).co_qualname, &nqual_code)
+    except UnicodeEncodeError:
+        qualname = (<str><object>(<PyCodeObject *>code).co_qualname).encode("utf-8", "surrogatepass")
+        qual = PyBytes_AS_STRING(qualname)
+        nqual_code = PyBytes_GET_SIZE(qualname)
     cdef uint32_t nqual = _u32(p + 36), npayload = _u32(p + 40), check = _u32(p + 44)
     cdef Py_ssize_t start = HEADER_SIZE + <Py_ssize_t>nqual
+    # (co_code's size is twice the code object's item count: no co_code copy made)
     if memcmp(p + 12, PyBytes_AS_STRING(key), 16) != 0 \
-            or <int32_t>_u32(p + 28) != <int32_t>code.co_firstlineno \
-            or _u32(p + 32) != <uint32_t>len(code.co_code) \
-            or <Py_ssize_t>nqual != PyBytes_GET_SIZE(qualname) or start > size \
-            or memcmp(p + HEADER_SIZE, PyBytes_AS_STRING(qualname), nqual) != 0:
+            or <int32_t>_u32(p + 28) != (<PyCodeObject *>code).co_firstlineno \
+            or _u32(p + 32) != <uint32_t>(2 * Py_SIZE(code)) \
+            or <Py_ssize_t>nqual != nqual_code or start > size \
+            or memcmp(p + HEADER_SIZE, qual, nqual) != 0:
         raise _CORRUPT("the entry describes another code object")
     if size != start + <Py_ssize_t>npayload:
         raise _CORRUPT("truncated or overlong payload")
@@ -387,7 +583,9 @@ def decode(bytes data, code, bytes key, Py_ssize_t at=0, Py_ssize_t length=-1):
     cdef Py_ssize_t end = counts_size + 4 * total
     if end > npayload:
         raise _CORRUPT("counts")
-    statics = _STATICS(buf[end:], code)
+    statics = _statics_fast(q + end, <Py_ssize_t>npayload - end, code)
+    if statics is None:
+        statics = _STATICS(buf[end:], code)
     fields = {"nparams": nparams, "statics": statics}
     cdef Py_ssize_t pos = counts_size
     for i in range(nall):
@@ -405,5 +603,177 @@ def decode(bytes data, code, bytes key, Py_ssize_t at=0, Py_ssize_t length=-1):
     untrack(jump_events)
     fields["events"] = events
     fields["jump_events"] = jump_events
-    fields["param_cells"] = tuple(fields["param_cells"])
+    cells = tuple(fields["param_cells"])
+    untrack(cells)
+    fields["param_cells"] = cells
+    # (the fields dict too: the plans kept in memory by key hold it, and nothing in
+    # it refers to anything that could refer back)
+    untrack(fields)
     return fields
+
+
+# -- a plan read from the cache, in one call ------------------------------------------------
+# cache.Entry.read and the CodePlan made of its fields, without Python code per code
+# object: build_plan asks here first.  cache.py's state is read at each call (its
+# `_state`, `stats`, `_MEMO_MAX`: set_plan_cache and tests replace them); Python runs
+# only when a module's pack is first opened (cache._open_pack) and for a reused plan
+# holding tuples of keyword names (cache._for_code).
+
+cdef object _CACHE = None          # the tracer.analysis.cache module
+cdef tuple _PREFIXES = ()          # cache._PREFIXES: what every key starts with, per variant
+cdef object _WEAKREF = None        # weakref.ref
+
+
+cdef bint _holds_tuple(object statics):
+    cdef Py_ssize_t i
+    if type(statics) is not list:
+        return True   # (not what a plan holds: cache._for_code decides)
+    for i in range(len(<list>statics)):
+        if type((<list>statics)[i]) is tuple:
+            return True
+    return False
+
+
+cdef object _SLOTS_OF = None        # the plan type whose slots _SLOT_AT holds
+cdef dict _SLOT_AT = {}             # slot name -> its offset in a plan_type object
+cdef tuple _OWN_SLOTS = ("mode", "ir", "_code", "_layout", "_layout_full", "_rec_at")
+
+
+cdef bint _slots_known(object plan_type) except -1:
+    # Where each slot `load` sets lives in a `plan_type` object (its member
+    # descriptors' offsets), so that a plan's ~24 slots are set without 24 attribute
+    # lookups; False when one is not a plain object slot (then setattr does it).
+    global _SLOTS_OF, _SLOT_AT
+    cdef PyMemberDescrObject *d
+    if plan_type is _SLOTS_OF:
+        return True
+    if type(plan_type) is not type or (<type>plan_type).__dictoffset__ != 0:
+        return False
+    found = {}
+    for name in _ARRAYS + _LISTS + ("nparams", "statics") + _OWN_SLOTS:
+        descr = getattr(plan_type, name, None)
+        if type(descr) is not MemberDescriptorType:
+            return False
+        d = <PyMemberDescrObject *>descr
+        if d.d_member.type != Py_T_OBJECT_EX or d.d_member.flags & Py_READONLY \
+                or not issubclass(plan_type, <object>d.d_common.d_type):
+            return False
+        found[name] = d.d_member.offset
+    _SLOT_AT = found
+    _SLOTS_OF = plan_type
+    return True
+
+
+cdef inline void _set_slot(object plan, Py_ssize_t offset, object value) noexcept:
+    cdef PyObject **slot = <PyObject **>((<char *><PyObject *>plan) + offset)
+    cdef PyObject *old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject *>value
+    Py_XDECREF(old)
+
+
+cdef object _plan_of(object plan_type, object code, int mode, dict fields):
+    # What CodePlan(code, mode, **fields) makes (plan.py's __init__: the fields, the
+    # mode, no IR, the code held weakly, no layout or records yet), its slots set
+    # from here; tests/test_plan_cache_fast.py holds the two to the same slots.
+    plan = plan_type.__new__(plan_type)
+    if _slots_known(plan_type) and len(fields) == len(_SLOT_AT) - len(_OWN_SLOTS):
+        for name, value in fields.items():
+            offset = _SLOT_AT.get(name)
+            if offset is None:
+                setattr(plan, name, value)   # (not a field a plan has: as CodePlan does)
+            else:
+                _set_slot(plan, <Py_ssize_t>offset, value)
+        _set_slot(plan, <Py_ssize_t>_SLOT_AT["mode"], mode)
+        _set_slot(plan, <Py_ssize_t>_SLOT_AT["ir"], None)
+        _set_slot(plan, <Py_ssize_t>_SLOT_AT["_code"], _WEAKREF(code))
+        _set_slot(plan, <Py_ssize_t>_SLOT_AT["_layout"], None)
+        _set_slot(plan, <Py_ssize_t>_SLOT_AT["_layout_full"], False)
+        _set_slot(plan, <Py_ssize_t>_SLOT_AT["_rec_at"], None)
+        return plan
+    for name, value in fields.items():
+        setattr(plan, name, value)
+    plan.mode = mode
+    plan.ir = None
+    plan._code = _WEAKREF(code)
+    plan._layout = None
+    plan._layout_full = False
+    plan._rec_at = None
+    return plan
+
+
+cdef int _count(dict stats, str what) except -1:
+    stats[what] = stats[what] + 1
+    return 0
+
+
+def load(code, int mode, plan_type):
+    """The plan of `code` in variant `mode` as a new `plan_type` (CodePlan), from what
+    the cache holds -- a plan kept in memory for code of the same content, or the
+    entry in the code's pack, decoded and checked as `decode` does -- or None: the
+    cache is off, holds no such entry, or its entry fails a check (build_plan then
+    takes cache.Entry.read, which counts and logs a rejection, and builds).  Counts
+    `stats` and keeps the plan in memory as Entry.read does."""
+    if not _READY or _CACHE is None or type(code) is not CodeType \
+            or not 0 <= mode < len(_PREFIXES):
+        return None
+    state = _CACHE._state
+    if type(state) is not dict:
+        return None
+    if (<dict>state).get("dir") is None and (<dict>state).get("resolved"):
+        return None   # the cache is off
+    key = _code_key(<bytes>_PREFIXES[mode], code)
+    memo = (<dict>state).get("memo")
+    stats = _CACHE.stats
+    if type(memo) is not dict or type(stats) is not dict:
+        return None
+    fields = (<dict>memo).get(key)
+    if fields is not None:
+        _count(<dict>stats, "reused")
+        if _holds_tuple((<dict>fields).get("statics")):
+            fields = _CACHE._for_code(fields, code)
+        return _plan_of(plan_type, code, mode, <dict>fields)
+    packs = (<dict>state).get("packs")
+    if type(packs) is not dict:
+        return None
+    pack = (<dict>packs).get(code.co_filename)
+    if pack is None or pack.index is None:
+        pack = _CACHE._open_pack(code)
+        if pack is None:
+            return None
+    index = pack.index
+    data = pack.data
+    if type(index) is not dict or type(data) is not bytes:
+        return None
+    where = (<dict>index).get(key)
+    if where is None:
+        return None
+    try:
+        fields = _decode(<bytes>data, code, key, where[0], where[1])
+    except Exception:   # noqa: BLE001 - Entry.read decodes it again and says why
+        return None
+    _count(<dict>stats, "loaded")
+    used = pack.used
+    if type(used) is set:
+        PySet_Add(used, key)
+    else:
+        used.add(key)
+    if len(<dict>memo) >= _CACHE._MEMO_MAX:
+        for oldest in memo:   # the oldest goes first (as cache._remember)
+            (<dict>memo).pop(oldest, None)
+            break
+    (<dict>memo)[key] = fields
+    return _plan_of(plan_type, code, mode, <dict>fields)
+
+
+def decode_statics(data, code):
+    """A plan's statics from their bytes (`data`: bytes), as cache._decode_statics
+    makes them: read here when the JSON is plain (known-callable indexes, printable
+    ASCII strings and lists of them), else by that function (as `decode` does)."""
+    if type(code) is not CodeType:
+        raise TypeError(f"statics are decoded for a code object, not {type(code).__name__}")
+    cdef const uint8_t[::1] view = data
+    statics = None
+    if view.shape[0]:
+        statics = _statics_fast(<const char *>&view[0], view.shape[0], code)
+    return statics if statics is not None else _STATICS(memoryview(data), code)

@@ -55,8 +55,11 @@ it.  `set_plan_cache_limit(megabytes)` sets it from Python.
 
 The load path (the key, reading a pack, decoding an entry) runs in
 tracer.analysis._fastcache where it is built; the Python functions here
-(`_code_parts`, `_read_file`, `_decode`) are its statement and its fallback, and
-TRACER_FAST_CACHE=0 keeps them.
+(`_code_parts`, `_read_file`, `_decode`, `_decode_statics`) are its statement and
+its fallback, and TRACER_FAST_CACHE=0 keeps them.  The plan builder asks `load`
+first: a plan in memory or in its pack, checked, and its CodePlan made, in one
+typed call with no Python code per code object; only when that finds nothing
+usable does it take `entry(code, mode).read()`, which says why (and counts it).
 
 Settings: TRACER_PLAN_CACHE=0 (or off/false/no) turns it off; TRACER_PLAN_CACHE_DIR
 chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
@@ -85,7 +88,7 @@ from types import CodeType
 from .. import _core
 from .. import callables as ops
 
-__all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", "Entry", "stats",
+__all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", "load", "Entry", "stats",
            "flush", "forget"]
 
 FORMAT = 2
@@ -682,6 +685,7 @@ def _for_code(fields: dict, code: CodeType) -> dict:
                    for s in statics]
         _untrack(statics)
         fields = dict(fields, statics=statics)
+        _untrack(fields)
     return fields
 
 
@@ -755,6 +759,7 @@ class Entry:
         fields = {name: getattr(plan, name) for name in _ARRAYS}
         fields.update(events=plan.events, jump_events=plan.jump_events,
                       param_cells=plan.param_cells, nparams=plan.nparams, statics=plan.statics)
+        _untrack(fields)  # (as a loaded plan's: nothing in it can refer back to it)
         _remember(self.key, fields)
         if not _state["writable"]:
             return False
@@ -824,7 +829,8 @@ def _init_fast():
     except ImportError:  # pragma: no cover - an install without the compiled helper
         return None
     ok = _fastcache.init(_Corrupt, _decode_statics, zlib.crc32, _core.plan_problem, _ARRAYS,
-                         _LISTS, MAGIC, FORMAT, _HEADER.size, _CODE_INTS.pack)
+                         _LISTS, MAGIC, FORMAT, _HEADER.size, _CODE_INTS.pack,
+                         sys.modules[__name__], _PREFIXES)
     return _fastcache if ok and os.environ.get("TRACER_FAST_CACHE", "1") not in _OFF else None
 
 
@@ -837,8 +843,7 @@ _code_parts_fast = _code_parts
 _decode_fast = _fast.decode if _fast is not None else _decode
 
 
-def entry(code: CodeType, mode: int) -> Entry | None:
-    """The cache entry of `code`'s plan in variant `mode`, or None when the cache is off."""
+def _folder() -> str | None:
     root = plan_cache_dir()
     if root is None:
         return None
@@ -849,4 +854,36 @@ def entry(code: CodeType, mode: int) -> Entry | None:
         name = f"plans-{sys.implementation.cache_tag}-{_fingerprint().hex()[:12]}"
         folder = _state["folder"] = os.path.join(root, name)
         _state["folder_of"] = root
+    return folder
+
+
+def entry(code: CodeType, mode: int) -> Entry | None:
+    """The cache entry of `code`'s plan in variant `mode`, or None when the cache is off."""
+    folder = _folder()
+    if folder is None:
+        return None
     return Entry(code, mode, _pack_of(code, folder))
+
+
+def _open_pack(code: CodeType) -> _Pack | None:
+    # The pack of `code`'s module, read (for _fastcache.load: once per module), or
+    # None when the cache is off.
+    folder = _folder()
+    if folder is None:
+        return None
+    pack = _pack_of(code, folder)
+    with _lock:
+        pack.open()
+    return pack
+
+
+def load(code: CodeType, mode: int, plan_type: type):
+    """The plan of `code` in variant `mode` as a `plan_type` (CodePlan) when the cache
+    holds one that passes every check -- kept in memory for code of the same
+    content, or read from the code's pack -- else None (the cache is off, has no
+    entry, or its entry is stale, truncated or corrupt: `entry(code, mode).read()`
+    then says why, counts it, and the plan is built).  One typed call where
+    tracer.analysis._fastcache is built (no Python code per code object); without
+    it, always None."""
+    fast = _fast
+    return None if fast is None else fast.load(code, mode, plan_type)

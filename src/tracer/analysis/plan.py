@@ -870,6 +870,11 @@ def build_plan(code: CodeType, mode: int = PLAN_PLAIN) -> CodePlan:
     Read from the plan cache on disk when it holds this code object's plan
     (tracer.analysis.cache), else built and written there.
     """
+    # A plan the cache holds, in one typed call (no Python per code object); then,
+    # if there is none or it fails a check, the entry read again to say why.
+    loaded = cache.load(code, mode, CodePlan)
+    if loaded is not None:
+        return loaded
     cached = cache.entry(code, mode)
     if cached is not None:
         fields = cached.read()
