@@ -228,7 +228,7 @@ cdef bint _yield_plain(Recorder self, object code, int32_t offset, PyObject *ret
             src = ((<int64_t>op[OP_A]) << 2) | 1
         elif op[OP_CODE] == M_SEND and op[OP_B] == offset:
             src = _send_yielded(self, t, fr, op, retval)
-    if src & 3 == 0 and _return_plain(self, t, fr, offset, retval, F_YIELD, <int32_t>(src >> 2)):
+    if src & 3 == 0 and _yielded_row(self, t, fr, offset, retval, <int32_t>(src >> 2)):
         return True
     # _leave's tail with no hooks (a constant yielded, or growth).
     if src & 3 == 0:
@@ -264,3 +264,42 @@ cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t 
     s = (<int64_t>row) << 2
     _stack(self, fr)[r[REC_INPUTS + r[REC_NIN]]] = s
     return s
+
+
+cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offset,
+                              PyObject *retval, int32_t ref) except -1:
+    """_return_plain(fr, offset, retval, F_YIELD, ref) for _yield_plain, whose
+    caller checked hooks, substitution, value policy and timing: the ReturnNode
+    of the value yielded (its one ref `ref`), the frame's node closed, its record
+    popped; False (nothing written) when the columns must grow.  (Its own copy:
+    a second caller of _return_plain kept the compiler from inlining it into
+    _leave, every return's path.)"""
+    cdef int32_t row = t.n, nrefs = t.nrefs, call_row = fr.call_row
+    cdef PyObject *old
+    if row + 2 >= t.cap or nrefs >= t.refcap:
+        return False
+    t.kind_[row] = K_RETURN
+    t.flags_[row] = F_YIELD
+    t.parent_[row] = call_row
+    t.offset_[row] = offset
+    t.aux_[row] = 0
+    Py_XINCREF(retval)
+    t.value_[row] = retval
+    t.refs_[nrefs] = ref
+    t.ref_start_[row + 1] = nrefs + 1
+    t.n = row + 1
+    t.nrefs = nrefs + 1
+    old = t.value_[call_row]
+    Py_XINCREF(retval)
+    t.value_[call_row] = retval
+    t.flags_[call_row] &= ~F_OPEN
+    t.aux_[call_row] = row + 1
+    self.shadow_top -= fr.plan.nlocalsplus + fr.plan.stacksize
+    self.nframes -= 1
+    # Released last: a destructor it runs sees the trace and the frames consistent.
+    Py_XDECREF(old)
+    if t.flags_[call_row] & F_FRAME and self.nframes > 0:
+        # A frame entered from C is a node of its own, complete now (_close_call):
+        # the hook of the frame below, whose context may differ.
+        _run_node_hook(self, &self.frames[self.nframes - 1], call_row)
+    return True
