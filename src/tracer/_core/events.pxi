@@ -38,6 +38,8 @@ cdef int _frame_entered(Recorder self, object code, int offset, int how) except 
         _past_call(self, parent)   # (not while the caller still executes the CALL)
     if how == STARTED and _enter_plain(self, self.trace, parent, frame, code, offset):
         return EV_CONTINUE
+    if how == RESUMED and _resume_plain(self, self.trace, parent, frame, code, offset):
+        return EV_CONTINUE   # (resume.pxi)
     _enter(self, parent, frame, code, offset, how)
     return EV_CONTINUE
 
@@ -602,6 +604,8 @@ cdef int _py_return(Recorder self, object code, int offset, object retval) excep
 
 
 cdef int _py_yield(Recorder self, object code, int offset, object retval) except -1:
+    if _yield_plain(self, code, offset, <PyObject *>retval):
+        return 0   # (resume.pxi)
     return _leave(self, code, offset, <PyObject *>retval, F_YIELD)
 
 

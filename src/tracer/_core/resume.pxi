@@ -1,0 +1,306 @@
+# Generator frames resumed and suspended (PY_RESUME, PY_YIELD): the common case
+# of each in one routine, the general paths (events.pxi's _enter and _leave) for
+# everything else.
+#
+# What a resume records (the same on both paths): the op of the follower's frame
+# that resumed the generator (a SEND of `yield from` / `await`, a FOR_ITER, a call
+# of C code consuming it) replayed up to the instruction it executes and opened;
+# under it a node of the resumed frame's own (K_NESTED | F_FRAME, its function as
+# its one input) with a fresh frame record and shadow; what the frame kept on its
+# stack across the yield (a `yield from` receiver, a for loop's iterator, the
+# value sent in: the slots the plan's carry mask proves live at the RESUME) as
+# carried ArgumentNodes.  Locals enter as carried ArgumentNodes when first read
+# (_carried).  Nothing of the previous activation's frame record is reused: its
+# shadow names rows of another node.
+#
+# The plain paths cover a followed frame resumed by a followed frame with a plan
+# (no hooks, no substitution, no value policy, no timing), the generator's plan
+# this session's, its code not tracer's own, no frame stack, shadow or frames
+# column growth; they write the rows the general paths write, through the column
+# pointers in locals (tests/test_resume_paths.py compares them with a context
+# that takes the general paths).
+
+cdef extern from *:
+    """
+    /* Carry masks have a bit or two: no libgcc call (no -mpopcnt). */
+    static inline int tracer_bits32(unsigned int x) {
+        int n = 0;
+        for (; x; x &= x - 1) n++;
+        return n;
+    }
+    /* A fresh shadow: four stores an iteration, which the compiler pairs into
+       vector stores (a plain loop over int64 was ~3 instructions a slot). */
+    static inline void tracer_fill64(int64_t *p, Py_ssize_t n, int64_t v) {
+        Py_ssize_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            p[i] = v; p[i + 1] = v; p[i + 2] = v; p[i + 3] = v;
+        }
+        for (; i < n; i++) p[i] = v;
+    }
+    """
+    int _bits32 "tracer_bits32"(unsigned int x) noexcept
+    void _fill64 "tracer_fill64"(int64_t *p, Py_ssize_t n, int64_t v) noexcept
+
+
+cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, object code,
+                        int32_t offset) except -1:
+    """A generator frame resumed (PY_RESUME) under a followed frame, written in
+    one routine: False (nothing written) when the case is not the common one
+    (above), which _enter handles.  `t` is self.trace, borrowed."""
+    cdef CPlan *pp = parent.plan
+    cdef CPlan *plan
+    cdef int32_t here, rec, call_row, ref, k, under
+    cdef int32_t *op
+    cdef uint32_t carry
+    cdef int64_t need
+    cdef int64_t *slots
+    cdef PyObject *func
+    cdef PyObject *v
+    cdef FrameRec *fr
+    cdef Rows w
+    if pp == NULL or parent.hooks or parent.subst_pc >= 0 or self.broken:
+        return False
+    plan = _cached_plan(self, code)
+    if plan == NULL or plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
+            or code is TRACK_CODE or not 0 <= offset < 2 * plan.nunits:
+        return False
+    need = plan.nlocalsplus + plan.stacksize
+    if t.value_policy or t.timing != NULL or t.nframes == t.framecap \
+            or self.nframes == self.framecap or self.shadow_top + need > self.shadow_cap:
+        return False
+    self.events += 1
+    # The follower's op that resumed the frame, as _enter finds and opens it.
+    here = _executing(self, parent)
+    if parent.pending >= 0:
+        _catch_up(self, parent, here, False)
+        op = pp.ops + parent.pc * OP_WORDS
+        if op[OP_OFFSET] != here:
+            _replay_to_resumer(self, t, parent, here)
+            op = pp.ops + parent.pc * OP_WORDS
+        if parent.open_row < 0 and here >= 0 and op[OP_OFFSET] == here and _is_record(op[OP_CODE]):
+            rec = op[OP_A]
+            parent.open_row = _open_resumer(self, t, parent, rec, op[OP_OFFSET])
+            parent.body_may_be_callee = pp.recs[rec + REC_SEM] == R_CALL or \
+                pp.recs[rec + REC_SEM] == R_CALL_EX
+            parent.callee_body_entered = 0
+            parent.open_primitive = 0
+    if (parent.open_row >= 0 and parent.open_primitive) or self.broken:
+        return True   # not followed (as _enter)
+    # The resumed frame's node: under the resuming op while that runs, else beside
+    # it (a generator resumed by a finalizer after its op completed).
+    func = tracer_frame_function(frame)
+    ref = _pool_ref(self, func) if func != NULL else -1
+    carry = <uint32_t>plan.carry[offset >> 1]
+    t.open_rows(&w, 1 + _bits32(carry), 1)
+    under = parent.open_row >= 0 and (w.flags[parent.open_row] & F_OPEN) != 0
+    w.refs[w.nrefs] = ref
+    w.nrefs += 1
+    call_row = _rows_add(t, &w, K_NESTED, F_OPEN | F_FRAME,
+                         parent.open_row if under else parent.call_row,
+                         w.offset[parent.open_row] if parent.open_row >= 0 else here, 0, NULL)
+    parent.callee_body_entered = 1
+    # Its frame record (_push's fields; no hooks, so no filters and no timing).
+    fr = &self.frames[self.nframes]
+    self.nframes += 1
+    fr.frame = frame
+    fr.code = <PyObject *>code
+    fr.plan = plan
+    fr.code_id = plan.code_id
+    fr.call_row = call_row
+    fr.pending = P_NONE
+    fr.pc = 0
+    fr.open_row = -1
+    fr.exc_row = -1
+    fr.shadow = <int32_t>self.shadow_top
+    fr.open_primitive = 0
+    fr.callee_body_entered = 0
+    fr.body_may_be_callee = 0
+    fr.body = fr.after_call = 0   # (a generator's frame is no call's body: aftercall.pxi)
+    fr.ctx = parent.ctx
+    fr.hooks = 0
+    fr.filters = NULL
+    fr.subst_pc = -1
+    fr.subst_new = fr.subst_orig = fr.subst_args = NULL
+    slots = self.shadow + self.shadow_top
+    self.shadow_top += need
+    _fill64(slots, need, S_UNKNOWN)
+    # add_frame's common case (room checked above).
+    if t.nframes and (t.frames_[t.nframes - 1] >> 32) >= call_row:
+        t.frames_sorted = False
+    t.frames_[t.nframes] = ((<int64_t>call_row) << 32) | (<uint32_t>plan.code_id)
+    t.nframes += 1
+    # The stack it kept across the yield (_carry_stack): only the slots the plan
+    # proves live at this RESUME are read.
+    slots += plan.nlocalsplus
+    k = 0
+    while carry:
+        if carry & 1:
+            v = tracer_frame_stack_item(frame, k)
+            if v == NULL:
+                slots[k] = S_NULL
+            else:
+                Py_INCREF(<object>v)
+                slots[k] = (<int64_t>_rows_add(t, &w, K_ARGUMENT, F_CARRIED, call_row, offset,
+                                               -(plan.nlocalsplus + k) - 1, v)) << 2
+        carry >>= 1
+        k += 1
+    _start_segment(self, fr, plan.seg_from[offset >> 1])
+    return True
+
+
+cdef inline int _replay_to_resumer(Recorder self, Trace t, FrameRec *fr, int32_t here) except -1:
+    """_run(fr, here, True) for the resuming frame: the silent jumps before the
+    op at `here` written here (a `yield from` / `await` loop resumed after its
+    YIELD_VALUE jumps back to its SEND), the rest of the run left to _run."""
+    cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
+    cdef int32_t *lo = fr.plan.piece_start
+    cdef Rows w
+    if fr.pending < 0 or TRACER_EVENT_LOG:
+        return _run(self, fr, here, True)
+    while op[OP_CODE] == M_SILENT_JUMP and not (op[OP_OFFSET] >= here and lo[fr.pc] <= here):
+        # _jump_row(fr, offset, dest, S_NULL, None) with no hooks: no condition ref.
+        t.open_rows(&w, 1, 1)
+        Py_INCREF(None)
+        _rows_add(t, &w, K_JUMP, 0, fr.call_row, op[OP_OFFSET], op[OP_C], <PyObject *>None)
+        fr.pc += 1
+        op += OP_WORDS
+    if op[OP_OFFSET] >= here and lo[fr.pc] <= here:
+        return 0   # where _run stops at once
+    return _run(self, fr, here, True)
+
+
+cdef inline int32_t _open_resumer(Recorder self, Trace t, FrameRec *fr, int32_t rec,
+                                  int32_t op_offset) except -1:
+    """_open(fr, rec, K_NESTED) with no substitution pending: the resuming op's
+    row, open, with its inputs."""
+    cdef int32_t *r = fr.plan.recs + rec
+    cdef int32_t nin = r[REC_NIN], i, x, ref
+    cdef int64_t *ss = _stack(self, fr)
+    cdef int64_t s
+    cdef Rows w
+    t.open_rows(&w, 1, nin)
+    for i in range(nin):
+        x = r[REC_INPUTS + i]
+        if x < 0:
+            ref = _static_ref(self, fr.plan, -x - 1)
+        else:
+            s = ss[x]
+            if s == S_NULL:
+                continue
+            ref = _ref(self, fr, s)
+        w.refs[w.nrefs] = ref
+        w.nrefs += 1
+    return _rows_add(t, &w, K_NESTED, F_OPEN, fr.call_row, op_offset, 0, NULL)
+
+
+cdef bint _yield_plain(Recorder self, object code, int32_t offset, PyObject *retval) except -1:
+    """A followed generator frame suspended (PY_YIELD) in one routine: the
+    segment before the yield replayed, the yielded value's ReturnNode (a SEND
+    that delegated to a receiver completed with the value it passes on), the
+    frame's node closed and its record popped.  False (nothing done) when the
+    frame has hooks, a substitution, a value policy or timing: _leave's."""
+    cdef FrameRec *fr = _top_for(self, code)
+    cdef Trace t
+    cdef int32_t *op
+    cdef int64_t src = S_UNKNOWN
+    cdef int32_t row, ref
+    if fr == NULL:
+        return True   # not a frame the recorder follows (_leave does nothing)
+    if fr.hooks or fr.subst_pc >= 0:
+        return False
+    t = self.trace
+    if t.value_policy or t.timing != NULL:
+        return False
+    self.events += 1
+    _catch_up(self, fr, offset, False)
+    if fr.pending >= 0:
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        if (op[OP_CODE] != M_SEND and op[OP_CODE] != M_YIELD) or TRACER_EVENT_LOG:
+            # (a `yield from` whose receiver yielded is at its SEND already: the
+            # op loop would stop at once.)  A result the plan reads from the
+            # value yielded: READ_RETURNED.
+            self.returning = retval
+            _run_to_end(self, fr)
+            self.returning = NULL
+            op = fr.plan.ops + fr.pc * OP_WORDS
+        if (op[OP_CODE] == M_RETURN or op[OP_CODE] == M_YIELD) and op[OP_OFFSET] == offset:
+            src = _stack(self, fr)[op[OP_A]]
+        elif op[OP_CODE] == M_RETURN_CONST and op[OP_OFFSET] == offset:
+            src = ((<int64_t>op[OP_A]) << 2) | 1
+        elif op[OP_CODE] == M_SEND and op[OP_B] == offset:
+            src = _send_yielded(self, t, fr, op, retval)
+    if src & 3 == 0 and _yielded_row(self, t, fr, offset, retval, <int32_t>(src >> 2)):
+        return True
+    # _leave's tail with no hooks (a constant yielded, or growth).
+    if src & 3 == 0:
+        ref = <int32_t>(src >> 2)
+    else:
+        ref = _constant_row(self, fr, offset, -2 if src == S_UNKNOWN else -1, retval)
+    row = t.add_row(K_RETURN, F_YIELD, fr.call_row, offset, 0, retval)
+    t.add_ref(ref)
+    _close_call(self, fr, retval, 0)
+    return True
+
+
+cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t *op,
+                                  PyObject *value) except? -1:
+    """_finish_send(fr, op, value) for a SEND whose receiver's frame ran under
+    its open row (no hooks, one output): the row completed with the value the
+    receiver yielded, which this frame passes on; the shadow of the result."""
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    cdef int32_t row = fr.open_row
+    cdef int64_t s
+    cdef PyObject *old
+    if row < 0 or r[REC_NOUT] != 1:
+        return _finish_send(self, fr, op, value)
+    fr.open_row = -1
+    if t.kind_[row] == K_NESTED and t.flags_[row] & F_OPEN:
+        t.aux_[row] = t.n
+    t.flags_[row] &= ~F_OPEN
+    # set_value with no value policy; the old value released last.
+    old = t.value_[row]
+    Py_XINCREF(value)
+    t.value_[row] = value
+    Py_XDECREF(old)
+    s = (<int64_t>row) << 2
+    _stack(self, fr)[r[REC_INPUTS + r[REC_NIN]]] = s
+    return s
+
+
+cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offset,
+                              PyObject *retval, int32_t ref) except -1:
+    """_return_plain(fr, offset, retval, F_YIELD, ref) for _yield_plain, whose
+    caller checked hooks, substitution, value policy and timing: the ReturnNode
+    of the value yielded (its one ref `ref`), the frame's node closed, its record
+    popped; False (nothing written) when the columns must grow.  (Its own copy:
+    a second caller of _return_plain kept the compiler from inlining it into
+    _leave, every return's path.)"""
+    cdef int32_t row = t.n, nrefs = t.nrefs, call_row = fr.call_row
+    cdef PyObject *old
+    if row + 2 >= t.cap or nrefs >= t.refcap:
+        return False
+    t.kind_[row] = K_RETURN
+    t.flags_[row] = F_YIELD
+    t.parent_[row] = call_row
+    t.offset_[row] = offset
+    t.aux_[row] = 0
+    Py_XINCREF(retval)
+    t.value_[row] = retval
+    t.refs_[nrefs] = ref
+    t.ref_start_[row + 1] = nrefs + 1
+    t.n = row + 1
+    t.nrefs = nrefs + 1
+    old = t.value_[call_row]
+    Py_XINCREF(retval)
+    t.value_[call_row] = retval
+    t.flags_[call_row] &= ~F_OPEN
+    t.aux_[call_row] = row + 1
+    self.shadow_top -= fr.plan.nlocalsplus + fr.plan.stacksize
+    self.nframes -= 1
+    # Released last: a destructor it runs sees the trace and the frames consistent.
+    Py_XDECREF(old)
+    if t.flags_[call_row] & F_FRAME and self.nframes > 0:
+        # A frame entered from C is a node of its own, complete now (_close_call):
+        # the hook of the frame below, whose context may differ.
+        _run_node_hook(self, &self.frames[self.nframes - 1], call_row)
+    return True
