@@ -249,7 +249,13 @@ def test_readme_shows_what_the_looking_example_prints():
                          capture_output=True, text=True, encoding="utf-8").stdout
     readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
     shown = readme.split("`python examples/looking.py` prints (real output):\n\n```\n")[1]
-    assert shown.split("```\n")[0] == out
+    # The byte count of the columns includes the value pool, whose entries the core
+    # dedupes through a small cache keyed by address: two objects whose addresses
+    # share a slot each get an entry again, so that count follows memory layout
+    # (an environment variable's length moves it); everything else is exact.
+    layout = re.compile(r"[0-9,]+ bytes of columns")
+    assert layout.sub("N bytes of columns", shown.split("```\n")[0]) == \
+        layout.sub("N bytes of columns", out)
 
 
 # -- every corpus trace ----------------------------------------------------------------------
