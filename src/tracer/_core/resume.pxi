@@ -212,6 +212,11 @@ cdef bint _yield_plain(Recorder self, object code, int32_t offset, PyObject *ret
     if t.value_policy or t.timing != NULL:
         return False
     self.events += 1
+    # A yield is not the call's result; a call before it that its body's return
+    # completed leaves the frame past that call (aftercall.pxi, as _leave does).
+    fr.body = 0
+    if fr.after_call:
+        _past_call(self, fr)
     _catch_up(self, fr, offset, False)
     if fr.pending >= 0:
         op = fr.plan.ops + fr.pc * OP_WORDS
