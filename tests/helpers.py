@@ -1,6 +1,7 @@
 """Helpers the test modules share."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,44 @@ def trace_corpus_case(case):
             tracer.track(case.func, *args, **kwargs)
         return tracer.last_trace()
     return tracer.track(case.func, *args, **kwargs)
+
+
+# -- two traces of the same run compared (a fast path against the general one) ---------------
+_ADDRESS = re.compile(r"0x[0-9a-f]+")
+TRACE_COLUMNS = ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs", "code")
+
+
+def _trace_columns(root):
+    # A ref into the pool as the pooled value's repr (addresses left out: a
+    # closure's cells are new objects at each run): which entry a captured value
+    # gets depends on Recorder._pool_ref's cache, hashed by address.
+    trace = root.trace
+    cols = trace.columns()
+    out = {name: cols[name].tolist() for name in TRACE_COLUMNS}
+    out["refs"] = [r if r >= 0 else _ADDRESS.sub("@", repr(trace.pool[-r - 1]))
+                   for r in out["refs"]]
+    return out, trace
+
+
+def assert_same_trace(a, b, *, fewer_events=False):
+    """`a` and `b` (roots of two traces of the same run, e.g. a fast path's and
+    the general path's) hold the same columns, values and event count (with
+    `fewer_events`, `a` may have seen fewer events), and both validate."""
+    ca, ta = _trace_columns(a)
+    cb, tb = _trace_columns(b)
+    for name in TRACE_COLUMNS:
+        assert ca[name] == cb[name], f"column {name} differs"
+    for row in range(len(ta)):
+        va, vb = ta.value(row), tb.value(row)
+        assert type(va) is type(vb), f"value of row {row}"
+        if isinstance(va, (int, float, str, type(None))):
+            assert va == vb, f"value of row {row}"
+        elif isinstance(va, tuple):   # (a closure's cells are new at each run)
+            assert va == vb or _ADDRESS.sub("@", repr(va)) == _ADDRESS.sub("@", repr(vb)), \
+                f"value of row {row}"
+    if fewer_events:
+        assert ta.events <= tb.events
+    else:
+        assert ta.events == tb.events
+    tracer.validate(a)
+    tracer.validate(b)

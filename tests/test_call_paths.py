@@ -17,16 +17,14 @@ time: both record the same calls as primitive.
 """
 
 import random
-import re
 
 import pytest
 
 import tracer
+from helpers import assert_same_trace
 from tracer._core import spare_columns_limit
 from tracer.context import Context
 
-ADDRESS = re.compile(r"0x[0-9a-f]+")
-COLUMNS = ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs", "code")
 
 
 class FollowAll(Context):
@@ -87,35 +85,6 @@ def calls(n):
     return total
 
 
-def _columns(root):
-    # A ref into the pool as the pooled value's repr (addresses left out: a
-    # closure's cells are new objects at each run): which entry a captured value
-    # gets depends on Recorder._pool_ref's cache, hashed by address.
-    trace = root.trace
-    cols = trace.columns()
-    out = {name: cols[name].tolist() for name in COLUMNS}
-    out["refs"] = [r if r >= 0 else ADDRESS.sub("@", repr(trace.pool[-r - 1]))
-                   for r in out["refs"]]
-    return out, trace
-
-
-def _same_trace(plain, general):
-    a, ta = _columns(plain)
-    b, tb = _columns(general)
-    for name in COLUMNS:
-        assert a[name] == b[name], f"column {name} differs"
-    for row in range(len(ta)):
-        va, vb = ta.value(row), tb.value(row)
-        assert type(va) is type(vb), f"value of row {row}"
-        if isinstance(va, (int, float, str, tuple, type(None))):
-            assert va == vb, f"value of row {row}"
-    # The plain paths may see fewer events: an INSTRUCTION event after a call
-    # whose body's return completed it is switched off (aftercall.pxi).
-    assert ta.events <= tb.events
-    tracer.validate(plain)
-    tracer.validate(general)
-
-
 @pytest.mark.parametrize("fresh", [False, True])
 @pytest.mark.parametrize("call", [(fib, (12,)), (calls, (60,)), (closure_over, (5,))])
 def test_plain_call_paths_match_the_general_ones(call, fresh):
@@ -130,7 +99,7 @@ def test_plain_call_paths_match_the_general_ones(call, fresh):
         if old is not None:
             spare_columns_limit(old)
     assert plain.value == general.value == f(*args)
-    _same_trace(plain, general)
+    assert_same_trace(plain, general, fewer_events=True)
 
 
 def test_plain_entry_writes_the_rows_of_a_call():
@@ -167,7 +136,7 @@ def test_module_verdicts_kept_per_code_match_asking_every_call():
     cached = tracer.track(draws, random.Random(0), 300, ctx=Context(modules=["random"]))
     asked = tracer.track(draws, random.Random(0), 300, ctx=ModulesFollowAll(modules=["random"]))
     assert cached.value == asked.value
-    _same_trace(cached, asked)
+    assert_same_trace(cached, asked, fewer_events=True)
     trace = cached.trace
     # r.gauss and r.uniform are Python functions of `random`: primitive, no frame
     # of theirs recorded; kw is followed.
@@ -258,7 +227,7 @@ def test_plain_paths_under_filters_match_the_general_ones(which):
         logs.append(log)
     plain, general = roots
     assert plain.value == general.value
-    _same_trace(plain, general)
+    assert_same_trace(plain, general, fewer_events=True)
     assert logs[0] == logs[1]
     a, b = logs[0].copier, logs[1].copier
     assert (a.input_rows, a.input_ks, a.value_rows) == (b.input_rows, b.input_ks, b.value_rows)
@@ -293,6 +262,6 @@ def test_kept_verdicts_with_primitive_callables_match_asking_every_call():
     asked = tracer.track(draws, random.Random(0), 200,
                          ctx=ModulesFollowAll(primitives=prims, modules=["random"]))
     assert cached.value == asked.value
-    _same_trace(cached, asked)
+    assert_same_trace(cached, asked, fewer_events=True)
     followed = {c.co_name for c in cached.trace.codes}
     assert "kw" not in followed and "gauss" not in followed and "uniform" not in followed

@@ -17,16 +17,14 @@ chains (the frame stack and the shadow grow) and columns that grow.
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 import tracer
+from helpers import assert_same_trace
 from tracer._core import spare_columns_limit
 from tracer.context import Context
 
-ADDRESS = re.compile(r"0x[0-9a-f]+")
-COLUMNS = ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs", "code")
 K_ARGUMENT, K_NESTED, K_RETURN = 0, 3, 6
 F_YIELD, F_CARRIED, F_FRAME = 2, 16, 64
 
@@ -216,34 +214,6 @@ PROGRAMS = [
 
 
 # -- comparison ----------------------------------------------------------------------
-def _columns(root):
-    # A ref into the pool as the pooled value's repr (addresses left out): which
-    # entry a captured value gets depends on Recorder._pool_ref's cache.
-    trace = root.trace
-    cols = trace.columns()
-    out = {name: cols[name].tolist() for name in COLUMNS}
-    out["refs"] = [r if r >= 0 else ADDRESS.sub("@", repr(trace.pool[-r - 1]))
-                   for r in out["refs"]]
-    return out, trace
-
-
-def _same_trace(plain, general):
-    a, ta = _columns(plain)
-    b, tb = _columns(general)
-    for name in COLUMNS:
-        assert a[name] == b[name], f"column {name} differs"
-    for row in range(len(ta)):
-        va, vb = ta.value(row), tb.value(row)
-        assert type(va) is type(vb), f"value of row {row}"
-        if isinstance(va, (int, float, str, type(None))):
-            assert va == vb, f"value of row {row}"
-        elif isinstance(va, tuple):   # (a closure's cells are new at each run)
-            assert ADDRESS.sub("@", repr(va)) == ADDRESS.sub("@", repr(vb)), f"value of row {row}"
-    assert ta.events == tb.events
-    tracer.validate(plain)
-    tracer.validate(general)
-
-
 def _resumes(root):
     """Rows of frames resumed after a yield: nested frames whose rows start
     with carried stack values or with no argument of the call."""
@@ -271,7 +241,7 @@ def test_plain_resume_and_yield_match_the_general_paths(program, fresh):
             spare_columns_limit(old)
     assert plain.value == general.value == expected
     assert _resumes(plain), "the program resumes generator frames"
-    _same_trace(plain, general)
+    assert_same_trace(plain, general)
 
 
 def test_a_delegation_chain_records_each_level():
