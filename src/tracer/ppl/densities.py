@@ -450,8 +450,8 @@ def _prepared(st, make, family: str, s, vals: list):
     p = {}
     for k, v in s.column_params().items():
         if s.varies(k):
-            arr = np.asarray(v)
-            if arr.ndim != 1 or arr.dtype.kind not in "biuf":
+            arr = _scalars(v)
+            if arr is None:
                 return None
             p[k] = arr
         elif v is None or _is_scalar(v) or k in _NOT_NUMBERS:
@@ -496,6 +496,7 @@ def _scalars(vals: list):
     except (TypeError, ValueError):
         return None
     return arr if arr.ndim == 1 and arr.dtype.kind in "biuf" else None
+
 
 
 def _call(fn, x: np.ndarray, args: tuple):

@@ -321,18 +321,21 @@ def _substituted(trace):
     md = trace.metadata
     cand = np.fromiter(md, dtype=np.int64, count=len(md))
     originals = list(map(_SUBSTITUTED, md.values()))
-    has = np.fromiter(map(operator.is_not, originals, itertools.repeat(None)),
-                      dtype=bool, count=len(originals))
-    if not has.all():
+    if originals.count(None):           # (list.count: a C loop, identity first)
+        has = np.fromiter(map(operator.is_not, originals, itertools.repeat(None)),
+                          dtype=bool, count=len(originals))
         cand = cand[has]
         originals = list(itertools.compress(originals, has.tolist()))
     if len(cand) > 1 and not (cand[1:] > cand[:-1]).all():   # rows in recording order
         order = np.argsort(cand, kind="stable")
         cand = cand[order]
         originals = [originals[i] for i in order.tolist()]
+    if not len(cand):
+        return cand, _EMPTY, originals
+    if originals.count(originals[0]) == len(originals):     # one sampler called
+        return cand, np.zeros(len(cand), dtype=np.int64), originals
     ids = np.fromiter(map(id, originals), dtype=np.int64, count=len(originals))
-    callee = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64) \
-        if len(cand) else _EMPTY
+    callee = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
     return cand, callee, originals
 
 
