@@ -450,6 +450,29 @@ cdef class Trace:
         """The values column as a list (a copy of the references)."""
         return [self.value(i) for i in range(self.n)]
 
+    def values_at(self, codes):
+        """The values the entries of `codes` name, as a list: a row's value for a
+        code >= 0, entry -1 - code of the constant pool below (the `refs` column's
+        codes) -- reading a few columns of a big trace without the whole `values()`."""
+        np = _np()
+        cdef const int32_t[::1] c = np.ascontiguousarray(codes, dtype=np.int32)
+        cdef Py_ssize_t i, m = c.shape[0]
+        cdef Py_ssize_t npool = len(self.pool)
+        cdef int32_t r
+        cdef list out = [None] * m
+        for i in range(m):
+            r = c[i]
+            if r >= 0:
+                out[i] = self.value(r)
+            elif -<Py_ssize_t>r - 1 < npool:
+                v = self.pool[-r - 1]
+                if type(v) is WeakValue:
+                    v = (<WeakValue>v).get()
+                out[i] = v
+            else:
+                raise IndexError(f"code {r} names no entry of a pool of {npool}")
+        return out
+
     def table(self, values=False):
         """The whole trace as a mapping of numpy columns, one entry per node, with
         function, file, line and callee decoded (see `tracer.views.table.table`)."""

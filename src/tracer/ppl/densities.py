@@ -389,30 +389,135 @@ def distribution_name(draw: Draw) -> str:
 
 
 def score_draws(draws) -> None:
-    """Fill `draws.logp` (scan.Draws): a regular site of a scalar family in one
-    vectorised scipy call over its parameter columns, the rest draw by draw."""
-    global _SIMPLE
+    """Fill `draws.logp` (scan.Draws).  The regular sites of scalar families are
+    scored together: one vectorised scipy call per scipy density over the sites'
+    parameter columns (the regression's four `gauss` lines are one `norm.logpdf`
+    call: a scipy call's set-up costs as much as scoring ~10^3 values); a site of
+    one-item categorical draws by one call on its items' probabilities; the rest
+    draw by draw."""
     st, _ = _scipy()
-    if _SIMPLE is None:
-        _SIMPLE = _simple_table(st)
+    table = _table(st)
     values = draws.values
+    logp = draws.logp
+    batches: dict = {}        # (scipy function, number of arguments) -> [(idx, x, args)]
     for s in draws.sites:
         if not len(s.members) or s.problem:
             continue
         idx = s.members
         vals = _pick(values, idx.tolist())
-        make = _SIMPLE.get(s.sampler.family)
-        if s.draws is None and make is not None and _all_scalars(vals):
-            res = _vectorised(make, s.column_params(), vals)
-            if res is not None:
-                draws.logp[idx] = res
+        if s.draws is None:
+            family = s.sampler.family
+            got = _prepared(st, table.get(family), family, s, vals)
+            if got is not None:
+                fn, x, args = got
+                batches.setdefault((fn, len(args)), []).append((idx, x, args))
                 continue
-        if s.draws is None and s.sampler.family in ("choices", "choice"):
-            res = _categorical_site(st, s, vals)
-            if res is not None:
-                draws.logp[idx] = res
-                continue
-        draws.logp[idx] = score([draws.draw(i) for i in idx], vals)
+            if family in ("choices", "choice"):
+                res = _categorical_site(st, s, vals)
+                if res is not None:
+                    logp[idx] = res
+                    continue
+        logp[idx] = score([draws.draw(i) for i in idx], vals)
+    for (fn, _), items in batches.items():
+        res = _batch(fn, items) if len(items) > 1 else None
+        if res is not None:
+            logp[np.concatenate([it[0] for it in items])] = res
+            continue
+        for idx, x, args in items:
+            res = _call(fn, x, args)
+            if res is None:       # not one scalar density per value: draw by draw
+                res = score([draws.draw(i) for i in idx.tolist()], _pick(values, idx.tolist()))
+            logp[idx] = res
+
+
+def _table(st) -> dict:
+    global _SIMPLE
+    if _SIMPLE is None:
+        _SIMPLE = _simple_table(st)
+    return _SIMPLE
+
+
+def _prepared(st, make, family: str, s, vals: list):
+    """(scipy log-density, values, arguments) of a regular site of a scalar family,
+    its varying parameters as arrays, or None when they are not one scalar
+    distribution per value (array draws, a parameter that is a sequence)."""
+    if make is None and family != "randrange":
+        return None
+    x = _scalars(vals)
+    if x is None:
+        return None
+    n = len(x)
+    p = {}
+    for k, v in s.column_params().items():
+        if s.varies(k):
+            arr = _scalars(v)
+            if arr is None:
+                return None
+            p[k] = arr
+        elif v is None or _is_scalar(v) or k in _NOT_NUMBERS:
+            p[k] = v
+        else:
+            return None       # one sequence every draw had: not a column per draw
+    try:
+        if family == "randrange":
+            return _randrange(st, p, x)
+        fn, args = make(p)
+    except (TypeError, ValueError, KeyError):
+        return None
+    if any(np.ndim(a) != 0 and np.shape(a) != (n,) for a in args):
+        return None
+    return fn, x.astype(float, copy=False), args
+
+
+# parameters of the scalar families that are no number (a dtype, an output array)
+_NOT_NUMBERS = frozenset(["dtype", "out", "method", "size"])
+
+
+def _randrange(st, p: dict, x: np.ndarray):
+    """random.randrange's draws as scipy's randint over the range's positions: the
+    value's index in `range(start, stop, step)` (-1, of mass 0, outside it)."""
+    start, stop, step = p["start"], p["stop"], p["step"]
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (np.asarray(a) for a in (start, stop, step))
+    if x.dtype.kind not in "iu" or any(a.dtype.kind not in "iu" for a in (start, stop, step)) \
+            or (step == 0).any():
+        return None
+    length = np.maximum(0, (stop - start + step - np.sign(step)) // step)
+    k, off = np.divmod(x - start, step)
+    k = np.where((off == 0) & (k >= 0) & (k < length), k, -1)
+    return st.randint.logpmf, k, (np.zeros_like(length), length)
+
+
+def _scalars(vals: list):
+    """`vals` as a 1-d numeric array, or None."""
+    try:
+        arr = np.asarray(vals)
+    except (TypeError, ValueError):
+        return None
+    return arr if arr.ndim == 1 and arr.dtype.kind in "biuf" else None
+
+
+
+def _call(fn, x: np.ndarray, args: tuple):
+    try:
+        res = np.asarray(fn(x, *args), dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return res if res.shape == (len(x),) else None
+
+
+def _batch(fn, items: list):
+    """The log-densities of several sites' values by one call of `fn`, their
+    arguments broadcast to their lengths and joined; None when that fails."""
+    try:
+        x = np.concatenate([it[1] for it in items])
+        args = tuple(np.concatenate([np.broadcast_to(np.asarray(it[2][j]), (len(it[1]),))
+                                     for it in items])
+                     for j in range(len(items[0][2])))
+    except (TypeError, ValueError):
+        return None
+    return _call(fn, x, args)
 
 
 def _categorical_site(st, s, vals: list):
@@ -469,34 +574,45 @@ def _categorical_site(st, s, vals: list):
     return out
 
 
-def _indices(pops: list, drawn: np.ndarray):
+def _indices(pops, drawn: np.ndarray, shared: bool):
     """(index of each drawn item in its population, each population's size), when
-    every population is a `range(L)` or one shared list of distinct items; else None."""
-    first = pops[0]
-    if set(map(type, pops)) == {range}:      # C loops over the draws (map), no genexpr
-        if set(map(_START, pops)) != {0} or set(map(_STEP, pops)) != {1}:
+    every population is a `range(L)` or they are one list or tuple of distinct
+    items (`shared`: `pops` is that one population); else None."""
+    n = len(drawn)
+    if shared:
+        if type(pops) is range:
+            pops = [pops]
+        elif not isinstance(pops, (list, tuple)):
+            return None
+    if not shared or type(pops[0]) is range:  # C loops over the draws (map), no genexpr
+        if set(map(type, pops)) != {range} or set(map(_START, pops)) != {0} or \
+                set(map(_STEP, pops)) != {1}:
             return None
         sizes = np.fromiter(map(len, pops), dtype=np.int64, count=len(pops))
+        if len(pops) == 1:
+            sizes = np.full(n, sizes[0], dtype=np.int64)
         if drawn.dtype.kind not in "iu" or (drawn < 0).any() or (drawn >= sizes).any():
             return None
         return drawn.astype(np.int64), sizes
-    if not all(p is first for p in pops) or not isinstance(first, (list, tuple)):
-        return None
     try:
-        where = {v: i for i, v in enumerate(first)}
-        if len(where) != len(first):
+        where = {v: i for i, v in enumerate(pops)}
+        if len(where) != len(pops):
             return None       # equal items: pooled one by one
         picks = np.array([where[v] for v in drawn.tolist()], dtype=np.int64)
     except (TypeError, KeyError):
         return None
-    return picks, np.full(len(pops), len(first), dtype=np.int64)
+    return picks, np.full(n, len(pops), dtype=np.int64)
 
 
 def _categorical_columns(st, s, vals: list):
     """_categorical_site on the site's parameter columns at once (no dict per draw):
     one draw per call (`choice`, or `choices` with k=1 and no cum_weights) from
-    populations that are `range(L)` or one shared list; one vectorised scipy call
-    per population size; else None."""
+    populations that are `range(L)` or one shared list.  A one-item draw's mass is
+    the probability of its item, p = w / sum(w): scipy's multinomial with one trial
+    is that, and so is the Bernoulli mass of the item's indicator, which scores
+    every draw of the site by one vectorised call whatever its population's size
+    (the multinomial needs a one-hot row per draw and a call per size).  None
+    when not so."""
     n = len(vals)
     if s.draws is not None or n == 0:
         return None
@@ -511,38 +627,58 @@ def _categorical_columns(st, s, vals: list):
         if set(map(type, vals)) != {list} or set(map(len, vals)) != {1}:
             return None
         drawn = list(map(_FIRST, vals))
-    pops = pop if s.varies(name) else [pop] * n
     try:
         arr = np.asarray(drawn)
     except (TypeError, ValueError):
         return None
     if arr.ndim != 1:
         return None
-    got = _indices(pops, arr)
+    got = _indices(pop, arr, not s.varies(name))
     if got is None:
         return None
     picks, sizes = got
-    ws = None
-    if weights is not None:
-        ws = weights if s.varies("weights") else [weights] * n
-    out = np.empty(n)
-    for size in np.unique(sizes).tolist():
-        js = np.flatnonzero(sizes == size)
-        m = len(js)
-        if ws is None:
-            w = np.ones((m, size))
-        else:
-            try:
-                w = _rows(ws if m == n else _pick(ws, js.tolist()), size)
-            except (TypeError, ValueError):
+    if weights is None:
+        p = 1.0 / sizes
+    else:
+        p = _picked_probabilities(weights, s.varies("weights"), picks, sizes)
+        if p is None:
+            return None
+    return np.asarray(st.bernoulli.logpmf(1, p), dtype=float).reshape(n)
+
+
+def _picked_probabilities(weights, varies: bool, picks: np.ndarray, sizes: np.ndarray):
+    """w[pick] / fsum(w) per draw: `weights` one list per draw (`varies`) or one
+    for all, each of its population's size, non-negative with a positive finite
+    total (else None: scored one by one)."""
+    n = len(picks)
+    try:
+        if not varies:
+            w = np.asarray(weights, dtype=float)
+            if w.ndim != 1 or (sizes != len(w)).any() or (w < 0).any():
                 return None
-            if w.shape != (m, size):
+            total = math.fsum(w.tolist())
+            if not (0 < total < math.inf):
                 return None
-        onehot = np.zeros((m, size))
-        onehot[np.arange(m), picks[js]] = 1.0
-        out[js] = np.asarray(st.multinomial.logpmf(onehot, 1, w / w.sum(axis=1, keepdims=True)),
-                             dtype=float).reshape(m)
-    return out
+            return w[picks] / total
+        lens = np.fromiter(map(len, weights), dtype=np.int64, count=n)
+        if not np.array_equal(lens, sizes):
+            return None
+        # every weight in one array (one conversion per number), then per draw
+        # its total, its smallest and its pick's by segment
+        flat = np.fromiter(itertools.chain.from_iterable(weights), dtype=float,
+                           count=int(lens.sum()))
+    except (TypeError, ValueError, IndexError):
+        return None
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    if (lens == 0).any():
+        return None
+    totals = np.add.reduceat(flat, starts)
+    if (np.minimum.reduceat(flat, starts) < 0).any() or \
+            not (np.isfinite(totals) & (totals > 0)).all():
+        return None
+    at = flat[starts + picks]
+    return at / totals
 
 
 _START, _STEP = operator.attrgetter("start"), operator.attrgetter("step")
@@ -554,18 +690,6 @@ def _pick(src: list, idx: list) -> list:
     if len(idx) > 1:
         return list(operator.itemgetter(*idx)(src))
     return [src[idx[0]]] if idx else []
-
-
-def _rows(ws: list, size: int) -> np.ndarray:
-    """The weight lists `ws` as an (len(ws), size) float array: read in one pass
-    when each has `size` numbers (half the time of np.asarray on lists of lists)."""
-    if set(map(len, ws)) == {size}:
-        try:
-            return np.fromiter(itertools.chain.from_iterable(ws), dtype=float,
-                               count=len(ws) * size).reshape(len(ws), size)
-        except (TypeError, ValueError):
-            pass
-    return np.asarray(ws, dtype=float)
 
 
 def _all_scalars(vals: list) -> bool:

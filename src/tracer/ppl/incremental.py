@@ -120,6 +120,7 @@ class Lineage:
         # text: what an update re-runs depends on the tape alone (MH comes back to a
         # site); kept while the plans hold fewer than _PLANNED ops in all
         self.plans: dict = {}
+        self.steps: dict = {}          # the same key -> _steps(plan)
         self.planned = 0
         self.result = self.tape.result
         self.raises = self.tape.raises
@@ -224,6 +225,29 @@ def _position(op: Op) -> int:
     return op.id
 
 
+_PLAIN, _DRAW, _GUARD, _OTHER = range(4)
+
+
+def _steps(todo: list, draw_of: dict) -> list:
+    """A plan's ops as (kind, op, a, b), made once per plan: what each re-run of
+    it would otherwise work out again per op (is it a draw, a guard, a plain call;
+    which arguments are ops)."""
+    out = []
+    for op in todo:
+        t = type(op)
+        if t is Guard:
+            out.append((_GUARD, op, None, None))
+        elif op.id in draw_of:
+            out.append((_DRAW, op, draw_of[op.id],
+                        tuple((x, isinstance(x, Op)) for x in op.args)))
+        elif t is Call and not isinstance(op.fn, Op) and not op.star and not op.kwargs \
+                and not op.raises and not op.handled:
+            out.append((_PLAIN, op, op.fn, tuple((x, isinstance(x, Op)) for x in op.args)))
+        else:
+            out.append((_OTHER, op, None, None))
+    return out
+
+
 def incremental_update(ct, wanted: dict, args, kwargs, derive):
     """`(new_trace, weight, discard)` of update without re-running the model, or a
     str saying why it cannot be done so; `derive(state)` makes the new trace."""
@@ -280,7 +304,15 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
 
     if lin.raises:
         return "the model raised"
-    draw_of = lin.draw_of
+    steps = lin.steps.get(key)
+    if steps is None:
+        steps = _steps(todo, lin.draw_of)
+        if key in lin.plans:
+            lin.steps[key] = steps
+    if len(layers) == 1:
+        def get(r):                   # (the first update of a run: one layer)
+            v = new.get(r.id, unset)
+            return r.value if v is unset else v
     values = list(st.values)
     for i, v in zip(idx, wanted.values()):
         values[i] = v
@@ -289,21 +321,19 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
     fast_of = lin.fast
     packed: dict = {}    # (sampler, number of arguments) -> (draw indices, arguments)
     try:
-        for op in todo:
-            t = type(op)
-            if t is Guard:
-                c = op.condition
-                v = get(c) if isinstance(c, Op) else c
-                if op.outcome(v) != op.expected:
-                    return f"guard %{op.id} flips: control flow changes"
-            elif op.id in draw_of:
+        for kind, op, a, b in steps:
+            if kind == _PLAIN:
+                # a call of a fixed callable with positional arguments (`a` says
+                # which are ops): most of what depends on a draw is such arithmetic
+                new[op.id] = a(*[get(x) if o else x for x, o in b])
+            elif kind == _DRAW:
                 # a draw keeps its value; its parameters as they are at this point
-                i = draw_of[op.id]
+                i = a
                 fast = fast_of.get(i)
                 if fast is not None:
                     # its arguments only, scored with the others of its sampler as
                     # columns (_score_packed): no Draw and no dict per draw
-                    args = tuple([_now(get(a)) if isinstance(a, Op) else a for a in op.args])
+                    args = tuple([_now(get(x)) if o else x for x, o in b])
                     if args and type(args[0]) in _GENERATORS:
                         got = packed.get((fast, len(args)))
                         if got is None:
@@ -316,6 +346,11 @@ def incremental_update(ct, wanted: dict, args, kwargs, derive):
                     return f"{lin.addresses[i]}: a shuffle, or a call no longer a draw"
                 which.append(i)
                 draws.append(d)
+            elif kind == _GUARD:
+                c = op.condition
+                v = get(c) if isinstance(c, Op) else c
+                if op.outcome(v) != op.expected:
+                    return f"guard %{op.id} flips: control flow changes"
             else:
                 new[op.id] = evaluate(op, get)
         value = get(lin.result) if isinstance(lin.result, Op) else lin.result

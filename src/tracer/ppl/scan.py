@@ -21,7 +21,10 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..views.table import KIND_NAMES
+from ..analysis.instructions import R_CALL, R_CALL_EX
+from ..analysis.ir import ir
+from ..views.names import callable_name
+from ..views.table import KIND_NAMES, _line_table, _unit_tables, group_keys
 from ._hooks import DRAW_NAME, code_name, original_of
 from .address import component, join
 from .densities import distribution_name
@@ -32,6 +35,7 @@ __all__ = ["scan", "same_shape", "Draws", "Site"]
 _PRIMITIVE = int(np.flatnonzero(KIND_NAMES == "primitive")[0])
 _NESTED = int(np.flatnonzero(KIND_NAMES == "nested")[0])
 _FRAME = int(_core.FLAGS["frame"])
+_EMPTY = np.empty(0, dtype=np.int64)
 
 
 class _Slot:
@@ -66,16 +70,30 @@ class Site:
         if self.draws is not None:
             return self.draws[j].params
         cols = self.columns
-        return {k: (cols[v.k][j] if type(v) is _Slot else v) for k, v in self.template.items()}
+        out = {}
+        for k, v in self.template.items():
+            if type(v) is _Slot:
+                c = cols[v.k]
+                v = c.value if type(c) is _One else c[j]
+            out[k] = v
+        return out
 
     def varies(self, name: str) -> bool:
-        """Whether parameter `name` of this regular site is a column (one per draw)."""
-        return type(self.template.get(name)) is _Slot
+        """Whether parameter `name` of this regular site is a column (one entry per
+        draw), not one object every draw has."""
+        v = self.template.get(name)
+        return type(v) is _Slot and type(self.columns[v.k]) is not _One
 
     def column_params(self) -> dict:
-        """The parameters as columns (lists) where they vary, scalars where not."""
+        """The parameters as columns (lists) where they vary, one object where not."""
         cols = self.columns
-        return {k: (cols[v.k] if type(v) is _Slot else v) for k, v in self.template.items()}
+        out = {}
+        for k, v in self.template.items():
+            if type(v) is _Slot:
+                c = cols[v.k]
+                v = c.value if type(c) is _One else c
+            out[k] = v
+        return out
 
 
 class Draws:
@@ -117,16 +135,128 @@ class Draws:
         return self._addresses
 
 
-def _candidate_rows(tb) -> np.ndarray:
-    names = tb.callee_names
-    wanted = method_names() | {DRAW_NAME}
-    ok = np.array([str(n).rsplit(".", 1)[-1] in wanted for n in names.tolist()], dtype=bool)
-    if not ok.any():
-        return np.empty(0, dtype=np.int64)
-    # a sampler written in C that calls Python code (numpy's choice, poisson) is a call
-    # with a body of frames entered from C: a nested row
-    kind = tb["kind"]
-    return np.flatnonzero(ok[tb["callee_id"]] & ((kind == _PRIMITIVE) | (kind == _NESTED)))
+def _candidates(trace, cols: dict) -> tuple[np.ndarray, np.ndarray, list]:
+    """(rows, callee, objects): the call rows whose callee's name may be a draw's
+    (a sampler method's or a declared sampler's: resolve() decides), in row order;
+    per row the index of its callee in `objects`, one entry per distinct callee.
+
+    The calls are told from operators and specials, and the calls with a recorded
+    body named by its code, in one pass in the core (`_core.callee_ids`, as the
+    table's callee column does); the others are named by their callee, the call's
+    first input, once per pooled constant (a method called through its class, as
+    `r.gauss(...)` is recorded) or per object, without naming every call of the
+    run.  A sampler written in C that calls Python code (numpy's choice, poisson)
+    is a call with a body of frames entered from C: a nested row named so."""
+    wanted = _wanted()
+    by_code = np.array([1 if code_name(c.co_qualname).rsplit(".", 1)[-1] in wanted else 2
+                        for c in trace.codes], dtype=np.int32)
+    ids = _core.callee_ids(trace, cols["code"], *_unit_tables(trace, _site_kinds), by_code)
+    # ids: 1 a call whose body was recorded, by a sampler's name; 2 another such call,
+    # an operator or a special; -2 - k a call of pool entry k; -1 of a row's value
+    pool = trace.pool
+    npool = len(pool)
+    objects: list = []
+    index: dict = {}               # id(object) -> its index in objects
+
+    def object_index(o) -> int:
+        k = index.get(id(o))
+        if k is None:
+            k = index[id(o)] = len(objects)
+            objects.append(o)
+        return k
+    # a pooled callee is named once: a lookup table by id (+ npool + 2 >= 0)
+    lut = np.full(npool + 5, -1, dtype=np.int64)
+    wanted_ids = [-1, 1]           # the ids that may be draws
+    for k, o in enumerate(pool):
+        if callable(o) and callable_name(o).rsplit(".", 1)[-1] in wanted:
+            lut[npool - k] = object_index(o)
+            wanted_ids.append(-2 - k)
+    lut[npool + 3] = -2                  # id 1: a recorded body (its callee from refs)
+    lut[npool + 1] = -3                  # id -1: a row's value (named below)
+    # a few values, compared in one pass each (no per-row lookup over the trace)
+    mask = ids == wanted_ids[0]
+    for v in wanted_ids[1:]:
+        mask |= ids == v
+    rows = np.flatnonzero(mask)
+    callee = lut[ids[rows] + (npool + 2)]
+    kind, ref_start, refs = cols["kind"], cols["ref_start"], cols["refs"]
+    kinds = kind[rows]
+    call = (kinds == _PRIMITIVE) | (kinds == _NESTED)
+    if not call.all():               # a special named by its input: no draw
+        rows, callee = rows[call], callee[call]
+    late = np.flatnonzero(callee < -1)
+    if len(late):
+        # the calls of row values, and those with a recorded body: by their callee
+        at_rows = rows[late]
+        has = ref_start[at_rows + 1] > ref_start[at_rows]
+        codes = refs[ref_start[at_rows[has]]].astype(np.int64)
+        body = callee[late[has]] == -2
+        out = np.full(len(late), -1, dtype=np.int64)
+        addresses = np.where(codes < 0, codes, _core.value_addresses(trace, np.maximum(codes, 0)))
+        _, first, which = np.unique(addresses, return_index=True, return_inverse=True)
+        which = which.reshape(-1)
+        named = np.empty(len(first), dtype=np.int64)
+        for j, c in enumerate(codes[first].tolist()):
+            o = trace.value(c) if c >= 0 else pool[-c - 1]
+            named[j] = object_index(o) if callable_name(o).rsplit(".", 1)[-1] in wanted \
+                else -1
+        sel = named[which]
+        # a call with a recorded body is a candidate by its body's name whatever
+        # its callee's name
+        for j in np.flatnonzero(body & (sel < 0)).tolist():
+            c = int(codes[j])
+            sel[j] = object_index(trace.value(c) if c >= 0 else pool[-c - 1])
+        out[np.flatnonzero(has)] = sel
+        callee[late] = out
+        keep = callee >= 0
+        rows, callee = rows[keep], callee[keep]
+    return rows, callee, objects
+
+
+_SITE_KINDS: dict = {}
+
+
+def _site_kinds(code) -> np.ndarray:
+    """Per code unit of `code`: 2 where an operator or special is recorded (named by
+    its site: no draw), -1 where a call is (named by its callee)."""
+    got = _SITE_KINDS.get(code)
+    if got is None:
+        if len(_SITE_KINDS) > 4096:
+            _SITE_KINDS.clear()
+        recs = ir(code).recs
+        got = np.full(max(recs, default=0) // 2 + 1, -1, dtype=np.int32)
+        for off, rec in recs.items():
+            if rec.sem not in (R_CALL, R_CALL_EX):
+                got[off // 2] = 2
+        _SITE_KINDS[code] = got
+    return got
+
+
+_WANTED: list = [-1, frozenset()]
+
+
+def _wanted() -> frozenset:
+    """method_names() and DRAW_NAME, made again when a sampler was declared since."""
+    from .samplers import _TABLE
+    if _WANTED[0] != len(_TABLE):
+        _WANTED[:] = [len(_TABLE), method_names() | {DRAW_NAME}]
+    return _WANTED[1]
+
+
+_LINES: dict = {}
+
+
+def _line_of(code, offset: int) -> int:
+    """The source line of the instruction at `offset` of `code`, as the table's
+    `line` column has it (views.table._line_table), -1 where none."""
+    t = _LINES.get(code)
+    if t is None:
+        if len(_LINES) > 4096:
+            _LINES.clear()
+        t = _LINES[code] = _line_table(code)
+    if offset < 0 or not len(t):
+        return -1
+    return int(t[min(offset // 2, len(t) - 1)])
 
 
 def _value_reader(trace):
@@ -134,18 +264,21 @@ def _value_reader(trace):
     return lambda c: value(c) if c >= 0 else pool[-c - 1]
 
 
-def _outermost(trace, tb, rows: np.ndarray) -> np.ndarray:
+def _outermost(trace, cols: dict, rows: np.ndarray) -> np.ndarray:
     """Leave out candidates inside another candidate's call (a draw is the outermost
-    sampler call)."""
-    if not (tb["kind"][rows] == _NESTED).any():
+    sampler call): a row is kept when no earlier candidate's subtree reaches it
+    (subtrees nest, so the running maximum of their ends says it)."""
+    kind = cols["kind"][rows]
+    nested = kind == _NESTED
+    if not nested.any():
         return rows
-    keep, until = [], -1
-    for r in rows.tolist():
-        if r < until:
-            continue
-        keep.append(r)
-        until = max(until, trace.end(r))
-    return np.array(keep, dtype=np.int64)
+    ends = rows + 1
+    at = np.flatnonzero(nested)
+    ends[at] = [trace.end(r) for r in rows[at].tolist()]
+    reach = np.maximum.accumulate(ends)
+    keep = np.ones(len(rows), dtype=bool)
+    keep[1:] = rows[1:] >= reach[:-1]
+    return rows[keep]
 
 
 def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> Draws:
@@ -153,70 +286,101 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
 
     `unknown="error"` raises UnknownSamplerError at a draw whose distribution is not
     known; `"record"` keeps it (its site has `problem` set, its logp stays NaN).
-    `dispatched`: `root` is a fixing run's (_hooks.FixingContext), whose every draw
-    called a dispatcher: its rows are the substituted ones, found without callee names.
+    `dispatched`: `root` is a run whose draws were substituted (a replay by
+    position, _hooks.SequenceContext): its rows are the substituted ones, found
+    without callee names.
     """
     trace = root.trace
-    tb = trace.table()
-    originals = None
+    cols = trace.columns()
     if dispatched:
-        # the substituted rows and what they called, read in C loops (map): a
-        # replay's every draw has its metadata dict
-        md = trace.metadata
-        cand = np.fromiter(md, dtype=np.int64, count=len(md))
-        originals = list(map(_SUBSTITUTED, md.values()))
+        cand, callee, originals = _substituted(trace)
+    else:
+        originals = None
+        cand, callee, _ = _candidates(trace, cols)
+    groups = _groups(trace, cols, cand, callee)
+    sites, site_of = _sites(trace, cols, cand, groups, snaps)
+    rows_arr, site_of = _ordered(trace, cols, sites, cand, site_of)
+    _read_columns(trace, cols, sites, rows_arr, snaps)
+    values = _read_values(trace, sites, rows_arr, snaps)
+    draws = Draws(trace, trace.table(), rows_arr, values, sites, site_of)
+    if unknown == "error" and any(s.problem for s in sites):
+        for i, sid in enumerate(site_of.tolist()):
+            if sites[sid].problem:
+                raise UnknownSamplerError(
+                    f"the draw at {draws.addresses[i]} ({sites[sid].problem}); tracer.ppl "
+                    f"cannot score it.  Declare the sampler with "
+                    f"@tracer.ppl.sampler(logpdf=...), or trace with unknown='record' to "
+                    f"keep it with logp=None")
+    return draws
+
+
+def _substituted(trace):
+    """(rows, callee, originals) of a run whose draws were substituted: the rows
+    with metadata["substituted"] (what the program called) in recording order, and
+    per row an index of what it called (read in C loops, map)."""
+    md = trace.metadata
+    cand = np.fromiter(md, dtype=np.int64, count=len(md))
+    originals = list(map(_SUBSTITUTED, md.values()))
+    if originals.count(None):           # (list.count: a C loop, identity first)
         has = np.fromiter(map(operator.is_not, originals, itertools.repeat(None)),
                           dtype=bool, count=len(originals))
-        if not has.all():
-            cand = cand[has]
-            originals = list(itertools.compress(originals, has.tolist()))
-        if len(cand) > 1 and not (cand[1:] > cand[:-1]).all():   # rows in recording order
-            order = np.argsort(cand, kind="stable")
-            cand = cand[order]
-            originals = [originals[i] for i in order.tolist()]
+        cand = cand[has]
+        originals = list(itertools.compress(originals, has.tolist()))
+    if len(cand) > 1 and not (cand[1:] > cand[:-1]).all():   # rows in recording order
+        order = np.argsort(cand, kind="stable")
+        cand = cand[order]
+        originals = [originals[i] for i in order.tolist()]
+    if not len(cand):
+        return cand, _EMPTY, originals
+    if originals.count(originals[0]) == len(originals):     # one sampler called
+        return cand, np.zeros(len(cand), dtype=np.int64), originals
+    ids = np.fromiter(map(id, originals), dtype=np.int64, count=len(originals))
+    callee = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return cand, callee, originals
+
+
+def _groups(trace, cols: dict, cand: np.ndarray, callee: np.ndarray) -> dict:
+    """The candidate rows (ascending) by (code, offset, callee): key -> positions in
+    `cand` (ascending), the groups in the order of their first row: one resolution
+    per group."""
+    if not len(cand):
+        return {}
+    code = cols["code"][cand]
+    offset = cols["offset"][cand]
+    # one int per (code, code unit, callee), dense enough to be grouped without a sort
+    unit = (offset.astype(np.int64) + 2) // 2       # offset -1 (no instruction) -> 0
+    width = int(unit.max()) + 1
+    ncallee = int(callee.max()) + 1
+    key = ((code.astype(np.int64) + 1) * width + unit) * ncallee + callee
+    size = (int(code.max()) + 2) * width * ncallee
+    distinct, which = group_keys(key, size)
+    if len(distinct) <= 32:
+        parts = [np.flatnonzero(which == g) for g in range(len(distinct))]
     else:
-        cand = _candidate_rows(tb)
-    cols = trace.columns()
+        order = np.argsort(which, kind="stable")
+        parts = np.split(order, np.flatnonzero(np.diff(which[order])) + 1)
+    groups: dict = {}
+    for pos in sorted(parts, key=_FIRST):
+        j = int(pos[0])
+        groups[(int(code[j]), int(offset[j]), int(callee[j]))] = pos
+    return groups
+
+
+def _sites(trace, cols: dict, cand: np.ndarray, groups: dict, snaps):
+    """(sites, site of each candidate, -1 for none): each group resolved once (a
+    regular site's rows bind alike) or row by row (a star call, `sample(name,
+    ...)`, a shuffle, a user sampler, an unknown density)."""
     ref_start, refs = cols["ref_start"], cols["refs"]
     read = _value_reader(trace)
-    codes, offsets, lines = tb["code"], tb["offset"], tb["line"]
-    # group candidates by (code, offset, callee input): one resolution per group
-    callee_refs = refs[ref_start[cand]].astype(np.int64) if len(cand) else \
-        np.empty(0, dtype=np.int64)
+    trace_codes = trace.codes
     shapes: dict = {}           # (code, offset) -> (star call, keyword names)
-    groups: dict = {}           # key -> rows (int64 array)
-    if len(cand):
-        # the callee of each row as an object id (one f for a group's rows); a fixing
-        # run's rows call a dispatcher: what the program called is the row's
-        # metadata["substituted"]
-        obj_ids: dict = {}
-        if originals is not None:
-            ids = np.fromiter(map(id, originals), dtype=np.int64, count=len(originals))
-            callee = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
-        else:
-            codes_u, which = np.unique(callee_refs, return_inverse=True)
-            objs = [read(int(c)) for c in codes_u.tolist()]
-            obj_of_code = np.array([obj_ids.setdefault(id(o), len(obj_ids)) for o in objs],
-                                   dtype=np.int64)
-            callee = obj_of_code[which.reshape(-1)]
-        site = (codes[cand].astype(np.int64) << 32) | offsets[cand].astype(np.int64)
-        order = np.lexsort((cand, callee, site))
-        site_s, callee_s, rows_s = site[order], callee[order], cand[order]
-        cut = np.flatnonzero((site_s[1:] != site_s[:-1]) | (callee_s[1:] != callee_s[:-1])) + 1
-        for start, rows_g in zip(np.concatenate([[0], cut]).tolist(), np.split(rows_s, cut)):
-            groups[(int(site_s[start] >> 32), int(site_s[start] & 0xFFFFFFFF),
-                    int(callee_s[start]))] = rows_g
-    groups = dict(sorted(groups.items(), key=lambda kv: int(kv[1][0])))
-    found_rows: list[int] = []
-    found_site: list[int] = []
     sites: list[Site] = []
     site_ids: dict = {}
-    per_row: list[tuple[int, int]] = []
-    chunks: list[tuple[np.ndarray, int]] = []   # (rows, site) of regular sites
+    site_of = np.full(len(cand), -1, dtype=np.int64)
     called = _called(trace)
-    for (c, o, *_), rows_g in groups.items():
-        rows = rows_g.tolist()
-        first = rows[0]
+    for (c, o, *_), pos_g in groups.items():
+        rows_g = cand[pos_g]
+        first = int(rows_g[0])
         shape = shapes.get((c, o))
         if shape is None:
             node = _core.node_view(trace, first)
@@ -225,10 +389,11 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
         f = called(first, read(int(refs[ref_start[first]])) if not star else
                    _core.node_view(trace, first).function.value)
         irregular = star or f is sample
-        todo = rows if irregular else rows[:1]
+        todo = rows_g.tolist() if irregular else [first]
         i = 0
         while i < len(todo):
             r = todo[i]
+            at = int(pos_g[i])
             i += 1
             args, kwargs = _call_args(trace, r, star, kwnames, read, ref_start, refs,
                                       snaps)
@@ -246,7 +411,8 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
                 break
             regular = not irregular and d.sampler.shuffles < 0 and d.sampler.user_logpdf \
                 is None and problem is None
-            line = None if f is sample else int(lines[r])
+            line = None if f is sample else \
+                (_line_of(trace_codes[c], o) if c >= 0 else -1)
             key = (id(d.sampler), d.site, line, c if regular else None,
                    o if regular else None)
             sid = site_ids.get(key)
@@ -262,37 +428,48 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
             s = sites[sid]
             if not regular:
                 s.draws[r] = d
-                per_row.append((r, sid))
+                site_of[at] = sid
                 if not irregular:
                     # a user sampler, a shuffle, an unknown density: the site's
                     # other rows (same callee, so the same kind) one by one too
-                    todo, irregular = rows, True
+                    todo, irregular = rows_g.tolist(), True
             else:
-                chunks.append((rows_g, sid))
-    parts_rows = [c[0] for c in chunks] + [np.array([t[0] for t in per_row], dtype=np.int64)]
-    parts_site = [np.full(len(c[0]), c[1], dtype=np.int64) for c in chunks] + \
-        [np.array([t[1] for t in per_row], dtype=np.int64)]
-    all_rows = np.concatenate(parts_rows)
-    site_of = np.concatenate(parts_site)
-    if len(all_rows) > 1 and not (all_rows[1:] > all_rows[:-1]).all():
-        order = np.argsort(all_rows, kind="stable")
-        all_rows, site_of = all_rows[order], site_of[order]
-    rows_arr = all_rows
-    keep = _outermost(trace, tb, rows_arr) if len(rows_arr) else rows_arr
+                site_of[pos_g] = sid
+    return sites, site_of
+
+
+def _ordered(trace, cols: dict, sites: list, cand: np.ndarray, site_of: np.ndarray):
+    """(rows, site of each): the draws in recording order, the outermost sampler
+    calls only; each site's members (indices into the draws) set."""
+    drawn = site_of >= 0
+    rows_arr, site_of = cand[drawn], site_of[drawn]
+    keep = _outermost(trace, cols, rows_arr) if len(rows_arr) else rows_arr
     if len(keep) != len(rows_arr):
         mask = np.isin(rows_arr, keep)
         rows_arr, site_of = rows_arr[mask], site_of[mask]
-    # members of each site, in draw order; a regular site's inputs as columns
-    by_site = np.argsort(site_of, kind="stable")
-    bounds = np.cumsum(np.bincount(site_of, minlength=len(sites)))[:-1] if len(sites) else []
-    for s, members in zip(sites, np.split(by_site, bounds) if len(sites) else []):
-        s.members = members
+    # members of each site, in draw order
+    if len(sites) == 1:
+        sites[0].members = np.arange(len(rows_arr), dtype=np.int64)
+    elif len(sites) <= 32:
+        for sid, s in enumerate(sites):
+            s.members = np.flatnonzero(site_of == sid)
+    elif sites:
+        by_site = np.argsort(site_of, kind="stable")
+        bounds = np.cumsum(np.bincount(site_of, minlength=len(sites)))[:-1]
+        for s, members in zip(sites, np.split(by_site, bounds)):
+            s.members = members
+    for s in sites:
         if s.draws is not None:
-            s.draws = [s.draws[int(r)] for r in rows_arr[members].tolist()]
-    allv = trace.values()
-    pool = trace.pool
-    # the copies made at the draws (snapshots.py) stand for what the trace holds
-    copied = _copies_by_k(snaps) if snaps is not None else {}
+            s.draws = [s.draws[int(r)] for r in rows_arr[s.members].tolist()]
+    return rows_arr, site_of
+
+
+def _read_columns(trace, cols: dict, sites: list, rows_arr: np.ndarray, snaps) -> None:
+    """A regular site's inputs as columns, one entry per member (a _One where all
+    are one value); the copies made at the draws (snapshots.py) stand for what the
+    trace holds."""
+    ref_start, refs = cols["ref_start"], cols["refs"]
+    copied = _copies_by_k(trace, snaps) if snaps is not None else {}
     in_copies = snaps.input_columns()[2] if copied else None
     for s in sites:
         if s.draws is None and len(s.members):
@@ -301,17 +478,21 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
             for v in s.template.values():
                 if type(v) is not _Slot or v.k in s.columns:
                     continue
-                pos, src = _at(site_rows, *copied[v.k]) if v.k in copied else _NONE
+                pos, src = copied[v.k].find(site_rows) if v.k in copied else _NONE
                 if len(pos) < len(site_rows):
                     if base is None:
                         base = ref_start[site_rows]
-                    col = _read_many(allv, pool, refs[base + v.k])
+                    col = _read_column(trace, refs[base + v.k], not len(pos))
                 else:
                     col = None              # every draw's input copied
                 s.columns[v.k] = _patched(col, pos, in_copies, src)
+
+
+def _read_values(trace, sites: list, rows_arr: np.ndarray, snaps) -> list:
+    """The draws' values (their copies where made); a shuffle's, the order it left."""
     value_rows, value_copies = snaps.value_columns() if snaps is not None else _NONE
-    pos, src = _at(rows_arr, value_rows, np.arange(len(value_rows)))
-    values = _patched(_read_many(allv, pool, rows_arr) if len(pos) < len(rows_arr) else None,
+    pos, src = _Where(len(trace), value_rows, np.arange(len(value_rows))).find(rows_arr)
+    values = _patched(trace.values_at(rows_arr) if len(pos) < len(rows_arr) else None,
                       pos, value_copies, src)
     for s in sites:
         if s.sampler.shuffles < 0:
@@ -321,16 +502,10 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
             # shuffle returns None: the choice is the order it left (read now)
             values[i] = (tuple(np.asarray(target).tolist()) if isinstance(target, np.ndarray)
                          else tuple(target))
-    draws = Draws(trace, tb, rows_arr, values, sites, site_of)
-    if unknown == "error" and any(s.problem for s in sites):
-        for i, sid in enumerate(site_of.tolist()):
-            if sites[sid].problem:
-                raise UnknownSamplerError(
-                    f"the draw at {draws.addresses[i]} ({sites[sid].problem}); tracer.ppl "
-                    f"cannot score it.  Declare the sampler with "
-                    f"@tracer.ppl.sampler(logpdf=...), or trace with unknown='record' to "
-                    f"keep it with logp=None")
-    return draws
+    return values
+
+
+_FIRST = operator.itemgetter(0)
 
 
 def _called(trace):
@@ -345,34 +520,65 @@ def _called(trace):
     return called
 
 
-def _read_many(allv: list, pool: list, codes: np.ndarray) -> list:
-    """The values entries of the refs column name: rows' values and pool constants."""
-    codes = np.asarray(codes, dtype=np.int64)
-    out = [None] * len(codes)
-    if len(codes) == 0:
-        return out
-    pos = codes >= 0
-    if pos.all():
-        got = operator.itemgetter(*codes.tolist())(allv)
-        return list(got) if len(codes) > 1 else [got]
-    for i, c in enumerate(codes.tolist()):
-        out[i] = allv[c] if c >= 0 else pool[-c - 1]
-    return out
+class _One:
+    """A parameter column whose every entry is one object (a constant of the code,
+    or one value every draw of the site read): kept once, not once per draw."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"_One({self.value!r})"
+
+
+def _read_column(trace, codes: np.ndarray, whole: bool):
+    """The values `codes` (refs entries) name, or a _One when they all name one
+    value and `whole` (no entry is replaced by a copy afterwards)."""
+    if whole and len(codes) > 1 and codes[0] == codes[-1] and (codes == codes[0]).all():
+        return _One(trace.values_at(codes[:1])[0])
+    return trace.values_at(codes)
 
 
 _NONE = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
 _SUBSTITUTED = operator.methodcaller("get", "substituted")
 
 
-def _copies_by_k(snaps) -> dict:
-    """k -> (rows, indices into the copies) of the calls whose input k was copied,
-    by row."""
+def _copies_by_k(trace, snaps) -> dict:
+    """k -> _Where the calls whose input k was copied are, by row."""
     rows, ks, _ = snaps.input_columns()
     out = {}
     for k in np.unique(ks).tolist():
         idx = np.flatnonzero(ks == k)
-        out[k] = (rows[idx], idx)
+        out[k] = _Where(len(trace), rows[idx], idx)
     return out
+
+
+class _Where:
+    """Rows that have a copy (ascending) and the index of each one's copy:
+    `find(rows)` -> (positions in `rows` (ascending) that have one, their
+    indices)."""
+
+    __slots__ = ("n", "rows", "idx", "dense")
+
+    def __init__(self, n: int, rows: np.ndarray, idx: np.ndarray):
+        self.n, self.rows, self.idx = n, rows, idx
+        self.dense = None
+
+    def find(self, rows: np.ndarray):
+        got = self.rows
+        if not len(got) or not len(rows) or got[-1] < rows[0] or got[0] > rows[-1]:
+            return _NONE
+        if len(got) == len(rows) and np.array_equal(got, rows):
+            return np.arange(len(rows)), self.idx     # every row's (a site's own copies)
+        if len(got) * 64 < self.n:
+            return _at(rows, got, self.idx)           # few: a binary search each
+        if self.dense is None:                        # many: a row -> copy table
+            self.dense = np.full(self.n, -1, dtype=np.int64)
+            self.dense[got] = self.idx
+        j = self.dense[rows]
+        pos = np.flatnonzero(j >= 0)
+        return pos, j[pos]
 
 
 def _at(rows: np.ndarray, got_rows: np.ndarray, got_idx: np.ndarray):

@@ -125,8 +125,9 @@ def _sorted(rows: list, copies: list, ks: list | None = None):
     and tolist() keep the objects themselves) in (row, k) order: a call's copies
     are made when it returns, so a call that draws inside another (a sampler
     calling one) is copied before it."""
-    r = np.array(rows, dtype=np.int64)
-    k = np.array(ks if ks is not None else (), dtype=np.int64)
+    r = np.fromiter(rows, dtype=np.int64, count=len(rows))
+    k = np.fromiter(ks, dtype=np.int64, count=len(ks)) if ks is not None else \
+        np.empty(0, dtype=np.int64)
     c = np.fromiter(copies, dtype=object, count=len(copies))
     if len(r) > 1 and not (r[1:] >= r[:-1]).all():
         order = np.lexsort((k, r)) if ks is not None else np.argsort(r, kind="stable")
