@@ -232,3 +232,15 @@ def test_site_gate_counts_in_c_and_sends_the_rest_to_the_dispatcher():
     assert count.n == 5
     with pytest.raises(TypeError, match="bytes"):
         program(_core.SiteGate(abs, dispatcher, lambda code: "x", count))
+
+
+def test_each_single_deep_address_fixes_that_draw_alone():
+    # one fixed address: the calls off its path share a context that names
+    # nothing; the draw at the address (and no other) takes the value
+    for model, args in ((tree, (4,)), (mixed, ())):
+        ct = ppl.trace(model, random.Random(5), *args)
+        addrs = list(ct.choices)
+        for a in addrs:
+            c = ppl.condition(model, {a: ct[a] + 0.0}, random.Random(5), *args)
+            assert list(c.choices) == addrs and c.values() == ct.values()
+            assert [b for b, x in c.choices.items() if x.kind == "observed"] == [a]

@@ -230,6 +230,8 @@ class FixingContext(Context):
         self._sites: dict = {}
         self._places = _Places(parsed)
         self._by_base = _by_base(parsed, fixed)
+        self._parsed = parsed
+        self._below = None    # (_CallNaming: the calls on paths below this one's)
         keys, sites = _keys()
         first, fix, fix_shuffled, named = _fix_hooks(self, sites)
         root_only = not isinstance(self, _CallNaming)
@@ -278,26 +280,68 @@ def _keys() -> tuple[list, list]:
     return _KEYS[1]
 
 
+_OFF_PATH = "\x00"   # the prefix of calls on no fixed address's path (matches none)
+
+
+def _paths(parsed: dict) -> dict:
+    """The calls on the paths of the fixed addresses: the printed prefix of a call
+    -> {(name, line) of a call made in it: {k: the prefix of its k-th such call}}
+    for every call component of every fixed address (the model's own name is the
+    key of the top)."""
+    out: dict = {}
+    for a in parsed.values():
+        prefix = a[0].name
+        for c in a[1:-1]:
+            child = join(prefix, component(c.name, c.line, c.k))
+            out.setdefault(prefix, {}).setdefault((c.name, c.line), {})[c.k] = child
+            prefix = child
+    return out
+
+
 class _CallNaming(FixingContext):
-    """A FixingContext for addresses below the model's own calls: `enter` makes one
-    context per recorded call, which knows its call's address and counts the calls
-    and draws made in it, as the scan of the finished trace (scan.py) counts them."""
+    """A FixingContext for addresses below the model's own calls: `enter` names the
+    calls on the fixed addresses' paths, as the scan of the finished trace (scan.py)
+    counts them: each call made in such a call is counted by (name, line) in it,
+    and one that is on a path (a call component of a fixed address) gets a context
+    of its own, which knows its address and counts the calls and draws made in it.
+    Every other call, and all below it, shares one context that fixes nothing and
+    names nothing (no `enter`: the recorder runs no Python code for those calls;
+    its prefix matches no address)."""
 
     def _child(self, prefix: str) -> "_CallNaming":
         child = object.__new__(_CallNaming)
         child.__dict__.update(self.__dict__)
         child.prefix, child._calls, child._sites = prefix, {}, {}
+        child._below = self._paths.get(prefix)
         return child
 
+    def _off_path(self) -> FixingContext:
+        # one per run, made at the first call on no path: the run's filter (its
+        # SiteFixes), and no enter hook
+        off = self._shared.get("off")
+        if off is None:
+            off = self._shared["off"] = object.__new__(FixingContext)
+            off.__dict__.update(self.__dict__)
+            off.prefix, off._calls, off._sites = _OFF_PATH, {}, {}
+        return off
+
     def enter(self, f, /, *args, **kwargs):
+        below = self._below
+        if below is None:
+            if self.prefix is None:                    # the model itself
+                if "_paths" not in self.__dict__:
+                    self._paths = _paths(self._parsed)
+                    self._shared = {}
+                return self._child(code_name(_user_frame().f_code.co_qualname))
+            return self._off_path()
         frame = _user_frame()
-        qual = frame.f_code.co_qualname
-        if self.prefix is None:                    # the model itself
-            return self._child(code_name(qual))
-        key = (qual, frame.f_back.f_lineno)
+        key = (code_name(frame.f_code.co_qualname), frame.f_back.f_lineno)
         k = self._calls.get(key, 0)
         self._calls[key] = k + 1
-        return self._child(join(self.prefix, component(code_name(qual), key[1], k)))
+        ks = below.get(key)
+        if ks is None or k not in ks:
+            return self._off_path()
+        return self._child(ks[k])
 
 
 def fixing_context(fixed: dict, snaps: Snapshots | None = None) -> FixingContext:
