@@ -243,6 +243,14 @@ class FixingContext(Context):
                          override=fixes,
                          on_call=snaps.on_call() if snaps is not None else None)
 
+    def hook_mask(self) -> int:
+        """Context.hook_mask, kept: a fixing run's contexts do not change (the
+        recorder asks at each call given a context of its own: _CallNaming)."""
+        mask = self.__dict__.get("_mask")
+        if mask is None:
+            mask = self._mask = Context.hook_mask(self)
+        return mask
+
     def kinds(self, draws) -> list:
         """Each draw's kind, in draw order (`draws`: the scan of the finished run)."""
         kinds = [SAMPLED] * len(draws)
@@ -312,7 +320,7 @@ class _CallNaming(FixingContext):
         child = object.__new__(_CallNaming)
         child.__dict__.update(self.__dict__)
         child.prefix, child._calls, child._sites = prefix, {}, {}
-        child._below = self._paths.get(prefix)
+        child._below = self._paths.get(prefix)   # (its hook mask: its parent's)
         return child
 
     def _off_path(self) -> FixingContext:
@@ -323,6 +331,7 @@ class _CallNaming(FixingContext):
             off = self._shared["off"] = object.__new__(FixingContext)
             off.__dict__.update(self.__dict__)
             off.prefix, off._calls, off._sites = _OFF_PATH, {}, {}
+            off._mask = None                        # (no enter: not its parent's)
         return off
 
     def enter(self, f, /, *args, **kwargs):
