@@ -8,6 +8,7 @@ exceptions), condition scores what it fixes and do does not."""
 from __future__ import annotations
 
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -244,3 +245,62 @@ def test_each_single_deep_address_fixes_that_draw_alone():
             c = ppl.condition(model, {a: ct[a] + 0.0}, random.Random(5), *args)
             assert list(c.choices) == addrs and c.values() == ct.values()
             assert [b for b, x in c.choices.items() if x.kind == "observed"] == [a]
+
+
+def _draw_at(r, mu):
+    return r.gauss(mu, 1.0)
+
+
+def helpers(r, n):
+    total = 0.0
+    for i in range(n):
+        total += _draw_at(r, i * 0.1)                    # a call per draw
+        if i % 4 == 0:
+            total += _draw_at(r, -1.0) + sum(sorted([_draw_at(r, 0.0)], key=abs))
+    total += sum(_draw_at(r, 2.0) for _ in range(3))     # frames entered from C
+    return total + tree(r, 2)
+
+
+@pytest.mark.parametrize("model, args", [(helpers, (30,)), (tree, (4,)), (mixed, ())],
+                         ids=["helpers", "recursion", "mixed"])
+def test_calls_named_in_c_as_enter_names_them(model, args, monkeypatch):
+    ct = ppl.trace(model, random.Random(5), *args)
+    addrs = list(ct.choices)
+    deep = [a for a in addrs if a.count("/") >= 2]
+    assert deep
+    runs = []
+    for chosen in (deep[::5], deep[1::7] + addrs[:2], [deep[-1]]):
+        # new values on the same side of tree's branch (x > 1.5): the same calls
+        obs = {a: ct[a] - 0.001 if ct[a] <= 1.5 else ct[a] + 0.001 for a in chosen}
+        runs.append((obs, ppl.condition(model, obs, random.Random(5), *args)))
+    from tracer.ppl import _hooks
+    entered = []
+    real_start = _hooks._CallNaming._start
+
+    def user_frame():          # _hooks._user_frame, counting the calls enter names
+        entered.append(1)
+        f = sys._getframe(2)
+        while f is not None and f.f_globals.get("__name__", "").startswith("tracer."):
+            f = f.f_back
+        return f
+    monkeypatch.setattr(_hooks, "_user_frame", user_frame)
+    c = ppl.condition(model, runs[0][0], random.Random(5), *args)
+    # the recorder asks enter at the model's call, and in a call on a path with
+    # none below it (tree's leaves), not at the calls _core.CallPaths counts
+    assert 1 <= len(entered) < len(c.choices) // 3
+    assert c.values() == runs[0][1].values()
+
+    def start(self):
+        real_start(self)
+        self._call_paths = None     # every call named by enter, in Python
+    monkeypatch.setattr(_hooks._CallNaming, "_start", start)
+    for obs, c in runs:
+        del entered[:]
+        py = ppl.condition(model, obs, random.Random(5), *args)
+        assert len(entered) > len(runs[0][0])
+        # the C counts fixed the same draws as enter's do
+        assert list(py.choices) == list(c.choices) and py.values() == c.values()
+        assert [a for a, x in py.choices.items() if x.kind == "observed"] == \
+            [a for a, x in c.choices.items() if x.kind == "observed"] == \
+            [a for a in c.choices if a in obs]
+        assert all(c[a] == v for a, v in obs.items())

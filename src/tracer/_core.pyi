@@ -360,6 +360,21 @@ class SiteGate:
     def site_id(self) -> int: ...
 
 @final
+class CallPaths:
+    """Names calls in C for contexts whose `_call_paths` it is and whose `_below`
+    is a dict (tracer.ppl's fixing runs below the model's calls): counts each call
+    in the context's `_calls` by (name_of(code), line of the call) and gives the
+    frame `child(ctx, _below[key][k])` where that count is chosen, else `off`."""
+
+    def __init__(self, off: Any, child: Callable[[Any, str], Any],
+                 name_of: Callable[[Any], str]) -> None: ...
+    @property
+    def off(self) -> Any: ...
+    @property
+    def child(self) -> Callable[[Any, str], Any]: ...
+    @property
+    def name_of(self) -> Callable[[Any], str]: ...
+
 class SiteFix:
     """An override hook run in C that fixes chosen draws of a sampler by their
     place (code unit, then count within the frame's context); Python runs only at

@@ -242,18 +242,83 @@ cdef tuple _call_parts(Recorder self, int32_t row, CPlan *plan, int32_t *r, void
             values[2] if len(values) > 2 and type(values[2]) is dict else {})
 
 
+cdef extern from "Python.h":
+    int PyCode_Addr2Line(PyObject *code, int byte_offset)
+
+
+cdef class CallPaths:
+    """Names calls in C for a family of contexts that give a call on a chosen path
+    a context of its own and every other call one shared context (tracer.ppl's
+    fixing runs below the model's own calls: ppl/_hooks.py's _CallNaming).
+
+    A context whose `_call_paths` is a CallPaths is asked no `enter` (Python) for
+    a frame when its `_below` is a dict: the recorder counts the call in the
+    context's `_calls` dict under (name, line) (`name_of(code)`, asked once per
+    code object; the line of the call in its caller, as the caller frame's
+    f_lineno gives it), and when `_below[(name, line)]` holds that count `k`, the
+    frame's context is `child(ctx, _below[(name, line)][k])` (Python), else `off`.
+    A context whose `_below` is not a dict is asked `enter` as any other."""
+
+    cdef readonly object off
+    cdef readonly object child
+    cdef readonly object name_of
+    cdef dict names                 # code -> name_of(code)
+
+    def __init__(self, off, child, name_of):
+        self.off = off
+        self.child = child
+        self.name_of = name_of
+        self.names = {}
+
+    cdef object _enter(self, object ctx, void *frame, object code):
+        # (run between _user_code_starts and _user_code_ran: allocates, and may
+        # run name_of or child; None: ask `enter`)
+        cdef object below = getattr(ctx, "_below", None)
+        cdef void *caller
+        cdef int lasti
+        if type(below) is not dict:
+            return None
+        caller = tracer_frame_caller(frame)
+        if caller == NULL:
+            return None
+        lasti = tracer_frame_lasti(caller)
+        if lasti < 0:
+            return None
+        name = self.names.get(code)
+        if name is None:
+            name = self.names[code] = self.name_of(code)
+        key = (name, PyCode_Addr2Line(tracer_frame_code(caller), lasti))
+        calls = getattr(ctx, "_calls")
+        if type(calls) is not dict:
+            raise TypeError("CallPaths: the context's _calls must be a dict")
+        k = (<dict>calls).get(key, 0)
+        (<dict>calls)[key] = k + 1
+        ks = (<dict>below).get(key)
+        if ks is None:
+            return self.off
+        prefix = ks.get(k)
+        if prefix is None:
+            return self.off
+        return self.child(ctx, prefix)
+
+
 cdef object _enter_context(Recorder self, object ctx, FrameRec *parent, int32_t call_row,
                            void *frame, object code):
     cdef PyObject *func
     _user_code_starts(self)
     try:
-        if call_row == parent.open_row:
-            parts = _call_parts(self, call_row, parent.plan, _open_rec(self, parent),
-                                     frame, code)
-        else:  # a frame entered from C: the call its parameters show
-            func = tracer_frame_function(frame)
-            parts = (<object>func if func != NULL else None,) + _frame_arguments(frame, code)
-        new = _host("ask_enter")(ctx, parts)
+        new = None
+        paths = getattr(ctx, "_call_paths", None)
+        if type(paths) is CallPaths:
+            new = (<CallPaths>paths)._enter(ctx, frame, code)
+        if new is None:
+            if call_row == parent.open_row:
+                parts = _call_parts(self, call_row, parent.plan, _open_rec(self, parent),
+                                    frame, code)
+            else:  # a frame entered from C: the call its parameters show
+                func = tracer_frame_function(frame)
+                parts = (<object>func if func != NULL else None,) + _frame_arguments(frame, code)
+            new = _host("ask_enter")(ctx, parts)
     except BaseException as exc:
         _stop_for_hook(self, exc)
         return ctx

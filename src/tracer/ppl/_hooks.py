@@ -16,10 +16,12 @@ at such a line runs `first` in Python, which names the line's address) and, when
 the count is a fixed one, asks `fixed` (Python) for the value that takes the
 place of the draw's result.  So a fixing run costs what a plain one costs, plus a
 Python call per fixed draw and per call and line where one may be.  When a fixed
-address lies below a call of the model (three components or more), the context's
-`enter` names each recorded call (its address and its counts of calls and
-draws), as the scan of the finished trace (scan.py) counts them; otherwise only
-the model's own frame can draw at a fixed address and no `enter` runs.  The
+address lies below a call of the model (three components or more), the calls are
+counted as the scan of the finished trace (scan.py) counts them, in C
+(`_core.CallPaths`): a call on a fixed address's path gets a context of its own
+(Python: its address, its counts of calls and draws), every other call, and all
+below it, one shared context that fixes nothing; otherwise only the model's own
+frame can draw at a fixed address and no `enter` runs.  The
 sequence context of a replay by position substitutes `_core.NextValue` (C): the
 k-th draw gets the k-th value.
 """
@@ -324,23 +326,30 @@ class _CallNaming(FixingContext):
         return child
 
     def _off_path(self) -> FixingContext:
-        # one per run, made at the first call on no path: the run's filter (its
-        # SiteFixes), and no enter hook
-        off = self._shared.get("off")
-        if off is None:
-            off = self._shared["off"] = object.__new__(FixingContext)
-            off.__dict__.update(self.__dict__)
-            off.prefix, off._calls, off._sites = _OFF_PATH, {}, {}
-            off._mask = None                        # (no enter: not its parent's)
-        return off
+        return self._off
+
+    def _start(self) -> None:
+        # at the model's call: the paths, and the context of the calls on none
+        # (the run's filter, its SiteFixes, and no enter hook), shared by the
+        # contexts below through _call_paths (_core.CallPaths: the recorder
+        # counts the calls of a context whose `_below` is a dict in C)
+        self._paths = _paths(self._parsed)
+        off = object.__new__(FixingContext)
+        off.__dict__.update(self.__dict__)
+        off.prefix, off._calls, off._sites = _OFF_PATH, {}, {}
+        off._mask = None                        # (no enter: not its parent's)
+        self._off = off
+        self._call_paths = _core.CallPaths(off, _CallNaming._child, _code_name_of)
 
     def enter(self, f, /, *args, **kwargs):
+        # (the recorder asks here only where _core.CallPaths does not decide:
+        # the model's own call, a call made in a call with nothing on a path
+        # below it, a frame with no calling frame)
         below = self._below
         if below is None:
             if self.prefix is None:                    # the model itself
-                if "_paths" not in self.__dict__:
-                    self._paths = _paths(self._parsed)
-                    self._shared = {}
+                if "_call_paths" not in self.__dict__:
+                    self._start()
                 return self._child(code_name(_user_frame().f_code.co_qualname))
             return self._off_path()
         frame = _user_frame()
@@ -351,6 +360,10 @@ class _CallNaming(FixingContext):
         if ks is None or k not in ks:
             return self._off_path()
         return self._child(ks[k])
+
+
+def _code_name_of(code) -> str:
+    return code_name(code.co_qualname)
 
 
 def fixing_context(fixed: dict, snaps: Snapshots | None = None) -> FixingContext:
