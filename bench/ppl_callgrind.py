@@ -13,7 +13,10 @@ instruction count in the callgrind output is that case's cost:
 (M: 0 regression, 1 CRP, 2 HMM, 3 draws made in a helper function of the model:
 each draw a Python call of the model's own, a frame the ppl runs enter; K: runs per case; the optional third argument:
 another version of tracer.ppl, timed as "before.*" in place of `do`, and read with
---before).  Each model takes minutes.
+--before).  Each model takes minutes.  `--time M N [DIR]`: the same cases (and
+`do`, with DIR too) by process time instead, interleaved, best of N:
+
+    nice python bench/ppl_callgrind.py --time M N [/tmp/before/src/tracer/ppl]
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def helper_draws(r, n):
     return total
 
 
-def run(mi: int, k: int, before: str | None) -> None:
+def cases_of(mi: int, before: str | None) -> tuple[list, dict]:
+    """(case names, name -> case) for model `mi`, each case run once already."""
     import ppl as bench
     import scipy.stats  # noqa: F401  (imported before the counted runs)
     import tracer
@@ -74,9 +78,36 @@ def run(mi: int, k: int, before: str | None) -> None:
                       "before.replay": lambda _: old.replay(octt),
                       "before.condition": lambda _: old.condition(model, obs, r, *args)})
     names = BEFORE_CASES if old is not None else CASES
+    if old is not None:
+        cases["do"] = lambda _: ppl.do(model, obs, r, *args)
+        names = names + ["do"]
     for name in names:
         cases[name](0)
+    return names, cases
+
+
+def run(mi: int, k: int, before: str | None) -> None:
+    names, cases = cases_of(mi, before)
+    names = [n for n in names if n != "do"] if before else names
     run_marked([cases[name] for name in names], k)
+
+
+def timed(mi: int, n: int, before: str | None) -> None:
+    """The same cases by process time (`time.process_time`: the process's own CPU
+    time, less moved by a loaded machine than wall time), interleaved, best of n."""
+    import time
+    names, cases = cases_of(mi, before)
+    best = dict.fromkeys(names, float("inf"))
+    for _ in range(n):
+        for name in names:
+            t0 = time.process_time()
+            cases[name](0)
+            best[name] = min(best[name], time.process_time() - t0)
+    t = best["track"]
+    for name in names:
+        print(f"  {name}: {best[name] * 1e3:.1f} ms" +
+              (f" ({best[name] / t:.2f}x track)" if name not in ("untraced", "track") else ""))
+    print(f"  track/untraced {t / best['untraced']:.2f}x")
 
 
 def read(path: str, k: int, before: bool = False) -> None:
@@ -96,5 +127,7 @@ def read(path: str, k: int, before: bool = False) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "--read":
         read(sys.argv[2], int(sys.argv[3]), "--before" in sys.argv[4:])
+    elif sys.argv[1] == "--time":
+        timed(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
     else:
         run(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)
