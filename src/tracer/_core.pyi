@@ -375,6 +375,7 @@ class CallPaths:
     @property
     def name_of(self) -> Callable[[Any], str]: ...
 
+@final
 class SiteFix:
     """An override hook run in C that fixes chosen draws of a sampler by their
     place (code unit, then count within the frame's context); Python runs only at

@@ -246,6 +246,8 @@ cdef extern from "Python.h":
     int PyCode_Addr2Line(PyObject *code, int byte_offset)
 
 
+@cython.final
+@cython.auto_pickle(False)
 cdef class CallPaths:
     """Names calls in C for a family of contexts that give a call on a chosen path
     a context of its own and every other call one shared context (tracer.ppl's
