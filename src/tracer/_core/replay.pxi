@@ -134,6 +134,13 @@ cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_
                 continue
             if s == S_NULL:
                 continue
+            if s & 3 == 2:
+                # A value pooled already (a captured method descriptor, a
+                # callable read off the frame): _ref's encoding of tag 2.  No
+                # session test: the shadow is this recorder's, as is its pool.
+                refs[nrefs] = -<int32_t>(s >> 2) - 1
+                nrefs += 1
+                continue
             if s & 3 != 1 or plan.session != session:
                 return -1
             ref = plan.const_refs[s >> 2]
