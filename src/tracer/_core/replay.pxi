@@ -134,6 +134,13 @@ cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_
                 continue
             if s == S_NULL:
                 continue
+            if s & 3 == 2:
+                # A value pooled already (a captured method descriptor, a
+                # callable read off the frame): _ref's encoding of tag 2.  No
+                # session test: the shadow is this recorder's, as is its pool.
+                refs[nrefs] = -<int32_t>(s >> 2) - 1
+                nrefs += 1
+                continue
             if s & 3 != 1 or plan.session != session:
                 return -1
             ref = plan.const_refs[s >> 2]
@@ -222,6 +229,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef PyObject **values
     cdef int32_t *refs
     cdef int32_t n, nrefs, next_refs
+    cdef size_t cache_at
     while True:
         op = ops + pc * OP_WORDS
         opc = op[OP_CODE]
@@ -352,9 +360,28 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             ss[op[OP_A]] = ss[op[OP_B]]
             ss[op[OP_B]] = s
         elif opc == M_CAPTURE:
-            ss[op[OP_A]] = _capture(self, fr, op[OP_A])
+            # A callable read off the stack (a global function, a builtin):
+            # inline when _pool_ref's cache has it (captured before in this
+            # trace), as _capture gives it; else _capture pools it.
+            v = tracer_frame_local(fr.frame, nlocalsplus + op[OP_A])
+            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            if v != NULL and self.pool_cache_obj[cache_at] == v:
+                ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
+            else:
+                ss[op[OP_A]] = _capture(self, fr, op[OP_A])
         elif opc == M_CAPTURE_METHOD:
-            _capture_method(self, fr, op[OP_A], op[OP_B])
+            # A method and its self (`word.lower`): inline in the common case,
+            # both there, the self's shadow known and the method in _pool_ref's
+            # cache, where _capture_method would write the method's pool ref
+            # and leave the self's shadow as it is.
+            v = tracer_frame_local(fr.frame, nlocalsplus + op[OP_A])
+            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            s = ss[op[OP_B]]
+            if v != NULL and self.pool_cache_obj[cache_at] == v and s != S_DYN and s != S_UNKNOWN \
+                    and tracer_frame_local(fr.frame, nlocalsplus + op[OP_B]) != NULL:
+                ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
+            else:
+                _capture_method(self, fr, op[OP_A], op[OP_B])
         elif (opc == M_RECORD_BOOL or opc == M_BRANCH) and branch_at >= 0:
             # The branch the event showed taken: _take_branch's rows, written here.
             bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
