@@ -49,9 +49,6 @@ ctypedef struct CPlan:
     # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi): 1 if
     # a callback may have switched it off, 2 if it stays on; NULL until needed.
     uint8_t *end_skip
-    # The runs of the op loop compiled into row templates (template.pxi: a
-    # TmplSet), or NULL.
-    void *tmpl
 
 
 cdef void _free_plan(void *p) noexcept:
@@ -62,7 +59,6 @@ cdef void _free_plan(void *p) noexcept:
         free(plan.static_refs)
         free(plan.seg_end)
         free(plan.end_skip)
-        _free_templates(plan.tmpl)
         free(plan)
 
 
@@ -134,7 +130,6 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
         _free_plan(plan)
         raise MemoryError()
     _run_budget(plan, len(owner.ops) // OP_WORDS)
-    plan.tmpl = _compile_templates(plan, len(owner.ops) // OP_WORDS)
     cells = owner.param_cells[:8]
     plan.ncellparams = len(cells)
     for i, c in enumerate(cells):

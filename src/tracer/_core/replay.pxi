@@ -154,13 +154,11 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     loop of the event before ran up to it) costs no call."""
     if fr.pending < 0:
         return 0
-    if not _runs_on(fr.plan.ops[fr.pc * OP_WORDS + OP_CODE]):
-        # (at its END or terminal op: the op loop would stop at once)
+    if fr.plan.ops[fr.pc * OP_WORDS + OP_CODE] == M_END:
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
-    if fr.plan.tmpl == NULL or TRACER_EVENT_LOG or _tmpl_run(self, fr, -1, -1, -1) < 0:
-        _run_ops(self, fr, -1, -1, -1)
+    _run_ops(self, fr, -1, -1, -1)
     return 0
 
 
@@ -224,11 +222,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef PyObject **values
     cdef int32_t *refs
     cdef int32_t n, nrefs, next_refs
-    if plan.tmpl != NULL and not TRACER_EVENT_LOG:
-        # The run compiled when the plan was loaded (template.pxi).
-        n = _tmpl_run(self, fr, branch_at, dest, go_on_to)
-        if n >= 0:
-            return n
     while True:
         op = ops + pc * OP_WORDS
         opc = op[OP_CODE]
