@@ -45,6 +45,11 @@ entry points (`--marked`), e.g. a second process with the plan cache filled::
         python bench/cold.py --suite-worker DIR --traced --marked   # its pass 1 alone
     (--toggle-collect=filterfalse_next: pass 2 alone)
 
+`--track-cost` instead measures what one `tracer.track` call costs beyond the call
+it traces: a trivial function (`def f(x): return x`) called untraced and tracked, in
+loops of B calls (--batch), interleaved, best of N (--repeat), in microseconds per
+call -- the fixed cost a suite pays once per traced test.
+
 `--no-gc` runs those processes with the garbage collector off: a process whose
 plans came from the cache holds fewer long-lived objects than one that built them,
 so the collector's full collections (which walk every trace still alive) come
@@ -404,6 +409,36 @@ def print_suite(r: dict, no_gc: bool, values: str | None = None) -> None:
               f"   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, gc {g2 * 1e3:5.1f} ms)")
 
 
+def _trivial(x):
+    return x
+
+
+def track_cost(repeat: int, batch: int) -> dict:
+    """Microseconds per untraced call of a trivial function and per `tracer.track`
+    of it (interleaved, best of `repeat` loops of `batch` calls)."""
+    track = tracer.track
+    f = _trivial
+
+    def untraced() -> float:
+        t = time.process_time()
+        for i in range(batch):
+            f(i)
+        return time.process_time() - t
+
+    def tracked() -> float:
+        t = time.process_time()
+        for i in range(batch):
+            track(f, i)
+        return time.process_time() - t
+
+    tracked()  # (the plan built, the first trace's memory taken)
+    best = {"untraced": float("inf"), "track": float("inf")}
+    for _ in range(repeat):
+        best["untraced"] = min(best["untraced"], untraced())
+        best["track"] = min(best["track"], tracked())
+    return {k: v * 1e6 / batch for k, v in best.items()}
+
+
 PHASE_MODULES = ["json.encoder", "json.decoder", "json.scanner", "difflib", "textwrap", "ast"]
 
 
@@ -470,8 +505,16 @@ def main() -> None:
     parser.add_argument("--suite-only", action="store_true", help="skip part 1")
     parser.add_argument("--phases", action="store_true",
                         help="only the builder per phase over a corpus of stdlib modules")
+    parser.add_argument("--track-cost", action="store_true",
+                        help="only the fixed cost of one tracer.track call of a trivial function")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.track_cost:
+        us = track_cost(args.repeat, max(args.batch, 1000))
+        print(f"Python {sys.version.split()[0]}, best of {args.repeat} loops of "
+              f"{max(args.batch, 1000)} calls: untraced call {us['untraced']:.3f} us, "
+              f"tracer.track of it {us['track']:.2f} us")
+        return
     if args.suite_worker:
         suite_worker(args.suite_worker, args.traced, args.no_gc, args.values, args.marked)
         return

@@ -71,7 +71,7 @@ def read_entry(entry) -> tuple[dict, int, bytes, bytes]:
     cache.flush()
     data = entry.raw()
     h = cache._HEADER.unpack_from(data)
-    start = cache._HEADER.size + h[5]
+    start = cache._payload_start(h[5])
     payload = data[start:]
     *counts, nparams = cache._COUNTS.unpack_from(payload)
     ints = array("i")

@@ -8,6 +8,7 @@ import os
 import struct
 import types
 import zlib
+from array import array
 from pathlib import Path
 
 import pytest
@@ -41,9 +42,18 @@ def sample(xs, key=None, *, scale=2, **kw):
     return sum(x * scale for x in xs if key is None or key(x)), " ".join(parts), ("a", "\udc80")
 
 
+# A plan's int32 arrays: array('i') where built or copied, PlanInts where read in
+# place in a pack (format 3); the same items either way.
+INT_ARRAYS = {array, fast.PlanInts} if fast is not None else {array}
+
+
+def same_kind(x, y) -> bool:
+    return type(x) is type(y) or {type(x), type(y)} <= INT_ARRAYS
+
+
 def same_fields(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(
-        type(a[k]) is type(b[k]) and a[k] == b[k] for k in a)
+        same_kind(a[k], b[k]) and a[k] == b[k] and b[k] == a[k] for k in a)
 
 
 def outcome(decode, data, code, key, *where):
@@ -122,17 +132,17 @@ def damaged(data: bytes):
         yield bytes(b)
     h = cache._HEADER
     magic, fmt, key, first, ncode, nqual, npayload, check = h.unpack_from(data)
-    start = h.size + nqual
+    start = cache._payload_start(nqual)
     payload = bytearray(data[start:])
     for i in range(cache._NCOUNTS + 1):
         for value in (0, 1, 0x7FFFFFFF, 0xFFFFFFFF):
             p = bytearray(payload)
             struct.pack_into("<I", p, 4 * i, value)
-            yield h.pack(magic, fmt, key, first, ncode, nqual, len(p), zlib.crc32(p)) \
+            yield h.pack(magic, fmt, key, first, ncode, nqual, len(p), cache._checksum(p)) \
                 + data[h.size:start] + bytes(p)
     for cut in (0, 4, cache._COUNTS.size - 1, cache._COUNTS.size + 3):
         p = payload[:cut]
-        yield h.pack(magic, fmt, key, first, ncode, nqual, len(p), zlib.crc32(p)) \
+        yield h.pack(magic, fmt, key, first, ncode, nqual, len(p), cache._checksum(p)) \
             + data[h.size:start] + bytes(p)
     for n in (0, nqual + 1, 1 << 30):  # the qualname's length forged
         yield h.pack(magic, fmt, key, first, ncode, n, npayload, check) + data[h.size:]
@@ -193,7 +203,7 @@ def slots_of(plan) -> dict:
 def same_plans(a, b) -> bool:
     x, y = slots_of(a), slots_of(b)
     return x.keys() == y.keys() and all(
-        type(x[k]) is type(y[k]) and (x[k] is y[k] or x[k] == y[k]) for k in x)
+        same_kind(x[k], y[k]) and (x[k] is y[k] or x[k] == y[k]) for k in x)
 
 
 @pytest.mark.parametrize("mode", [PLAN_PLAIN, PLAN_INTERVENE])
@@ -297,3 +307,139 @@ def test_statics_decode_as_the_python_decoder():
     names = next(c for c in kw.__code__.co_consts if type(c) is tuple)
     text = ("[" + ",".join('"%s"' % n for n in names).join("[]") + "]").encode()
     assert fast.decode_statics(text, kw.__code__)[0] is names
+
+
+# -- format 3: a loaded plan's arrays in place in their pack -----------------------------------
+def test_entries_are_4_byte_aligned_in_their_pack(plan_dir):
+    codes = codes_of("textwrap")   # (one module: one pack)
+    for code in codes:
+        build_plan(code)
+    cache.flush()
+    pack = cache.entry(codes[0], PLAN_PLAIN).path.read_bytes()
+    index = cache._pack_index(pack)
+    assert len(index) == len(codes)
+    for key, (at, n) in index.items():
+        assert at % 4 == 0, key
+        nqual = cache._HEADER.unpack_from(pack, at)[5]
+        assert cache._payload_start(nqual) % 4 == 0
+        # (the padding after the qualname and after the entry is NULs)
+        assert not any(pack[at + cache._HEADER.size + nqual:at + cache._payload_start(nqual)])
+
+
+def test_a_loaded_plans_arrays_are_read_in_place(plan_dir):
+    import numpy as np
+    from tracer import _core
+    from tracer.analysis.plan import CodePlan
+    built = build_plan(sample.__code__)
+    cache.forget()
+    copy = sample.__code__.replace()
+    plan = cache.load(copy, PLAN_PLAIN, CodePlan)
+    pack = cache._state["packs"][copy.co_filename].data
+    base = np.frombuffer(pack, dtype=np.uint8).ctypes.data
+    for name in cache._ARRAYS:
+        got, want = getattr(plan, name), getattr(built, name)
+        assert type(got) is fast.PlanInts, name
+        # in the pack's bytes, not a copy
+        address, n = got.buffer_info()
+        assert base <= address and address + 4 * n <= base + len(pack), name
+        # ... and read as the built plan's array('i')
+        assert got == want and want == got and not got != want, name
+        assert len(got) == len(want) and list(got) == list(want) == got.tolist()
+        assert got.tobytes() == want.tobytes() and bytes(memoryview(got)) == want.tobytes()
+        assert memoryview(got).format == "i" and memoryview(got).readonly
+        assert (np.frombuffer(got, dtype=np.int32) == np.frombuffer(want, dtype=np.int32)).all()
+        if len(want):
+            assert got[0] == want[0] and got[-1] == want[-1]
+            assert got[1:3] == want[1:3] and type(got[1:3]) is array
+        with pytest.raises(IndexError):
+            got[len(want)]
+    assert plan.events == built.events and plan.param_cells == built.param_cells
+    with pytest.raises(TypeError):
+        hash(plan.ops)
+    with pytest.raises(TypeError):
+        memoryview(plan.ops).cast("B")[0] = 1  # read-only
+    # the core's plan points into them and records as with the built plan
+    assert _core.plan_of(copy) is not None
+    assert _core.plan_problem(plan, copy) is None
+
+
+def test_an_entry_cut_at_an_odd_place_is_copied(plan_dir):
+    # (an entry inside bytes at an address not 4-aligned: its arrays are copied)
+    build_plan(sample.__code__)
+    cache.flush()
+    entry = cache.entry(sample.__code__, PLAN_PLAIN)
+    data = entry.raw()
+    for pad in range(4):
+        packed = b"\0" * pad + data
+        fields = fast.decode(packed, sample.__code__, entry.key, pad, len(data))
+        kinds = {type(fields[name]) for name in cache._ARRAYS}
+        assert kinds == ({fast.PlanInts} if pad == 0 else {array}), pad
+        assert same_fields(fields, cache._decode(data, sample.__code__, entry.key))
+
+
+def test_a_padding_that_is_not_nuls_is_refused_alike(plan_dir):
+    def odd(x, y):   # (a qualname of 3 bytes: one byte of padding)
+        return x + y
+
+    build_plan(odd.__code__)
+    cache.flush()
+    entry = cache.entry(odd.__code__, PLAN_PLAIN)
+    data = entry.raw()
+    nqual = cache._HEADER.unpack_from(data)[5]
+    assert cache._payload_start(nqual) > cache._HEADER.size + nqual
+    bad = bytearray(data)
+    bad[cache._HEADER.size + nqual] = 1
+    for decode in (cache._decode, fast.decode):
+        with pytest.raises(cache._Corrupt, match="padding"):
+            decode(bytes(bad), odd.__code__, entry.key)
+        assert decode(data, odd.__code__, entry.key)["nparams"] == 2
+
+
+def test_entries_of_format_2_are_not_read():
+    # (an older format's entries live in another folder, and are refused if met)
+    assert cache.FORMAT == 3 and cache.PACK_FORMAT == 2
+    assert all(p.startswith(cache._fingerprint()) for p in cache._PREFIXES)
+    from tracer import _core
+    assert len(cache._PREFIXES) == len(_core.PlanMode)
+
+
+def test_plan_problem_reads_int32_buffers_and_refuses_others(plan_dir):
+    import numpy as np
+    from tracer import _core
+    built = build_plan(sample.__code__)
+    fields = {name: getattr(built, name) for name in cache._ARRAYS}
+    fields.update(events=sorted(built.events), jump_events=sorted(built.jump_events),
+                  param_cells=list(built.param_cells), nparams=built.nparams,
+                  statics=built.statics)
+    assert _core.plan_problem(fields, sample.__code__) is None
+    as_numpy = dict(fields, ops=np.array(built.ops, dtype=np.int32))
+    assert _core.plan_problem(as_numpy, sample.__code__) is None
+    wide = dict(fields, ops=np.array(built.ops, dtype=np.int64))  # copied, item by item
+    assert _core.plan_problem(wide, sample.__code__) is None
+    bad = np.array(built.ops, dtype=np.int32)
+    bad[0] = 10_000
+    assert _core.plan_problem(dict(fields, ops=bad), sample.__code__) is not None
+    assert "int32" in _core.plan_problem(dict(fields, ops=b"\1\2\3"), sample.__code__)
+
+
+def test_the_payload_checksum_is_the_digests_first_bytes(plan_dir):
+    # (the typed decoder computes it in place; cache._checksum states it, in Python
+    # too when the typed path is off)
+    build_plan(sample.__code__)
+    cache.flush()
+    entry = cache.entry(sample.__code__, PLAN_PLAIN)
+    data = entry.raw()
+    h = cache._HEADER.unpack_from(data)
+    payload = data[cache._payload_start(h[5]):]
+    assert h[7] == cache._checksum(payload) == int.from_bytes(cache._murmur128(payload)[:4], "little")
+    saved = cache._fast
+    try:
+        cache._fast = None
+        assert cache._checksum(memoryview(payload)) == h[7]
+    finally:
+        cache._fast = saved
+    assert fast.decode(data, sample.__code__, entry.key)["nparams"] == 4
+    forged = cache._HEADER.pack(*h[:7], h[7] ^ 1) + data[cache._HEADER.size:]
+    for decode in (cache._decode, fast.decode):
+        with pytest.raises(cache._Corrupt, match="checksum"):
+            decode(forged, sample.__code__, entry.key)

@@ -48,6 +48,7 @@ _state = threading.local()   # .last: the root of this thread's most recent trac
 _lock = threading.RLock()
 _share = None           # the _ToolShare while any track runs
 _running: dict = {}     # thread ident -> its recorders running now, outermost first
+_NMODES = len(_core.PlanMode)
 
 
 class _ToolShare:
@@ -58,7 +59,8 @@ class _ToolShare:
     def __init__(self, tool: int) -> None:
         self.tool = tool
         self.users = 0
-        self.modes = [0] * len(_core.PlanMode)   # running recorders per plan mode
+        self.modes = [0] * _NMODES   # running recorders per plan mode
+        self.nmodes = 0              # plan modes with running recorders
         self.codes: dict = {}    # id(code) -> [code, recorders that need it, event mask]
 
     def instrument(self, code, jumps: bool) -> None:
@@ -285,16 +287,17 @@ def _join(mode: int) -> _ToolShare:
                 _free_tool(tool)
                 raise
             share = _share = _ToolShare(tool)
-        mixed_before = sum(1 for m in share.modes if m) > 1
         share.users += 1
         share.modes[mode] += 1
-        if not mixed_before and sum(1 for m in share.modes if m) > 1:
-            # Recorders of different plan modes switch off different locations
-            # (DISABLE is per location and tool, for every thread): while modes
-            # mix, no callback switches one off, and the ones switched off
-            # before fire again.
-            _core.allow_disable(False)
-            MON.restart_events()
+        if share.modes[mode] == 1:
+            share.nmodes += 1
+            if share.nmodes == 2:
+                # Recorders of different plan modes switch off different locations
+                # (DISABLE is per location and tool, for every thread): while modes
+                # mix, no callback switches one off, and the ones switched off
+                # before fire again.
+                _core.allow_disable(False)
+                MON.restart_events()
         return share
 
 
@@ -306,7 +309,9 @@ def _leave(share: _ToolShare, rec) -> None:
         share.release_codes(rec)
         share.users -= 1
         share.modes[rec.plan_mode] -= 1
-        if sum(1 for m in share.modes if m) <= 1:
+        if share.modes[rec.plan_mode] == 0:
+            share.nmodes -= 1
+        if share.nmodes <= 1:
             _core.allow_disable(True)
         if share.users == 0:
             _share = None

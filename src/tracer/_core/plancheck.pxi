@@ -10,6 +10,8 @@
 # several break).
 
 from cpython.array cimport array as _CArray
+from cpython.buffer cimport (PyObject_CheckBuffer, PyObject_GetBuffer, PyBuffer_Release,
+                             PyBUF_FORMAT, PyBUF_C_CONTIGUOUS)
 from cpython.object cimport Py_SIZE
 from types import CodeType as _CodeType
 
@@ -101,19 +103,56 @@ cdef bint _pc_touched(_Ints ops, _Ints recs, _Ints depth, Py_ssize_t i, Py_ssize
     return False
 
 
-cdef object _ints_of(object x, _Ints *v, list keep):
-    # The int32 items of `x` without a copy for an array('i'), else copied into one
-    # (kept alive in `keep`); a message if they are not int32s.
+# The buffers plan_problem reads through the buffer protocol (a loaded plan's arrays
+# in place in their pack: tracer.analysis._fastcache.PlanInts), held until it returns.
+cdef enum:
+    _MAX_HELD = 20
+
+cdef struct _Held:
+    Py_buffer views[_MAX_HELD]
+    int n
+
+
+cdef bint _int32_format(const char *f) noexcept:
+    # "i", or "i" with a native or little-endian byte-order mark (the core runs on
+    # little-endian machines only where plans come from a cache).
+    if f == NULL:
+        return False
+    if f[0] == b'@' or f[0] == b'=' or f[0] == b'<':
+        f += 1
+    return f[0] == b'i' and f[1] == 0
+
+
+cdef object _ints_of(object x, _Ints *v, list keep, _Held *held):
+    # The int32 items of `x` without a copy for an array('i') or another exporter of
+    # a contiguous run of int32s (held in `held` until the check ends), else copied
+    # into an array('i') (kept alive in `keep`); a message if they are not int32s.
     cdef _CArray a
+    cdef Py_buffer *view
     if type(x) is _CArray and (<_CArray>x).ob_descr.typecode == b'i' \
             and (<_CArray>x).ob_descr.itemsize == 4:
         a = <_CArray>x
-    else:
+        v.p = <const int32_t *>a.data.as_ints
+        v.n = Py_SIZE(a)
+        return None
+    if PyObject_CheckBuffer(x) and held.n < _MAX_HELD:
+        view = &held.views[held.n]
         try:
-            a = _CArray("i", x)
-        except (TypeError, OverflowError, ValueError):
-            return "is not a sequence of int32"
-        keep.append(a)
+            PyObject_GetBuffer(x, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)
+        except (BufferError, TypeError, ValueError):
+            view = NULL
+        if view != NULL:
+            held.n += 1
+            if view.ndim == 1 and view.itemsize == 4 and _int32_format(view.format) \
+                    and (<size_t>view.buf & 3) == 0:
+                v.p = <const int32_t *>view.buf
+                v.n = view.len // 4
+                return None
+    try:
+        a = _CArray("i", x)
+    except (TypeError, OverflowError, ValueError):
+        return "is not a sequence of int32"
+    keep.append(a)
     v.p = <const int32_t *>a.data.as_ints
     v.n = Py_SIZE(a)
     return None
@@ -188,9 +227,21 @@ cdef object _check_range(str what, _Ints v, int64_t lo, int64_t hi, bint even):
 
 
 def plan_problem(plan, code):
-    """The first invariant `plan` (a CodePlan, or a dict of its fields with array('i')
-    or int sequences) breaks for `code`, as a sentence, or None when the core may use
-    it: the rules of tracer.analysis.plancheck.plan_violation, in one C pass."""
+    """The first invariant `plan` (a CodePlan, or a dict of its fields with array('i'),
+    other buffers of int32s or int sequences) breaks for `code`, as a sentence, or
+    None when the core may use it: the rules of
+    tracer.analysis.plancheck.plan_violation, in one C pass."""
+    cdef _Held held
+    cdef int i
+    held.n = 0
+    try:
+        return _plan_problem(plan, code, &held)
+    finally:
+        for i in range(held.n):
+            PyBuffer_Release(&held.views[i])
+
+
+cdef object _plan_problem(object plan, object code, _Held *held):
     cdef list keep = []
     cdef _Ints ops, recs, rec_iv, seg_at, seg_from, depth, handler, istart, unit_flags
     cdef _Ints piece_start, sides, sides_at, carry, events, jumps, cells
@@ -215,28 +266,28 @@ def plan_problem(plan, code):
     if type(statics) is not list:
         return "statics is not a list"
     nstatics = len(<list>statics)
-    problem = (_ints_of(_field(plan, "ops"), &ops, keep)
-               or _ints_of(_field(plan, "recs"), &recs, keep)
-               or _ints_of(_field(plan, "rec_iv"), &rec_iv, keep)
-               or _ints_of(_field(plan, "seg_at"), &seg_at, keep)
-               or _ints_of(_field(plan, "seg_from"), &seg_from, keep)
-               or _ints_of(_field(plan, "depth"), &depth, keep)
-               or _ints_of(_field(plan, "handler"), &handler, keep)
-               or _ints_of(_field(plan, "istart"), &istart, keep)
-               or _ints_of(_field(plan, "unit_flags"), &unit_flags, keep)
-               or _ints_of(_field(plan, "piece_start"), &piece_start, keep)
-               or _ints_of(_field(plan, "branch_sides"), &sides, keep)
-               or _ints_of(_field(plan, "branch_sides_at"), &sides_at, keep)
-               or _ints_of(_field(plan, "carry"), &carry, keep)
-               or _ints_of(_field(plan, "events"), &events, keep)
-               or _ints_of(_field(plan, "jump_events"), &jumps, keep))
+    problem = (_ints_of(_field(plan, "ops"), &ops, keep, held)
+               or _ints_of(_field(plan, "recs"), &recs, keep, held)
+               or _ints_of(_field(plan, "rec_iv"), &rec_iv, keep, held)
+               or _ints_of(_field(plan, "seg_at"), &seg_at, keep, held)
+               or _ints_of(_field(plan, "seg_from"), &seg_from, keep, held)
+               or _ints_of(_field(plan, "depth"), &depth, keep, held)
+               or _ints_of(_field(plan, "handler"), &handler, keep, held)
+               or _ints_of(_field(plan, "istart"), &istart, keep, held)
+               or _ints_of(_field(plan, "unit_flags"), &unit_flags, keep, held)
+               or _ints_of(_field(plan, "piece_start"), &piece_start, keep, held)
+               or _ints_of(_field(plan, "branch_sides"), &sides, keep, held)
+               or _ints_of(_field(plan, "branch_sides_at"), &sides_at, keep, held)
+               or _ints_of(_field(plan, "carry"), &carry, keep, held)
+               or _ints_of(_field(plan, "events"), &events, keep, held)
+               or _ints_of(_field(plan, "jump_events"), &jumps, keep, held))
     if problem is not None:
         return f"an array {problem}"
     param_cells = _field(plan, "param_cells")
     for c in param_cells:
         if type(c) is not int:
             return "param_cells names no parameter"
-    if _ints_of(param_cells, &cells, keep) is not None:
+    if _ints_of(param_cells, &cells, keep, held) is not None:
         return "param_cells names no parameter"
     if ops.n % OP_WORDS:
         return "ops is not whole micro-ops"

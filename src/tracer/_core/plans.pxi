@@ -1,6 +1,7 @@
 # Per-code plans in C form (CPlan), cached on the code object (PEP 523 co_extra).
 
 from cpython.array cimport array as _PlanArray
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_FORMAT, PyBUF_C_CONTIGUOUS
 
 # ---------------------------------------------------------------------------------
 # Per-code plans, cached on the code object (PEP 523 co_extra)
@@ -75,10 +76,20 @@ cdef inline Py_ssize_t _extra_index(int mode) noexcept:
 cdef inline int32_t *_buffer_address(object arr) except? NULL:
     # The address of an array('i')'s items, read off the array (no buffer_info()
     # call and tuple: 13 per plan); the arrays are never resized after the plan is
-    # built, and the CPlan keeps their owner alive.
+    # built, and the CPlan keeps their owner alive.  A loaded plan's arrays are
+    # int32 runs in place in their pack's bytes (immutable; analysis/_fastcache's
+    # PlanInts): read through the buffer protocol.
+    cdef Py_buffer view
+    cdef int32_t *p
     if type(arr) is _PlanArray and (<_PlanArray>arr).ob_descr.typecode == b'i':
         return <int32_t *>(<_PlanArray>arr).data.as_ints
-    return <int32_t *><size_t>arr.buffer_info()[0]
+    PyObject_GetBuffer(arr, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)
+    p = <int32_t *>view.buf
+    if view.itemsize != 4 or view.ndim != 1:
+        PyBuffer_Release(&view)
+        raise TypeError(f"a plan's arrays hold int32 items, not {type(arr).__name__}")
+    PyBuffer_Release(&view)
+    return p
 
 
 cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:

@@ -6,7 +6,8 @@ open/read/close, an entry's header, counts, int32 arrays and statics decoded
 without struct, array slicing, json or Python loops; `load`, which is
 cache.Entry.read and the CodePlan made of its fields in one call (build_plan asks
 it first: no Python code per code object); and `untrack`, which takes plan data
-out of the garbage collector's lists.
+out of the garbage collector's lists.  A loaded plan's int32 arrays stay in place in
+the pack's bytes (`PlanInts`: entries are 4-byte aligned there).
 
 Each function gives exactly what its Python twin in cache.py gives
 (`code_bytes` = b"".join of `_code_parts`, `code_key` = `_key`, `decode` =
@@ -15,7 +16,9 @@ test_plan_cache_fast.py holds them to it, corrupt entries included.  It imports
 nothing of tracer: cache.py hands over what it needs (`init`).
 """
 
+cimport cython
 from cpython cimport array as carray
+from cpython.buffer cimport PyBUF_FORMAT, PyBUF_WRITABLE
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 from cpython.unicode cimport PyUnicode_FromStringAndSize
 from cpython.object cimport PyObject
@@ -35,7 +38,6 @@ from types import CodeType, MemberDescriptorType
 cdef carray.array _INT_ARRAY = array("i")
 cdef object _CORRUPT = None       # cache._Corrupt
 cdef object _STATICS = None       # cache._decode_statics
-cdef object _CRC = None           # zlib.crc32
 cdef object _PROBLEM = None       # tracer._core.plan_problem
 cdef tuple _ARRAYS = ()           # cache._ARRAYS
 cdef tuple _LISTS = ()            # cache._LISTS
@@ -50,19 +52,22 @@ DEF HEADER_SIZE = 48
 DEF MAX_ARRAYS = 32
 
 
-def init(corrupt, decode_statics, crc32, plan_problem, tuple arrays, tuple lists,
+def init(corrupt, decode_statics, plan_problem, tuple arrays, tuple lists,
          bytes magic, int fmt, int header_size, ints_pack, module=None, tuple prefixes=()):
     """Take cache.py's pieces (called once when cache.py is imported); `module` (the
     cache module) and `prefixes` (its keys' prefixes per plan variant) for `load`."""
-    global _CORRUPT, _STATICS, _CRC, _PROBLEM, _ARRAYS, _LISTS, _MAGIC, _FORMAT
+    global _CORRUPT, _STATICS, _PROBLEM, _ARRAYS, _LISTS, _MAGIC, _FORMAT
     global _INTS_PACK, _READY, _CACHE, _PREFIXES, _WEAKREF
     if header_size != HEADER_SIZE or len(magic) != 8 or len(arrays) + len(lists) > MAX_ARRAYS:
         raise ValueError("tracer: the plan cache's entry format is not the one "
                          "_fastcache was compiled for")
+    if lists != ("events", "jump_events", "param_cells"):
+        raise ValueError("tracer: _fastcache reads the plan's lists as events, jump_events, "
+                         "param_cells, in that order")
     for prefix in prefixes:
         if type(prefix) is not bytes:
             raise TypeError("the keys' prefixes are bytes")
-    _CORRUPT, _STATICS, _CRC, _PROBLEM = corrupt, decode_statics, crc32, plan_problem
+    _CORRUPT, _STATICS, _PROBLEM = corrupt, decode_statics, plan_problem
     _ARRAYS, _LISTS, _MAGIC, _FORMAT, _INTS_PACK = arrays, lists, magic, fmt, ints_pack
     _CACHE, _PREFIXES = module, prefixes
     import weakref
@@ -109,6 +114,7 @@ cdef extern from "Python.h":
     int Py_T_OBJECT_EX
     int Py_READONLY
     int PySet_Add(object s, object key) except -1
+    object PyFrozenSet_New(PyObject *iterable)
     int PyObject_IS_GC(object o)
     int PyObject_GC_IsTracked(object o)
     void PyObject_GC_UnTrack(void *o)
@@ -309,11 +315,23 @@ cdef inline uint64_t _fmix(uint64_t k) noexcept:
 
 
 cdef bytes _murmur(const uint8_t *data, Py_ssize_t n):
+    cdef uint64_t out[2]
+    _murmur_into(data, n, out)
+    return PyBytes_FromStringAndSize(<char *>out, 16)   # (little-endian machines only: init)
+
+
+cdef uint32_t _checksum(const char *data, Py_ssize_t n) noexcept:
+    # An entry's payload checksum (cache._checksum): the digest's first 4 bytes.
+    cdef uint64_t out[2]
+    _murmur_into(<const uint8_t *>data, n, out)
+    return <uint32_t>(out[0] & 0xffffffffULL)
+
+
+cdef void _murmur_into(const uint8_t *data, Py_ssize_t n, uint64_t *out) noexcept:
     cdef uint64_t c1 = 0x87c37b91114253d5ULL, c2 = 0x4cf5ad432745937fULL
     cdef uint64_t h1 = 0, h2 = 0, k1, k2
     cdef Py_ssize_t i, nblocks = n // 16, tail
     cdef const uint8_t *t
-    cdef uint64_t out[2]
     for i in range(nblocks):
         memcpy(&k1, data + 16 * i, 8)
         memcpy(&k2, data + 16 * i + 8, 8)
@@ -341,9 +359,8 @@ cdef bytes _murmur(const uint8_t *data, Py_ssize_t n):
     h2 = _fmix(h2)
     h1 += h2
     h2 += h1
-    out[0] = h1   # (little-endian machines only: init)
+    out[0] = h1
     out[1] = h2
-    return PyBytes_FromStringAndSize(<char *>out, 16)
 
 
 def murmur128(data):
@@ -411,6 +428,150 @@ cdef carray.array _ints(const char *p, Py_ssize_t n):
     if n:
         memcpy(a.data.as_voidptr, p, n * 4)
     return a
+
+
+# -- a loaded plan's arrays, in place in their pack ---------------------------------------
+# Entries are 4-byte aligned in a pack (format 3), so a plan read from one keeps its
+# int32 arrays where the pack's bytes hold them: no array objects made, no copies;
+# the core's plan (CPlan) points into the pack.  The pack's bytes never change (a
+# pack written again is a new bytes object; the old one lives while plans use it).
+
+cdef char *_FORMAT_I = b"i"
+
+
+@cython.final
+@cython.no_gc
+@cython.freelist(64)
+cdef class PlanInts:
+    """A read-only run of int32 items inside a pack's bytes: the array fields of a
+    plan loaded from the plan cache (a plan built in the process has array('i')
+    objects there instead).  It reads as a read-only array('i') does: len, items,
+    slices (copied into an array('i')), iteration, equality with any sequence of
+    ints, the buffer protocol (format "i"), tolist, tobytes."""
+
+    cdef object owner          # the bytes holding the items (immutable)
+    cdef const int32_t *p
+    cdef Py_ssize_t n
+    cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
+
+    def __cinit__(self):
+        self.n = 0
+        self.p = NULL
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        cdef Py_ssize_t i
+        if type(index) is slice:
+            return self._array()[index]
+        i = index
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError("PlanInts index out of range")
+        return self.p[i]
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __eq__(self, other):
+        if type(other) is PlanInts or (type(other) is carray.array
+                                       and (<carray.array>other).ob_descr.typecode == b"i"):
+            return len(other) == self.n and memcmp(self.p, _address_of(other), 4 * self.n) == 0
+        try:
+            return self.tolist() == list(other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None   # (as array's: not hashable)
+
+    def __repr__(self):
+        return f"PlanInts({self.tolist()!r})"
+
+    def __reduce__(self):
+        return (array, ("i", self.tolist()))   # (pickled as the array it reads as)
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        if flags & PyBUF_WRITABLE:
+            raise BufferError("a loaded plan's arrays are read-only")
+        self.shape[0] = self.n
+        self.strides[0] = 4
+        view.buf = <void *>self.p
+        view.obj = self
+        view.len = 4 * self.n
+        view.readonly = 1
+        view.itemsize = 4
+        view.format = NULL
+        if flags & PyBUF_FORMAT:
+            view.format = _FORMAT_I
+        view.ndim = 1
+        view.shape = self.shape
+        view.strides = self.strides
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+    @property
+    def typecode(self):
+        return "i"
+
+    @property
+    def itemsize(self):
+        return 4
+
+    def tolist(self):
+        cdef Py_ssize_t i
+        return [self.p[i] for i in range(self.n)]
+
+    def tobytes(self):
+        return PyBytes_FromStringAndSize(<const char *>self.p, 4 * self.n)
+
+    def buffer_info(self):
+        """(address, number of items), as array.buffer_info gives them."""
+        return (<size_t>self.p, self.n)
+
+    cdef carray.array _array(self):
+        return _ints(<const char *>self.p, self.n)
+
+
+cdef inline const void *_address_of(object a) noexcept:
+    if type(a) is PlanInts:
+        return <const void *>(<PlanInts>a).p
+    return <const void *>(<carray.array>a).data.as_voidptr
+
+
+cdef object _in_place(bytes owner, const char *p, Py_ssize_t n):
+    # The n int32s at p (4-byte aligned, inside `owner`) as a PlanInts.
+    cdef PlanInts v = PlanInts.__new__(PlanInts)
+    v.owner = owner
+    v.p = <const int32_t *>p
+    v.n = n
+    return v
+
+
+cdef object _int_set(const char *p, Py_ssize_t n):
+    # A frozenset of the n int32s at p (any alignment), untracked by the collector.
+    cdef Py_ssize_t i
+    out = PyFrozenSet_New(NULL)
+    for i in range(n):
+        PySet_Add(out, <int32_t>_u32(p + 4 * i))   # (allowed on a frozenset not yet shared)
+    untrack(out)
+    return out
+
+
+cdef tuple _int_tuple(const char *p, Py_ssize_t n):
+    cdef Py_ssize_t i
+    out = tuple([<int32_t>_u32(p + 4 * i) for i in range(n)])
+    untrack(out)
+    return out
 
 
 cdef object _KNOWN = None   # cache._known(): the callables a plan's statics name by index
@@ -556,7 +717,9 @@ cdef dict _decode(bytes data, object code, bytes key, Py_ssize_t at, Py_ssize_t 
         qual = PyBytes_AS_STRING(qualname)
         nqual_code = PyBytes_GET_SIZE(qualname)
     cdef uint32_t nqual = _u32(p + 36), npayload = _u32(p + 40), check = _u32(p + 44)
-    cdef Py_ssize_t start = HEADER_SIZE + <Py_ssize_t>nqual
+    # (the qualname padded with NULs to 4 bytes: the payload's int32s are aligned)
+    cdef Py_ssize_t start = HEADER_SIZE + <Py_ssize_t>nqual + (-<Py_ssize_t>nqual & 3)
+    cdef Py_ssize_t k
     # (co_code's size is twice the code object's item count: no co_code copy made)
     if memcmp(p + 12, PyBytes_AS_STRING(key), 16) != 0 \
             or <int32_t>_u32(p + 28) != (<PyCodeObject *>code).co_firstlineno \
@@ -564,10 +727,12 @@ cdef dict _decode(bytes data, object code, bytes key, Py_ssize_t at, Py_ssize_t 
             or <Py_ssize_t>nqual != nqual_code or start > size \
             or memcmp(p + HEADER_SIZE, qual, nqual) != 0:
         raise _CORRUPT("the entry describes another code object")
+    for k in range(HEADER_SIZE + <Py_ssize_t>nqual, start):
+        if p[k] != 0:
+            raise _CORRUPT("the qualname's padding is not NULs")
     if size != start + <Py_ssize_t>npayload:
         raise _CORRUPT("truncated or overlong payload")
-    buf = memoryview(data)[at + start:at + size]
-    if _CRC(buf) != check:
+    if _checksum(p + start, size - start) != check:
         raise _CORRUPT("payload checksum")
     cdef Py_ssize_t narr = len(_ARRAYS), nall = narr + len(_LISTS)
     cdef Py_ssize_t counts_size = 4 * (nall + 1)
@@ -585,26 +750,33 @@ cdef dict _decode(bytes data, object code, bytes key, Py_ssize_t at, Py_ssize_t 
         raise _CORRUPT("counts")
     statics = _statics_fast(q + end, <Py_ssize_t>npayload - end, code)
     if statics is None:
-        statics = _STATICS(buf[end:], code)
+        statics = _STATICS(memoryview(data)[at + start + end:at + size], code)
     fields = {"nparams": nparams, "statics": statics}
     cdef Py_ssize_t pos = counts_size
+    # In place where the items are 4-byte aligned (an entry of a pack, or alone in
+    # a bytes object); copied into arrays where they are not (bytes cut at an odd
+    # place: the tests' entries inside other bytes).
+    cdef bint aligned = (<size_t>(q + pos) & 3) == 0
     for i in range(nall):
-        a = _ints(q + pos, counts[i])
-        untrack(a)   # (arrays are collector-tracked from 3.12 on)
+        if aligned:
+            a = _in_place(data, q + pos, counts[i])
+        else:
+            a = _ints(q + pos, counts[i])
+            untrack(a)   # (arrays are collector-tracked from 3.12 on)
         fields[(_ARRAYS[i] if i < narr else _LISTS[i - narr])] = a
         pos += 4 * counts[i]
     problem = _PROBLEM(fields, code)
     if problem is not None:
         raise _CORRUPT(problem)
     untrack(statics)
-    events = frozenset(fields["events"])
-    jump_events = frozenset(fields["jump_events"])
-    untrack(events)
-    untrack(jump_events)
+    pos = counts_size + 4 * (total - counts[nall - 1] - counts[nall - 2] - counts[nall - 3])
+    events = _int_set(q + pos, counts[nall - 3])
+    pos += 4 * counts[nall - 3]
+    jump_events = _int_set(q + pos, counts[nall - 2])
+    pos += 4 * counts[nall - 2]
+    cells = _int_tuple(q + pos, counts[nall - 1])
     fields["events"] = events
     fields["jump_events"] = jump_events
-    cells = tuple(fields["param_cells"])
-    untrack(cells)
     fields["param_cells"] = cells
     # (the fields dict too: the plans kept in memory by key hold it, and nothing in
     # it refers to anything that could refer back)
