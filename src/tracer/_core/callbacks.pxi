@@ -26,9 +26,14 @@ cdef extern from "Python.h":
     int METH_FASTCALL
     object PyCFunction_NewEx(PyMethodDef *ml, PyObject *self, PyObject *module)
 
-ctypedef int (*code_handler)(Recorder, object, int) noexcept
-ctypedef int (*dest_handler)(Recorder, object, int, int) noexcept
-ctypedef int (*value_handler)(Recorder, object, int, object) noexcept
+# The handlers' signatures as the callbacks call them: the recorder and the code
+# object borrowed from the callback's caller as plain pointers (a handler's
+# `Recorder` and `object` parameters are the same pointers in C), so that no
+# reference is taken and dropped per event; `noexcept` because _reply turns a
+# handler's -1 into a recorder failure (no Python try/except runs per event).
+ctypedef int (*code_handler)(PyObject *, PyObject *, int) noexcept
+ctypedef int (*dest_handler)(PyObject *, PyObject *, int, int) noexcept
+ctypedef int (*value_handler)(PyObject *, PyObject *, int, PyObject *) noexcept
 
 # The recorder each sys.monitoring tool id feeds in the current thread (NULL: none),
 # one slot per tool id in C thread-local storage: the lookup is one TLS read, and
@@ -51,14 +56,15 @@ cdef bint ALLOW_DISABLE = True
 cdef object TRACK_CODE = None
 
 
-cdef inline PyObject *_reply(Recorder rec, int rc) noexcept:
+cdef inline PyObject *_reply(PyObject *rec, int rc) noexcept:
     """What a callback returns for its handler's answer (a new reference, or NULL
     with an exception set to interrupt the program)."""
-    # Inline for the common answer (go on, nothing to raise): one call less per event.
-    if rc == EV_CONTINUE and rec.interrupt is None:
-        Py_INCREF(None)
+    # Inline for the common answer (go on, nothing to raise): one call less per
+    # event.  None is immortal on every Python tracer supports (3.12+, PEP 683):
+    # the reference handed back needs no count.
+    if rc == EV_CONTINUE and (<Recorder>rec).interrupt is None:
         return <PyObject *>None
-    return _reply_slow(rec, rc)
+    return _reply_slow(<Recorder>rec, rc)
 
 
 cdef PyObject *_reply_slow(Recorder rec, int rc) noexcept:
@@ -103,99 +109,72 @@ cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
     return <PyObject *>None
 
 
-# One C function per callback signature; the builtin's `self` is the index of its
-# event's handler in that signature's table.
-cdef code_handler CODE_HANDLERS[3]
-cdef dest_handler DEST_HANDLERS[2]
-cdef value_handler VALUE_HANDLERS[5]
+# A callback builtin's `self`: its tool id and its handler, each read with one
+# load per event (no int object to convert, no table to index).
+@cython.final
+cdef class _Callback:
+    cdef int tool
+    cdef int key           # tool << 4 | the handler's index in its signature's list
+    cdef void *handler     # a code_handler, dest_handler or value_handler
 
 
-# A callback builtin's `self` is tool << 4 | the index of its event's handler.
-cdef inline PyObject *_active(int key) noexcept:
-    return _active_get(key >> 4)
+cdef inline PyObject *_active_for(PyObject *k, Py_ssize_t nargs, Py_ssize_t expected) noexcept:
+    # The recorder the callback `k` feeds in this thread, borrowed (its slot owns
+    # it), or NULL: none, a broken one, or a call with the wrong arguments.
+    cdef PyObject *active = _active_get((<_Callback>k).tool)
+    if active == NULL or nargs != expected or (<Recorder>active).broken:
+        return NULL
+    return active
 
 
 cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset): PY_START, PY_RESUME, INSTRUCTION
-    cdef int key = _small_int(k)
-    cdef PyObject *active = _active(key)
-    if active == NULL or (<Recorder>active).broken or nargs != 2:
+    cdef PyObject *rec = _active_for(k, nargs, 2)
+    if rec == NULL:
         return _idle(nargs, 2)
-    cdef Recorder rec = <Recorder>active
+    cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(0, key, <object>args[0], _small_int(args[1]), None)
-    return _reply(rec, CODE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1])))
+        _log_event(0, (<_Callback>k).key, <object>args[0], offset, None)
+    return _reply(rec, (<code_handler>(<_Callback>k).handler)(rec, args[0], offset))
 
 
 cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset, destination): BRANCH, JUMP
-    cdef int key = _small_int(k)
-    cdef PyObject *active = _active(key)
-    if active == NULL or (<Recorder>active).broken or nargs != 3:
+    cdef PyObject *rec = _active_for(k, nargs, 3)
+    if rec == NULL:
         return _idle(nargs, 3)
-    cdef Recorder rec = <Recorder>active
+    cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(1, key, <object>args[0], _small_int(args[1]), <object>args[2])
-    return _reply(rec, DEST_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
-                                               _small_int(args[2])))
+        _log_event(1, (<_Callback>k).key, <object>args[0], offset, <object>args[2])
+    return _reply(rec, (<dest_handler>(<_Callback>k).handler)(rec, args[0], offset,
+                                                              _small_int(args[2])))
 
 
 cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
     # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND, PY_THROW
-    cdef int key = _small_int(k)
-    cdef PyObject *active = _active(key)
-    if active == NULL or (<Recorder>active).broken or nargs != 3:
+    cdef PyObject *rec = _active_for(k, nargs, 3)
+    if rec == NULL:
         return _idle(nargs, 3)
-    cdef Recorder rec = <Recorder>active
+    cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(2, key, <object>args[0], _small_int(args[1]), <object>args[2])
-    return _reply(rec, VALUE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
-                                                <object>args[2]))
+        _log_event(2, (<_Callback>k).key, <object>args[0], offset, <object>args[2])
+    return _reply(rec, (<value_handler>(<_Callback>k).handler)(rec, args[0], offset, args[2]))
 
 
-cdef int _h_py_start(Recorder rec, object code, int offset) except -1:
-    return _py_start(rec, code, offset)
-
-cdef int _h_py_resume(Recorder rec, object code, int offset) except -1:
-    return _py_resume(rec, code, offset)
-
-cdef int _h_instruction(Recorder rec, object code, int offset) except -1:
-    return _instruction(rec, code, offset)
-
-cdef int _h_branch(Recorder rec, object code, int offset, int dest) except -1:
-    return _branch(rec, code, offset, dest)
-
-cdef int _h_jump(Recorder rec, object code, int offset, int dest) except -1:
-    return _jump(rec, code, offset, dest)
-
-cdef int _h_py_return(Recorder rec, object code, int offset, object value) except -1:
-    return _py_return(rec, code, offset, value)
-
-cdef int _h_py_yield(Recorder rec, object code, int offset, object value) except -1:
-    return _py_yield(rec, code, offset, value)
-
-cdef int _h_raise(Recorder rec, object code, int offset, object exc) except -1:
-    return _raised(rec, code, offset, exc)
-
-cdef int _h_py_unwind(Recorder rec, object code, int offset, object exc) except -1:
-    return _py_unwind(rec, code, offset, exc)
-
-cdef int _h_py_throw(Recorder rec, object code, int offset, object exc) except -1:
-    return _py_throw(rec, code, offset, exc)
-
-
-# Handlers are `except -1`; the tables hold them as noexcept pointers, so that no
-# Python try/except runs per event (_reply turns -1 into a recorder failure).
-CODE_HANDLERS[0] = <code_handler>_h_py_start
-CODE_HANDLERS[1] = <code_handler>_h_py_resume
-CODE_HANDLERS[2] = <code_handler>_h_instruction
-DEST_HANDLERS[0] = <dest_handler>_h_branch
-DEST_HANDLERS[1] = <dest_handler>_h_jump
-VALUE_HANDLERS[0] = <value_handler>_h_py_return
-VALUE_HANDLERS[1] = <value_handler>_h_py_yield
-VALUE_HANDLERS[2] = <value_handler>_h_raise
-VALUE_HANDLERS[3] = <value_handler>_h_py_unwind
-VALUE_HANDLERS[4] = <value_handler>_h_py_throw
+# The handlers are events.pxi's, called directly (they are `except -1`; the
+# callbacks hold them as noexcept pointers: see code_handler).  Per callback: its
+# name, its signature's shape, its handler's index in that shape's list.
+cdef void *_HANDLERS[3][5]
+_HANDLERS[0][0] = <void *>_py_start
+_HANDLERS[0][1] = <void *>_py_resume
+_HANDLERS[0][2] = <void *>_instruction
+_HANDLERS[1][0] = <void *>_branch
+_HANDLERS[1][1] = <void *>_jump
+_HANDLERS[2][0] = <void *>_py_return
+_HANDLERS[2][1] = <void *>_py_yield
+_HANDLERS[2][2] = <void *>_raised
+_HANDLERS[2][3] = <void *>_py_unwind
+_HANDLERS[2][4] = <void *>_py_throw
 
 # The method table lives as long as the module; the builtins made from it (one set
 # per tool id, differing in their `self`) are the callbacks tracer.api registers.
@@ -234,8 +213,11 @@ def callbacks(int tool):
     if made is None:
         made = {}
         for k, (name, shape, handler) in enumerate(_CALLBACK_SPECS):
-            key = tool << 4 | handler   # the builtin's self (it keeps a reference)
-            made[name] = PyCFunction_NewEx(&_CALLBACK_DEFS[k], <PyObject *>key, NULL)
+            cb = _Callback()   # the builtin's self (it keeps a reference)
+            cb.tool = tool
+            cb.key = tool << 4 | handler
+            cb.handler = _HANDLERS[shape][handler]
+            made[name] = PyCFunction_NewEx(&_CALLBACK_DEFS[k], <PyObject *>cb, NULL)
         _CALLBACKS[tool] = made
     return made
 
