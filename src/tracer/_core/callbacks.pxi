@@ -39,14 +39,37 @@ ctypedef int (*value_handler)(PyObject *, PyObject *, int, PyObject *) noexcept
 # one slot per tool id in C thread-local storage: the lookup is one TLS read, and
 # another thread's events find its own recorder or nothing.  A slot owns a
 # reference to its recorder (activate/deactivate).
+#
+# While exactly one recorder is live in the whole process (LIVE_RECORDERS, the
+# common case), it is also kept in a plain global with its tool id, and the
+# callbacks read that instead: a thread-local read from a shared library is a
+# call into the dynamic loader (__tls_get_addr, ~10 instructions per event).
+# Events of other threads then reach that recorder, whose handlers ignore them
+# (their frames are not its thread's: _frame_entered, _top_for) as they ignore
+# frames of its own thread it does not follow.
 cdef extern from *:
     """
     static _Thread_local PyObject *tracer_active[6];
+    static PyObject *tracer_only_rec = NULL;   /* borrowed: its thread's slot owns it */
+    static int tracer_only_tool = -1;
     static inline PyObject *tracer_active_get(int tool) { return tracer_active[tool]; }
     static inline void tracer_active_set(int tool, PyObject *rec) { tracer_active[tool] = rec; }
+    static inline void tracer_only_set(int tool, PyObject *rec) {
+        tracer_only_rec = rec;
+        tracer_only_tool = tool;
+    }
+    /* The recorder a callback of `tool` feeds: the only live one, or this thread's. */
+    static inline PyObject *tracer_active_for(int tool) {
+        if (tracer_only_rec != NULL) {
+            return tool == tracer_only_tool ? tracer_only_rec : NULL;
+        }
+        return tracer_active[tool];
+    }
     """
     PyObject *_active_get "tracer_active_get"(int tool) noexcept
     void _active_set "tracer_active_set"(int tool, PyObject *rec) noexcept
+    void _only_set "tracer_only_set"(int tool, PyObject *rec) noexcept
+    PyObject *_active_for_tool "tracer_active_for"(int tool) noexcept
 
 # Whether a callback may switch its location off (sys.monitoring.DISABLE): not
 # while recorders of different plan modes share the tool id (allow_disable).
@@ -121,7 +144,7 @@ cdef class _Callback:
 cdef inline PyObject *_active_for(PyObject *k, Py_ssize_t nargs, Py_ssize_t expected) noexcept:
     # The recorder the callback `k` feeds in this thread, borrowed (its slot owns
     # it), or NULL: none, a broken one, or a call with the wrong arguments.
-    cdef PyObject *active = _active_get((<_Callback>k).tool)
+    cdef PyObject *active = _active_for_tool((<_Callback>k).tool)
     if active == NULL or nargs != expected or (<Recorder>active).broken:
         return NULL
     return active
@@ -232,6 +255,7 @@ def activate(int tool, Recorder rec):
     Py_INCREF(rec)
     _active_set(tool, <PyObject *>rec)
     LIVE_RECORDERS += 1
+    _only_set(tool, <PyObject *>rec if LIVE_RECORDERS == 1 else NULL)
     if old == NULL:
         return None
     previous = <object>old
@@ -253,6 +277,10 @@ def deactivate(int tool, Recorder previous=None):
         _active_set(tool, <PyObject *>previous)
     else:
         _active_set(tool, NULL)
+    # One recorder left: `previous` if this thread put one back (it is counted:
+    # activated before and never deactivated), else unknown here (the slots of
+    # other threads cannot be read): the thread-local slots then.
+    _only_set(tool, <PyObject *>previous if LIVE_RECORDERS == 1 and previous is not None else NULL)
     if old != NULL:
         Py_DECREF(<object>old)
 
