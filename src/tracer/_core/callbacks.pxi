@@ -1,16 +1,19 @@
-# The callbacks sys.monitoring calls: METH_FASTCALL builtins per tool id that feed
-# the recorder active in the thread the event fired on.
+# The callbacks sys.monitoring calls: small vectorcall objects per tool id and
+# event that feed the recorder active in the thread the event fired on.
 
 # ---------------------------------------------------------------------------------
 # The sys.monitoring callbacks
 #
-# C functions exposed as METH_FASTCALL builtins (no bound-method, CyFunction or
-# argument-parsing layer).  sys.monitoring events are process-wide, so one tool id
-# serves every thread that tracks: each callback hands its event to the Recorder
-# active for that tool in the thread it fires on (a C thread-local slot), so
-# threads record side by side without a lock.  Each calls its handler through a noexcept pointer, so no Python try/except
-# runs per event; an error inside the recorder never reaches the traced program: it
-# stops recording and track() reports it.
+# Objects of a static C type whose instances are called by vectorcall straight
+# into one of three C functions (one per callback signature): no builtin-function
+# layer (its recursion check and flag dispatch), no bound-method, CyFunction or
+# argument-parsing layer.  Each object carries its tool id, its handler and its
+# key.  sys.monitoring events are process-wide, so one tool id serves every
+# thread that tracks: each callback hands its event to the Recorder active for
+# that tool in the thread it fires on (a C thread-local slot), so threads record
+# side by side without a lock.  Each calls its handler through a noexcept
+# pointer, so no Python try/except runs per event; an error inside the recorder
+# never reaches the traced program: it stops recording and track() reports it.
 
 cdef extern from "Python.h":
     object PyErr_GetRaisedException()
@@ -18,13 +21,7 @@ cdef extern from "Python.h":
     void PyErr_SetObject(object type, object value)
     int PyGC_Disable()
     int PyGC_Enable()
-    ctypedef struct PyMethodDef:
-        const char *ml_name
-        void *ml_meth
-        int ml_flags
-        const char *ml_doc
-    int METH_FASTCALL
-    object PyCFunction_NewEx(PyMethodDef *ml, PyObject *self, PyObject *module)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
 # The handlers' signatures as the callbacks call them: the recorder and the code
 # object borrowed from the callback's caller as plain pointers (a handler's
@@ -123,8 +120,11 @@ cdef extern from *:
     int _small_int "tracer_small_int"(PyObject *o) noexcept
 
 
-cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
+cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected, PyObject *kwnames) noexcept:
     # No recorder, a broken one, or a wrong call: do nothing (None) or say why.
+    if kwnames != NULL:
+        PyErr_SetObject(TypeError, "tracer callbacks take no keyword arguments")
+        return NULL
     if nargs != expected:
         PyErr_SetObject(TypeError, f"tracer callback takes {expected} arguments, got {nargs}")
         return NULL
@@ -132,56 +132,112 @@ cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
     return <PyObject *>None
 
 
-# A callback builtin's `self`: its tool id and its handler, each read with one
-# load per event (no int object to convert, no table to index).
-@cython.final
-cdef class _Callback:
-    cdef int tool
-    cdef int key           # tool << 4 | the handler's index in its signature's list
-    cdef void *handler     # a code_handler, dest_handler or value_handler
+# The callback objects: a static type with vectorcall (CPython calls the C
+# function in `vectorcall` directly, PEP 590), its instances made by callbacks().
+cdef extern from *:
+    """
+    typedef PyObject *(*tracer_vectorcall)(PyObject *, PyObject *const *, size_t, PyObject *);
+    typedef struct {
+        PyObject_HEAD
+        tracer_vectorcall vectorcall;
+        int tool;
+        int key;              /* tool << 4 | the handler's index in its signature's list */
+        void *handler;        /* a code_handler, dest_handler or value_handler */
+        PyObject *name;       /* "on_py_start", ... (owned) */
+    } tracer_callback;
+
+    static void tracer_callback_dealloc(PyObject *self) {
+        Py_XDECREF(((tracer_callback *)self)->name);
+        PyObject_Free(self);
+    }
+    static PyObject *tracer_callback_repr(PyObject *self) {
+        tracer_callback *cb = (tracer_callback *)self;
+        return PyUnicode_FromFormat("<tracer callback %U for tool %d>", cb->name, cb->tool);
+    }
+    static PyTypeObject tracer_callback_type = {
+        PyVarObject_HEAD_INIT(NULL, 0)
+        .tp_name = "tracer._core.Callback",
+        .tp_basicsize = sizeof(tracer_callback),
+        .tp_dealloc = tracer_callback_dealloc,
+        .tp_repr = tracer_callback_repr,
+        .tp_vectorcall_offset = offsetof(tracer_callback, vectorcall),
+        .tp_call = PyVectorcall_Call,
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+        .tp_doc = "A tracer sys.monitoring callback (tracer._core.callbacks).",
+    };
+    static PyObject *tracer_callback_new(void *vc, int tool, int key, void *handler,
+                                         PyObject *name) {
+        tracer_callback *cb;
+        if (!(tracer_callback_type.tp_flags & Py_TPFLAGS_READY)
+                && PyType_Ready(&tracer_callback_type) < 0) {
+            return NULL;
+        }
+        cb = PyObject_New(tracer_callback, &tracer_callback_type);
+        if (cb == NULL) {
+            return NULL;
+        }
+        cb->vectorcall = (tracer_vectorcall)vc;
+        cb->tool = tool;
+        cb->key = key;
+        cb->handler = handler;
+        Py_INCREF(name);
+        cb->name = name;
+        return (PyObject *)cb;
+    }
+    """
+    ctypedef struct _Callback "tracer_callback":
+        int tool
+        int key
+        void *handler
+    object _callback_new "tracer_callback_new"(void *vc, int tool, int key, void *handler,
+                                                object name)
 
 
-cdef inline PyObject *_active_for(PyObject *k, Py_ssize_t nargs, Py_ssize_t expected) noexcept:
+cdef inline PyObject *_active_for(PyObject *k, Py_ssize_t nargs, Py_ssize_t expected,
+                                  PyObject *kwnames) noexcept:
     # The recorder the callback `k` feeds in this thread, borrowed (its slot owns
     # it), or NULL: none, a broken one, or a call with the wrong arguments.
-    cdef PyObject *active = _active_for_tool((<_Callback>k).tool)
-    if active == NULL or nargs != expected or (<Recorder>active).broken:
+    cdef PyObject *active = _active_for_tool((<_Callback *>k).tool)
+    if active == NULL or nargs != expected or kwnames != NULL or (<Recorder>active).broken:
         return NULL
     return active
 
 
-cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_code(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
     # (code, offset): PY_START, PY_RESUME, INSTRUCTION
-    cdef PyObject *rec = _active_for(k, nargs, 2)
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 2, kwnames)
     if rec == NULL:
-        return _idle(nargs, 2)
+        return _idle(nargs, 2, kwnames)
     cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(0, (<_Callback>k).key, <object>args[0], offset, None)
-    return _reply(rec, (<code_handler>(<_Callback>k).handler)(rec, args[0], offset))
+        _log_event(0, (<_Callback *>k).key, <object>args[0], offset, None)
+    return _reply(rec, (<code_handler>(<_Callback *>k).handler)(rec, args[0], offset))
 
 
-cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_dest(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
     # (code, offset, destination): BRANCH, JUMP
-    cdef PyObject *rec = _active_for(k, nargs, 3)
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 3, kwnames)
     if rec == NULL:
-        return _idle(nargs, 3)
+        return _idle(nargs, 3, kwnames)
     cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(1, (<_Callback>k).key, <object>args[0], offset, <object>args[2])
-    return _reply(rec, (<dest_handler>(<_Callback>k).handler)(rec, args[0], offset,
+        _log_event(1, (<_Callback *>k).key, <object>args[0], offset, <object>args[2])
+    return _reply(rec, (<dest_handler>(<_Callback *>k).handler)(rec, args[0], offset,
                                                               _small_int(args[2])))
 
 
-cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
     # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND, PY_THROW
-    cdef PyObject *rec = _active_for(k, nargs, 3)
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 3, kwnames)
     if rec == NULL:
-        return _idle(nargs, 3)
+        return _idle(nargs, 3, kwnames)
     cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(2, (<_Callback>k).key, <object>args[0], offset, <object>args[2])
-    return _reply(rec, (<value_handler>(<_Callback>k).handler)(rec, args[0], offset, args[2]))
+        _log_event(2, (<_Callback *>k).key, <object>args[0], offset, <object>args[2])
+    return _reply(rec, (<value_handler>(<_Callback *>k).handler)(rec, args[0], offset, args[2]))
 
 
 # The handlers are events.pxi's, called directly (they are `except -1`; the
@@ -199,31 +255,16 @@ _HANDLERS[2][2] = <void *>_raised
 _HANDLERS[2][3] = <void *>_py_unwind
 _HANDLERS[2][4] = <void *>_py_throw
 
-# The method table lives as long as the module; the builtins made from it (one set
-# per tool id, differing in their `self`) are the callbacks tracer.api registers.
-cdef PyMethodDef _CALLBACK_DEFS[10]
-# Per callback: its name, the C function of its signature, its handler's index.
+# Per callback: its name, its signature's shape, its handler's index.
 _CALLBACK_SPECS = (
     ("py_start", 0, 0), ("py_resume", 0, 1), ("instruction", 0, 2), ("branch", 1, 0),
     ("jump", 1, 1), ("py_return", 2, 0), ("py_yield", 2, 1), ("raise", 2, 2),
     ("py_unwind", 2, 3), ("py_throw", 2, 4),
 )
-cdef list _NAMES = [("on_" + name).encode() for name, _, _ in _CALLBACK_SPECS]  # kept: ml_name borrows
-
-
-cdef void _fill_callback_defs():
-    cdef void *shapes[3]
-    shapes[0] = <void *>_cb_code
-    shapes[1] = <void *>_cb_dest
-    shapes[2] = <void *>_cb_value
-    for k, (name, shape, handler) in enumerate(_CALLBACK_SPECS):
-        _CALLBACK_DEFS[k].ml_name = <const char *>(<bytes>_NAMES[k])
-        _CALLBACK_DEFS[k].ml_meth = shapes[shape]
-        _CALLBACK_DEFS[k].ml_flags = METH_FASTCALL
-        _CALLBACK_DEFS[k].ml_doc = NULL
-
-
-_fill_callback_defs()
+cdef void *_SHAPES[3]
+_SHAPES[0] = <void *>_cb_code
+_SHAPES[1] = <void *>_cb_dest
+_SHAPES[2] = <void *>_cb_value
 cdef list _CALLBACKS = [None] * 6   # per tool id: {name: builtin}, made on first use
 
 
@@ -235,12 +276,9 @@ def callbacks(int tool):
     made = _CALLBACKS[tool]
     if made is None:
         made = {}
-        for k, (name, shape, handler) in enumerate(_CALLBACK_SPECS):
-            cb = _Callback()   # the builtin's self (it keeps a reference)
-            cb.tool = tool
-            cb.key = tool << 4 | handler
-            cb.handler = _HANDLERS[shape][handler]
-            made[name] = PyCFunction_NewEx(&_CALLBACK_DEFS[k], <PyObject *>cb, NULL)
+        for name, shape, handler in _CALLBACK_SPECS:
+            made[name] = _callback_new(_SHAPES[shape], tool, tool << 4 | handler,
+                                       _HANDLERS[shape][handler], "on_" + name)
         _CALLBACKS[tool] = made
     return made
 

@@ -18,7 +18,7 @@ cdef int _py_throw(Recorder self, object code, int offset, object exception) exc
     return _frame_entered(self, code, offset, THROWN)
 
 
-cdef int _frame_entered(Recorder self, object code, int offset, int how) except -1:
+cdef inline int _frame_entered(Recorder self, object code, int offset, int how) except -1:
     # A frame starts or goes on; it is followed if the frame calling it is the one
     # the recorder follows now (this thread, the top of its frame stack).
     cdef void *frame
@@ -622,7 +622,7 @@ cdef inline int64_t _returned_source(Recorder self, FrameRec *fr, int32_t *op,
     return S_UNKNOWN
 
 
-cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
+cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
     cdef FrameRec *fr = _top_for(self, code)
     cdef object copy
     cdef int32_t *op
