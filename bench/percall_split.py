@@ -28,7 +28,7 @@ import sys
 # (label, regular expression matched against callgrind_annotate's function column)
 ROWS = [
     ("PY_START: CPython dispatch + handler", r"instrumentation\.c:_Py_call_instrumentation$"),
-    ("  handler (_h_py_start)", r"_core\.c:__pyx_f_6tracer_5_core__h_py_start$"),
+    ("  handler (_py_start; _h_py_start before session 15)", r"_core\.c:__pyx_f_6tracer_5_core__(h_)?py_start$"),
     ("    frame checks + plain entry (_frame_entered, _enter_plain inlined)",
      r"_core\.c:__pyx_f_6tracer_5_core__frame_entered$"),
     ("    plain entry where not inlined (_enter_plain)", r"_core\.c:__pyx_f_6tracer_5_core__enter_plain$"),
@@ -38,11 +38,13 @@ ROWS = [
     ("      plan lookup (co_extra)", r"codeobject\.c:PyUnstable_Code_GetExtra$"),
     ("      frame column (add_frame)", r"_core\.c:__pyx_f_6tracer_5_core_5Trace_add_frame$"),
     ("INSTRUCTION: CPython dispatch + handler", r"instrumentation\.c:_Py_call_instrumentation_instruction$"),
-    ("  handler (_h_instruction)", r"_core\.c:__pyx_f_6tracer_5_core__h_instruction$"),
+    ("  handler (_instruction; _h_instruction before session 15)",
+     r"_core\.c:__pyx_f_6tracer_5_core__(h_)?instruction$"),
     ("    a returned call's row completed (_close_open_call)",
      r"_core\.c:__pyx_f_6tracer_5_core__close_open_call$"),
     ("PY_RETURN: CPython dispatch + handler", r"instrumentation\.c:_Py_call_instrumentation_arg$"),
-    ("  handler (_h_py_return)", r"_core\.c:__pyx_f_6tracer_5_core__h_py_return$"),
+    ("  handler (_py_return; _h_py_return before session 15)",
+     r"_core\.c:__pyx_f_6tracer_5_core__(h_)?py_return$"),
     ("    frame left (_leave, _return_plain inlined)", r"_core\.c:__pyx_f_6tracer_5_core__leave$"),
     ("      plain return where not inlined (_return_plain)",
      r"_core\.c:__pyx_f_6tracer_5_core__return_plain$"),
@@ -54,6 +56,8 @@ ROWS = [
     ("  recorded ops (_record)", r"_core\.c:__pyx_f_6tracer_5_core__record$"),
     ("arena appends (Trace.add_row)", r"_core\.c:__pyx_f_6tracer_5_core_5Trace_add_row$"),
     ("thread check (tracer_thread_state)", r"_frame\.c:tracer_thread_state$"),
+    ("trampoline, code events (_cb_code)", r"_core\.c:__pyx_f_6tracer_5_core__cb_code$"),
+    ("trampoline, value events (_cb_value)", r"_core\.c:__pyx_f_6tracer_5_core__cb_value$"),
 ]
 
 # tracer's sys.monitoring callbacks (one per signature, callbacks.pxi), and CPython's

@@ -1,16 +1,19 @@
-# The callbacks sys.monitoring calls: METH_FASTCALL builtins per tool id that feed
-# the recorder active in the thread the event fired on.
+# The callbacks sys.monitoring calls: small vectorcall objects per tool id and
+# event that feed the recorder active in the thread the event fired on.
 
 # ---------------------------------------------------------------------------------
 # The sys.monitoring callbacks
 #
-# C functions exposed as METH_FASTCALL builtins (no bound-method, CyFunction or
-# argument-parsing layer).  sys.monitoring events are process-wide, so one tool id
-# serves every thread that tracks: each callback hands its event to the Recorder
-# active for that tool in the thread it fires on (a C thread-local slot), so
-# threads record side by side without a lock.  Each calls its handler through a noexcept pointer, so no Python try/except
-# runs per event; an error inside the recorder never reaches the traced program: it
-# stops recording and track() reports it.
+# Objects of a static C type whose instances are called by vectorcall straight
+# into one of three C functions (one per callback signature): no builtin-function
+# layer (its recursion check and flag dispatch), no bound-method, CyFunction or
+# argument-parsing layer.  Each object carries its tool id, its handler and its
+# key.  sys.monitoring events are process-wide, so one tool id serves every
+# thread that tracks: each callback hands its event to the Recorder active for
+# that tool in the thread it fires on (a C thread-local slot), so threads record
+# side by side without a lock.  Each calls its handler through a noexcept
+# pointer, so no Python try/except runs per event; an error inside the recorder
+# never reaches the traced program: it stops recording and track() reports it.
 
 cdef extern from "Python.h":
     object PyErr_GetRaisedException()
@@ -18,30 +21,52 @@ cdef extern from "Python.h":
     void PyErr_SetObject(object type, object value)
     int PyGC_Disable()
     int PyGC_Enable()
-    ctypedef struct PyMethodDef:
-        const char *ml_name
-        void *ml_meth
-        int ml_flags
-        const char *ml_doc
-    int METH_FASTCALL
-    object PyCFunction_NewEx(PyMethodDef *ml, PyObject *self, PyObject *module)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
-ctypedef int (*code_handler)(Recorder, object, int) noexcept
-ctypedef int (*dest_handler)(Recorder, object, int, int) noexcept
-ctypedef int (*value_handler)(Recorder, object, int, object) noexcept
+# The handlers' signatures as the callbacks call them: the recorder and the code
+# object borrowed from the callback's caller as plain pointers (a handler's
+# `Recorder` and `object` parameters are the same pointers in C), so that no
+# reference is taken and dropped per event; `noexcept` because _reply turns a
+# handler's -1 into a recorder failure (no Python try/except runs per event).
+ctypedef int (*code_handler)(PyObject *, PyObject *, int) noexcept
+ctypedef int (*dest_handler)(PyObject *, PyObject *, int, int) noexcept
+ctypedef int (*value_handler)(PyObject *, PyObject *, int, PyObject *) noexcept
 
 # The recorder each sys.monitoring tool id feeds in the current thread (NULL: none),
 # one slot per tool id in C thread-local storage: the lookup is one TLS read, and
 # another thread's events find its own recorder or nothing.  A slot owns a
 # reference to its recorder (activate/deactivate).
+#
+# While exactly one recorder is live in the whole process (LIVE_RECORDERS, the
+# common case), it is also kept in a plain global with its tool id, and the
+# callbacks read that instead: a thread-local read from a shared library is a
+# call into the dynamic loader (__tls_get_addr, ~10 instructions per event).
+# Events of other threads then reach that recorder, whose handlers ignore them
+# (their frames are not its thread's: _frame_entered, _top_for) as they ignore
+# frames of its own thread it does not follow.
 cdef extern from *:
     """
     static _Thread_local PyObject *tracer_active[6];
+    static PyObject *tracer_only_rec = NULL;   /* borrowed: its thread's slot owns it */
+    static int tracer_only_tool = -1;
     static inline PyObject *tracer_active_get(int tool) { return tracer_active[tool]; }
     static inline void tracer_active_set(int tool, PyObject *rec) { tracer_active[tool] = rec; }
+    static inline void tracer_only_set(int tool, PyObject *rec) {
+        tracer_only_rec = rec;
+        tracer_only_tool = tool;
+    }
+    /* The recorder a callback of `tool` feeds: the only live one, or this thread's. */
+    static inline PyObject *tracer_active_for(int tool) {
+        if (tracer_only_rec != NULL) {
+            return tool == tracer_only_tool ? tracer_only_rec : NULL;
+        }
+        return tracer_active[tool];
+    }
     """
     PyObject *_active_get "tracer_active_get"(int tool) noexcept
     void _active_set "tracer_active_set"(int tool, PyObject *rec) noexcept
+    void _only_set "tracer_only_set"(int tool, PyObject *rec) noexcept
+    PyObject *_active_for_tool "tracer_active_for"(int tool) noexcept
 
 # Whether a callback may switch its location off (sys.monitoring.DISABLE): not
 # while recorders of different plan modes share the tool id (allow_disable).
@@ -51,14 +76,15 @@ cdef bint ALLOW_DISABLE = True
 cdef object TRACK_CODE = None
 
 
-cdef inline PyObject *_reply(Recorder rec, int rc) noexcept:
+cdef inline PyObject *_reply(PyObject *rec, int rc) noexcept:
     """What a callback returns for its handler's answer (a new reference, or NULL
     with an exception set to interrupt the program)."""
-    # Inline for the common answer (go on, nothing to raise): one call less per event.
-    if rc == EV_CONTINUE and rec.interrupt is None:
-        Py_INCREF(None)
+    # Inline for the common answer (go on, nothing to raise): one call less per
+    # event.  None is immortal on every Python tracer supports (3.12+, PEP 683):
+    # the reference handed back needs no count.
+    if rc == EV_CONTINUE and (<Recorder>rec).interrupt is None:
         return <PyObject *>None
-    return _reply_slow(rec, rc)
+    return _reply_slow(<Recorder>rec, rc)
 
 
 cdef PyObject *_reply_slow(Recorder rec, int rc) noexcept:
@@ -94,8 +120,11 @@ cdef extern from *:
     int _small_int "tracer_small_int"(PyObject *o) noexcept
 
 
-cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
+cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected, PyObject *kwnames) noexcept:
     # No recorder, a broken one, or a wrong call: do nothing (None) or say why.
+    if kwnames != NULL:
+        PyErr_SetObject(TypeError, "tracer callbacks take no keyword arguments")
+        return NULL
     if nargs != expected:
         PyErr_SetObject(TypeError, f"tracer callback takes {expected} arguments, got {nargs}")
         return NULL
@@ -103,125 +132,139 @@ cdef PyObject *_idle(Py_ssize_t nargs, Py_ssize_t expected) noexcept:
     return <PyObject *>None
 
 
-# One C function per callback signature; the builtin's `self` is the index of its
-# event's handler in that signature's table.
-cdef code_handler CODE_HANDLERS[3]
-cdef dest_handler DEST_HANDLERS[2]
-cdef value_handler VALUE_HANDLERS[5]
+# The callback objects: a static type with vectorcall (CPython calls the C
+# function in `vectorcall` directly, PEP 590), its instances made by callbacks().
+cdef extern from *:
+    """
+    typedef PyObject *(*tracer_vectorcall)(PyObject *, PyObject *const *, size_t, PyObject *);
+    typedef struct {
+        PyObject_HEAD
+        tracer_vectorcall vectorcall;
+        int tool;
+        int key;              /* tool << 4 | the handler's index in its signature's list */
+        void *handler;        /* a code_handler, dest_handler or value_handler */
+        PyObject *name;       /* "on_py_start", ... (owned) */
+    } tracer_callback;
+
+    static void tracer_callback_dealloc(PyObject *self) {
+        Py_XDECREF(((tracer_callback *)self)->name);
+        PyObject_Free(self);
+    }
+    static PyObject *tracer_callback_repr(PyObject *self) {
+        tracer_callback *cb = (tracer_callback *)self;
+        return PyUnicode_FromFormat("<tracer callback %U for tool %d>", cb->name, cb->tool);
+    }
+    static PyTypeObject tracer_callback_type = {
+        PyVarObject_HEAD_INIT(NULL, 0)
+        .tp_name = "tracer._core.Callback",
+        .tp_basicsize = sizeof(tracer_callback),
+        .tp_dealloc = tracer_callback_dealloc,
+        .tp_repr = tracer_callback_repr,
+        .tp_vectorcall_offset = offsetof(tracer_callback, vectorcall),
+        .tp_call = PyVectorcall_Call,
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+        .tp_doc = "A tracer sys.monitoring callback (tracer._core.callbacks).",
+    };
+    static PyObject *tracer_callback_new(void *vc, int tool, int key, void *handler,
+                                         PyObject *name) {
+        tracer_callback *cb;
+        if (!(tracer_callback_type.tp_flags & Py_TPFLAGS_READY)
+                && PyType_Ready(&tracer_callback_type) < 0) {
+            return NULL;
+        }
+        cb = PyObject_New(tracer_callback, &tracer_callback_type);
+        if (cb == NULL) {
+            return NULL;
+        }
+        cb->vectorcall = (tracer_vectorcall)vc;
+        cb->tool = tool;
+        cb->key = key;
+        cb->handler = handler;
+        Py_INCREF(name);
+        cb->name = name;
+        return (PyObject *)cb;
+    }
+    """
+    ctypedef struct _Callback "tracer_callback":
+        int tool
+        int key
+        void *handler
+    object _callback_new "tracer_callback_new"(void *vc, int tool, int key, void *handler,
+                                                object name)
 
 
-# A callback builtin's `self` is tool << 4 | the index of its event's handler.
-cdef inline PyObject *_active(int key) noexcept:
-    return _active_get(key >> 4)
+cdef inline PyObject *_active_for(PyObject *k, Py_ssize_t nargs, Py_ssize_t expected,
+                                  PyObject *kwnames) noexcept:
+    # The recorder the callback `k` feeds in this thread, borrowed (its slot owns
+    # it), or NULL: none, a broken one, or a call with the wrong arguments.
+    cdef PyObject *active = _active_for_tool((<_Callback *>k).tool)
+    if active == NULL or nargs != expected or kwnames != NULL or (<Recorder>active).broken:
+        return NULL
+    return active
 
 
-cdef PyObject *_cb_code(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_code(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
     # (code, offset): PY_START, PY_RESUME, INSTRUCTION
-    cdef int key = _small_int(k)
-    cdef PyObject *active = _active(key)
-    if active == NULL or (<Recorder>active).broken or nargs != 2:
-        return _idle(nargs, 2)
-    cdef Recorder rec = <Recorder>active
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 2, kwnames)
+    if rec == NULL:
+        return _idle(nargs, 2, kwnames)
+    cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(0, key, <object>args[0], _small_int(args[1]), None)
-    return _reply(rec, CODE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1])))
+        _log_event(0, (<_Callback *>k).key, <object>args[0], offset, None)
+    return _reply(rec, (<code_handler>(<_Callback *>k).handler)(rec, args[0], offset))
 
 
-cdef PyObject *_cb_dest(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_dest(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
     # (code, offset, destination): BRANCH, JUMP
-    cdef int key = _small_int(k)
-    cdef PyObject *active = _active(key)
-    if active == NULL or (<Recorder>active).broken or nargs != 3:
-        return _idle(nargs, 3)
-    cdef Recorder rec = <Recorder>active
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 3, kwnames)
+    if rec == NULL:
+        return _idle(nargs, 3, kwnames)
+    cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(1, key, <object>args[0], _small_int(args[1]), <object>args[2])
-    return _reply(rec, DEST_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
-                                               _small_int(args[2])))
+        _log_event(1, (<_Callback *>k).key, <object>args[0], offset, <object>args[2])
+    return _reply(rec, (<dest_handler>(<_Callback *>k).handler)(rec, args[0], offset,
+                                                              _small_int(args[2])))
 
 
-cdef PyObject *_cb_value(PyObject *k, PyObject **args, Py_ssize_t nargs) noexcept:
+cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
     # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND, PY_THROW
-    cdef int key = _small_int(k)
-    cdef PyObject *active = _active(key)
-    if active == NULL or (<Recorder>active).broken or nargs != 3:
-        return _idle(nargs, 3)
-    cdef Recorder rec = <Recorder>active
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 3, kwnames)
+    if rec == NULL:
+        return _idle(nargs, 3, kwnames)
+    cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
-        _log_event(2, key, <object>args[0], _small_int(args[1]), <object>args[2])
-    return _reply(rec, VALUE_HANDLERS[key & 15](rec, <object>args[0], _small_int(args[1]),
-                                                <object>args[2]))
+        _log_event(2, (<_Callback *>k).key, <object>args[0], offset, <object>args[2])
+    return _reply(rec, (<value_handler>(<_Callback *>k).handler)(rec, args[0], offset, args[2]))
 
 
-cdef int _h_py_start(Recorder rec, object code, int offset) except -1:
-    return _py_start(rec, code, offset)
+# The handlers are events.pxi's, called directly (they are `except -1`; the
+# callbacks hold them as noexcept pointers: see code_handler).  Per callback: its
+# name, its signature's shape, its handler's index in that shape's list.
+cdef void *_HANDLERS[3][5]
+_HANDLERS[0][0] = <void *>_py_start
+_HANDLERS[0][1] = <void *>_py_resume
+_HANDLERS[0][2] = <void *>_instruction
+_HANDLERS[1][0] = <void *>_branch
+_HANDLERS[1][1] = <void *>_jump
+_HANDLERS[2][0] = <void *>_py_return
+_HANDLERS[2][1] = <void *>_py_yield
+_HANDLERS[2][2] = <void *>_raised
+_HANDLERS[2][3] = <void *>_py_unwind
+_HANDLERS[2][4] = <void *>_py_throw
 
-cdef int _h_py_resume(Recorder rec, object code, int offset) except -1:
-    return _py_resume(rec, code, offset)
-
-cdef int _h_instruction(Recorder rec, object code, int offset) except -1:
-    return _instruction(rec, code, offset)
-
-cdef int _h_branch(Recorder rec, object code, int offset, int dest) except -1:
-    return _branch(rec, code, offset, dest)
-
-cdef int _h_jump(Recorder rec, object code, int offset, int dest) except -1:
-    return _jump(rec, code, offset, dest)
-
-cdef int _h_py_return(Recorder rec, object code, int offset, object value) except -1:
-    return _py_return(rec, code, offset, value)
-
-cdef int _h_py_yield(Recorder rec, object code, int offset, object value) except -1:
-    return _py_yield(rec, code, offset, value)
-
-cdef int _h_raise(Recorder rec, object code, int offset, object exc) except -1:
-    return _raised(rec, code, offset, exc)
-
-cdef int _h_py_unwind(Recorder rec, object code, int offset, object exc) except -1:
-    return _py_unwind(rec, code, offset, exc)
-
-cdef int _h_py_throw(Recorder rec, object code, int offset, object exc) except -1:
-    return _py_throw(rec, code, offset, exc)
-
-
-# Handlers are `except -1`; the tables hold them as noexcept pointers, so that no
-# Python try/except runs per event (_reply turns -1 into a recorder failure).
-CODE_HANDLERS[0] = <code_handler>_h_py_start
-CODE_HANDLERS[1] = <code_handler>_h_py_resume
-CODE_HANDLERS[2] = <code_handler>_h_instruction
-DEST_HANDLERS[0] = <dest_handler>_h_branch
-DEST_HANDLERS[1] = <dest_handler>_h_jump
-VALUE_HANDLERS[0] = <value_handler>_h_py_return
-VALUE_HANDLERS[1] = <value_handler>_h_py_yield
-VALUE_HANDLERS[2] = <value_handler>_h_raise
-VALUE_HANDLERS[3] = <value_handler>_h_py_unwind
-VALUE_HANDLERS[4] = <value_handler>_h_py_throw
-
-# The method table lives as long as the module; the builtins made from it (one set
-# per tool id, differing in their `self`) are the callbacks tracer.api registers.
-cdef PyMethodDef _CALLBACK_DEFS[10]
-# Per callback: its name, the C function of its signature, its handler's index.
+# Per callback: its name, its signature's shape, its handler's index.
 _CALLBACK_SPECS = (
     ("py_start", 0, 0), ("py_resume", 0, 1), ("instruction", 0, 2), ("branch", 1, 0),
     ("jump", 1, 1), ("py_return", 2, 0), ("py_yield", 2, 1), ("raise", 2, 2),
     ("py_unwind", 2, 3), ("py_throw", 2, 4),
 )
-cdef list _NAMES = [("on_" + name).encode() for name, _, _ in _CALLBACK_SPECS]  # kept: ml_name borrows
-
-
-cdef void _fill_callback_defs():
-    cdef void *shapes[3]
-    shapes[0] = <void *>_cb_code
-    shapes[1] = <void *>_cb_dest
-    shapes[2] = <void *>_cb_value
-    for k, (name, shape, handler) in enumerate(_CALLBACK_SPECS):
-        _CALLBACK_DEFS[k].ml_name = <const char *>(<bytes>_NAMES[k])
-        _CALLBACK_DEFS[k].ml_meth = shapes[shape]
-        _CALLBACK_DEFS[k].ml_flags = METH_FASTCALL
-        _CALLBACK_DEFS[k].ml_doc = NULL
-
-
-_fill_callback_defs()
+cdef void *_SHAPES[3]
+_SHAPES[0] = <void *>_cb_code
+_SHAPES[1] = <void *>_cb_dest
+_SHAPES[2] = <void *>_cb_value
 cdef list _CALLBACKS = [None] * 6   # per tool id: {name: builtin}, made on first use
 
 
@@ -233,9 +276,9 @@ def callbacks(int tool):
     made = _CALLBACKS[tool]
     if made is None:
         made = {}
-        for k, (name, shape, handler) in enumerate(_CALLBACK_SPECS):
-            key = tool << 4 | handler   # the builtin's self (it keeps a reference)
-            made[name] = PyCFunction_NewEx(&_CALLBACK_DEFS[k], <PyObject *>key, NULL)
+        for name, shape, handler in _CALLBACK_SPECS:
+            made[name] = _callback_new(_SHAPES[shape], tool, tool << 4 | handler,
+                                       _HANDLERS[shape][handler], "on_" + name)
         _CALLBACKS[tool] = made
     return made
 
@@ -250,6 +293,7 @@ def activate(int tool, Recorder rec):
     Py_INCREF(rec)
     _active_set(tool, <PyObject *>rec)
     LIVE_RECORDERS += 1
+    _only_set(tool, <PyObject *>rec if LIVE_RECORDERS == 1 else NULL)
     if old == NULL:
         return None
     previous = <object>old
@@ -271,6 +315,10 @@ def deactivate(int tool, Recorder previous=None):
         _active_set(tool, <PyObject *>previous)
     else:
         _active_set(tool, NULL)
+    # One recorder left: `previous` if this thread put one back (it is counted:
+    # activated before and never deactivated), else unknown here (the slots of
+    # other threads cannot be read): the thread-local slots then.
+    _only_set(tool, <PyObject *>previous if LIVE_RECORDERS == 1 and previous is not None else NULL)
     if old != NULL:
         Py_DECREF(<object>old)
 

@@ -18,7 +18,7 @@ cdef int _py_throw(Recorder self, object code, int offset, object exception) exc
     return _frame_entered(self, code, offset, THROWN)
 
 
-cdef int _frame_entered(Recorder self, object code, int offset, int how) except -1:
+cdef inline int _frame_entered(Recorder self, object code, int offset, int how) except -1:
     # A frame starts or goes on; it is followed if the frame calling it is the one
     # the recorder follows now (this thread, the top of its frame stack).
     cdef void *frame
@@ -64,7 +64,7 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     cdef int32_t lasti, here, nin, nparams, i, x, ref, row, n, nrefs, first
     cdef int64_t *ss
     cdef int64_t *slots
-    cdef int64_t s, need, k
+    cdef int64_t s, need
     cdef int32_t *refs
     cdef PyObject *func
     cdef PyObject *callee
@@ -150,7 +150,9 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
         return False   # a frame entered from C under the call (a nested node of its own)
     # The call row (open until the frame returns), then the function's and the
     # parameters' argument rows, through local column pointers (stores through
-    # t.kind_ and the like could alias t's own fields and force reloads).
+    # t.kind_ and the like could alias t's own fields and force reloads): the
+    # call row and the function's written out, one loop over the parameters
+    # (fixed-count loops over six columns cost more in set-up than in stores).
     kinds = t.kind_
     flags = t.flags_
     parents = t.parent_
@@ -166,54 +168,39 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     auxes[row] = 0
     values[row] = NULL
     ref_starts[row + 1] = nrefs
-    for i in range(row + 1, row + nparams + 2):
-        kinds[i] = K_ARGUMENT
-        flags[i] = 0
-        parents[i] = row
-        offsets[i] = -1
-        auxes[i] = i - row - 1
-        ref_starts[i + 1] = nrefs
+    kinds[row + 1] = K_ARGUMENT
+    flags[row + 1] = 0
+    parents[row + 1] = row
+    offsets[row + 1] = -1
+    auxes[row + 1] = 0
+    ref_starts[row + 2] = nrefs
     Py_XINCREF(func)
     values[row + 1] = func
+    # The frame record and its shadow (_frame_init); parameters are their rows.
+    fr = _frame_init(self, frame, <PyObject *>code, plan, plan.code_id, row, parent.ctx,
+                     parent.hooks, need)   # the caller's context (_plain_entry_ok)
+    if parent.hooks & (H_FILTERED | H_SUBST_BY):
+        fr.filters = parent.filters
+    fr.body = 1   # callee is func
+    slots = self.shadow + fr.shadow
     for i in range(nparams):
+        x = row + 2 + i
+        kinds[x] = K_ARGUMENT
+        flags[x] = 0
+        parents[x] = row
+        offsets[x] = -1
+        auxes[x] = i + 1
+        ref_starts[x + 1] = nrefs
         v = tracer_frame_local(frame, i)
         Py_XINCREF(v)
-        values[row + 2 + i] = v
+        values[x] = v
+        slots[i] = (<int64_t>x) << 2
     t.n = row + nparams + 2
     t.nrefs = nrefs
     parent.open_row = row
     parent.body_may_be_callee = 1
     parent.callee_body_entered = 1
     parent.open_primitive = 0
-    # The frame record (_push) and its shadow: parameters are their rows.
-    fr = &self.frames[self.nframes]
-    self.nframes += 1
-    fr.frame = frame
-    fr.code = <PyObject *>code
-    fr.plan = plan
-    fr.code_id = plan.code_id
-    fr.call_row = row
-    fr.open_row = -1
-    fr.exc_row = -1
-    fr.shadow = <int32_t>self.shadow_top
-    fr.open_primitive = 0
-    fr.callee_body_entered = 0
-    fr.body_may_be_callee = 0
-    fr.body = 1   # callee is func
-    fr.after_call = 0
-    fr.ctx = parent.ctx
-    fr.hooks = parent.hooks     # the caller's context (_plain_entry_ok)
-    fr.filters = parent.filters if parent.hooks & (H_FILTERED | H_SUBST_BY) else NULL
-    fr.subst_pc = -1
-    fr.subst_new = fr.subst_orig = fr.subst_args = NULL
-    fr.pending = P_NONE
-    fr.pc = 0
-    slots = self.shadow + self.shadow_top
-    self.shadow_top += need
-    for k in range(nparams):
-        slots[k] = (<int64_t>(row + 2 + k)) << 2
-    for k in range(nparams, need):
-        slots[k] = S_UNKNOWN
     # add_frame's common case (room checked above).
     if t.nframes and (t.frames_[t.nframes - 1] >> 32) >= row:
         t.frames_sorted = False
@@ -609,7 +596,33 @@ cdef int _py_yield(Recorder self, object code, int offset, object retval) except
     return _leave(self, code, offset, <PyObject *>retval, F_YIELD)
 
 
-cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
+cdef inline int _leave_start(Recorder self, FrameRec *fr, int32_t offset) except -1:
+    """What every PY_RETURN and PY_YIELD of a followed frame does first (_leave,
+    resume.pxi's _yield_plain): the event counted, the frame moved past a call
+    its body's return completed (aftercall.pxi), the silent branch before the
+    return taken."""
+    self.events += 1
+    if fr.after_call:
+        _past_call(self, fr)
+    return _catch_up(self, fr, offset, False)
+
+
+cdef inline int64_t _returned_source(Recorder self, FrameRec *fr, int32_t *op,
+                                     int32_t offset) noexcept:
+    """The shadow of the value the RETURN/YIELD at `offset` hands back, when the
+    pending op `op` (the segment replayed up to it) is that instruction: its
+    stack slot's, or its constant's; S_UNKNOWN otherwise (a SEND whose receiver
+    yielded is the caller's to finish: _leave, _yield_plain)."""
+    if op[OP_OFFSET] != offset:
+        return S_UNKNOWN
+    if op[OP_CODE] == M_RETURN or op[OP_CODE] == M_YIELD:
+        return _stack(self, fr)[op[OP_A]]
+    if op[OP_CODE] == M_RETURN_CONST:
+        return ((<int64_t>op[OP_A]) << 2) | 1
+    return S_UNKNOWN
+
+
+cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
     cdef FrameRec *fr = _top_for(self, code)
     cdef object copy
     cdef int32_t *op
@@ -617,21 +630,15 @@ cdef int _leave(Recorder self, object code, int32_t offset, PyObject *retval, ui
     cdef int32_t row, ref
     if fr == NULL:
         return 0
-    self.events += 1
-    if fr.after_call:
-        _past_call(self, fr)
-    _catch_up(self, fr, offset, False)
+    _leave_start(self, fr, offset)
     if fr.pending >= 0:
         # (a result the plan reads from the value returned or yielded: READ_RETURNED)
         self.returning = retval
         _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS
-        if (op[OP_CODE] == M_RETURN or op[OP_CODE] == M_YIELD) and op[OP_OFFSET] == offset:
-            src = _stack(self, fr)[op[OP_A]]
-        elif op[OP_CODE] == M_RETURN_CONST and op[OP_OFFSET] == offset:
-            src = ((<int64_t>op[OP_A]) << 2) | 1
-        elif op[OP_CODE] == M_SEND and op[OP_B] == offset and flags == F_YIELD:
+        src = _returned_source(self, fr, op, offset)
+        if op[OP_CODE] == M_SEND and op[OP_B] == offset and flags == F_YIELD:
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)

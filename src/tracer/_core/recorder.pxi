@@ -194,10 +194,67 @@ cdef class Recorder:
 
 
 # -- frame stack -----------------------------------------------------------------
+cdef extern from *:
+    """
+    /* A fresh shadow: every slot S_UNKNOWN (7), four stores an iteration, which
+       the compiler pairs into vector stores (a plain loop over int64 was ~3
+       instructions a slot; a memset cannot write a 7 in every int64). */
+    static inline void tracer_shadow_fill(int64_t *p, Py_ssize_t n, int64_t v) {
+        Py_ssize_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            p[i] = v; p[i + 1] = v; p[i + 2] = v; p[i + 3] = v;
+        }
+        for (; i < n; i++) p[i] = v;
+    }
+    """
+    void _shadow_fill "tracer_shadow_fill"(int64_t *p, Py_ssize_t n, int64_t v) noexcept
+
+
+# A frame record's fields that start the same for every frame (no segment
+# pending, nothing open, no substitution), copied in one struct copy by
+# _frame_init (a few vector moves) before the per-frame ones are set.
+cdef FrameRec FRAME_BLANK
+memset(&FRAME_BLANK, 0, sizeof(FrameRec))
+FRAME_BLANK.pending = P_NONE
+FRAME_BLANK.pc = 0
+FRAME_BLANK.open_row = -1
+FRAME_BLANK.exc_row = -1
+FRAME_BLANK.code_id = -1
+FRAME_BLANK.subst_pc = -1
+
+
+cdef inline FrameRec *_frame_init(Recorder self, void *frame, PyObject *code, CPlan *plan,
+                                  int32_t code_id, int32_t call_row, PyObject *ctx,
+                                  uint32_t hooks, int64_t need) noexcept:
+    """The next frame record on the stack, set up for `frame` (running `code`
+    under `plan`, recorded under `call_row`, context `ctx` with mask `hooks`)
+    with a fresh shadow of `need` slots, all S_UNKNOWN; the caller has checked
+    the room in both.  The one set-up of a frame record: _push (the general
+    path), _enter_plain and resume.pxi's _resume_plain.  No filters (a caller
+    whose context has call filters sets them), no timing (_push's)."""
+    cdef FrameRec *fr = &self.frames[self.nframes]
+    cdef int64_t top = self.shadow_top
+    self.nframes += 1
+    fr[0] = FRAME_BLANK
+    fr.frame = frame
+    fr.code = code
+    fr.plan = plan
+    fr.code_id = code_id
+    fr.call_row = call_row
+    fr.shadow = <int32_t>top
+    fr.ctx = ctx
+    fr.hooks = hooks
+    # Through a local pointer: stores through self.shadow could alias
+    # self.shadow_top (both int64), which kept the compiler from vectorising.
+    _shadow_fill(self.shadow + top, need, S_UNKNOWN)
+    self.shadow_top = top + need
+    return fr
+
+
 cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, int32_t call_row,
                      PyObject *ctx, uint32_t hooks) except NULL:
     cdef FrameRec *fr
-    cdef int64_t need, i
+    cdef int64_t need
     if self.nframes == self.framecap:
         self.framecap *= 2
         self.frames = <FrameRec *>_realloc(self.frames, self.framecap * sizeof(FrameRec))
@@ -206,35 +263,9 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
         while self.shadow_top + need > self.shadow_cap:
             self.shadow_cap *= 2
         self.shadow = <int64_t *>_realloc(self.shadow, self.shadow_cap * sizeof(int64_t))
-    fr = &self.frames[self.nframes]
-    self.nframes += 1
-    fr.frame = frame
-    fr.code = NULL
-    fr.plan = plan
-    fr.code_id = code_id
-    fr.call_row = call_row
-    fr.pending = P_NONE
-    fr.pc = 0
-    fr.open_row = -1
-    fr.exc_row = -1
-    fr.shadow = <int32_t>self.shadow_top
-    fr.open_primitive = 0
-    fr.callee_body_entered = 0
-    fr.body_may_be_callee = 0
-    fr.body = fr.after_call = 0
-    fr.ctx = ctx
-    fr.hooks = hooks
-    fr.filters = NULL
-    fr.subst_pc = -1
-    fr.subst_new = fr.subst_orig = fr.subst_args = NULL
+    fr = _frame_init(self, frame, NULL, plan, code_id, call_row, ctx, hooks, need)
     if self.trace.timing != NULL:
         _timing_call(self.trace.timing, call_row)
-    # Through a local pointer: stores through self.shadow could alias
-    # self.shadow_top (both int64), which kept the compiler from vectorising.
-    cdef int64_t *slots = self.shadow + self.shadow_top
-    for i in range(need):
-        slots[i] = S_UNKNOWN
-    self.shadow_top += need
     return fr
 
 

@@ -99,31 +99,12 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
                          parent.open_row if under else parent.call_row,
                          w.offset[parent.open_row] if parent.open_row >= 0 else here, 0, NULL)
     parent.callee_body_entered = 1
-    # Its frame record (_push's fields; no hooks, so no filters and no timing).
-    fr = &self.frames[self.nframes]
-    self.nframes += 1
-    fr.frame = frame
-    fr.code = <PyObject *>code
-    fr.plan = plan
-    fr.code_id = plan.code_id
-    fr.call_row = call_row
-    fr.pending = P_NONE
-    fr.pc = 0
-    fr.open_row = -1
-    fr.exc_row = -1
-    fr.shadow = <int32_t>self.shadow_top
-    fr.open_primitive = 0
-    fr.callee_body_entered = 0
-    fr.body_may_be_callee = 0
-    fr.body = fr.after_call = 0   # (a generator's frame is no call's body: aftercall.pxi)
-    fr.ctx = parent.ctx
-    fr.hooks = 0
-    fr.filters = NULL
-    fr.subst_pc = -1
-    fr.subst_new = fr.subst_orig = fr.subst_args = NULL
-    slots = self.shadow + self.shadow_top
-    self.shadow_top += need
-    _fill64(slots, need, S_UNKNOWN)
+    # Its frame record and fresh shadow (recorder.pxi's _frame_init; no hooks, so
+    # no filters and no timing; a generator's frame is no call's body:
+    # aftercall.pxi).
+    fr = _frame_init(self, frame, <PyObject *>code, plan, plan.code_id, call_row, parent.ctx,
+                     0, need)
+    slots = self.shadow + fr.shadow
     # add_frame's common case (room checked above).
     if t.nframes and (t.frames_[t.nframes - 1] >> 32) >= call_row:
         t.frames_sorted = False
@@ -211,13 +192,10 @@ cdef bint _yield_plain(Recorder self, object code, int32_t offset, PyObject *ret
     t = self.trace
     if t.value_policy or t.timing != NULL:
         return False
-    self.events += 1
     # A yield is not the call's result; a call before it that its body's return
-    # completed leaves the frame past that call (aftercall.pxi, as _leave does).
+    # completed leaves the frame past that call (events.pxi's _leave_start).
     fr.body = 0
-    if fr.after_call:
-        _past_call(self, fr)
-    _catch_up(self, fr, offset, False)
+    _leave_start(self, fr, offset)
     if fr.pending >= 0:
         op = fr.plan.ops + fr.pc * OP_WORDS
         if (op[OP_CODE] != M_SEND and op[OP_CODE] != M_YIELD) or TRACER_EVENT_LOG:
@@ -228,11 +206,8 @@ cdef bint _yield_plain(Recorder self, object code, int32_t offset, PyObject *ret
             _run_to_end(self, fr)
             self.returning = NULL
             op = fr.plan.ops + fr.pc * OP_WORDS
-        if (op[OP_CODE] == M_RETURN or op[OP_CODE] == M_YIELD) and op[OP_OFFSET] == offset:
-            src = _stack(self, fr)[op[OP_A]]
-        elif op[OP_CODE] == M_RETURN_CONST and op[OP_OFFSET] == offset:
-            src = ((<int64_t>op[OP_A]) << 2) | 1
-        elif op[OP_CODE] == M_SEND and op[OP_B] == offset:
+        src = _returned_source(self, fr, op, offset)   # (events.pxi)
+        if op[OP_CODE] == M_SEND and op[OP_B] == offset:
             src = _send_yielded(self, t, fr, op, retval)
     if src & 3 == 0 and _yielded_row(self, t, fr, offset, retval, <int32_t>(src >> 2)):
         return True
