@@ -9,9 +9,14 @@ cdef int _py_start(Recorder self, object code, int offset) except -1:
 
 
 cdef int _py_resume(Recorder self, object code, int offset) except -1:
-    if YIELDS_OFF:
-        _check_resume(self, code, offset)   # (resume.pxi: a delegation's yield may be off)
-    return _frame_entered(self, code, offset, RESUMED)
+    # (resume.pxi: a delegation's yield may be off; the check is made before the
+    # frame runs on, by _resume_plain or here)
+    global RESUME_CHECKED
+    RESUME_CHECKED = False
+    _frame_entered(self, code, offset, RESUMED)
+    if YIELDS_OFF and not RESUME_CHECKED:
+        _check_resume(self, code, offset)
+    return EV_CONTINUE
 
 
 cdef int _py_throw(Recorder self, object code, int offset, object exception) except -1:

@@ -58,6 +58,7 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     """A generator frame resumed (PY_RESUME) under a followed frame, written in
     one routine: False (nothing written) when the case is not the common one
     (above), which _enter handles.  `t` is self.trace, borrowed."""
+    global RESUME_CHECKED
     cdef CPlan *pp = parent.plan
     cdef CPlan *plan
     cdef int32_t here, rec, call_row, ref, k, under
@@ -72,6 +73,10 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     if pp == NULL or parent.hooks or parent.subst_pc >= 0 or self.broken:
         return False
     plan = _cached_plan(self, code)
+    if YIELDS_OFF and plan != NULL:
+        # (a delegation's yield may be off: _py_resume's check, with this plan)
+        _check_resume_plan(self, plan, offset)
+        RESUME_CHECKED = True
     if plan == NULL or plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
             or code is TRACK_CODE or not 0 <= offset < 2 * plan.nunits:
         return False
@@ -356,6 +361,11 @@ cdef enum:
     RESUME_CHECK = 128  # the RESUME after such a YIELD_VALUE
 
 cdef bint YIELDS_OFF = False   # any Y_OFF set in this process (gates the resume check)
+cdef bint RESUME_CHECKED = False   # _resume_plain made the resume check (_py_resume)
+# The code of the last receiver found followed (a strong reference: its address
+# cannot be another code's while kept): a delegation's receiver is checked at
+# each resume of its delegator, and is mostly the same code.
+cdef PyObject *FOLLOWED_RECEIVER_CODE = NULL
 
 
 cdef void _delegation_bits(CPlan *plan, uint8_t *skip) noexcept:
@@ -415,15 +425,27 @@ cdef bint _receiver_followed(Recorder self, PyObject *v) except -1:
     cdef bint own
     if v == NULL or (Py_TYPE(v) != &PyGen_Type and Py_TYPE(v) != &PyCoro_Type):
         return False
+    global FOLLOWED_RECEIVER_CODE
+    cdef PyObject *old
     code = _gen_code(v)   # (a new reference)
     if code == NULL:
         return False
+    if code == FOLLOWED_RECEIVER_CODE:
+        Py_DECREF(<object>code)
+        return True
     try:
         own = code == <PyObject *>TRACK_CODE or \
             _own_code_planned(self, <object>code, _cached_plan(self, <object>code))
-    finally:
+    except BaseException:
         Py_DECREF(<object>code)
-    return not own
+        raise
+    if own:
+        Py_DECREF(<object>code)
+        return False
+    old = FOLLOWED_RECEIVER_CODE
+    FOLLOWED_RECEIVER_CODE = code   # (takes the reference)
+    Py_XDECREF(old)
+    return True
 
 
 cdef inline bint _may_switch_off(Recorder self, FrameRec *fr) noexcept:
@@ -474,8 +496,12 @@ cdef int _check_send(Recorder self, FrameRec *fr, int32_t offset) except -1:
 cdef int _check_resume(Recorder self, object code, int32_t offset) except -1:
     """A PY_RESUME at `offset`: if it is a delegation's RESUME whose yield may be
     off, the receiver it goes on sending to must be one whose yields the
-    recorder handles (a delegation started before the recorder saw it)."""
-    cdef CPlan *plan = _cached_plan(self, code)
+    recorder handles (a delegation started before the recorder saw it).
+    (_resume_plain makes the check itself, with the plan it looked up.)"""
+    return _check_resume_plan(self, _cached_plan(self, code), offset)
+
+
+cdef inline int _check_resume_plan(Recorder self, CPlan *plan, int32_t offset) except -1:
     cdef uint8_t *skip
     cdef int32_t u = offset >> 1
     if plan == NULL or plan.end_skip == NULL or not 0 <= u < plan.nunits:
@@ -483,6 +509,11 @@ cdef int _check_resume(Recorder self, object code, int32_t offset) except -1:
     skip = plan.end_skip
     if not skip[u] & RESUME_CHECK or skip[u - 1] & (Y_OFF | Y_ON) != Y_OFF:
         return 0
+    return _check_receiver(self, plan, skip, u)
+
+
+cdef int _check_receiver(Recorder self, CPlan *plan, uint8_t *skip, int32_t u) except -1:
+    # (the resumed frame is the thread's current one)
     if self.nframes == 0 or self.frames[self.nframes - 1].hooks:
         _yield_back_on(skip, u - 1)
     elif not _receiver_followed(self, tracer_frame_stack_item(tracer_thread_frame(self.tstate),
