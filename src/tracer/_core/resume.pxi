@@ -362,10 +362,10 @@ cdef enum:
 
 cdef bint YIELDS_OFF = False   # any Y_OFF set in this process (gates the resume check)
 cdef bint RESUME_CHECKED = False   # _resume_plain made the resume check (_py_resume)
-# The code of the last receiver found followed (a strong reference: its address
-# cannot be another code's while kept): a delegation's receiver is checked at
-# each resume of its delegator, and is mostly the same code.
-cdef PyObject *FOLLOWED_RECEIVER_CODE = NULL
+# The codes of receivers found followed, by address (strong references: an
+# address cannot be another code's while kept): a delegation's receiver is
+# checked at each resume of its delegator, and a chain's levels run a few codes.
+cdef PyObject *FOLLOWED_RECEIVER_CODES[16]
 
 
 cdef void _delegation_bits(CPlan *plan, uint8_t *skip) noexcept:
@@ -425,12 +425,13 @@ cdef bint _receiver_followed(Recorder self, PyObject *v) except -1:
     cdef bint own
     if v == NULL or (Py_TYPE(v) != &PyGen_Type and Py_TYPE(v) != &PyCoro_Type):
         return False
-    global FOLLOWED_RECEIVER_CODE
     cdef PyObject *old
+    cdef size_t slot
     code = _gen_code(v)   # (a new reference)
     if code == NULL:
         return False
-    if code == FOLLOWED_RECEIVER_CODE:
+    slot = (<size_t>code >> 6) & 15
+    if code == FOLLOWED_RECEIVER_CODES[slot]:
         Py_DECREF(<object>code)
         return True
     try:
@@ -442,8 +443,8 @@ cdef bint _receiver_followed(Recorder self, PyObject *v) except -1:
     if own:
         Py_DECREF(<object>code)
         return False
-    old = FOLLOWED_RECEIVER_CODE
-    FOLLOWED_RECEIVER_CODE = code   # (takes the reference)
+    old = FOLLOWED_RECEIVER_CODES[slot]
+    FOLLOWED_RECEIVER_CODES[slot] = code   # (takes the reference)
     Py_XDECREF(old)
     return True
 
