@@ -18,7 +18,8 @@ The workloads cover different shapes of program:
 ``difflib`` ``difflib.SequenceMatcher.ratio`` (library code: many small methods);
 ``nbody``  the classic n-body kernel (float arithmetic on lists, tuple unpacking);
 ``fannkuch`` permutation flipping (list slicing and swaps in tight loops);
-``sched``  a round-robin scheduler of generator tasks (resumes, yields, a deque).
+``sched``  a round-robin scheduler of generator tasks (resumes, yields, a deque);
+``yieldfrom`` items passed up a chain of ``yield from`` generators (delegation).
 """
 
 from __future__ import annotations
@@ -312,6 +313,32 @@ def scheduler(ntasks, steps):
     return [results[i] for i in range(ntasks)], len(log)
 
 
+# --- 11. a yield from chain ---------------------------------------------------
+
+CHAIN_DEPTH = 4
+CHAIN_ITEMS = 20000
+
+
+def chain_source(n):
+    for i in range(n):
+        yield i
+
+
+def chain_level(depth, n):
+    if depth == 0:
+        yield from chain_source(n)
+    else:
+        yield from chain_level(depth - 1, n)
+
+
+def yield_chain(depth, n):
+    """Each item of a generator passed up `depth` delegating generators."""
+    total = 0
+    for v in chain_level(depth, n):
+        total += v
+    return total
+
+
 # --- registry ---------------------------------------------------------------
 
 WORKLOADS: list[Workload] = [
@@ -335,6 +362,8 @@ WORKLOADS: list[Workload] = [
              description=f"fannkuch({FANNKUCH_N})"),
     Workload("sched", scheduler, lambda: ((SCHED_TASKS, SCHED_STEPS), {}),
              description=f"round-robin scheduler of {SCHED_TASKS} generator tasks x ~{SCHED_STEPS} steps"),
+    Workload("yieldfrom", yield_chain, lambda: ((CHAIN_DEPTH, CHAIN_ITEMS), {}),
+             description=f"{CHAIN_ITEMS} items through {CHAIN_DEPTH + 1} delegating generators"),
 ]
 
 BY_NAME: dict[str, Workload] = {w.name: w for w in WORKLOADS}

@@ -196,6 +196,57 @@ def coroutines(n):
     return drive(amain(n))
 
 
+def relay(src):
+    yield from src
+
+
+def mixed_receivers(n):
+    # One delegation location fed by generators and by C iterators in turn
+    # (a list iterator, map over a Python function): the yield's event switched
+    # off for the first must fire for the others.
+    out = []
+    for k in range(6):
+        src = (leaf(n), iter([10, 20, 30][:n]), map(lambda x: x + 1, range(n)))[k % 3]
+        out.extend(relay(relay(src)))
+    return out
+
+
+def shared_receiver(n):
+    # A receiver exhausted by someone else between two resumes of its
+    # delegator: the delegator's SEND returns without the receiver's frame.
+    g = leaf(n)
+    r = relay(g)
+    out = [next(r)]
+    out.extend(g)
+    out.extend(r)
+    return out
+
+
+def restarted(n):
+    # Another tool switching every location back on mid-run: the yields
+    # written at the receiver's event fire again and must not count twice.
+    import sys
+    out = []
+    for i, v in enumerate(relay(relay(leaf(n)))):
+        if i == 1:
+            sys.monitoring.restart_events()
+        out.append(v)
+    return out
+
+
+def thrown_chain(n):
+    # send/throw/close through two levels of delegation.
+    out = []
+    g = relay(delegating_echo())
+    out.append(next(g))
+    for i in range(n):
+        out.append(g.send(i))
+    out.append(g.throw(KeyError("t")))
+    out.append(g.send(None))
+    g.close()
+    return out
+
+
 def encode(n):
     # (check_circular=False: its markers are id()s, which differ between runs)
     records = [{"id": i, "tags": ["a", "b"][: i % 3], "p": {"x": i, "y": None}} for i in range(n)]
@@ -211,6 +262,10 @@ PROGRAMS = [
     (comprehensions, (6,)),
     (coroutines, (4,)),
     (encode, (12,)),
+    (mixed_receivers, (3,)),
+    (shared_receiver, (3,)),
+    (restarted, (4,)),
+    (thrown_chain, (3,)),
 ]
 
 
@@ -248,7 +303,43 @@ def test_plain_resume_and_yield_match_the_general_paths(program, fresh):
             spare_columns_limit(old)
     assert plain.value == general.value == expected
     assert _resumes(plain), "the program resumes generator frames"
-    assert_same_trace(plain, general)
+    # (the plain run writes a delegating frame's yield at its receiver's: fewer events)
+    assert_same_trace(plain, general, fewer_events=True)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p[0].__name__ for p in PROGRAMS])
+def test_runs_after_another_recorder_switched_yields_off(program):
+    # Yield events switched off by one plain run stay off for the next only
+    # while the tool id is held; runs alternate between the general and the
+    # plain paths and a nested plain run, each equal to a fresh general one.
+    f, args = program
+    f(*args)
+    gc.collect()
+    gc.disable()
+    try:
+        first = tracer.track(f, *args)
+        general = tracer.track(f, *args, ctx=FollowAll())
+        second = tracer.track(f, *args)
+        nested = tracer.track(lambda: tracer.track(f, *args))
+        general_again = tracer.track(f, *args, ctx=FollowAll())
+    finally:
+        gc.enable()
+    assert_same_trace(first, general, fewer_events=True)
+    assert_same_trace(second, general, fewer_events=True)
+    assert_same_trace(nested.value, general, fewer_events=True)
+    assert_same_trace(general_again, general)
+
+
+def test_a_delegating_frames_yield_costs_no_event():
+    # In a chain of d delegating frames each item the innermost generator
+    # yields is one PY_YIELD, not d + 1: the delegators' yields are written at
+    # it (their locations switched off).
+    tracer.track(deep_chain, 6, 3)   # (the locations switched off in an earlier run too)
+    plain = tracer.track(deep_chain, 6, 3)
+    general = tracer.track(deep_chain, 6, 3, ctx=FollowAll())
+    assert_same_trace(plain, general, fewer_events=True)
+    # 3 items through 7 levels: 6 yields each written without an event.
+    assert general.trace.events - plain.trace.events >= 3 * 6
 
 
 def test_a_delegation_chain_records_each_level():

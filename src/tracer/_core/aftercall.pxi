@@ -115,6 +115,7 @@ cdef uint8_t *_end_skip_of(CPlan *plan) noexcept:
         pc = plan.seg_at[u]
         if pc >= 0 and _call_then_end(plan, pc):
             skip[u] = CALL_ALONE
+    _delegation_bits(plan, skip)   # (resume.pxi)
     plan.end_skip = skip
     return skip
 

@@ -9,7 +9,14 @@ cdef int _py_start(Recorder self, object code, int offset) except -1:
 
 
 cdef int _py_resume(Recorder self, object code, int offset) except -1:
-    return _frame_entered(self, code, offset, RESUMED)
+    # (resume.pxi: a delegation's yield may be off; the check is made before the
+    # frame runs on, by _resume_plain or here)
+    global RESUME_CHECKED
+    RESUME_CHECKED = False
+    _frame_entered(self, code, offset, RESUMED)
+    if YIELDS_OFF and not RESUME_CHECKED:
+        _check_resume(self, code, offset)
+    return EV_CONTINUE
 
 
 cdef int _py_throw(Recorder self, object code, int offset, object exception) except -1:
@@ -469,8 +476,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
             # read here (aftercall.pxi).
             fr.after_call = 0
             _start_segment(self, fr, first)
-            if plan.end_skip != NULL and plan.end_skip[offset >> 1] & CALL_ALONE:
-                _check_call_end(self, fr, first)
+            if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
+                _check_skip(self, fr, offset, first)
             return _end_event_done(self, fr, offset)
         _past_call(self, fr)
     cdef bint sent = False
@@ -493,14 +500,24 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
-    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & CALL_ALONE:
-        _check_call_end(self, fr, first)
+    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
+        _check_skip(self, fr, offset, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
             (self.plan_mode == PLAN_INTERVENE or self.plan_mode == PLAN_INTERVENE_CALLS):
         op = plan.ops + first * OP_WORDS
         if op[OP_CODE] == M_RECORD and op[OP_OFFSET] == offset:
             _substitute(self, fr, op)
     return EV_CONTINUE
+
+
+cdef int _check_skip(Recorder self, FrameRec *fr, int32_t offset, int32_t first) except -1:
+    # The event starts a call op alone whose END may be off (aftercall.pxi), or a
+    # delegation whose yield may be off (resume.pxi).
+    if fr.plan.end_skip[offset >> 1] & CALL_ALONE:
+        _check_call_end(self, fr, first)
+    if fr.plan.end_skip[offset >> 1] & SEND_CHECK:
+        _check_send(self, fr, offset)
+    return 0
 
 
 cdef bint _close_open_call(Recorder self, Trace t, FrameRec *fr) except -1:
@@ -591,9 +608,23 @@ cdef int _py_return(Recorder self, object code, int offset, object retval) excep
 
 
 cdef int _py_yield(Recorder self, object code, int offset, object retval) except -1:
-    if _yield_plain(self, code, offset, <PyObject *>retval):
-        return 0   # (resume.pxi)
-    return _leave(self, code, offset, <PyObject *>retval, F_YIELD)
+    # (resume.pxi: the plain path; the yields of the frames that delegated to
+    # this one, whose events may be off, written after it)
+    cdef FrameRec *fr = _top_for(self, code)
+    cdef int32_t n = self.nframes
+    cdef void *frame
+    cdef int rc
+    if fr == NULL:
+        return _yield_unfollowed(self, code, offset)
+    frame = fr.frame
+    rc = _yield_switch(self, fr, offset)
+    self.events += 1
+    if not _yield_plain(self, fr, offset, <PyObject *>retval):
+        self.events -= 1   # (counted by _leave)
+        _leave(self, code, offset, <PyObject *>retval, F_YIELD)
+    if self.nframes == n - 1:
+        _yield_delegators(self, frame, <PyObject *>retval)
+    return rc
 
 
 cdef inline int _leave_start(Recorder self, FrameRec *fr, int32_t offset) except -1:

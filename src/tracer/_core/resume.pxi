@@ -41,12 +41,24 @@ cdef extern from *:
     int _bits32 "tracer_bits32"(unsigned int x) noexcept
     void _fill64 "tracer_fill64"(int64_t *p, Py_ssize_t n, int64_t v) noexcept
 
+cdef extern from *:
+    """
+    /* A generator's or coroutine's code (a new reference). */
+    static inline PyObject *tracer_gen_code(PyObject *g) {
+        return (PyObject *)PyGen_GetCode((PyGenObject *)g);
+    }
+    """
+    PyTypeObject PyGen_Type
+    PyTypeObject PyCoro_Type
+    PyObject *_gen_code "tracer_gen_code"(PyObject *g) noexcept
+
 
 cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, object code,
                         int32_t offset) except -1:
     """A generator frame resumed (PY_RESUME) under a followed frame, written in
     one routine: False (nothing written) when the case is not the common one
     (above), which _enter handles.  `t` is self.trace, borrowed."""
+    global RESUME_CHECKED
     cdef CPlan *pp = parent.plan
     cdef CPlan *plan
     cdef int32_t here, rec, call_row, ref, k, under
@@ -61,6 +73,10 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     if pp == NULL or parent.hooks or parent.subst_pc >= 0 or self.broken:
         return False
     plan = _cached_plan(self, code)
+    if YIELDS_OFF and plan != NULL:
+        # (a delegation's yield may be off: _py_resume's check, with this plan)
+        _check_resume_plan(self, plan, offset)
+        RESUME_CHECKED = True
     if plan == NULL or plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
             or code is TRACK_CODE or not 0 <= offset < 2 * plan.nunits:
         return False
@@ -174,19 +190,18 @@ cdef inline int32_t _open_resumer(Recorder self, Trace t, FrameRec *fr, int32_t 
     return _rows_add(t, &w, K_NESTED, F_OPEN, fr.call_row, op_offset, 0, NULL)
 
 
-cdef bint _yield_plain(Recorder self, object code, int32_t offset, PyObject *retval) except -1:
+cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval) except -1:
     """A followed generator frame suspended (PY_YIELD) in one routine: the
     segment before the yield replayed, the yielded value's ReturnNode (a SEND
     that delegated to a receiver completed with the value it passes on), the
     frame's node closed and its record popped.  False (nothing done) when the
-    frame has hooks, a substitution, a value policy or timing: _leave's."""
-    cdef FrameRec *fr = _top_for(self, code)
+    frame has hooks, a substitution, a value policy or timing: _leave's.  `fr`
+    is the yielding frame's record, the top one (_top_for, or a delegating
+    frame whose yield its receiver's yield stands for: _yield_delegators)."""
     cdef Trace t
     cdef int32_t *op
     cdef int64_t src = S_UNKNOWN
     cdef int32_t row, ref
-    if fr == NULL:
-        return True   # not a frame the recorder follows (_leave does nothing)
     if fr.hooks or fr.subst_pc >= 0:
         return False
     t = self.trace
@@ -284,3 +299,269 @@ cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offs
         # the hook of the frame below, whose context may differ.
         _run_node_hook(self, &self.frames[self.nframes - 1], call_row)
     return True
+
+
+# -- a delegating frame's yield, written at its receiver's ------------------------
+#
+# `yield from chunks` / `await x` suspend a chain of frames at once: the innermost
+# frame C yields v (PY_YIELD), its SEND-ing frame B goes on at the YIELD_VALUE
+# right after its SEND and yields the same v (PY_YIELD again), and so on up the
+# chain: one event per frame for a value the first event already handed over.
+# When C is a generator or coroutine the recorder follows, B's yield is certain
+# the moment C's is handled (no Python code runs between C's YIELD_VALUE and B's,
+# which pushes what C yielded), so C's PY_YIELD writes B's yield as B's own event
+# would (_yield_delegators), and B's location is switched off (DISABLE).
+#
+# DISABLE is per location and restart_events() switches every location back on;
+# a location's event is the same for every delegation that passes it, and one
+# whose receiver is C code (a list iterator, an asyncio future) has no inner
+# yield to stand for B's.  So a delegation yield (Y_CAN: its SEND is reached
+# only from an INSTRUCTION event at the instruction before it, SEND_CHECK, or
+# from the RESUME after it, RESUME_CHECK, through LOAD_CONST and silent jumps
+# alone) is switched off only while one recorder runs, under a plain plan, with
+# no hooks, value policy or timing (Y_OFF); from then on, a delegation that
+# starts (SEND_CHECK) or goes on (RESUME_CHECK) with any other receiver switches
+# every location back on (restart_events, before its SEND runs: the frame is
+# executing, so CPython re-instruments its code at once) and keeps that yield on
+# for good (Y_ON).  An event that fires anyway for a yield already written
+# (after another tool's restart) finds its frame's record gone: _top_for sees a
+# frame it does not follow, and the location goes off again.
+#
+# The bits live in the plan's per-unit end_skip table (aftercall.pxi), made with
+# them when first needed.
+cdef enum:
+    Y_CAN = 8           # a delegation's YIELD_VALUE whose every way in is checked
+    Y_OFF = 16          # its PY_YIELD may be off (a callback answered DISABLE)
+    Y_ON = 32           # its PY_YIELD stays on for good
+    SEND_CHECK = 64     # an INSTRUCTION event whose segment runs into such a SEND
+    RESUME_CHECK = 128  # the RESUME after such a YIELD_VALUE
+
+cdef bint YIELDS_OFF = False   # any Y_OFF set in this process (gates the resume check)
+cdef bint RESUME_CHECKED = False   # _resume_plain made the resume check (_py_resume)
+# The codes of receivers found followed, by address (strong references: an
+# address cannot be another code's while kept): a delegation's receiver is
+# checked at each resume of its delegator, and a chain's levels run a few codes.
+cdef PyObject *FOLLOWED_RECEIVER_CODES[16]
+
+
+cdef void _delegation_bits(CPlan *plan, uint8_t *skip) noexcept:
+    """Mark the plan's delegation yields that may be switched off (Y_CAN) with
+    their checks (SEND_CHECK, RESUME_CHECK), the others Y_ON."""
+    cdef int32_t u, pc, start, y, which, c, recv
+    cdef int32_t *op
+    cdef bint clean, ok
+    for which in range(2):
+        for u in range(plan.nunits):
+            start = plan.seg_at[u] if which == 0 else plan.seg_from[u]
+            if start < 0:
+                continue
+            pc = start
+            clean = True
+            while True:   # the segment's terminal op, as _send_returned finds it
+                op = plan.ops + pc * OP_WORDS
+                c = op[OP_CODE]
+                if c == M_END or (c >= M_RECORD and c != M_SILENT_JUMP):
+                    break
+                if c != M_LOAD_CONST and c != M_SILENT_JUMP:
+                    clean = False
+                pc += 1
+            if c != M_SEND:
+                continue
+            y = op[OP_B] >> 1
+            if not 0 <= y < plan.nunits - 1:
+                continue
+            # The receiver is the SEND's first input, at the same stack slot at
+            # the check, the YIELD_VALUE and the RESUME after it.
+            recv = plan.recs[op[OP_A] + REC_INPUTS]
+            ok = clean and plan.recs[op[OP_A] + REC_NIN] == 2 and recv >= 0 \
+                and plan.depth[y] == recv + 2 and plan.depth[y + 1] == recv + 2
+            if which == 0:
+                ok = ok and plan.depth[u] == recv + 1
+                if ok:
+                    skip[u] |= SEND_CHECK | END_ON   # (never switched off: aftercall.pxi)
+            else:
+                ok = ok and u == y + 1
+                if ok:
+                    skip[u] |= RESUME_CHECK
+            if ok:
+                skip[y] |= Y_CAN
+            else:
+                skip[y] |= Y_ON
+
+
+cdef inline uint8_t *_skip_table(CPlan *plan) noexcept:
+    return plan.end_skip if plan.end_skip != NULL else _end_skip_of(plan)
+
+
+cdef bint _receiver_followed(Recorder self, PyObject *v) except -1:
+    """Whether a delegation's receiver is certain to yield through a PY_YIELD the
+    recorder handles: a generator or coroutine (exact type) whose code it
+    follows (not tracer's own, not track)."""
+    cdef PyObject *code
+    cdef bint own
+    if v == NULL or (Py_TYPE(v) != &PyGen_Type and Py_TYPE(v) != &PyCoro_Type):
+        return False
+    cdef PyObject *old
+    cdef size_t slot
+    code = _gen_code(v)   # (a new reference)
+    if code == NULL:
+        return False
+    slot = (<size_t>code >> 6) & 15
+    if code == FOLLOWED_RECEIVER_CODES[slot]:
+        Py_DECREF(<object>code)
+        return True
+    try:
+        own = code == <PyObject *>TRACK_CODE or \
+            _own_code_planned(self, <object>code, _cached_plan(self, <object>code))
+    except BaseException:
+        Py_DECREF(<object>code)
+        raise
+    if own:
+        Py_DECREF(<object>code)
+        return False
+    old = FOLLOWED_RECEIVER_CODES[slot]
+    FOLLOWED_RECEIVER_CODES[slot] = code   # (takes the reference)
+    Py_XDECREF(old)
+    return True
+
+
+cdef inline bint _may_switch_off(Recorder self, FrameRec *fr) noexcept:
+    # One recorder in the process, a plain plan, nothing but the plain paths.
+    return self.plan_mode == PLAN_PLAIN and ALLOW_DISABLE and LIVE_RECORDERS == 1 \
+        and not fr.hooks and fr.subst_pc < 0 and not self.trace.value_policy \
+        and self.trace.timing == NULL and not self.broken
+
+
+cdef int _keep_yield_on(uint8_t *skip, int32_t y) except -1:
+    """The delegation yield at unit y fires from now on, for good (a receiver
+    whose yields the recorder does not handle passes there)."""
+    skip[y] |= Y_ON
+    _RESTART_EVENTS()
+    return 0
+
+
+cdef int _yield_back_on(uint8_t *skip, int32_t y) except -1:
+    """The delegation yield at unit y fires again (a frame with hooks, or a
+    recorder with a value policy or timing, writes it at its own event); a
+    plain run may switch it off again."""
+    skip[y] &= ~Y_OFF
+    _RESTART_EVENTS()
+    return 0
+
+
+cdef int _check_send(Recorder self, FrameRec *fr, int32_t offset) except -1:
+    """The INSTRUCTION event at `offset` (SEND_CHECK) starts a segment that runs
+    into a delegation's SEND: if its yield may be off, the receiver (on the
+    stack now) must be one whose yields the recorder handles."""
+    cdef uint8_t *skip = fr.plan.end_skip
+    cdef int32_t pc = fr.plan.seg_at[offset >> 1]
+    cdef int32_t *op = fr.plan.ops + pc * OP_WORDS
+    cdef int32_t y
+    while op[OP_CODE] != M_SEND:
+        op += OP_WORDS
+    y = op[OP_B] >> 1
+    if skip[y] & (Y_OFF | Y_ON) != Y_OFF:
+        return 0
+    if fr.hooks:
+        _yield_back_on(skip, y)
+    elif not _receiver_followed(
+            self, tracer_frame_stack_item(fr.frame, fr.plan.recs[op[OP_A] + REC_INPUTS])):
+        _keep_yield_on(skip, y)
+    return 0
+
+
+cdef int _check_resume(Recorder self, object code, int32_t offset) except -1:
+    """A PY_RESUME at `offset`: if it is a delegation's RESUME whose yield may be
+    off, the receiver it goes on sending to must be one whose yields the
+    recorder handles (a delegation started before the recorder saw it).
+    (_resume_plain makes the check itself, with the plan it looked up.)"""
+    return _check_resume_plan(self, _cached_plan(self, code), offset)
+
+
+cdef inline int _check_resume_plan(Recorder self, CPlan *plan, int32_t offset) except -1:
+    cdef uint8_t *skip
+    cdef int32_t u = offset >> 1
+    if plan == NULL or plan.end_skip == NULL or not 0 <= u < plan.nunits:
+        return 0
+    skip = plan.end_skip
+    if not skip[u] & RESUME_CHECK or skip[u - 1] & (Y_OFF | Y_ON) != Y_OFF:
+        return 0
+    return _check_receiver(self, plan, skip, u)
+
+
+cdef int _check_receiver(Recorder self, CPlan *plan, uint8_t *skip, int32_t u) except -1:
+    # (the resumed frame is the thread's current one)
+    if self.nframes == 0 or self.frames[self.nframes - 1].hooks:
+        _yield_back_on(skip, u - 1)
+    elif not _receiver_followed(self, tracer_frame_stack_item(tracer_thread_frame(self.tstate),
+                                                              plan.depth[u] - 2)):
+        _keep_yield_on(skip, u - 1)
+    return 0
+
+
+cdef int _yield_switch(Recorder self, FrameRec *fr, int32_t offset) except -1:
+    """Before a followed frame's own PY_YIELD at `offset` is handled: EV_DISABLE
+    if it is a delegation's yield that may be switched off from now on (its
+    receiver's yields will stand for it), else EV_CONTINUE."""
+    global YIELDS_OFF
+    cdef uint8_t *skip
+    cdef int32_t u = offset >> 1
+    if not _may_switch_off(self, fr) or not 0 <= u < fr.plan.nunits:
+        return EV_CONTINUE
+    skip = _skip_table(fr.plan)
+    if skip == NULL or skip[u] & (Y_CAN | Y_ON) != Y_CAN:
+        return EV_CONTINUE
+    if not _receiver_followed(self, tracer_frame_stack_item(fr.frame, fr.plan.depth[u] - 2)):
+        return EV_CONTINUE
+    skip[u] |= Y_OFF
+    YIELDS_OFF = True
+    return EV_DISABLE
+
+
+cdef int _yield_unfollowed(Recorder self, object code, int32_t offset) except -1:
+    """A PY_YIELD of a frame the recorder does not follow: EV_DISABLE again for
+    a delegation yield already written at its receiver's (it fires after a
+    restart), else EV_CONTINUE."""
+    cdef CPlan *plan
+    cdef int32_t u = offset >> 1
+    if not YIELDS_OFF or not ALLOW_DISABLE or LIVE_RECORDERS != 1 or self.nframes == 0 \
+            or tracer_thread_state() != self.tstate:
+        return EV_CONTINUE
+    plan = _cached_plan(self, code)
+    if plan == NULL or plan.end_skip == NULL or not 0 <= u < plan.nunits \
+            or plan.end_skip[u] & (Y_OFF | Y_ON) != Y_OFF:
+        return EV_CONTINUE
+    return EV_DISABLE
+
+
+cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except -1:
+    """A followed frame `frame` has yielded `retval` (its record is popped): each
+    frame below it on the frame stack that delegated to it (SEND) and whose
+    yield may be off yields the same value now, written here as its own event
+    would write it."""
+    cdef FrameRec *fr
+    cdef int32_t *op
+    cdef uint8_t *skip
+    cdef int32_t y
+    while self.nframes > 1 and not self.broken:
+        fr = &self.frames[self.nframes - 1]
+        if fr.pending < 0 or fr.after_call or fr.plan == NULL or fr.plan.end_skip == NULL:
+            return 0
+        skip = fr.plan.end_skip
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        while op[OP_CODE] == M_LOAD_CONST or op[OP_CODE] == M_SILENT_JUMP:
+            op += OP_WORDS
+        if op[OP_CODE] != M_SEND:
+            return 0   # (a for loop, a call of C code: its own next event)
+        y = op[OP_B]
+        if skip[y >> 1] & (Y_OFF | Y_ON) != Y_OFF:
+            return 0
+        if tracer_frame_previous(frame) != fr.frame and tracer_frame_caller(frame) != fr.frame:
+            return 0   # (not the frame that sent to this one)
+        if not _yield_plain(self, fr, y, retval):
+            # (hooks, a value policy or timing since the location went off: its
+            # own event writes it)
+            _yield_back_on(skip, y >> 1)
+            return 0
+        frame = fr.frame
+    return 0
