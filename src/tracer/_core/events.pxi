@@ -629,10 +629,10 @@ cdef int _py_yield(Recorder self, object code, int offset, object retval) except
 
 cdef inline int _leave_start(Recorder self, FrameRec *fr, int32_t offset) except -1:
     """What every PY_RETURN and PY_YIELD of a followed frame does first (_leave,
-    resume.pxi's _yield_plain): the event counted, the frame moved past a call
-    its body's return completed (aftercall.pxi), the silent branch before the
-    return taken."""
-    self.events += 1
+    resume.pxi's _yield_plain): the frame moved past a call its body's return
+    completed (aftercall.pxi), the silent branch before the return taken.  The
+    event is counted by the caller (_leave; _py_yield for _yield_plain, which
+    also writes the yields of delegating frames whose own event is off)."""
     if fr.after_call:
         _past_call(self, fr)
     return _catch_up(self, fr, offset, False)
@@ -661,6 +661,7 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
     cdef int32_t row, ref
     if fr == NULL:
         return 0
+    self.events += 1
     _leave_start(self, fr, offset)
     if fr.pending >= 0:
         # (a result the plan reads from the value returned or yielded: READ_RETURNED)
