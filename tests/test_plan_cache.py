@@ -8,6 +8,7 @@ import errno
 import gc
 import json
 import os
+import select
 import subprocess
 import sys
 import textwrap
@@ -315,6 +316,8 @@ def test_two_processes_writing_at_once_leave_whole_entries(tmp_path):
     cache_saved = dict(cache._state)
     try:
         cache.set_plan_cache(tmp_path)
+        # (the writers' folder is this process's: the same analysis sources and version)
+        assert {f.parent.name for f in packs} == {os.path.basename(cache._folder())}
         loaded = cache.stats["loaded"]
         codes = [c for m in (textwrap_module, difflib, json_module.encoder, argparse)
                  for c in code_objects(m)]
@@ -327,6 +330,63 @@ def test_two_processes_writing_at_once_leave_whole_entries(tmp_path):
     finally:
         cache._state.clear()
         cache._state.update(cache_saved)
+
+
+# Another process: writes textwrap.dedent's entry (into the pack of textwrap.py, the
+# pack this test's process writes too) when told to, and says when it is done.
+OTHER_WRITER = textwrap.dedent("""
+    import sys, textwrap
+    from tracer.analysis import cache
+    from tracer.analysis.plan import _Builder, PLAN_PLAIN
+    code = textwrap.dedent.__code__
+    plan = _Builder(code).build()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    assert cache.entry(code, PLAN_PLAIN).write(plan)
+    cache.flush()
+    print("done", flush=True)
+""")
+
+
+def test_a_pack_written_between_a_writers_read_and_rename_loses_nothing(plan_dir, monkeypatch):
+    # The race two writers of one pack run: this process reads the pack on disk to
+    # merge its new entry in, the other process writes the pack, then this one
+    # renames its own over it.  The other may finish within the window only if
+    # nothing holds it back (no lock: it then loses its entry, every time); with
+    # the writers' lock it waits for this one's rename and merges.
+    env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(plan_dir), PYTHONPATH=SRC)
+    other = subprocess.Popen([sys.executable, "-c", OTHER_WRITER], env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "ready", other.stderr.read()
+        finished = []
+        real = cache._pack_bytes
+
+        def meanwhile(entries):
+            if not finished:  # (between this process's read and its rename)
+                other.stdin.write("go\n")
+                other.stdin.flush()
+                ready, _, _ = select.select([other.stdout], [], [], 1.0)
+                finished.append(bool(ready))
+            return real(entries)
+
+        monkeypatch.setattr(cache, "_pack_bytes", meanwhile)
+        mine = textwrap.indent.__code__
+        assert cache.entry(mine, PLAN_PLAIN).write(_Builder(mine).build())
+        cache.flush()
+        out, err = other.communicate(timeout=60)
+        assert other.returncode == 0, err
+        assert out.split() == ["done"]
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+    monkeypatch.undo()
+    cache.forget()
+    for c in (mine, textwrap.dedent.__code__):
+        assert cache.entry(c, PLAN_PLAIN).read() is not None, c.co_qualname
+    assert len(list(plan_dir.rglob("*.pack"))) == 1
+    assert finished == [False]  # the other process waited for this one's rename
 
 
 # -- packs, plans reused from memory, plan data and the collector ---------------------------

@@ -24,8 +24,11 @@ code or a pickle.  It is used only if its header names the same code object
 damaged -- the plan is built and the entry written again.  A pack is written to a
 temporary file and renamed over the old one, so a reader sees a whole pack or none
 (it is read, not memory-mapped: a file truncated under a mapping would kill the
-process with SIGBUS).  A directory that cannot be written (read-only, full) only
-costs the time to build plans: the cache stops writing for the process.
+process with SIGBUS); a writer reads the pack on disk, merges its new entries in
+and renames under an advisory lock (lockf on the folder's write.lock), so that
+processes writing at once never drop each other's entries.  A directory that
+cannot be written (read-only, full) only costs the time to build plans: the cache
+stops writing for the process.
 
 An entry whose checksum matches is still not trusted: every index the core will
 dereference (local and stack slots, record and static numbers, offsets, micro-op
@@ -75,6 +78,7 @@ chooses the directory (default: $XDG_CACHE_HOME/tracer, else ~/.cache/tracer);
 from __future__ import annotations
 
 import atexit
+import errno
 import hashlib
 import json
 import logging
@@ -90,6 +94,11 @@ import zlib
 from array import array
 from pathlib import Path
 from types import CodeType
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not a POSIX system
+    fcntl = None
 
 from .. import _core
 from .. import callables as ops
@@ -596,6 +605,38 @@ def _pack_bytes(entries: dict) -> bytes:
                                        zlib.crc32(index_bytes)), index_bytes, *body))
 
 
+# The lock file of a folder's writers (one per folder: pruning never meets it).
+_LOCK_NAME = "write.lock"
+# How long a writer waits for the lock before writing without it (a writer stopped
+# while holding it must not hang every other process, at exit least of all).
+_LOCK_WAIT = 5.0
+
+
+def _write_lock(folder: str) -> int:
+    """A descriptor holding the exclusive lock on `folder`'s lock file (released when
+    it is closed), or -1: no lock to be had (a read-only folder, no fcntl, waited
+    _LOCK_WAIT seconds), and the writer goes on without one.  A POSIX record lock
+    (lockf), not flock: a child forked meanwhile does not inherit it."""
+    if fcntl is None:  # pragma: no cover - not a POSIX system
+        return -1
+    try:
+        fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError:
+        return -1
+    deadline = time.monotonic() + _LOCK_WAIT
+    pause = 0.001
+    while True:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EAGAIN) or time.monotonic() >= deadline:
+                os.close(fd)
+                return -1
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 class _Pack:
     """One module's pack as this process sees it: the bytes read (once), their index,
     and the entries built here and not written yet."""
@@ -629,22 +670,27 @@ class _Pack:
         pending, self.pending = self.pending, {}
         if not _state["writable"]:
             return False
-        try:
-            disk = _fast.read_file(self.path) if _fast is not None else _read_file(self.path)
-        except OSError:
-            disk = None
-        index = _pack_index(disk)
-        entries = {key: disk[at:at + n] for key, (at, n) in index.items()}
-        entries.update(pending)
-        if sum(map(len, entries.values())) > _limit() // 8:
-            # An overgrown pack (a file run with ever new content, `<string>`): only
-            # what this process used or made is kept.
-            entries = {k: v for k, v in entries.items() if k in pending or k in self.used}
-        data = _pack_bytes(entries)
         folder = os.path.dirname(self.path)
         tmp = None
+        lock = -1
         try:
             os.makedirs(folder, exist_ok=True)
+            # Read, merge and rename under the folder's write lock: another process
+            # renaming its pack between this one's read and rename would otherwise
+            # lose the entries only it wrote.
+            lock = _write_lock(folder)
+            try:
+                disk = _fast.read_file(self.path) if _fast is not None else _read_file(self.path)
+            except OSError:
+                disk = None
+            index = _pack_index(disk)
+            entries = {key: disk[at:at + n] for key, (at, n) in index.items()}
+            entries.update(pending)
+            if sum(map(len, entries.values())) > _limit() // 8:
+                # An overgrown pack (a file run with ever new content, `<string>`): only
+                # what this process used or made is kept.
+                entries = {k: v for k, v in entries.items() if k in pending or k in self.used}
+            data = _pack_bytes(entries)
             fd, tmp = tempfile.mkstemp(prefix=os.path.basename(self.path) + ".",
                                        suffix=".tmp", dir=folder)
             with os.fdopen(fd, "wb") as f:
@@ -658,6 +704,9 @@ class _Pack:
                 except OSError:
                     pass
             return False
+        finally:
+            if lock >= 0:
+                os.close(lock)  # (the lock goes with it)
         self.data, self.index = data, _pack_index(data)
         # The size bound: looked at on a process's first write, then again after
         # each sixteenth of the limit written (a scan of the directory each time).
