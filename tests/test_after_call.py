@@ -291,3 +291,60 @@ def test_a_function_whose_code_is_replaced_by_a_generators_mid_run():
         assert [n.value for n in built[8:]] == gens
     finally:
         shifty.__code__ = original
+
+
+# -- the instruction after a call reached by other ways too ---------------------------
+# `(k if c else seven(c)) + 1`: the call's segment ends at the `+ 1`'s first
+# instruction (E), and so does the `k` side's (a silent jump to E, the branch
+# before it silent: taken at E's event).  E must stay on, or the `k` side's
+# segment, the branch and the `+` are lost (found by the fuzzer, seed 782178292).
+def seven(p):
+    return 7
+
+
+def joined(c, k):
+    y = (k if c else seven(c)) + 1
+    return y
+
+
+def joined_twice(k):
+    return joined(0, k) + joined(1, k)   # the call's side first, then the other
+
+
+def joined_loop(n, k):
+    out = 0
+    for i in range(n):
+        c = (k if i % 2 else seven(i)) % 5   # (before the fix: `c` an UNKNOWN's)
+        out += c
+    return out
+
+
+def joined_gen(n, k):
+    out = 0
+    for i in range(n):
+        c = (k if i % 2 else seven(i)) % 5
+        out += c
+        yield out
+
+
+def joined_in_generator(n):
+    return sum(joined_gen(n, 3)) + sum(joined_gen(n, 4))
+
+
+def _unknown_inputs(root):
+    trace = root.trace
+    return [row for row in range(len(trace)) for r in trace.refs(row)
+            if not isinstance(r, int) and r[1] is tracer.views.UNKNOWN]
+
+
+JOINED = [(joined_twice, (2,)), (joined_loop, (5, 3)), (joined_in_generator, (5,))]
+
+
+@pytest.mark.parametrize("program", JOINED, ids=[p[0].__name__ for p in JOINED])
+def test_the_instruction_after_a_call_that_other_ways_reach_stays_on(program):
+    f, args = program
+    plain = tracer.track(f, *args)
+    general = tracer.track(f, *args, ctx=FollowAll())
+    assert plain.value == general.value == f(*args)
+    assert _unknown_inputs(plain) == []
+    assert_same_trace(plain, general, fewer_events=True)

@@ -20,6 +20,10 @@
 # hooks, where DISABLE is allowed (ALLOW_DISABLE) and E is no handler's target:
 # another recorder (a thread, a nested track) could otherwise switch E off
 # between its own check at S and its call's return.
+# E is switched off only if the call is the one way to it: where another
+# segment ends at E too (`y = (k if c else f(x)) + 1`: the `k` side's silent
+# jump to E, or a branch or loop exit landing there), that segment needs E's
+# event, so E stays on for good (END_ON, set when end_skip is made).
 
 cdef extern from "Python.h":
     PyTypeObject PyFunction_Type
@@ -106,8 +110,12 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
 
 
 cdef uint8_t *_end_skip_of(CPlan *plan) noexcept:
-    """The plan's end_skip, made with the CALL_ALONE bits (NULL: no memory)."""
-    cdef int32_t u, pc
+    """The plan's end_skip, made with the CALL_ALONE bits (NULL: no memory), and
+    END_ON where a segment other than a call op alone ends: control arrives
+    there by other ways too (a silent jump, a branch's side, a loop's exit),
+    and the segment they run needs that event (its END; a silent branch before
+    it is taken there)."""
+    cdef int32_t u, pc, e
     cdef uint8_t *skip = <uint8_t *>calloc(plan.nunits, 1)
     if skip == NULL:
         return NULL
@@ -115,6 +123,17 @@ cdef uint8_t *_end_skip_of(CPlan *plan) noexcept:
         pc = plan.seg_at[u]
         if pc >= 0 and _call_then_end(plan, pc):
             skip[u] = CALL_ALONE
+    for u in range(plan.nunits):
+        pc = plan.seg_at[u]
+        if pc >= 0 and not skip[u] & CALL_ALONE:
+            e = plan.seg_end[pc]
+            if e >= 0:
+                skip[e >> 1] |= END_ON
+        pc = plan.seg_from[u]
+        if pc >= 0:
+            e = plan.seg_end[pc]
+            if e >= 0:
+                skip[e >> 1] |= END_ON
     _delegation_bits(plan, skip)   # (resume.pxi)
     plan.end_skip = skip
     return skip
