@@ -76,3 +76,17 @@ def assert_same_trace(a, b, *, fewer_events=False):
         assert ta.events == tb.events
     tracer.validate(a)
     tracer.validate(b)
+
+
+def track_both(f, args, reference_ctx, *, fresh=False):
+    """`f(*args)` traced twice: on the default (fast) paths and under
+    `reference_ctx` (a context whose hooks send every event down the general
+    paths); returns (fast, reference).  `fresh`: no spare columns, so the columns
+    start small and grow inside the runs."""
+    from tracer._core import spare_columns_limit
+    old = spare_columns_limit(0) if fresh else None
+    try:
+        return tracer.track(f, *args), tracer.track(f, *args, ctx=reference_ctx)
+    finally:
+        if old is not None:
+            spare_columns_limit(old)

@@ -21,8 +21,7 @@ import random
 import pytest
 
 import tracer
-from helpers import assert_same_trace
-from tracer._core import spare_columns_limit
+from helpers import assert_same_trace, track_both
 from tracer.context import Context
 
 
@@ -91,13 +90,7 @@ def test_plain_call_paths_match_the_general_ones(call, fresh):
     f, args = call
     # fresh: no spare columns, so the first capacity is small and the columns grow
     # between calls (the plain paths hand a call that needs growth over).
-    old = spare_columns_limit(0) if fresh else None
-    try:
-        plain = tracer.track(f, *args)
-        general = tracer.track(f, *args, ctx=FollowAll())
-    finally:
-        if old is not None:
-            spare_columns_limit(old)
+    plain, general = track_both(f, args, FollowAll(), fresh=fresh)
     assert plain.value == general.value == f(*args)
     assert_same_trace(plain, general, fewer_events=True)
 

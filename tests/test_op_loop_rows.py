@@ -13,10 +13,9 @@ import re
 import pytest
 
 import tracer
-from tracer._core import spare_columns_limit
 from tracer.context import Context
 
-from helpers import assert_same_trace
+from helpers import assert_same_trace, track_both
 
 COLUMNS = ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs", "code")
 
@@ -84,13 +83,7 @@ def test_op_loop_rows_match_the_per_row_writers(call, fresh):
     f, args = call
     # fresh: no spare columns, so the first capacity is small and the columns grow
     # inside runs of the loop.
-    old = spare_columns_limit(0) if fresh else None
-    try:
-        fast = tracer.track(f, *args)
-        slow = tracer.track(f, *args, ctx=ReturnHook())
-    finally:
-        if old is not None:
-            spare_columns_limit(old)
+    fast, slow = track_both(f, args, ReturnHook(), fresh=fresh)
     assert fast.value == slow.value == f(*args)
     _same_trace(fast, slow)
 
@@ -170,13 +163,7 @@ def test_branches_taken_in_the_op_loop_match_the_per_row_writers(call, fresh):
     # and the run goes on through the segment it leads to; under a node hook
     # _take_branch writes it.  Same trace either way.
     f, args = call
-    old = spare_columns_limit(0) if fresh else None
-    try:
-        fast = tracer.track(f, *args)
-        slow = tracer.track(f, *args, ctx=ReturnHook())
-    finally:
-        if old is not None:
-            spare_columns_limit(old)
+    fast, slow = track_both(f, args, ReturnHook(), fresh=fresh)
     assert fast.value == slow.value == f(*args)
     _same_trace(fast, slow)
 
@@ -317,13 +304,7 @@ def stores(xs):
 ])
 def test_for_loops_taken_in_the_op_loop_match_the_per_row_writers(call, fresh):
     f, args = call
-    old = spare_columns_limit(0) if fresh else None
-    try:
-        fast = tracer.track(f, *args)
-        slow = tracer.track(f, *args, ctx=ReturnHook())
-    finally:
-        if old is not None:
-            spare_columns_limit(old)
+    fast, slow = track_both(f, args, ReturnHook(), fresh=fresh)
     assert fast.value == slow.value == f(*args)
     _same_trace(fast, slow)
 
@@ -392,13 +373,7 @@ def _pooled_callable_refs(root):
 ])
 def test_rows_with_pooled_inputs_match_the_per_row_writers(call, fresh):
     f, args = call
-    old = spare_columns_limit(0) if fresh else None
-    try:
-        fast = tracer.track(f, *args)
-        slow = tracer.track(f, *args, ctx=ReturnHook())
-    finally:
-        if old is not None:
-            spare_columns_limit(old)
+    fast, slow = track_both(f, args, ReturnHook(), fresh=fresh)
     assert fast.value == slow.value == f(*args)
     assert_same_trace(fast, slow, fewer_events=True)
     # The case is exercised: the rows' inputs name the captured callables.
