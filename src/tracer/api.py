@@ -51,6 +51,17 @@ _running: dict = {}     # thread ident -> its recorders running now, outermost f
 _NMODES = len(_core.PlanMode)
 
 
+def _new_lock_in_child() -> None:
+    # A child forked while another thread of the parent held the lock (instrumenting
+    # a code object, joining or leaving the tool share) would wait for it forever in
+    # its first track call: that thread does not exist in the child.
+    global _lock
+    _lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 class _ToolShare:
     """The tool id every running recorder uses.  Local events are per code object
     and process-wide, so each code object keeps them while at least one recorder
