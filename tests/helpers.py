@@ -90,3 +90,15 @@ def track_both(f, args, reference_ctx, *, fresh=False):
     finally:
         if old is not None:
             spare_columns_limit(old)
+
+
+def run_forking_program(source, timeout):
+    """Run `source` (a program that forks while another thread runs, and exits
+    with its child's status) in a fresh interpreter; fail with its output unless
+    it exits 0.  -W ignore: 3.12+ warns that forking a process with threads may
+    deadlock, which is what such programs check tracer avoids."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", source],
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout + done.stderr

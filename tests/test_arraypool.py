@@ -15,6 +15,7 @@ import pytest
 import tracer
 from tracer import _arraypool
 from tracer.context import Context
+from helpers import run_forking_program
 from tracer.views import (
     array_buffer_cache_bytes, array_buffer_cache_lazy_limit, array_buffer_cache_limit,
 )
@@ -311,13 +312,8 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 
 def test_a_forked_child_uses_the_pool():
-    import subprocess
-    import sys
-    # -W ignore: 3.12+ warns that forking a process with threads may deadlock (the
-    # pool's lock is what this checks: pthread_atfork keeps it consistent).
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", FORKED],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+    # (the pool's lock is what this checks: pthread_atfork keeps it consistent)
+    run_forking_program(FORKED, timeout=120)
 
 
 FORKED_WHILE_LOCKED = """
@@ -355,8 +351,4 @@ def test_a_child_forked_while_another_thread_holds_tracks_lock_can_track():
     # (os.register_at_fork): the thread that held it in the parent does not exist
     # there.  Seen as forked children hanging in test_a_forked_child_uses_the_pool
     # on a loaded machine, whose other thread instruments code under that lock.
-    import subprocess
-    import sys
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", FORKED_WHILE_LOCKED],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stdout + done.stderr
+    run_forking_program(FORKED_WHILE_LOCKED, timeout=60)
