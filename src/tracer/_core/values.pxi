@@ -53,6 +53,55 @@ cdef extern from *:
     bint tracer_function_like(PyObject *o)
     PyObject *tracer_exception_args(PyObject *o)
 
+# What the collector need not walk (_untrack_summary, _untrack_weak).  An object the
+# collector does not track is never part of a garbage cycle it finds, so it may be
+# untracked only when no cycle can pass through it: when nothing it refers to can
+# ever refer back to it.  These say which referents are such leaves.
+cdef extern from *:
+    """
+    /* None, an exact int, float, str or bytes: no references at all. */
+    static inline int tracer_gc_atom(PyObject *o) {
+        return o == NULL || o == Py_None || PyLong_CheckExact(o) || PyFloat_CheckExact(o)
+            || PyUnicode_CheckExact(o) || PyBytes_CheckExact(o);
+    }
+    /* A static (non-heap) type: never tracked, never freed, its attributes
+       cannot be set (builtins, C extensions' types): it reaches no object a
+       program could make. */
+    static inline int tracer_static_type(PyObject *t) {
+        return PyType_Check(t) && !(((PyTypeObject *)t)->tp_flags & Py_TPFLAGS_HEAPTYPE);
+    }
+    /* An exact tuple of exact ints (an array's shape). */
+    static inline int tracer_int_tuple(PyObject *o) {
+        Py_ssize_t i, n;
+        if (!PyTuple_CheckExact(o)) return 0;
+        n = PyTuple_GET_SIZE(o);
+        for (i = 0; i < n; i++)
+            if (!PyLong_CheckExact(PyTuple_GET_ITEM(o, i))) return 0;
+        return 1;
+    }
+    /* An object of a type the collector never follows (numpy's dtype). */
+    static inline int tracer_not_gc(PyObject *o) { return !PyObject_IS_GC(o); }
+    /* A weakref.ref with no callback (what PyWeakref_NewRef(ob, None) returns,
+       an object's basic reference): its traversal visits only its callback,
+       which it never gets, so it is a leaf for the collector. */
+    static inline int tracer_plain_weakref(PyObject *r) {
+        return PyWeakref_CheckRefExact(r) && ((PyWeakReference *)r)->wr_callback == NULL;
+    }
+    static inline int tracer_gc_tracked(PyObject *o) {
+        return PyObject_IS_GC(o) && PyObject_GC_IsTracked(o);
+    }
+    static inline void tracer_gc_untrack(PyObject *o) {
+        if (PyObject_IS_GC(o) && PyObject_GC_IsTracked(o)) PyObject_GC_UnTrack(o);
+    }
+    """
+    bint tracer_gc_atom(PyObject *o)
+    bint tracer_static_type(PyObject *t)
+    bint tracer_int_tuple(PyObject *o)
+    bint tracer_not_gc(PyObject *o)
+    bint tracer_plain_weakref(PyObject *r)
+    bint tracer_gc_tracked(PyObject *o)
+    void tracer_gc_untrack(PyObject *o)
+
 cdef enum:
     VP_KEEP = 0       # the objects themselves (the default)
     VP_NONE = 1       # None, True and False (branches), the program's code; nothing else
@@ -131,6 +180,7 @@ def _summary(tp, shape, dtype, length, text, message=None):
     cdef ValueSummary s = ValueSummary.__new__(ValueSummary)
     s.type, s.shape, s.dtype, s.length, s._text = tp, shape, dtype, length, text
     s.message = message
+    _untrack_summary(s)
     return s
 
 
@@ -172,6 +222,44 @@ cdef class WeakValue:
     def __reduce__(self):
         # A saved trace holds what it knew of the value, never the value (alive or not).
         return self.summary.__reduce__()
+
+
+cdef void _untrack_summary(ValueSummary s) noexcept:
+    # A summary that refers only to leaves -- a static type, None, ints, floats,
+    # str and bytes, a tuple of ints, an object of a type the collector never
+    # follows -- is taken out of the collector's lists: no object it refers to can
+    # refer back to it, so it is never part of a cycle, and it is freed when the
+    # last reference to it goes (traces, the shared caches, the program), as
+    # before.  Summaries of the program's own classes (a heap type: its methods'
+    # globals or closures may reach the trace that holds the summary) and of bound
+    # methods (the function) stay tracked.  Most summaries toolz's suite makes
+    # (builtin exceptions, str, containers) are leaves-only: collections then walk
+    # fewer objects and promote fewer to the older generations.
+    if s.function is not None or s.type is None:
+        return
+    if not tracer_static_type(<PyObject *>s.type):
+        return
+    if s.dtype is not None and not tracer_not_gc(<PyObject *>s.dtype):
+        return
+    if s.shape is not None and not tracer_int_tuple(<PyObject *>s.shape):
+        return
+    if not (tracer_gc_atom(<PyObject *>s.length) and tracer_gc_atom(<PyObject *>s.prefix)
+            and tracer_gc_atom(<PyObject *>s.message) and tracer_gc_atom(<PyObject *>s._text)):
+        return
+    tracer_gc_untrack(<PyObject *>s)
+
+
+cdef void _untrack_weak(WeakValue w) noexcept:
+    # A WeakValue whose summary is untracked (above) and whose reference is a
+    # plain weakref.ref (no callback) refers only to leaves: untracked too, and
+    # the reference with it (the object's basic reference, shared with the
+    # program's weakref.ref(obj): the collector only ever visits its callback,
+    # which a basic reference never has).
+    if not tracer_plain_weakref(<PyObject *>w.ref):
+        return
+    tracer_gc_untrack(<PyObject *>w.ref)
+    if w.summary is not None and not tracer_gc_tracked(<PyObject *>w.summary):
+        tracer_gc_untrack(<PyObject *>w)
 
 
 cdef object _NDARRAY = None
@@ -233,12 +321,14 @@ cdef ValueSummary _summarise(PyObject *v):
         s.type = <object>tp
         s.shape = obj.shape
         s.dtype = obj.dtype
+        _untrack_summary(s)
         return s
     if tp == &PyUnicode_Type or tp == &PyBytes_Type:
         s = ValueSummary.__new__(ValueSummary)
         s.type = <object>tp
         s.length = len(obj)
         s.prefix = obj[:SHORT_TEXT]
+        _untrack_summary(s)
         return s
     if tp == &PyList_Type or tp == &PyTuple_Type or tp == &PyDict_Type or \
             tp == &PySet_Type or tp == &PyFrozenSet_Type or tp == &PyByteArray_Type:
@@ -253,11 +343,13 @@ cdef ValueSummary _summarise(PyObject *v):
         s = ValueSummary.__new__(ValueSummary)
         s.type = <object>tp
         s.key = <size_t>(<PyCFunctionObject *>v).m_ml
+        _untrack_summary(s)
         return s
     if PyExceptionInstance_Check(v):
         s = ValueSummary.__new__(ValueSummary)
         s.type = <object>tp
         s.message = _exception_message(v)
+        _untrack_summary(s)
         return s
     return _shared_summary(tp, -1)
 
@@ -289,6 +381,7 @@ cdef ValueSummary _shared_summary(PyTypeObject *tp, Py_ssize_t n):
     s.n = n
     if n >= 0:
         s.length = n
+    _untrack_summary(s)
     Py_INCREF(s)
     _summary_slots[i] = <PyObject *>s
     if old == NULL:
@@ -322,6 +415,7 @@ cdef WeakValue _weak_value(PyObject *v):
     w = WeakValue.__new__(WeakValue)
     w.ref = PyWeakref_NewRef(<object>v, None)   # the object's own basic ref, reused
     w.summary = s
+    _untrack_weak(w)
     Py_INCREF(w)
     _weak_slots[i] = <PyObject *>w
     if old == NULL:
