@@ -60,6 +60,9 @@ the traces keep of values decides how much cyclic garbage the collector meets
 (exceptions kept as values hold their tracebacks and frames); the time each pass
 spent in the collector is printed beside it.
 
+Each pass's line of part 2 gives the time the garbage collector took in it (its
+`gc.callbacks`) and its collections by generation (young/middle/full).
+
 All times are the process's CPU time (time.process_time): the machine is shared,
 and wall-clock samples there include other processes' turns.
 """
@@ -324,14 +327,17 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
     ctx = Context(values=values) if values else None
     if traced:
         passing = [fresh(fn) for fn in passing]  # nothing analysed by the check above
-    # CPU time spent in the garbage collector during each pass (its callbacks).
+    # CPU time spent in the garbage collector during each pass (its callbacks), and
+    # its collections by generation.
     in_gc = [0.0, 0.0]
+    collections = [0, 0, 0]
 
     def on_gc(phase: str, info: dict) -> None:
         if phase == "start":
             in_gc[1] = time.process_time()
         else:
             in_gc[0] += time.process_time() - in_gc[1]
+            collections[info["generation"]] += 1
 
     gc.callbacks.append(on_gc)
     def one(fn) -> bool:
@@ -344,8 +350,10 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
             failures += 1
         return True
 
+    gc_counts = []
     for k in range(2):
         in_gc[0] = 0.0
+        collections[:] = [0, 0, 0]
         t = time.process_time()
         if marked and traced:
             # pass 1 under filter_next, pass 2 under filterfalse_next (C entry points
@@ -367,9 +375,10 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
                     fn()
         times.append(time.process_time() - t)
         gc_times.append(in_gc[0])
+        gc_counts.append(list(collections))
     gc.callbacks.remove(on_gc)
-    print(json.dumps({"tests": len(passing), "times": times, "gc": gc_times, "nodes": nodes // 2,
-                      "failures": failures}))
+    print(json.dumps({"tests": len(passing), "times": times, "gc": gc_times,
+                      "collections": gc_counts, "nodes": nodes // 2, "failures": failures}))
 
 
 def suite(toolz_dir: Path, no_gc: bool, values: str | None = None) -> dict:
@@ -401,12 +410,23 @@ def print_suite(r: dict, no_gc: bool, values: str | None = None) -> None:
           f"{r['untraced']['tests']} test functions, "
           f"{r['first']['nodes']:,} nodes a pass, untraced pass {base * 1e3:.1f} ms "
           f"(failures traced: {r['first']['failures']}, {r['second']['failures']}; "
-          f"time in the collector in parentheses)")
+          f"time in the collector in parentheses, and its collections of generations "
+          f"0/1/2)")
+
+    def colls(key: str, k: int) -> str:
+        c = r[key].get("collections")
+        return "/".join(map(str, c[k])) if c else "?"
+
+    (u1, u2), (ug1, ug2) = r["untraced"]["times"], r["untraced"]["gc"]
+    print(f"  {'untraced':36} pass 1 {u1 * 1e3:8.1f} ms {'':8}(gc {ug1 * 1e3:5.1f} ms, "
+          f"{colls('untraced', 0):>9})   pass 2 {u2 * 1e3:8.1f} ms {'':8}(gc {ug2 * 1e3:5.1f} ms, "
+          f"{colls('untraced', 1):>9})")
     for label, key in (("first process (empty plan cache)", "first"),
                        ("second process (plan cache filled)", "second")):
         (t1, t2), (g1, g2) = r[key]["times"], r[key]["gc"]
-        print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x, gc {g1 * 1e3:5.1f} ms)"
-              f"   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, gc {g2 * 1e3:5.1f} ms)")
+        print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x, gc {g1 * 1e3:5.1f} ms, "
+              f"{colls(key, 0):>9})   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, "
+              f"gc {g2 * 1e3:5.1f} ms, {colls(key, 1):>9})")
 
 
 def _trivial(x):
