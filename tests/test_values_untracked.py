@@ -199,3 +199,69 @@ def test_unpickled_summaries_follow_the_same_rule():
         assert gc.is_tracked(back) is not leaves_only(back), back
         n += 1
     assert n >= 10
+
+
+# -- the trace being recorded is out of the collector's lists (_core._trace_recording) --
+def test_the_trace_is_out_of_the_collectors_lists_only_while_recording():
+    seen = {}
+
+    def prog():
+        box = [1, 2, 3]
+        # The trace holds `box` (a value) while recording, but is not in the
+        # collector's lists: nothing the collector knows refers to box but this frame.
+        seen["referrers"] = [type(r).__name__ for r in gc.get_referrers(box)]
+        seen["traces"] = sum(type(o) is _core.Trace for o in gc.get_objects())
+        gc.collect()
+        return len(box)
+
+    root = tracer.track(prog)
+    assert "Trace" not in seen["referrers"]
+    assert gc.is_tracked(root.trace)
+    assert sum(type(o) is _core.Trace for o in gc.get_objects()) >= 1
+    tracer.validate(root)
+
+
+@pytest.mark.parametrize("policy", ["keep"] + POLICIES)
+def test_values_survive_collections_during_recording(policy):
+    # Objects the program drops while the trace holds them stay what they were,
+    # whatever collections run while the trace is out of the collector's lists.
+    def prog():
+        out = 0
+        for i in range(50):
+            d = {"i": i, "l": [i] * 3}
+            d["self"] = d                   # the program's own cycle, dropped below
+            out += len(d["l"])
+            d = None
+            if i % 10 == 0:
+                gc.collect()
+        return out
+
+    root = tracer.track(prog, ctx=Context(values=policy))
+    tracer.validate(root)
+    if policy == "keep":
+        dicts = [v for v in root.trace.values() if type(v) is dict]
+        assert len({id(d) for d in dicts}) == 50
+        assert all(d["self"] is d and d["l"] == [d["i"]] * 3 for d in dicts)
+    del root
+    tracer.api._state.last = None
+    n = gc.collect()
+    assert n >= 0
+
+
+def test_a_trace_in_the_programs_cycle_is_collected_after_recording():
+    # The trace is back in the collector's lists when track returns: a cycle the
+    # program makes through it is found and freed.
+    holder = {}
+    probe = []
+
+    def prog():
+        return probe
+
+    root = tracer.track(prog)
+    holder["root"] = root
+    probe.append(holder)                    # trace -> probe -> holder -> root -> trace
+    t = weakref.ref(root.trace)
+    del root, holder, probe
+    tracer.api._state.last = None
+    gc.collect()
+    assert t() is None
