@@ -201,6 +201,9 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     elif not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
     rec = _core.new_recorder()
+    # Out of the collector's lists while recording (held by rec, never garbage):
+    # young collections during the call do not walk its values (_core._trace_recording).
+    _core._trace_recording(rec.trace, True)
     share = previous = pooled = None
     ident = threading.get_ident()
     mine = _running.setdefault(ident, [])   # only this thread changes its own list
@@ -229,6 +232,7 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         finally:
             _core.deactivate(share.tool, previous)
     finally:
+        _core._trace_recording(rec.trace, False)
         if pooled is not None:
             _arraypool.leave(pooled)
         if mine and mine[-1] is rec:
