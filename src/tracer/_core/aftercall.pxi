@@ -221,9 +221,8 @@ cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1
 # callee only when the generator's every yield reaches this recorder: `next`
 # (the builtin, one argument: with a default, an exhausted generator's call
 # returns the default) or generator.send's descriptor, on an exact generator
-# whose code has its events from this recorder (unstarted: its PY_START, a
-# global event, has _enter give them; started: a plan of this session, given
-# local events when interned) and is not tracer's own or track.  The call
+# whose code has its events from this recorder and is not tracer's own or track
+# (resume.pxi's _gen_followed, as for a delegation's receiver).  The call
 # returns only when the generator yields; anything else raises (its return
 # raises StopIteration, an exception passes through, a running or exhausted
 # generator raises) and E is not reached.
@@ -261,28 +260,9 @@ cdef inline PyObject *_resumed_gen(void *frame, int32_t *r) noexcept:
 cdef bint _resumes_followed_gen(Recorder self, FrameRec *fr, int32_t *r) except -1:
     """_call_returns_here for a callee that is no Python function: whether the
     call is `next(g)` / `g.send(v)` on a generator whose yields this recorder
-    is certain to see (above)."""
+    is certain to see (resume.pxi's _gen_followed)."""
     cdef PyObject *g = _resumed_gen(fr.frame, r)
-    cdef PyObject *code
-    cdef CPlan *plan
-    cdef bint ok
-    if g == NULL:
-        return False
-    code = _gen_code(g)   # (a new reference; resume.pxi)
-    if code == NULL:
-        return False
-    try:
-        # An unstarted generator's frame fires PY_START (a global event), and
-        # _enter gives its code its events; a started one's code has them if
-        # its plan is this session's.
-        plan = _cached_plan(self, <object>code)
-        ok = (tracer_gen_unstarted(g) or (plan != NULL and plan.session == self.session
-                                          and plan.code_id >= 0)) \
-            and code != <PyObject *>TRACK_CODE \
-            and not _own_code_planned(self, <object>code, plan)
-    finally:
-        Py_DECREF(<object>code)
-    return ok
+    return g != NULL and _gen_followed(self, g)
 
 
 cdef int _yield_returned(Recorder self, FrameRec *parent, void *frame,
