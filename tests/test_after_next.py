@@ -1,19 +1,17 @@
-"""The INSTRUCTION event after `next(g)` / `g.send(v)` switched off where the
-generator's yield hands the call's result over (src/tracer/_core/aftercall.pxi,
-_yield_returned; resume.pxi's _yield_delegators calls it).
+"""Generators driven by `next(g)` and `g.send(v)` from a followed frame: the
+plain paths' trace equals the general paths' (a `canrecur` context).
 
-A scheduler's `next(task)` statement has an event at the CALL (it reads the
-global `next` and `task`) and one at the POP_TOP after it, which only reads the
-call's result: the value the task's frame yielded, which its PY_YIELD already
-handed over.  When the callee is the builtin `next` (one argument) or
-generator.send's descriptor and the generator runs code the recorder follows,
-the yield completes the call's row and the event after it is switched off; the
-next execution of the CALL with anything else (a generator started before the
-recorder saw its code, a list iterator, `next` with a default, `next` rebound,
-a bound `send`) switches it on again first.  Each trace must equal the general
-paths' (a `canrecur` context, which takes none of this), value by value,
-including when the generator raises, returns, is closed, delegates with
-`yield from`, or another tool restarts every event.
+These programs were written for a change (session 16, reverted: bench/RESULTS.md)
+that switched off the INSTRUCTION event after such a call, completing the call's
+row at the generator's PY_YIELD instead; they stay as the cases any such change
+must keep equal: the generator raises, returns, is closed, delegates with
+`yield from`, is started by the call, is resumed by a call inside another
+generator; one call site fed by generators, list iterators and a generator
+started before the recorder saw its code (its frame fires no events); `next`
+with a default; `next` rebound to a Python function and to a C callable; a bound
+`send`; another tool restarting every event; a nested `track`.  Each program is
+traced twice plain (the second with whatever the first switched off), alternated
+with general runs and a nested run.
 """
 
 from __future__ import annotations
@@ -353,23 +351,6 @@ def _next_rows(root):
                                                  or fn is types.GeneratorType.send):
             out.append(node)
     return out
-
-
-def test_a_scheduler_step_costs_one_event_fewer():
-    f = _fresh(scheduler)
-    tracer.track(f, 4, 20)
-    plain = tracer.track(f, 4, 20)
-    general = tracer.track(f, 4, 20, ctx=FollowAll())
-    assert_same_trace(plain, general, fewer_events=True)
-    steps = sum(20 + i % 3 + 1 for i in range(4))   # next() calls: each yield and the return
-    yields = steps - 4
-    assert general.trace.events - plain.trace.events >= yields - 2
-    # Each next() that returned holds the value its generator yielded (None),
-    # and one that raised holds the StopIteration.
-    rows = _next_rows(plain)
-    assert len(rows) == steps
-    assert sum(isinstance(n.value, StopIteration) for n in rows) == 4
-    assert sum(n.value is None for n in rows) == yields
 
 
 def test_send_results_are_the_values_yielded():

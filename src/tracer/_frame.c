@@ -138,12 +138,6 @@ int tracer_frame_thrown_from(void *frame, void *target)
     return hops > 0 && f == (_PyInterpreterFrame *)target;
 }
 
-PyObject *tracer_frame_generator(void *frame)
-{
-    _PyInterpreterFrame *f = (_PyInterpreterFrame *)frame;
-    return f->owner == FRAME_OWNED_BY_GENERATOR ? (PyObject *)_PyFrame_GetGenerator(f) : NULL;
-}
-
 int tracer_gen_unstarted(PyObject *gen)
 {
     return ((PyGenObject *)gen)->gi_frame_state == FRAME_CREATED;

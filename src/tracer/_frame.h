@@ -110,10 +110,6 @@ void *tracer_frame_caller(void *frame);
  * delegating generator frames that throw() pushed without running them. */
 int tracer_frame_thrown_from(void *frame, void *target);
 
-/* The generator (or coroutine) `frame` is the frame of (borrowed), or NULL for a
- * frame no generator owns. */
-PyObject *tracer_frame_generator(void *frame);
-
 /* 1 if the generator `gen` (an exact generator) has not started: its frame's
  * first run will fire PY_START. */
 int tracer_gen_unstarted(PyObject *gen);

@@ -25,12 +25,6 @@
 # jump to E, or a branch or loop exit landing there), that segment needs E's
 # event, so E stays on for good (END_ON, set when end_skip is made).
 
-from types import GeneratorType as _GeneratorType
-
-cdef extern from "_frame.h":
-    PyObject *tracer_frame_generator(void *frame)
-    int tracer_gen_unstarted(PyObject *gen)
-
 cdef extern from "Python.h":
     PyTypeObject PyFunction_Type
     PyObject *PyFunction_GET_CODE(PyObject *)
@@ -49,9 +43,6 @@ cdef enum:
 # Recorders between activate and deactivate, in every thread (callbacks.pxi).
 cdef int LIVE_RECORDERS = 0
 cdef object _RESTART_EVENTS = sys.monitoring.restart_events
-# The callees whose result is what a generator they resume yields (_resumed_gen).
-cdef object _BUILTIN_NEXT = next
-cdef object _GEN_SEND = _GeneratorType.__dict__["send"]
 
 
 cdef inline bint _call_then_end(CPlan *plan, int32_t pc) noexcept:
@@ -184,10 +175,8 @@ cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1
         v = tracer_frame_stack_item(fr.frame, x)
         if v != NULL:
             break
-    if v == NULL:
+    if v == NULL or Py_TYPE(v) != &PyFunction_Type:
         return False
-    if Py_TYPE(v) != &PyFunction_Type:
-        return _resumes_followed_gen(self, fr, r)
     code = PyFunction_GET_CODE(v)
     if v == self.returns_fn and code == self.returns_code:
         return True   # (the same function as last time: a recursion, a loop)
@@ -208,103 +197,3 @@ cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1
     Py_XDECREF(old_code)
     return True
 
-
-
-# -- a call that resumes a generator: `next(g)`, `g.send(v)` -------------------------
-#
-# `next(task)` in a scheduler's loop: the generator's frame runs under the call's
-# open row and yields (PY_YIELD, which hands over the value); `next` returns that
-# very object (no Python code runs between the generator's YIELD_VALUE and the
-# CALL's end), so the yield completes the call op (_yield_returned) as a body's
-# return does (_call_returned), and the event after the call (E) has nothing to
-# read: switched off the same way.  The check at the call (S) accepts such a
-# callee only when the generator's every yield reaches this recorder: `next`
-# (the builtin, one argument: with a default, an exhausted generator's call
-# returns the default) or generator.send's descriptor, on an exact generator
-# whose code has its events from this recorder and is not tracer's own or track
-# (resume.pxi's _gen_followed, as for a delegation's receiver).  The call
-# returns only when the generator yields; anything else raises (its return
-# raises StopIteration, an exception passes through, a running or exhausted
-# generator raises) and E is not reached.
-
-cdef inline PyObject *_resumed_gen(void *frame, int32_t *r) noexcept:
-    """The generator the call of record `r` resumes, when the CALL (which the
-    frame executes, or is about to: its operands are live at its own event and
-    while it runs, popped once the callee has returned) is `next(g)` (the
-    builtin, one argument) or `g.send(v)` (generator.send's descriptor, the
-    method form), g an exact generator: g, borrowed; else NULL."""
-    cdef PyObject *items[3]
-    cdef PyObject *v
-    cdef int32_t i, x, n = 0
-    if r[REC_KW] >= 0 or r[REC_SEM] != R_CALL:
-        return NULL
-    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
-        x = r[i]
-        if x < 0:
-            return NULL
-        v = tracer_frame_stack_item(frame, x)
-        if v != NULL:
-            if n == 3:
-                return NULL
-            items[n] = v
-            n += 1
-    if n == 2 and items[0] == <PyObject *>_BUILTIN_NEXT:
-        v = items[1]
-    elif n == 3 and items[0] == <PyObject *>_GEN_SEND:
-        v = items[1]
-    else:
-        return NULL
-    return v if Py_TYPE(v) == &PyGen_Type else NULL
-
-
-cdef bint _resumes_followed_gen(Recorder self, FrameRec *fr, int32_t *r) except -1:
-    """_call_returns_here for a callee that is no Python function: whether the
-    call is `next(g)` / `g.send(v)` on a generator whose yields this recorder
-    is certain to see (resume.pxi's _gen_followed)."""
-    cdef PyObject *g = _resumed_gen(fr.frame, r)
-    return g != NULL and _gen_followed(self, g)
-
-
-cdef int _yield_returned(Recorder self, FrameRec *parent, void *frame,
-                         PyObject *retval) except -1:
-    """The generator frame `frame`, followed, has yielded `retval` (its record
-    popped; `parent` is the top record now): if `parent`'s open op is the call
-    that resumed it (`next(g)`, `g.send(v)`: _resumed_gen), whose event after it
-    may go off, the op is completed here with the value yielded, the value the
-    CALL pushes, as _close_open_call would at that event (no hooks, one
-    output), and the frame goes on past the call (after_call) when the op is
-    alone in its segment."""
-    cdef CPlan *plan = parent.plan
-    cdef int32_t *op
-    cdef int32_t *r
-    cdef int32_t row
-    cdef uint8_t *skip
-    cdef PyObject *g
-    cdef Trace t
-    if plan == NULL or parent.open_row < 0 or parent.pending < 0 or parent.hooks:
-        return 0
-    op = plan.ops + parent.pc * OP_WORDS
-    if op[OP_CODE] != M_RECORD or op[OP_C] != 0 or not _call_then_end(plan, parent.pc):
-        return 0
-    r = plan.recs + op[OP_A]
-    if r[REC_NOUT] != 1 or _executing(self, parent) != op[OP_OFFSET]:
-        return 0   # (the CALL's operands are live only while it runs)
-    g = _resumed_gen(parent.frame, r)
-    if g == NULL or g != tracer_frame_generator(frame):
-        return 0
-    skip = _skip_table(plan)   # (resume.pxi: made when first needed)
-    if skip == NULL or skip[op[OP_WORDS + OP_OFFSET] >> 1] & END_ON:
-        return 0   # (its event reads the result: nothing gained)
-    t = self.trace
-    row = parent.open_row
-    if not t.flags_[row] & F_OPEN:
-        return 0
-    parent.open_row = -1
-    if t.kind_[row] == K_NESTED:
-        t.aux_[row] = t.n
-    t.flags_[row] &= ~F_OPEN
-    t.set_value(row, retval)
-    _stack(self, parent)[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
-    parent.after_call = 1
-    parent.pc += 1
-    return 0

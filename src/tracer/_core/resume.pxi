@@ -52,6 +52,9 @@ cdef extern from *:
     PyTypeObject PyCoro_Type
     PyObject *_gen_code "tracer_gen_code"(PyObject *g) noexcept
 
+cdef extern from "_frame.h":
+    int tracer_gen_unstarted(PyObject *gen)
+
 
 cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, object code,
                         int32_t offset) except -1:
@@ -554,42 +557,30 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
     """A followed frame `frame` has yielded `retval` (its record is popped): each
     frame below it on the frame stack that delegated to it (SEND) and whose
     yield may be off yields the same value now, written here as its own event
-    would write it; then the frame that resumed the last of them by a call
-    (`next(g)`, `g.send(v)`) has that call completed (aftercall.pxi's
-    _yield_returned)."""
-    cdef void *below
-    while self.nframes > 1 and not self.broken:
-        below = self.frames[self.nframes - 1].frame
-        if not _delegator_yields(self, &self.frames[self.nframes - 1], frame, retval):
-            break
-        frame = below
-    if self.nframes > 0 and not self.broken:
-        _yield_returned(self, &self.frames[self.nframes - 1], frame, retval)
-    return 0
-
-
-cdef bint _delegator_yields(Recorder self, FrameRec *fr, void *frame, PyObject *retval) except -1:
-    """If `fr` (the top record) delegated to `frame` (SEND) and its yield may be
-    off, its yield of `retval` written (its record popped): True."""
+    would write it."""
+    cdef FrameRec *fr
     cdef int32_t *op
     cdef uint8_t *skip
     cdef int32_t y
-    if fr.pending < 0 or fr.after_call or fr.plan == NULL or fr.plan.end_skip == NULL:
-        return False
-    skip = fr.plan.end_skip
-    op = fr.plan.ops + fr.pc * OP_WORDS
-    while op[OP_CODE] == M_LOAD_CONST or op[OP_CODE] == M_SILENT_JUMP:
-        op += OP_WORDS
-    if op[OP_CODE] != M_SEND:
-        return False   # (a for loop, a call of C code: its own next event)
-    y = op[OP_B]
-    if skip[y >> 1] & (Y_OFF | Y_ON) != Y_OFF:
-        return False
-    if tracer_frame_previous(frame) != fr.frame and tracer_frame_caller(frame) != fr.frame:
-        return False   # (not the frame that sent to this one)
-    if not _yield_plain(self, fr, y, retval):
-        # (hooks, a value policy or timing since the location went off: its
-        # own event writes it)
-        _yield_back_on(skip, y >> 1)
-        return False
-    return True
+    while self.nframes > 1 and not self.broken:
+        fr = &self.frames[self.nframes - 1]
+        if fr.pending < 0 or fr.after_call or fr.plan == NULL or fr.plan.end_skip == NULL:
+            return 0
+        skip = fr.plan.end_skip
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        while op[OP_CODE] == M_LOAD_CONST or op[OP_CODE] == M_SILENT_JUMP:
+            op += OP_WORDS
+        if op[OP_CODE] != M_SEND:
+            return 0   # (a for loop, a call of C code: its own next event)
+        y = op[OP_B]
+        if skip[y >> 1] & (Y_OFF | Y_ON) != Y_OFF:
+            return 0
+        if tracer_frame_previous(frame) != fr.frame and tracer_frame_caller(frame) != fr.frame:
+            return 0   # (not the frame that sent to this one)
+        if not _yield_plain(self, fr, y, retval):
+            # (hooks, a value policy or timing since the location went off: its
+            # own event writes it)
+            _yield_back_on(skip, y >> 1)
+            return 0
+        frame = fr.frame
+    return 0
