@@ -234,6 +234,28 @@ def restarted(n):
     return out
 
 
+def _constant_source():
+    while True:
+        yield "pre"
+
+
+# A generator started before any recorder saw its code: its frame runs with no
+# events (its code has none), so a delegation to it must keep its yield's event.
+PRESTARTED = _constant_source()
+next(PRESTARTED)
+_KEPT = []   # (relays left suspended in PRESTARTED: closing one would close it)
+
+
+def prestarted_receiver(n):
+    out = list(relay(leaf(n)))      # the relay's yield switched off
+    r = relay(PRESTARTED)           # then a receiver whose yields fire nothing
+    _KEPT.append(r)
+    for _ in range(n):
+        out.append(next(r))
+    out.extend(relay(leaf(n)))
+    return out
+
+
 def thrown_chain(n):
     # send/throw/close through two levels of delegation.
     out = []
@@ -266,6 +288,7 @@ PROGRAMS = [
     (shared_receiver, (3,)),
     (restarted, (4,)),
     (thrown_chain, (3,)),
+    (prestarted_receiver, (3,)),
 ]
 
 

@@ -138,6 +138,11 @@ int tracer_frame_thrown_from(void *frame, void *target)
     return hops > 0 && f == (_PyInterpreterFrame *)target;
 }
 
+int tracer_gen_unstarted(PyObject *gen)
+{
+    return ((PyGenObject *)gen)->gi_frame_state == FRAME_CREATED;
+}
+
 int tracer_code_nlocalsplus(PyObject *code)
 {
     return ((PyCodeObject *)code)->co_nlocalsplus;

@@ -110,6 +110,10 @@ void *tracer_frame_caller(void *frame);
  * delegating generator frames that throw() pushed without running them. */
 int tracer_frame_thrown_from(void *frame, void *target);
 
+/* 1 if the generator `gen` (an exact generator) has not started: its frame's
+ * first run will fire PY_START. */
+int tracer_gen_unstarted(PyObject *gen);
+
 /* co_nlocalsplus of a code object: fast locals, cells and free variables. */
 int tracer_code_nlocalsplus(PyObject *code);
 

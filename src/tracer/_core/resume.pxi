@@ -52,6 +52,9 @@ cdef extern from *:
     PyTypeObject PyCoro_Type
     PyObject *_gen_code "tracer_gen_code"(PyObject *g) noexcept
 
+cdef extern from "_frame.h":
+    int tracer_gen_unstarted(PyObject *gen)
+
 
 cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, object code,
                         int32_t offset) except -1:
@@ -338,10 +341,12 @@ cdef enum:
 
 cdef bint YIELDS_OFF = False   # any Y_OFF set in this process (gates the resume check)
 cdef bint RESUME_CHECKED = False   # _resume_plain made the resume check (_py_resume)
-# The codes of receivers found followed, by address (strong references: an
-# address cannot be another code's while kept): a delegation's receiver is
-# checked at each resume of its delegator, and a chain's levels run a few codes.
+# The codes of generators found followed (_gen_followed), by address, with the
+# session that found them (strong references: an address cannot be another
+# code's while kept): a delegation's receiver is checked at each resume of its
+# delegator, and a chain's levels run a few codes.
 cdef PyObject *FOLLOWED_RECEIVER_CODES[16]
+cdef int64_t FOLLOWED_RECEIVER_SESSIONS[16]
 
 
 cdef void _delegation_bits(CPlan *plan, uint8_t *skip) noexcept:
@@ -395,32 +400,46 @@ cdef inline uint8_t *_skip_table(CPlan *plan) noexcept:
 
 cdef bint _receiver_followed(Recorder self, PyObject *v) except -1:
     """Whether a delegation's receiver is certain to yield through a PY_YIELD the
-    recorder handles: a generator or coroutine (exact type) whose code it
-    follows (not tracer's own, not track)."""
-    cdef PyObject *code
-    cdef bint own
+    recorder handles: a generator or coroutine (exact type) it follows
+    (_gen_followed)."""
     if v == NULL or (Py_TYPE(v) != &PyGen_Type and Py_TYPE(v) != &PyCoro_Type):
         return False
+    return _gen_followed(self, v)
+
+
+cdef bint _gen_followed(Recorder self, PyObject *v) except -1:
+    """Whether `v`, an exact generator or coroutine, runs code this recorder
+    follows (not tracer's own, not track) and whose PY_RESUME and PY_YIELD it
+    is certain to get: code it gave its local events (a plan of this session,
+    instrumented when interned), or a frame not started yet (its first run
+    fires PY_START, a global event, and _enter gives the code its events).  A
+    generator started before the recorder saw its code runs with no events."""
+    cdef PyObject *code
     cdef PyObject *old
+    cdef CPlan *plan
     cdef size_t slot
+    cdef bint planned, ok
     code = _gen_code(v)   # (a new reference)
     if code == NULL:
         return False
     slot = (<size_t>code >> 6) & 15
-    if code == FOLLOWED_RECEIVER_CODES[slot]:
+    if code == FOLLOWED_RECEIVER_CODES[slot] and FOLLOWED_RECEIVER_SESSIONS[slot] == self.session:
         Py_DECREF(<object>code)
         return True
     try:
-        own = code == <PyObject *>TRACK_CODE or \
-            _own_code_planned(self, <object>code, _cached_plan(self, <object>code))
+        plan = _cached_plan(self, <object>code)
+        planned = plan != NULL and plan.session == self.session and plan.code_id >= 0
+        ok = (planned or tracer_gen_unstarted(v)) and code != <PyObject *>TRACK_CODE \
+            and not _own_code_planned(self, <object>code, plan)
     except BaseException:
         Py_DECREF(<object>code)
         raise
-    if own:
+    if not (ok and planned):
         Py_DECREF(<object>code)
-        return False
+        return ok
     old = FOLLOWED_RECEIVER_CODES[slot]
     FOLLOWED_RECEIVER_CODES[slot] = code   # (takes the reference)
+    FOLLOWED_RECEIVER_SESSIONS[slot] = self.session
     Py_XDECREF(old)
     return True
 
