@@ -104,3 +104,42 @@ def test_ppl_runs_with_rows_in_the_loop_match_the_general_path():
         assert all(np.array_equal(x, y) for x, y in zip(again.values().values(),
                                                         ct.values().values()))
     assert any(a.count("/") >= 2 for a in ct.choices)
+
+
+def _many_lines(n_lines):
+    # a model drawing at n_lines lines of one function, in a loop: lines from the
+    # 255th on share SiteFix's slot 255 (their entries are found by line in Python)
+    src = ("def many(r, n):\n    total = 0.0\n    for i in range(n):\n"
+           + "".join(f"        total += r.gauss({j}.0, 1.0)\n" for j in range(n_lines))
+           + "    return total\n")
+    ns: dict = {}
+    exec(compile(src, "<many_lines>", "exec"), ns)
+    return ns["many"]
+
+
+def test_fixed_draws_on_many_lines_and_counts_in_loops():
+    # SiteFix keeps the last candidate's entry while its frame's context and its
+    # line's slot stay the same: draws at one line in a loop, lines interleaved,
+    # lines sharing slot 255 and contexts switching (recursion) each count apart
+    many = _many_lines(300)
+    ct = ppl.trace(many, random.Random(1), 3)
+    addrs = list(ct.choices)
+    assert len(addrs) == 900
+    chosen = [addrs[k] for k in (0, 1, 253, 254, 255, 256, 299, 300 + 254, 300 + 255,
+                                 600 + 256, 600 + 299)]
+    obs = {a: 1000.0 + i for i, a in enumerate(chosen)}
+    for in_loop in (True, False):
+        old = filtered_rows_in_loop(in_loop)
+        try:
+            c = ppl.condition(many, obs, random.Random(1), 3)
+        finally:
+            filtered_rows_in_loop(old)
+        assert list(c.choices) == addrs
+        expected = {a: obs.get(a, v) for a, v in ct.values().items()}
+        assert c.values() == expected
+        assert [a for a, x in c.choices.items() if x.kind == "observed"] == chosen
+    deep = [a for a in ppl.trace(tree, random.Random(5), 4).choices if a.count("/") >= 3]
+    obs = {a: 0.25 for a in deep[::2]}
+    c = ppl.condition(tree, obs, random.Random(5), 4)
+    assert all(c[a] == 0.25 for a in obs)
+    assert sorted(a for a, x in c.choices.items() if x.kind == "observed") == sorted(obs)

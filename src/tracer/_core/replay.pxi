@@ -113,6 +113,16 @@ cdef inline bint _static_unfiltered(FrameRec *fr, int32_t *r) noexcept:
 cdef inline bint _row_filtered(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
     # Whether the row just written at `row` (record `r`) has a callee a filter
     # of fr's context names: its hooks run (_recorded), as _record_primitive's.
+    # An operator's callee is its static one (_row_callee's, read here); a
+    # special op's static is its name, a str, which no filter's key is.
+    cdef PyObject *fn
+    if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
+        if r[REC_FN] < 0:
+            return False
+        fn = PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])
+        if PyUnicode_CheckExact(fn):
+            return False
+        return _match(<CallFilter>fr.filters, fn) >= 0
     return _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) >= 0
 
 
