@@ -1,12 +1,15 @@
 """bench/ppl.py's cases as instruction counts (callgrind): stable on a busy machine,
 where wall times of one model vary 2x between runs.
 
-Every case of one model runs K times, after one warm-up run of each, through its
-own C entry point of the interpreter (bench/callgrind_marks.py), whose inclusive
-instruction count in the callgrind output is that case's cost:
+Every case of one model runs K times, after one warm-up run of each, each run one
+callgrind part (bench/callgrind_parts.py; before session 16 each case was the
+inclusive count of a C function of the interpreter, bench/callgrind_marks.py, which
+took in that function's other calls in the whole program: `min` and `filter` run in
+tracer's and scipy's own code too):
 
     git archive <commit> src/tracer/ppl | tar -x -C /tmp/before
-    nice valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.M \\
+    nice valgrind --tool=callgrind --collect-atstart=no --toggle-collect=starmap_next \\
+        --dump-after=starmap_next --callgrind-out-file=/tmp/cg.M \\
         .venv-3.13/bin/python bench/ppl_callgrind.py M K [/tmp/before/src/tracer/ppl]
     python bench/ppl_callgrind.py --read /tmp/cg.M K [--before]
 
@@ -27,10 +30,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from callgrind_marks import marker_counts, run_marked  # noqa: E402
+from callgrind_parts import part_counts, run_parts  # noqa: E402
 
 CASES = ["untraced", "track", "ppl.trace", "replay", "condition", "do"]
-# With another tracer.ppl to compare (at most 8 cases: callgrind_marks.ENTRY_POINTS).
+# With another tracer.ppl to compare.
 BEFORE_CASES = CASES[:5] + ["before.trace", "before.replay", "before.condition"]
 
 
@@ -89,7 +92,7 @@ def cases_of(mi: int, before: str | None) -> tuple[list, dict]:
 def run(mi: int, k: int, before: str | None) -> None:
     names, cases = cases_of(mi, before)
     names = [n for n in names if n != "do"] if before else names
-    run_marked([cases[name] for name in names], k)
+    run_parts([cases[name] for name in names], k)
 
 
 def timed(mi: int, n: int, before: str | None) -> None:
@@ -112,7 +115,7 @@ def timed(mi: int, n: int, before: str | None) -> None:
 
 def read(path: str, k: int, before: bool = False) -> None:
     names = BEFORE_CASES if before else CASES
-    got = marker_counts(path, names, k)
+    got = part_counts(path, names, k)
     for case in names:
         if case in got:
             print(f"  {case}: {got[case] / 1e6:.1f} M instructions per run")

@@ -1,12 +1,23 @@
 """Where ppl.trace and a replay by position spend their instructions, phase by
-phase (callgrind markers, bench/callgrind_marks.py): the recording run with
+phase (one callgrind part per run, bench/callgrind_parts.py): the recording run with
 snapshots, the scan of the draws, their scoring, making the ChoiceTrace; the replay's
 run, its scan, and same_shape + copy_scores.  Each phase runs K times on inputs made
 beforehand (a fresh trace per run), beside plain tracer.track:
 
-    nice valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.ph \\
+    nice valgrind --tool=callgrind --collect-atstart=no --toggle-collect=starmap_next \\
+        --dump-after=starmap_next --callgrind-out-file=/tmp/cg.ph \\
         .venv-3.13/bin/python bench/ppl_phases.py M K
     python bench/ppl_phases.py --read /tmp/cg.ph K          # M: 0, 1, 2 as in ppl.py
+
+With a third argument, `condition` or `do`: the phases of ppl.condition (or do) on
+1 % of the data sites as bench/ppl.py picks them: the run under the fixing context,
+its scan, the kinds, the scoring, making the ChoiceTrace; beside plain track, the
+same fixing run with no snapshots, and ppl.trace's run:
+
+    nice valgrind --tool=callgrind --collect-atstart=no --toggle-collect=starmap_next \\
+        --dump-after=starmap_next --callgrind-out-file=/tmp/cg.co \\
+        .venv-3.13/bin/python bench/ppl_phases.py M K condition
+    python bench/ppl_phases.py --read /tmp/cg.co K condition
 """
 
 from __future__ import annotations
@@ -16,15 +27,68 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from callgrind_marks import marker_counts, run_marked  # noqa: E402
+from callgrind_parts import part_counts, run_parts  # noqa: E402
 
-NAMES = ["track", "run", "scan", "score", "ChoiceTrace", "seqrun", "scan(seq)", "shape+copy"]
+NAMES = ["track", "run", "scan", "score", "ChoiceTrace", "seqrun", "scan(seq)", "shape+copy",
+         "ppl.trace", "replay"]
+FIX_NAMES = ["track", "run", "fixrun", "fixrun(nosnap)", "scan(fix)", "kinds", "score(fix)",
+             "ChoiceTrace(fix)", "whole"]
+
+
+def fixing(mi: int, k: int, what: str) -> None:
+    """ppl.condition's (or do's) phases, each on inputs made beforehand."""
+    import ppl as bench
+    import scipy.stats  # noqa: F401  (imported before the counted runs)
+    import tracer
+    from tracer.api import track
+    from tracer.context import Context
+    from tracer.ppl._hooks import fixing_context, plain_context
+    from tracer.ppl.snapshots import Snapshots
+    from tracer.ppl.scan import scan
+    from tracer.ppl.densities import score_draws
+    from tracer.ppl.choices import ChoiceTrace
+    from tracer.ppl.kinds import INTERVENED, OBSERVED
+    from tracer.ppl.run import _fix
+    import tracer.ppl as ppl
+    name, model, args = bench.MODELS[mi]
+    r = random.Random(0)
+    ct = bench.full(model, (r,) + args)
+    n = len(ct.choices)
+    data = [a for a, c in ct.choices.items()
+            if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
+    obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
+    fixed = _fix(obs, OBSERVED if what == "condition" else INTERVENED)
+    ctx = Context(modules=["random"])
+    m = k + 1
+    runs = []
+    for _ in range(m):
+        s = Snapshots()
+        fx = fixing_context(fixed, s)
+        runs.append((track(model, r, *args, ctx=fx), s, fx))
+    scans = [scan(root, "error", snaps=s) for root, s, _ in runs]
+    kinds = [fx.kinds(d) for (_, _, fx), d in zip(runs, scans)]
+    for d in scans:
+        score_draws(d)
+    cases = [lambda i: tracer.track(model, r, *args, ctx=ctx),
+             lambda i: track(model, r, *args, ctx=plain_context(Snapshots())),
+             lambda i: track(model, r, *args, ctx=fixing_context(fixed, Snapshots())),
+             lambda i: track(model, r, *args, ctx=fixing_context(fixed)),
+             lambda i: scan(runs[i][0], "error", snaps=runs[i][1]),
+             lambda i: runs[i][2].kinds(scans[i]),
+             lambda i: score_draws(scans[i]),
+             lambda i: ChoiceTrace(model, (r,) + args, {}, runs[i][0], scans[i], kinds[i]),
+             (lambda i: ppl.condition(model, obs, r, *args)) if what == "condition" else
+             (lambda i: ppl.do(model, obs, r, *args))]
+    for c in cases:
+        c(m - 1)
+    run_parts(cases, k)
 
 
 def main(mi: int, k: int) -> None:
     import ppl as bench
     import scipy.stats  # noqa: F401  (imported before the counted runs)
     import tracer
+    import tracer.ppl
     from tracer.api import track
     from tracer.context import Context
     from tracer.ppl._hooks import plain_context, SequenceContext
@@ -69,18 +133,30 @@ def main(mi: int, k: int) -> None:
              lambda i: ChoiceTrace(model, (r,) + args, {}, runs[i][0], scans[i]),
              seqrun,
              lambda i: scan(seqs[i][0], "error", True, seqs[i][1]),
-             g]
+             g,
+             lambda i: tracer.ppl.trace(model, r, *args),
+             lambda i: tracer.ppl.replay(ct)]
     for c in cases:
         c(n - 1)
-    run_marked(cases, k)
+    run_parts(cases, k)
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--read":
-        got = marker_counts(sys.argv[2], NAMES, int(sys.argv[3]))
+    if sys.argv[1] == "--read" and sys.argv[4:]:
+        got = part_counts(sys.argv[2], FIX_NAMES, int(sys.argv[3]))
+        t = got["track"]
+        for nm in FIX_NAMES:
+            print(f"  {nm:16s} {got[nm]/1e6:8.2f} M  {got[nm]/t:.3f}x track")
+        parts = ["fixrun", "scan(fix)", "kinds", "score(fix)", "ChoiceTrace(fix)"]
+        print(f"  {sys.argv[4]} parts = {sum(got[p] for p in parts)/t:.3f}x, "
+              f"whole = {got['whole']/t:.3f}x")
+    elif sys.argv[1] != "--read" and sys.argv[3:]:
+        fixing(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "--read":
+        got = part_counts(sys.argv[2], NAMES, int(sys.argv[3]))
         t = got["track"]
         for nm in NAMES:
             print(f"  {nm:12s} {got[nm]/1e6:8.2f} M  {got[nm]/t:.3f}x track")
-        print(f"  trace = {(got['run']+got['scan']+got['score']+got['ChoiceTrace'])/t:.3f}x, replay parts = {(got['seqrun']+got['scan(seq)']+got['shape+copy'])/t:.3f}x")
+        print(f"  trace parts = {(got['run']+got['scan']+got['score']+got['ChoiceTrace'])/t:.3f}x, replay parts = {(got['seqrun']+got['scan(seq)']+got['shape+copy'])/t:.3f}x")
     else:
         main(int(sys.argv[1]), int(sys.argv[2]))

@@ -258,3 +258,85 @@ def test_kept_verdicts_with_primitive_callables_match_asking_every_call():
     assert_same_trace(cached, asked, fewer_events=True)
     followed = {c.co_name for c in cached.trace.codes}
     assert "kw" not in followed and "gauss" not in followed and "uniform" not in followed
+
+
+# -- rows under call filters written in the op loop (replay.pxi: _run_ops, filtered) ------
+# Under a context whose only per-row hooks are call filters (on_call=, override=,
+# substitute=), _run_ops writes the rows itself and sends a row to _recorded only
+# when a filter names its callee; `_core.filtered_rows_in_loop(False)` sends every
+# row of such a frame through _record, as before.  The traces, the hooks' calls,
+# the values they replaced and the copies must be the same.
+
+def _numpy_draws(g, n):
+    # (`g` the same Generator in the runs compared, its state set back: its repr
+    # shows its address in capitals, which the trace comparison keeps)
+    m = g.normal
+    xs = []
+    for i in range(n):
+        v = m(0.0, 1.0) + g.normal(1.0, 2.0)     # C calls: rows of the op loop
+        xs.append(v if v > 0 else -v)
+        w = g.normal()
+    return sum(xs) + w
+
+
+@pytest.mark.parametrize("which", range(5))
+def test_rows_under_filters_in_the_loop_match_the_general_path(which):
+    from tracer._core import filtered_rows_in_loop
+    logs, roots = [], []
+    for in_loop in (True, False):
+        log = _Log()
+        ctx, _, _ = _filter_context(which, Context, log)
+        old = filtered_rows_in_loop(in_loop)
+        try:
+            roots.append(tracer.track(helpers, random.Random(3), 40, ctx=ctx))
+        finally:
+            filtered_rows_in_loop(old)
+        logs.append(log)
+    loop, general = roots
+    assert loop.value == general.value
+    assert_same_trace(loop, general)
+    assert logs[0] == logs[1]
+    a, b = logs[0].copier, logs[1].copier
+    assert (a.input_rows, a.input_ks, a.value_rows) == (b.input_rows, b.input_ks, b.value_rows)
+    assert a.input_copies == b.input_copies and a.value_copies == b.value_copies
+
+
+def test_overrides_of_c_calls_written_in_the_loop_replace_their_values():
+    # numpy's normal is C: its rows are op-loop rows; an override of it replaces
+    # each value (stack slot at the event after the call), in the loop and not
+    import numpy as np
+    from tracer._core import filtered_rows_in_loop
+
+    out = []
+    g = np.random.default_rng(0)
+    state = g.bit_generator.state
+    for in_loop in (True, False):
+        seen = []
+        g.bit_generator.state = state
+
+        def over(node):
+            seen.append((node._row, node.value))
+            return float(len(seen))
+
+        old = filtered_rows_in_loop(in_loop)
+        try:
+            root = tracer.track(_numpy_draws, g, 30,
+                                ctx=Context(override={np.random.Generator.normal: over}))
+        finally:
+            filtered_rows_in_loop(old)
+        out.append((root, seen))
+    (loop, seen_loop), (general, seen_general) = out
+    assert len(seen_loop) == 90 and seen_loop == seen_general
+    assert loop.value == general.value
+    assert_same_trace(loop, general)
+    rows = [row for row, _ in seen_loop]
+    assert [loop.trace.value(row) for row in rows] == [float(k) for k in range(1, 91)]
+
+
+def test_filtered_rows_in_loop_reads_and_sets():
+    from tracer._core import filtered_rows_in_loop
+    assert filtered_rows_in_loop() is True
+    assert filtered_rows_in_loop(False) is True
+    assert filtered_rows_in_loop(None) is False
+    assert filtered_rows_in_loop(True) is False
+    assert filtered_rows_in_loop() is True

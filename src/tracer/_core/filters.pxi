@@ -520,6 +520,8 @@ cdef class SiteFix:
     cdef PyObject *last_ctx         # the context whose _sites dict is last_sites
     cdef object last_ctx_ref        # keeps last_ctx alive
     cdef object last_sites
+    cdef long last_slot             # the slot of last_entry, in last_ctx
+    cdef object last_entry          # the last candidate's entry (None: none)
 
     def __init__(self, places, first, fixed, named=None, long site_id=0,
                  bint everywhere=False, bint root_only=False):
@@ -536,6 +538,8 @@ cdef class SiteFix:
         self.last_ctx = NULL
         self.last_ctx_ref = None
         self.last_sites = None
+        self.last_slot = 0
+        self.last_entry = None
 
     def __call__(self, node):
         raise TypeError("a SiteFix is run by the recorder as an override filter, "
@@ -564,6 +568,7 @@ cdef class SiteFix:
             self.last_ctx_ref = <object>ctx
             self.last_ctx = ctx
             self.last_sites = sites
+            self.last_entry = None
         return self.last_sites
 
     cdef object decide(self, Recorder rec, FrameRec *fr, int32_t row):
@@ -597,6 +602,11 @@ cdef class SiteFix:
         slot = <unsigned char>PyBytes_AS_STRING(<PyObject *>units)[unit]
         if slot == 0:
             return None
+        if fr.ctx == self.last_ctx and slot == self.last_slot and self.last_entry is not None:
+            # The same line's entry as the last candidate's, in the same context
+            # (a loop drawing at one line): no key made, no lookup.  (An entry,
+            # once first() made it, stays its key's in its context's _sites.)
+            return self._counted(rec, t, row, self.last_entry)
         key = (slot << 16) | self.site_id
         entry = (<dict>self._sites(fr.ctx)).get(key) if fr.ctx == self.last_ctx else None
         if entry is None:
@@ -611,6 +621,15 @@ cdef class SiteFix:
                 _user_code_ran(rec)
         if type(entry) is not list or len(<list>entry) != 3:
             raise TypeError("SiteFix: first() must give a list [k, base, wanted]")
+        if fr.ctx == self.last_ctx and slot != 255:   # (slot 255: lines share it)
+            self.last_slot = slot
+            self.last_entry = entry
+        return self._counted(rec, t, row, entry)
+
+    cdef object _counted(self, Recorder rec, Trace t, int32_t row, object entry):
+        # The draw at `row` counted in its line's entry [k, base, wanted]; the
+        # value fixed for it, or None.
+        cdef object k, wanted, new
         k = (<list>entry)[0]
         (<list>entry)[0] = k + 1
         wanted = (<list>entry)[2]

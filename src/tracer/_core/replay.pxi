@@ -76,6 +76,54 @@ cdef extern from *:
 # is entered): a frame with no other hook bits writes its rows in the op loop itself.
 cdef enum:
     ROW_NEUTRAL_HOOKS = H_CANRECUR | H_ENTER | H_PRIMITIVES
+    # Hooks that concern only the rows whose callee a filter names (on_call=,
+    # override=, substitute=: tracer.ppl's contexts): _run_ops writes the other
+    # rows itself and sends those to _recorded (`filtered`).
+    ROW_FILTER_HOOKS = H_ON_CALL | H_OVERRIDE_BY | H_SUBST_BY
+
+
+cdef bint ROWS_UNDER_FILTERS = True   # (filtered_rows_in_loop)
+
+
+def filtered_rows_in_loop(enabled=None):
+    """Whether the op loop writes the rows of a frame whose context has call
+    filters (Context(on_call=, override=, substitute=): tracer.ppl's contexts)
+    itself, sending only the rows whose callee a filter names to their hooks
+    (True, the default), or sends every row of such a frame down the general
+    path (False: for tests comparing the two).  Returns the setting before;
+    `None` only reads it."""
+    global ROWS_UNDER_FILTERS
+    old = ROWS_UNDER_FILTERS
+    if enabled is not None:
+        ROWS_UNDER_FILTERS = bool(enabled)
+    return old
+
+
+cdef inline bint _static_unfiltered(FrameRec *fr, int32_t *r) noexcept:
+    """Whether record `r`'s row is one no filter of fr's context names, known
+    before it is written: an operator or special op whose static callee (or
+    none) the filter does not match.  (A call's callee is known once its row is:
+    _row_filtered.)"""
+    if r[REC_SEM] != R_OP and r[REC_SEM] != R_SPECIAL:
+        return False
+    return r[REC_FN] < 0 or _match(<CallFilter>fr.filters,
+                                   PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])) < 0
+
+
+cdef inline bint _row_filtered(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
+    # Whether the row just written at `row` (record `r`) has a callee a filter
+    # of fr's context names: its hooks run (_recorded), as _record_primitive's.
+    # An operator's callee is its static one (_row_callee's, read here); a
+    # special op's static is its name, a str, which no filter's key is.
+    cdef PyObject *fn
+    if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
+        if r[REC_FN] < 0:
+            return False
+        fn = PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])
+        if PyUnicode_CheckExact(fn):
+            return False
+        return _match(<CallFilter>fr.filters, fn) >= 0
+    return _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) >= 0
 
 
 cdef inline bint _runs_on(int32_t opc) noexcept:
@@ -212,7 +260,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int policy = self.trace.value_policy
     cdef int64_t session = self.session
     cdef int32_t call_row = fr.call_row
-    cdef bint fast = (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0
+    cdef uint32_t row_hooks = fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS
+    cdef bint fast = row_hooks == 0
+    # Under filters alone (no substitution pending: it is set only between
+    # runs), the rows are written here too, and each row whose callee a filter
+    # names then gets its hooks (_recorded) as _record_primitive gives them.
+    cdef bint filtered = False
     cdef bint reopen = True   # the columns are opened at the run's first row
     # A run that takes a branch writes the rows of two runs and the branch's.
     cdef int32_t budget_rows = plan.run_rows if branch_at < 0 else plan.branch_run_rows
@@ -230,6 +283,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *refs
     cdef int32_t n, nrefs, next_refs
     cdef size_t cache_at
+    if not fast and (row_hooks & ~<uint32_t>ROW_FILTER_HOOKS) == 0 and fr.subst_pc < 0 \
+            and ROWS_UNDER_FILTERS:
+        fast = True
+        filtered = fr.filters != NULL and (fr.hooks & H_FILTERED) != 0
     while True:
         op = ops + pc * OP_WORDS
         opc = op[OP_CODE]
@@ -283,10 +340,19 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     self.trace.n = n
                     self.trace.nrefs = nrefs
                     ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+                    if filtered and _row_filtered(self, fr, r, row):
+                        # (the value's stack slot, or -1 for a deferred one, as
+                        # _record_primitive gives it)
+                        fr.pc = pc
+                        _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
+                                  plan.rec_iv[op[OP_A]])
+                        reopen = True
                 else:
                     # An input to pool first (a constant's first use in this trace).
+                    # (A value on the stack is read there again: a filter's
+                    # override replaces it in its slot.)
                     fr.pc = pc
-                    _record_primitive(self, fr, r, v)
+                    _record_primitive(self, fr, r, v if op[OP_C] else NULL)
                     reopen = True
             elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
                 # An op with no result (a store into a subscript, a slice or an
@@ -388,6 +454,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if not fast or fr.open_row >= 0 or bop[OP_CODE] != M_BRANCH \
                     or bop[OP_OFFSET] != branch_at:
                 break
+            if filtered and opc == M_RECORD_BOOL and \
+                    not _static_unfiltered(fr, plan.recs + op[OP_A]):
+                break   # a row a filter may name: _take_branch's
             # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
             # IF_NONE/IF_NOT_NONE test `value is None`.
             taken = dest == bop[OP_C]
@@ -457,7 +526,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     if TRACER_EVENT_LOG:
         _log_segment(fr, first, pc, "to end")
     fr.pc = pc
-    if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0:
+    if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0 \
+            and (not filtered or _static_unfiltered(fr, plan.recs + op[OP_A])):
         # The loop's BRANCH event: _for_iter's rows, written by _loop_rows, and
         # the segment the FOR_ITER leads to started.  (After the loop, not in
         # it: the loop's registers stay the common case's.  FOR_ITER is never a
