@@ -58,12 +58,17 @@ ROWS = [
     ("thread check (tracer_thread_state)", r"_frame\.c:tracer_thread_state$"),
     ("trampoline, code events (_cb_code)", r"_core\.c:__pyx_f_6tracer_5_core__cb_code$"),
     ("trampoline, value events (_cb_value)", r"_core\.c:__pyx_f_6tracer_5_core__cb_value$"),
+    ("trampoline, PY_START (_cb_py_start, session 16)", r"_core\.c:__pyx_f_6tracer_5_core__cb_py_start$"),
+    ("trampoline, INSTRUCTION (_cb_instruction, session 16)",
+     r"_core\.c:__pyx_f_6tracer_5_core__cb_instruction$"),
+    ("trampoline, PY_RETURN (_cb_py_return, session 16)", r"_core\.c:__pyx_f_6tracer_5_core__cb_py_return$"),
 ]
 
-# tracer's sys.monitoring callbacks (one per signature, callbacks.pxi), and CPython's
+# tracer's sys.monitoring callbacks (one per signature, and since session 16 one
+# each for PY_START, INSTRUCTION and PY_RETURN: callbacks.pxi), and CPython's
 # functions that deliver an event (each calls the callbacks of one event kind): the
 # second's inclusive count minus the first's is CPython's own dispatch.
-CALLBACKS = (r"_core\.c:__pyx_f_6tracer_5_core__cb_(code|dest|value)$",
+CALLBACKS = (r"_core\.c:__pyx_f_6tracer_5_core__cb_(code|dest|value|py_start|instruction|py_return)$",
              r"instrumentation\.c:_Py_call_instrumentation(_[a-z0-9]+)?$")
 
 _LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(\S.*?)(?:\s+\[[^\]]*\])?\s*$")

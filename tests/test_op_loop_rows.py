@@ -140,6 +140,22 @@ def last_branch(a, b):
     return b
 
 
+def returned_sum(a, b):
+    # The silent branch taken at the PY_RETURN event, and the side it leads to
+    # records an operator whose result is read from the value returned
+    # (READ_RETURNED): one op-loop run for the branch and that side.
+    if a < b:
+        return a + b
+    return a * b
+
+
+def fib(n):
+    # Leaves return on the silent branch's side; internal calls on the other.
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+
 def flag_loop(n):
     # A branch on a local that holds a constant (a constant's row as the condition).
     go = True
@@ -156,6 +172,10 @@ def flag_loop(n):
     (branches, ([None, 0, 1, 3, 4, 7, 60, 2.5, 0.0, None, 12] * 60,)),
     (last_branch, (1, 2)),
     (last_branch, (3, 2)),
+    (returned_sum, (1, 2)),
+    (returned_sum, (3, 2)),
+    (returned_sum, (1.5, 2)),
+    (fib, (12,)),
     (flag_loop, (500,)),
 ])
 def test_branches_taken_in_the_op_loop_match_the_per_row_writers(call, fresh):

@@ -240,6 +240,47 @@ cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *
     return _reply(rec, (<value_handler>(<_Callback *>k).handler)(rec, args[0], offset, args[2]))
 
 
+# The three events of every followed call (PY_START, INSTRUCTION, PY_RETURN) have
+# callbacks of their own whose handler is a constant, not the callback's pointer
+# (cast to the noexcept signature, as the pointers are: _reply handles -1): the
+# compiler calls it directly and inlines its first layer (_py_start's
+# _frame_entered, _py_return's _leave), one call fewer per event.
+cdef PyObject *_cb_py_start(PyObject *k, PyObject **args, size_t nargsf,
+                            PyObject *kwnames) noexcept:
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 2, kwnames)
+    if rec == NULL:
+        return _idle(nargs, 2, kwnames)
+    cdef int offset = _small_int(args[1])
+    if TRACER_EVENT_LOG:
+        _log_event(0, (<_Callback *>k).key, <object>args[0], offset, None)
+    return _reply(rec, (<code_handler><void *>_py_start)(rec, args[0], offset))
+
+
+cdef PyObject *_cb_instruction(PyObject *k, PyObject **args, size_t nargsf,
+                               PyObject *kwnames) noexcept:
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 2, kwnames)
+    if rec == NULL:
+        return _idle(nargs, 2, kwnames)
+    cdef int offset = _small_int(args[1])
+    if TRACER_EVENT_LOG:
+        _log_event(0, (<_Callback *>k).key, <object>args[0], offset, None)
+    return _reply(rec, (<code_handler><void *>_instruction)(rec, args[0], offset))
+
+
+cdef PyObject *_cb_py_return(PyObject *k, PyObject **args, size_t nargsf,
+                             PyObject *kwnames) noexcept:
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef PyObject *rec = _active_for(k, nargs, 3, kwnames)
+    if rec == NULL:
+        return _idle(nargs, 3, kwnames)
+    cdef int offset = _small_int(args[1])
+    if TRACER_EVENT_LOG:
+        _log_event(2, (<_Callback *>k).key, <object>args[0], offset, <object>args[2])
+    return _reply(rec, (<value_handler><void *>_py_return)(rec, args[0], offset, args[2]))
+
+
 # The handlers are events.pxi's, called directly (they are `except -1`; the
 # callbacks hold them as noexcept pointers: see code_handler).  Per callback: its
 # name, its signature's shape, its handler's index in that shape's list.
@@ -265,6 +306,10 @@ cdef void *_SHAPES[3]
 _SHAPES[0] = <void *>_cb_code
 _SHAPES[1] = <void *>_cb_dest
 _SHAPES[2] = <void *>_cb_value
+# The callbacks with a handler of their own (above), by name.
+cdef dict _OWN_CALLBACK = {"py_start": <size_t><void *>_cb_py_start,
+                           "instruction": <size_t><void *>_cb_instruction,
+                           "py_return": <size_t><void *>_cb_py_return}
 cdef list _CALLBACKS = [None] * 6   # per tool id: {name: builtin}, made on first use
 
 
@@ -277,7 +322,9 @@ def callbacks(int tool):
     if made is None:
         made = {}
         for name, shape, handler in _CALLBACK_SPECS:
-            made[name] = _callback_new(_SHAPES[shape], tool, tool << 4 | handler,
+            made[name] = _callback_new(<void *><size_t>_OWN_CALLBACK[name]
+                                       if name in _OWN_CALLBACK else _SHAPES[shape],
+                                       tool, tool << 4 | handler,
                                        _HANDLERS[shape][handler], "on_" + name)
         _CALLBACKS[tool] = made
     return made

@@ -241,7 +241,7 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     if parent.plan != NULL:
         here = _executing(self, parent)
     if parent.plan != NULL and parent.pending >= 0:
-        _catch_up(self, parent, here, False)
+        _catch_up(self, parent, here, CATCH_INSIDE)
         op = parent.plan.ops + parent.pc * OP_WORDS
         if op[OP_OFFSET] != here:
             # Ops before `here` have run, an op opened earlier among them.  (At
@@ -482,7 +482,7 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         _past_call(self, fr)
     cdef bint sent = False
     if fr.pending >= 0 and not _ends_at(self, fr, offset):
-        _catch_up(self, fr, offset, True)
+        _catch_up(self, fr, offset, CATCH_INSTRUCTION)
         if fr.pending >= 0 and not _ends_at(self, fr, offset):
             sent = _send_returned(self, fr, offset)
     h = plan.handler[offset >> 1]
@@ -563,7 +563,7 @@ cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
     self.events += 1
     if fr.after_call:
         _past_call(self, fr)
-    _catch_up(self, fr, offset, False)
+    _catch_up(self, fr, offset, CATCH_INSIDE)
     if fr.pending >= 0:
         # (the branch's rows written by the op loop, or else by _take_branch)
         if _run_ops(self, fr, offset, dest, -1) or _take_branch(self, fr, offset, dest):
@@ -591,7 +591,7 @@ cdef int _jump(Recorder self, object code, int offset, int dest) except -1:
     self.events += 1
     if fr.after_call:
         _past_call(self, fr)
-    _catch_up(self, fr, offset, False)
+    _catch_up(self, fr, offset, CATCH_TO_END)
     if fr.pending >= 0:
         _run_to_end(self, fr)
         op = fr.plan.ops + fr.pc * OP_WORDS
@@ -635,7 +635,7 @@ cdef inline int _leave_start(Recorder self, FrameRec *fr, int32_t offset) except
     also writes the yields of delegating frames whose own event is off)."""
     if fr.after_call:
         _past_call(self, fr)
-    return _catch_up(self, fr, offset, False)
+    return _catch_up(self, fr, offset, CATCH_INSIDE)
 
 
 cdef inline int64_t _returned_source(Recorder self, FrameRec *fr, int32_t *op,
@@ -662,10 +662,14 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
     if fr == NULL:
         return 0
     self.events += 1
-    _leave_start(self, fr, offset)
+    if fr.after_call:
+        _past_call(self, fr)
     if fr.pending >= 0:
         # (a result the plan reads from the value returned or yielded: READ_RETURNED)
         self.returning = retval
+        # A silent branch before the return is taken and the segment it leads
+        # to run on up to the return, in one op-loop run (CATCH_TO_END).
+        _catch_up(self, fr, offset, CATCH_TO_END)
         _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS
@@ -755,7 +759,7 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
     if executing < 0 and 0 <= offset < 2 * fr.plan.nunits:
         executing = fr.plan.istart[offset >> 1]
     offset = executing
-    _catch_up(self, fr, offset, False)
+    _catch_up(self, fr, offset, CATCH_INSIDE)
     fr.exc_row = -1
     if fr.pending >= 0:
         _run(self, fr, offset, False)

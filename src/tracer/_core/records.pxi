@@ -307,25 +307,36 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
     return True
 
 
-cdef inline int _catch_up(Recorder self, FrameRec *fr, int32_t here,
-                          bint instruction_event) except -1:
+# How an event catches up with a silent branch (_catch_up): an event inside the
+# segment the branch leads to whose instruction is executing (a frame entered,
+# a raise: the caller runs up to it), an INSTRUCTION event at the end of that
+# segment (run on to it), or an event at that segment's terminal op (a
+# PY_RETURN, a JUMP: run on to it, the caller's _run_to_end then has nothing
+# left: one op-loop run where there were two).
+cdef enum:
+    CATCH_INSIDE = 0
+    CATCH_INSTRUCTION = 1
+    CATCH_TO_END = 2
+
+
+cdef inline int _catch_up(Recorder self, FrameRec *fr, int32_t here, int how) except -1:
     """Take the silent branch ending the pending segment if the event at
-    instruction `here` lies past it (tracer.plan.silent_branches)."""
+    instruction `here` lies past it (tracer.plan.silent_branches); `how`: a
+    CATCH_* above."""
     # Inline: every event asks, few segments end in a silent branch.
     if fr.pending < 0 or fr.plan.branch_sides_at[fr.pc] < 0:
         return 0
-    return _take_silent_branch(self, fr, here, instruction_event)
+    return _take_silent_branch(self, fr, here, how)
 
 
-cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here,
-                             bint instruction_event) except -1:
+cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how) except -1:
     cdef int32_t k, side, n, j
     cdef int32_t *p
     k = fr.plan.branch_sides_at[fr.pc]
     p = fr.plan.branch_sides + k + 3
     for side in range(2):
         n = p[1]
-        if instruction_event:
+        if how == CATCH_INSTRUCTION:
             if p[0] == here:
                 break
         else:
@@ -339,11 +350,13 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here,
         p += 2 + 2 * n
     else:
         return 0  # `here` is in the pending segment itself (or the frame is lost)
-    # One run up to the branch, its rows, and (an INSTRUCTION event) on through
-    # the segment it leads to; _take_branch when that run could not write them.
+    # One run up to the branch, its rows, and (an INSTRUCTION event, or an event
+    # at the terminal op of the segment the branch leads to) on through that
+    # segment; _take_branch when that run could not write them.
     if fr.pending >= 0 and not _run_ops(self, fr, fr.plan.branch_sides[k],
                                         fr.plan.branch_sides[k + 1 + side],
-                                        here if instruction_event else -1):
+                                        here if how == CATCH_INSTRUCTION else
+                                        RUN_ON if how == CATCH_TO_END else -1):
         _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
     return 0
 

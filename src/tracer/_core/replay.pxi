@@ -209,12 +209,19 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     loop of the event before ran up to it) costs no call."""
     if fr.pending < 0:
         return 0
-    if fr.plan.ops[fr.pc * OP_WORDS + OP_CODE] == M_END:
+    if not _runs_on(fr.plan.ops[fr.pc * OP_WORDS + OP_CODE]):
+        # At its END or terminal op already: the run would stop at once.
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
+
+
+# _run_ops's go_on_to for an event at the terminal op of the segment a branch
+# leads to (a PY_RETURN, a JUMP): the run goes on to that segment's end.
+cdef enum:
+    RUN_ON = -2
 
 
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
@@ -516,7 +523,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 fr.pending = P_LOST
                 return 1
             fr.pending = first = pc
-            if go_on_to < 0 or plan.seg_end[pc] != go_on_to:
+            if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
                 fr.pc = pc
                 return 1
             continue   # the next segment, up to the event's instruction
