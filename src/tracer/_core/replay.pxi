@@ -169,6 +169,12 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     return 0
 
 
+cdef inline void _counts_to(Trace t, int32_t n, int32_t nrefs) noexcept:
+    # The op loop's counts made the trace's (see _run_ops).
+    t.n = n
+    t.nrefs = nrefs
+
+
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                   int32_t go_on_to) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op;
@@ -228,7 +234,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *ref_starts
     cdef PyObject **values
     cdef int32_t *refs
-    cdef int32_t n, nrefs, next_refs
+    # The run's row and ref counts live in n/nrefs while the columns are open;
+    # the trace's own are stored from them (_counts_to) only where something
+    # else may look (before any call out of the loop, at every exit), not after
+    # every row.
+    cdef int32_t n = 0, nrefs = 0, next_refs
     cdef size_t cache_at
     while True:
         op = ops + pc * OP_WORDS
@@ -242,6 +252,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 s = sl[op[OP_B]]
                 if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
                     fr.pc = pc
+                    if not reopen:
+                        _counts_to(self.trace, n, nrefs)
                     s = _carried(self, fr, op)
                     reopen = True
                 ss[op[OP_A]] = s
@@ -280,12 +292,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                     flags[row] = 0
                     n = row + 1
-                    self.trace.n = n
-                    self.trace.nrefs = nrefs
                     ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
                 else:
                     # An input to pool first (a constant's first use in this trace).
                     fr.pc = pc
+                    _counts_to(self.trace, n, nrefs)
                     _record_primitive(self, fr, r, v)
                     reopen = True
             elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
@@ -309,14 +320,15 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                     flags[row] = 0
                     n = row + 1
-                    self.trace.n = n
-                    self.trace.nrefs = nrefs
                 else:
                     fr.pc = pc
+                    _counts_to(self.trace, n, nrefs)
                     _record(self, fr, op[OP_A], NULL)
                     reopen = True
             else:
                 fr.pc = pc
+                if not reopen:
+                    _counts_to(self.trace, n, nrefs)
                 _record(self, fr, op[OP_A], NULL,
                         _deferred_value(self, fr, op) if op[OP_C] else NULL)
                 reopen = True
@@ -324,6 +336,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             s = ss[op[OP_A]]
             if s & 3 != 0:
                 fr.pc = pc
+                if not reopen:
+                    _counts_to(self.trace, n, nrefs)
                 s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
                 reopen = True
             sl[op[OP_B]] = s
@@ -345,7 +359,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 kinds[row] = K_JUMP
                 flags[row] = 0
                 n = row + 1
-                self.trace.n = n
             else:
                 fr.pc = pc
                 _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
@@ -368,6 +381,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if v != NULL and self.pool_cache_obj[cache_at] == v:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
+                if not reopen:
+                    _counts_to(self.trace, n, nrefs)
                 ss[op[OP_A]] = _capture(self, fr, op[OP_A])
         elif opc == M_CAPTURE_METHOD:
             # A method and its self (`word.lower`): inline in the common case,
@@ -381,6 +396,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     and tracer_frame_local(fr.frame, nlocalsplus + op[OP_B]) != NULL:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
+                if not reopen:
+                    _counts_to(self.trace, n, nrefs)
                 _capture_method(self, fr, op[OP_A], op[OP_B])
         elif (opc == M_RECORD_BOOL or opc == M_BRANCH) and branch_at >= 0:
             # The branch the event showed taken: _take_branch's rows, written here.
@@ -417,8 +434,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                 flags[row] = 0
                 n = row + 1
-                self.trace.n = n
-                self.trace.nrefs = nrefs
                 ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
             s = ss[bop[OP_A]]
             if s & 3 == 0:
@@ -426,6 +441,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 nrefs += 1
             elif s != S_NULL and s != S_UNKNOWN and s != S_DYN:
                 # (_ref pools a constant: the pool, never the columns)
+                _counts_to(self.trace, n, nrefs)
                 refs[nrefs] = _ref(self, fr, s)
                 nrefs += 1
             row = n
@@ -437,8 +453,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             kinds[row] = K_JUMP
             flags[row] = 0
             n = row + 1
-            self.trace.n = n
-            self.trace.nrefs = nrefs
+            _counts_to(self.trace, n, nrefs)
             if TRACER_EVENT_LOG:
                 _log_segment(fr, first, pc + 1, "to end, branch taken")
             branch_at = -1
@@ -454,6 +469,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
         else:
             break  # END or a terminal op, left for the caller
         pc += 1
+    if not reopen:
+        _counts_to(self.trace, n, nrefs)
     if TRACER_EVENT_LOG:
         _log_segment(fr, first, pc, "to end")
     fr.pc = pc
