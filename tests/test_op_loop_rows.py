@@ -493,3 +493,81 @@ def test_rows_before_a_call_out_of_the_loop_under_a_value_policy(values):
             assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
         tracer.validate(fast)
         tracer.validate(slow)
+
+
+# -- a segment of one RECORD and its END: its row written without the loop (_single_row) ---
+def single_records(bodies, words):
+    # Results read where the instruction consuming them waits, one row per
+    # event: nbody's `b1[k] -= d * m` (the `-=` read before its STORE_SUBSCR),
+    # a sum read before `** -1.5`, a chained method call's first result, a
+    # constant used first in such a row (its input pooled first: the loop's),
+    # a result whose consumer is a call of a Python function.  (The bodies are
+    # copied: both traces of a comparison see the same inputs.)
+    bodies = [list(b) for b in bodies]
+    out = []
+    for b1, b2 in zip(bodies, bodies[1:]):
+        dx = b1[0] - b2[0]
+        dy = b1[1] - b2[1]
+        mag = 0.01 * (dx * dx + dy * dy) ** -1.5
+        b1[3] -= dx * mag
+        b2[3] += dy * mag
+        out.append([2.5 - (dx * dy + mag * dx) * (dy * dy + mag * mag)])
+        out.append(_twice(dx * dy + mag))
+    for w in words:
+        out.append(w.lower().strip())
+    return out
+
+
+def _bodies(n):
+    return [[0.5 * k, 1.0 - k, 0.25 * k * k, 0.1, 0.2, 0.3, 1.0 + k] for k in range(n)]
+
+
+_WORDS = [" Apple ", "pear", "APPLE", " fig "] * 10
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_single_record_segments_match_the_per_row_writers(fresh):
+    fast, slow = track_both(single_records, (_bodies(40), _WORDS), ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(single_records(_bodies(40), _WORDS))
+    _same_trace(fast, slow)
+
+
+def test_single_record_segments_in_a_second_trace():
+    # The constants pooled by the first trace are not the second's: rows with a
+    # constant input take the loop (an input to pool first) in each trace.
+    first = tracer.track(single_records, _bodies(10), _WORDS)
+    fast = tracer.track(single_records, _bodies(10), _WORDS)
+    slow = tracer.track(single_records, _bodies(10), _WORDS, ctx=ReturnHook())
+    _same_trace(fast, slow)
+    _same_trace(first, fast)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_single_record_segments_under_a_value_policy(values):
+    args = (_bodies(20), _WORDS)
+    fast = tracer.track(single_records, *args, ctx=Context(values=values))
+    slow = tracer.track(single_records, *args, ctx=ReturnHook(values=values))
+    a, ta = _columns(fast)
+    b, tb = _columns(slow)
+    for name in COLUMNS:
+        if name != "refs":
+            assert a[name] == b[name], f"column {name} differs"
+    pa = [r if r >= 0 else repr(ta.pool[-r - 1]) for r in a["refs"]]
+    pb = [r if r >= 0 else repr(tb.pool[-r - 1]) for r in b["refs"]]
+    assert pa == pb
+    for row in range(len(ta)):
+        assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
+    tracer.validate(fast)
+    tracer.validate(slow)
+
+
+def test_single_record_segments_are_exercised():
+    # The shapes above do give segments of one RECORD and its END.
+    from tracer._core import plan_of
+    from tracer.analysis.microops import M_END, M_RECORD, OP_WORDS
+    ops = list(plan_of(single_records.__code__).ops)
+    codes = ops[0::OP_WORDS]
+    singles = [i for i in range(len(codes) - 1)
+               if codes[i] == M_RECORD and codes[i + 1] == M_END
+               and (i == 0 or codes[i - 1] == M_END)]
+    assert len(singles) >= 3

@@ -158,21 +158,62 @@ cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_
 cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op
     (_run_ops, with no branch to take).  A segment already at its END (the op
-    loop of the event before ran up to it) costs no call."""
+    loop of the event before ran up to it) costs no call; one that is a single
+    RECORD and its END, the loop's set-up neither (_single_row)."""
+    cdef int32_t *op
     if fr.pending < 0:
         return 0
-    if fr.plan.ops[fr.pc * OP_WORDS + OP_CODE] == M_END:
+    op = fr.plan.ops + fr.pc * OP_WORDS
+    if op[OP_CODE] == M_END:
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
+        return 0
+    if op[OP_CODE] == M_RECORD and op[OP_WORDS + OP_CODE] == M_END and _single_row(self, fr, op):
         return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
 
 
-cdef inline void _counts_to(Trace t, int32_t n, int32_t nrefs) noexcept:
-    # The op loop's counts made the trace's (see _run_ops).
-    t.n = n
+cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
+    """The pending segment is RECORD `op` and its END (a result read where the
+    instruction that consumes it waits: nbody's `b1[3] -= dx * m2` before its
+    STORE_SUBSCR, the `+` before `** -1.5`): its row written as _run_ops's loop
+    writes a primitive's, without the loop's set-up (its prologue, the columns
+    opened into locals, its epilogue: ~2/3 of such a run).  False, with nothing
+    written, wherever the loop would not write the row itself (per-row hooks, a
+    call's row open, not one result, an input to pool first) or the columns
+    must grow first: _run_ops's then."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *r = plan.recs + op[OP_A]
+    cdef Trace t = self.trace
+    cdef int32_t nin = r[REC_NIN], row, nrefs
+    cdef int64_t *ss
+    cdef PyObject *v
+    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0 or r[REC_NOUT] != 1:
+        return False
+    row = t.n
+    if row + 2 >= t.cap or t.nrefs + nin > t.refcap:
+        return False
+    ss = _locals(self, fr) + plan.nlocalsplus
+    nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, t.nrefs)
+    if nrefs < 0:
+        return False
+    v = _deferred_value(self, fr, op) if op[OP_C] else \
+        tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + nin])
+    t.parent_[row] = fr.call_row
+    t.offset_[row] = op[OP_OFFSET]
+    t.aux_[row] = 0
+    t.value_[row] = _row_value(t.value_policy, v)
+    t.ref_start_[row + 1] = nrefs
+    t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+    t.flags_[row] = 0
+    t.n = row + 1
     t.nrefs = nrefs
+    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, fr.pc, fr.pc + 1, "to end")
+    fr.pc += 1
+    return True
 
 
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
@@ -234,14 +275,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *ref_starts
     cdef PyObject **values
     cdef int32_t *refs
-    # The run's row and ref counts live in n/nrefs while the columns are open;
-    # the trace's own are stored from them (_counts_to) only where something
-    # else may look (before any call out of the loop, at every exit), not after
-    # every row.
-    cdef int32_t n = 0, nrefs = 0, next_refs
+    cdef int32_t n, nrefs, next_refs
     cdef size_t cache_at
+    # `op` walks the ops with `pc` (no index arithmetic per op).
+    op = ops + pc * OP_WORDS
     while True:
-        op = ops + pc * OP_WORDS
         opc = op[OP_CODE]
         # Loads come in runs before a record: they are taken in a loop of plain
         # conditional branches, which the CPU predicts from the segment's
@@ -252,8 +290,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 s = sl[op[OP_B]]
                 if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
                     fr.pc = pc
-                    if not reopen:
-                        _counts_to(self.trace, n, nrefs)
                     s = _carried(self, fr, op)
                     reopen = True
                 ss[op[OP_A]] = s
@@ -292,11 +328,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                     flags[row] = 0
                     n = row + 1
+                    self.trace.n = n
+                    self.trace.nrefs = nrefs
                     ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
                 else:
                     # An input to pool first (a constant's first use in this trace).
                     fr.pc = pc
-                    _counts_to(self.trace, n, nrefs)
                     _record_primitive(self, fr, r, v)
                     reopen = True
             elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
@@ -320,15 +357,14 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                     flags[row] = 0
                     n = row + 1
+                    self.trace.n = n
+                    self.trace.nrefs = nrefs
                 else:
                     fr.pc = pc
-                    _counts_to(self.trace, n, nrefs)
                     _record(self, fr, op[OP_A], NULL)
                     reopen = True
             else:
                 fr.pc = pc
-                if not reopen:
-                    _counts_to(self.trace, n, nrefs)
                 _record(self, fr, op[OP_A], NULL,
                         _deferred_value(self, fr, op) if op[OP_C] else NULL)
                 reopen = True
@@ -336,8 +372,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             s = ss[op[OP_A]]
             if s & 3 != 0:
                 fr.pc = pc
-                if not reopen:
-                    _counts_to(self.trace, n, nrefs)
                 s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
                 reopen = True
             sl[op[OP_B]] = s
@@ -359,6 +393,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 kinds[row] = K_JUMP
                 flags[row] = 0
                 n = row + 1
+                self.trace.n = n
             else:
                 fr.pc = pc
                 _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
@@ -381,8 +416,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if v != NULL and self.pool_cache_obj[cache_at] == v:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
-                if not reopen:
-                    _counts_to(self.trace, n, nrefs)
                 ss[op[OP_A]] = _capture(self, fr, op[OP_A])
         elif opc == M_CAPTURE_METHOD:
             # A method and its self (`word.lower`): inline in the common case,
@@ -396,8 +429,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     and tracer_frame_local(fr.frame, nlocalsplus + op[OP_B]) != NULL:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
-                if not reopen:
-                    _counts_to(self.trace, n, nrefs)
                 _capture_method(self, fr, op[OP_A], op[OP_B])
         elif (opc == M_RECORD_BOOL or opc == M_BRANCH) and branch_at >= 0:
             # The branch the event showed taken: _take_branch's rows, written here.
@@ -434,6 +465,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                 flags[row] = 0
                 n = row + 1
+                self.trace.n = n
+                self.trace.nrefs = nrefs
                 ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
             s = ss[bop[OP_A]]
             if s & 3 == 0:
@@ -441,7 +474,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 nrefs += 1
             elif s != S_NULL and s != S_UNKNOWN and s != S_DYN:
                 # (_ref pools a constant: the pool, never the columns)
-                _counts_to(self.trace, n, nrefs)
                 refs[nrefs] = _ref(self, fr, s)
                 nrefs += 1
             row = n
@@ -453,7 +485,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             kinds[row] = K_JUMP
             flags[row] = 0
             n = row + 1
-            _counts_to(self.trace, n, nrefs)
+            self.trace.n = n
+            self.trace.nrefs = nrefs
             if TRACER_EVENT_LOG:
                 _log_segment(fr, first, pc + 1, "to end, branch taken")
             branch_at = -1
@@ -465,12 +498,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if go_on_to < 0 or plan.seg_end[pc] != go_on_to:
                 fr.pc = pc
                 return 1
+            op = ops + pc * OP_WORDS
             continue   # the next segment, up to the event's instruction
         else:
             break  # END or a terminal op, left for the caller
         pc += 1
-    if not reopen:
-        _counts_to(self.trace, n, nrefs)
+        op += OP_WORDS
     if TRACER_EVENT_LOG:
         _log_segment(fr, first, pc, "to end")
     fr.pc = pc
