@@ -436,3 +436,158 @@ def test_rows_with_pooled_inputs_in_a_second_trace():
     slow = tracer.track(method_calls, *args, ctx=ReturnHook())
     assert_same_trace(fast, slow, fewer_events=True)
     assert_same_trace(first, fast)
+
+
+# -- the trace's counts: kept in the loop's locals, stored before any call out of it ------
+def _gen_mid(n):
+    # Resumed mid-body: its locals are carried (ArgumentNodes written by _carried)
+    # in runs that wrote rows of their own first.
+    k = 0
+    while k < n:
+        got = yield k * 2 + 1
+        k = k + (got or 1)
+
+
+def mid_run_calls(xs):
+    # Each run writes rows in the loop and then leaves it for a writer of its
+    # own: a constant stored (_stored), a constant first used (_record_primitive),
+    # a builtin captured for the first time (_capture), a method of a new object
+    # (_capture_method), a Python call (_record opens its row), a generator's
+    # carried locals.
+    total = 0.0
+    for v in xs:
+        a = v * 2 + 1
+        b = 7
+        c = a - b * 3.5
+        d = abs(c) + round(c, 1)
+        s = str(v)
+        e = len(s.upper()) + _twice(a)
+        total += d + e
+    for g in _gen_mid(len(xs)):
+        total += g * 0.5 - 1
+    return total
+
+
+def raises_mid_run(xs):
+    # An exception raised by an op after rows written in the same run: the rows
+    # before it are the trace's when the RAISE event and the handler read it.
+    total = 0.0
+    for v in xs:
+        a = v * 2 + 1
+        c = a - 1.5
+        try:
+            e = c / (v - v)
+        except ZeroDivisionError:
+            e = -c
+        total += e + a
+    return total
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+@pytest.mark.parametrize("call", [
+    (mid_run_calls, (list(range(60)),)),
+    (raises_mid_run, (list(range(60)),)),
+])
+def test_rows_before_a_call_out_of_the_loop_match_the_per_row_writers(call, fresh):
+    f, args = call
+    fast, slow = track_both(f, args, ReturnHook(), fresh=fresh)
+    assert fast.value == slow.value == f(*args)
+    _same_trace(fast, slow)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_rows_before_a_call_out_of_the_loop_under_a_value_policy(values):
+    args = (list(range(60)),)
+    for f in (mid_run_calls, raises_mid_run):
+        fast = tracer.track(f, *args, ctx=Context(values=values))
+        slow = tracer.track(f, *args, ctx=ReturnHook(values=values))
+        a, ta = _columns(fast)
+        b, tb = _columns(slow)
+        for name in COLUMNS:
+            if name != "refs":
+                assert a[name] == b[name], f"column {name} differs"
+        pa = [r if r >= 0 else repr(ta.pool[-r - 1]) for r in a["refs"]]
+        pb = [r if r >= 0 else repr(tb.pool[-r - 1]) for r in b["refs"]]
+        assert pa == pb
+        for row in range(len(ta)):
+            assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
+        tracer.validate(fast)
+        tracer.validate(slow)
+
+
+# -- a segment of one RECORD and its END: its row written without the loop (_single_row) ---
+def single_records(bodies, words):
+    # Results read where the instruction consuming them waits, one row per
+    # event: nbody's `b1[k] -= d * m` (the `-=` read before its STORE_SUBSCR),
+    # a sum read before `** -1.5`, a chained method call's first result, a
+    # constant used first in such a row (its input pooled first: the loop's),
+    # a result whose consumer is a call of a Python function.  (The bodies are
+    # copied: both traces of a comparison see the same inputs.)
+    bodies = [list(b) for b in bodies]
+    out = []
+    for b1, b2 in zip(bodies, bodies[1:]):
+        dx = b1[0] - b2[0]
+        dy = b1[1] - b2[1]
+        mag = 0.01 * (dx * dx + dy * dy) ** -1.5
+        b1[3] -= dx * mag
+        b2[3] += dy * mag
+        out.append([2.5 - (dx * dy + mag * dx) * (dy * dy + mag * mag)])
+        out.append(_twice(dx * dy + mag))
+    for w in words:
+        out.append(w.lower().strip())
+    return out
+
+
+def _bodies(n):
+    return [[0.5 * k, 1.0 - k, 0.25 * k * k, 0.1, 0.2, 0.3, 1.0 + k] for k in range(n)]
+
+
+_WORDS = [" Apple ", "pear", "APPLE", " fig "] * 10
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_single_record_segments_match_the_per_row_writers(fresh):
+    fast, slow = track_both(single_records, (_bodies(40), _WORDS), ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(single_records(_bodies(40), _WORDS))
+    _same_trace(fast, slow)
+
+
+def test_single_record_segments_in_a_second_trace():
+    # The constants pooled by the first trace are not the second's: rows with a
+    # constant input take the loop (an input to pool first) in each trace.
+    first = tracer.track(single_records, _bodies(10), _WORDS)
+    fast = tracer.track(single_records, _bodies(10), _WORDS)
+    slow = tracer.track(single_records, _bodies(10), _WORDS, ctx=ReturnHook())
+    _same_trace(fast, slow)
+    _same_trace(first, fast)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_single_record_segments_under_a_value_policy(values):
+    args = (_bodies(20), _WORDS)
+    fast = tracer.track(single_records, *args, ctx=Context(values=values))
+    slow = tracer.track(single_records, *args, ctx=ReturnHook(values=values))
+    a, ta = _columns(fast)
+    b, tb = _columns(slow)
+    for name in COLUMNS:
+        if name != "refs":
+            assert a[name] == b[name], f"column {name} differs"
+    pa = [r if r >= 0 else repr(ta.pool[-r - 1]) for r in a["refs"]]
+    pb = [r if r >= 0 else repr(tb.pool[-r - 1]) for r in b["refs"]]
+    assert pa == pb
+    for row in range(len(ta)):
+        assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
+    tracer.validate(fast)
+    tracer.validate(slow)
+
+
+def test_single_record_segments_are_exercised():
+    # The shapes above do give segments of one RECORD and its END.
+    from tracer._core import plan_of
+    from tracer.analysis.microops import M_END, M_RECORD, OP_WORDS
+    ops = list(plan_of(single_records.__code__).ops)
+    codes = ops[0::OP_WORDS]
+    singles = [i for i in range(len(codes) - 1)
+               if codes[i] == M_RECORD and codes[i + 1] == M_END
+               and (i == 0 or codes[i - 1] == M_END)]
+    assert len(singles) >= 3

@@ -206,13 +206,18 @@ cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_
 cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op
     (_run_ops, with no branch to take).  A segment already at its END (the op
-    loop of the event before ran up to it) costs no call."""
+    loop of the event before ran up to it) costs no call; one that is a single
+    RECORD and its END, the loop's set-up neither (_single_row)."""
+    cdef int32_t *op
     if fr.pending < 0:
         return 0
-    if not _runs_on(fr.plan.ops[fr.pc * OP_WORDS + OP_CODE]):
+    op = fr.plan.ops + fr.pc * OP_WORDS
+    if not _runs_on(op[OP_CODE]):
         # At its END or terminal op already: the run would stop at once.
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
+        return 0
+    if op[OP_CODE] == M_RECORD and op[OP_WORDS + OP_CODE] == M_END and _single_row(self, fr, op):
         return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
@@ -222,6 +227,48 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
 # leads to (a PY_RETURN, a JUMP): the run goes on to that segment's end.
 cdef enum:
     RUN_ON = -2
+
+
+cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
+    """The pending segment is RECORD `op` and its END (a result read where the
+    instruction that consumes it waits: nbody's `b1[3] -= dx * m2` before its
+    STORE_SUBSCR, the `+` before `** -1.5`): its row written as _run_ops's loop
+    writes a primitive's, without the loop's set-up (its prologue, the columns
+    opened into locals, its epilogue: ~2/3 of such a run).  False, with nothing
+    written, wherever the loop would not write the row itself (per-row hooks, a
+    call's row open, not one result, an input to pool first) or the columns
+    must grow first: _run_ops's then."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *r = plan.recs + op[OP_A]
+    cdef Trace t = self.trace
+    cdef int32_t nin = r[REC_NIN], row, nrefs
+    cdef int64_t *ss
+    cdef PyObject *v
+    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0 or r[REC_NOUT] != 1:
+        return False
+    row = t.n
+    if row + 2 >= t.cap or t.nrefs + nin > t.refcap:
+        return False
+    ss = _locals(self, fr) + plan.nlocalsplus
+    nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, t.nrefs)
+    if nrefs < 0:
+        return False
+    v = _deferred_value(self, fr, op) if op[OP_C] else \
+        tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + nin])
+    t.parent_[row] = fr.call_row
+    t.offset_[row] = op[OP_OFFSET]
+    t.aux_[row] = 0
+    t.value_[row] = _row_value(t.value_policy, v)
+    t.ref_start_[row + 1] = nrefs
+    t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+    t.flags_[row] = 0
+    t.n = row + 1
+    t.nrefs = nrefs
+    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, fr.pc, fr.pc + 1, "to end")
+    fr.pc += 1
+    return True
 
 
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
@@ -294,8 +341,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             and ROWS_UNDER_FILTERS:
         fast = True
         filtered = fr.filters != NULL and (fr.hooks & H_FILTERED) != 0
+    # `op` walks the ops with `pc` (no index arithmetic per op).
+    op = ops + pc * OP_WORDS
     while True:
-        op = ops + pc * OP_WORDS
         opc = op[OP_CODE]
         # Loads come in runs before a record: they are taken in a loop of plain
         # conditional branches, which the CPU predicts from the segment's
@@ -526,10 +574,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
                 fr.pc = pc
                 return 1
+            op = ops + pc * OP_WORDS
             continue   # the next segment, up to the event's instruction
         else:
             break  # END or a terminal op, left for the caller
         pc += 1
+        op += OP_WORDS
     if TRACER_EVENT_LOG:
         _log_segment(fr, first, pc, "to end")
     fr.pc = pc
