@@ -28,9 +28,11 @@ def test_reads_agree_on_the_main_thread():
 def test_reads_agree_on_many_threads_under_fast_switching():
     seen = {}
     errors = []
+    all_alive = threading.Barrier(8, timeout=60)
 
     def work(k):
         try:
+            all_alive.wait()
             mine = set()
             for _ in range(2000):
                 tls, cell = reads()
@@ -38,6 +40,7 @@ def test_reads_agree_on_many_threads_under_fast_switching():
                 mine.add(tls)
             assert len(mine) == 1
             seen[k] = mine.pop()
+            all_alive.wait()   # none ends (its state freed, reusable) before all have read
         except BaseException as e:   # reported by the main thread
             errors.append(e)
 
@@ -53,7 +56,7 @@ def test_reads_agree_on_many_threads_under_fast_switching():
         sys.setswitchinterval(old)
     assert not errors
     assert len(seen) == 8
-    # Each thread its own state (all ran at once, so none was reused), none the main one's.
+    # Each thread its own state (all alive at once, so none was reused), none the main one's.
     assert len(set(seen.values())) == 8
     assert reads()[0] not in seen.values()
 
