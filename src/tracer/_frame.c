@@ -9,6 +9,8 @@
 #if PY_VERSION_HEX >= 0x030D0000
 #include "internal/pycore_tstate.h"
 #endif
+#include "internal/pycore_interp.h"
+#include "internal/pycore_gil.h"
 #include "_frame.h"
 
 /* On 3.14 frame slots are tagged _PyStackRef values; before that plain pointers. */
@@ -72,6 +74,20 @@ void *tracer_current_frame(void)
 {
     void *tstate = tracer_thread_state();
     return tstate == NULL ? NULL : tracer_thread_frame(tstate);
+}
+
+void **tracer_thread_cell(void *tstate)
+{
+#if TRACER_THREAD_CELL
+    struct _gil_runtime_state *gil = ((PyThreadState *)tstate)->interp->ceval.gil;
+    /* 3.12 keeps last_holder as a _Py_atomic_address (a uintptr_t in a struct),
+       3.13 as a PyThreadState pointer: one pointer-sized word either way. */
+    Py_BUILD_ASSERT(sizeof(gil->last_holder) == sizeof(void *));
+    return (void **)&gil->last_holder;
+#else
+    (void)tstate;
+    return NULL;
+#endif
 }
 
 void tracer_frame_stack_set(void *frame, int index, PyObject *value)

@@ -22,6 +22,38 @@ static inline void *tracer_thread_state(void)
 /* The frame the current thread is executing, or NULL. */
 void *tracer_current_frame(void);
 
+/* Whether the calling thread is the one whose state is `tstate`: asked by every
+ * event (another thread running a followed code object fires the same callbacks).
+ *
+ * With a GIL (3.12, 3.13 built with one) the answer is read where the GIL keeps
+ * its last holder: `cell` (tracer_thread_cell(tstate), asked once per recorder)
+ * is &tstate->interp->ceval.gil->last_holder.  An event runs on a thread that
+ * holds the GIL; every way a thread state becomes a thread's current one takes
+ * the GIL with it (take_gil stores it as last_holder: PyEval_RestoreThread,
+ * PyEval_AcquireThread, PyThreadState_Swap, a forked child's re-init), and one
+ * that stops being current is stored there again or loses the GIL before
+ * another thread runs (drop_gil).  So while an event runs the cell holds that
+ * thread's state: the same answer as tracer_thread_state() == tstate, in one
+ * load instead of a call into libpython and its TLS read (__tls_get_addr, ~18
+ * instructions an event).  Free-threaded builds and 3.14 (layout not checked
+ * here) ask tracer_thread_state(); `cell` is then NULL and unused. */
+#if PY_VERSION_HEX < 0x030E0000 && !defined(Py_GIL_DISABLED)
+#define TRACER_THREAD_CELL 1
+#else
+#define TRACER_THREAD_CELL 0
+#endif
+void **tracer_thread_cell(void *tstate);
+
+static inline int tracer_on_thread(void **cell, void *tstate)
+{
+#if TRACER_THREAD_CELL
+    return *(void *volatile *)cell == tstate;
+#else
+    (void)cell;
+    return tracer_thread_state() == tstate;
+#endif
+}
+
 /* The reads below run several times per recorded node.  Before 3.14 a frame's
  * slots are plain object pointers, so they are inline loads at offsets _frame.c
  * measures in the internal struct (the module still sees no internal header);

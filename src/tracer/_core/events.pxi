@@ -30,7 +30,7 @@ cdef inline int _frame_entered(Recorder self, object code, int offset, int how) 
     # the recorder follows now (this thread, the top of its frame stack).
     cdef void *frame
     cdef FrameRec *parent
-    if self.nframes == 0 or tracer_thread_state() != self.tstate:
+    if self.nframes == 0 or not tracer_on_thread(self.tstate_cell, self.tstate):
         return EV_CONTINUE
     frame = tracer_thread_frame(self.tstate)
     parent = &self.frames[self.nframes - 1]

@@ -27,6 +27,8 @@ cdef extern from "Python.h":
 cdef extern from "_frame.h":
     void *tracer_current_frame()
     void *tracer_thread_state()
+    void **tracer_thread_cell(void *tstate)
+    bint tracer_on_thread(void **cell, void *tstate)
     void *tracer_thread_frame(void *tstate)
     void *tracer_frame_caller(void *frame)
     void *tracer_frame_previous(void *frame)

@@ -43,6 +43,7 @@ cdef class Recorder:
 
     cdef readonly Trace trace
     cdef void *tstate
+    cdef void **tstate_cell     # where events read whether they run on tstate's thread
     cdef FrameRec *frames
     cdef int32_t nframes, framecap
     cdef int64_t *shadow
@@ -109,6 +110,7 @@ cdef class Recorder:
     def begin_root(self, object f, tuple args, dict kwargs, object ctx):
         """Create the root row and the pseudo-frame of track()'s caller."""
         self.tstate = PyThreadState_Get()
+        self.tstate_cell = tracer_thread_cell(self.tstate)
         cdef Trace t = self.trace
         cdef int32_t root = t.add_row(K_NESTED, F_OPEN, -1, -1, 0, NULL)
         # The callee is what the caller gave track, kept while recording under every
@@ -282,12 +284,22 @@ cdef inline void _pop(Recorder self) noexcept:
 cdef inline FrameRec *_top_for(Recorder self, object code) noexcept:
     # The frame record an event belongs to, or NULL if the event is from another
     # thread or from a frame the recorder does not follow.
-    if self.nframes == 0 or tracer_thread_state() != self.tstate:
+    if self.nframes == 0 or not tracer_on_thread(self.tstate_cell, self.tstate):
         return NULL
     cdef FrameRec *fr = &self.frames[self.nframes - 1]
     if fr.code != <PyObject *>code or fr.frame != tracer_thread_frame(self.tstate):
         return NULL
     return fr
+
+
+def _thread_state_reads():
+    """The calling thread's state as two ints: as libpython's thread-local read
+    gives it, and as the events read it (tracer_on_thread: the GIL's last holder
+    where there is a GIL).  For the tests, which check the two agree on every
+    thread."""
+    cdef void *ts = tracer_thread_state()
+    cdef void **cell = tracer_thread_cell(ts)
+    return <size_t>ts, <size_t>(cell[0] if cell != NULL else ts)
 
 
 # -- shadow helpers ---------------------------------------------------------------

@@ -544,7 +544,7 @@ cdef int _yield_unfollowed(Recorder self, object code, int32_t offset) except -1
     cdef CPlan *plan
     cdef int32_t u = offset >> 1
     if not YIELDS_OFF or not ALLOW_DISABLE or LIVE_RECORDERS != 1 or self.nframes == 0 \
-            or tracer_thread_state() != self.tstate:
+            or not tracer_on_thread(self.tstate_cell, self.tstate):
         return EV_CONTINUE
     plan = _cached_plan(self, code)
     if plan == NULL or plan.end_skip == NULL or not 0 <= u < plan.nunits \
