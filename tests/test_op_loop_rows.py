@@ -411,8 +411,15 @@ def test_rows_with_pooled_inputs_under_a_value_policy(values):
     # Under a policy the pool may keep a summary in place of a captured value
     # (Recorder._pool_ref then skips its cache): the refs still agree.
     args = (["Apple ", "pear", "APPLE", " fig"] * 30,)
-    fast = tracer.track(method_calls, *args, ctx=Context(values=values))
-    slow = tracer.track(method_calls, *args, ctx=ReturnHook(values=values))
+    _same_under_policy(method_calls, args, values)
+
+
+def _same_under_policy(func, args, values):
+    # The op loop's trace and the per-row writers' under a value policy: the
+    # columns equal, pool refs compared by the values they name (the pool may
+    # keep a summary in place of a captured value), values by their repr.
+    fast = tracer.track(func, *args, ctx=Context(values=values))
+    slow = tracer.track(func, *args, ctx=ReturnHook(values=values))
     a, ta = _columns(fast)
     b, tb = _columns(slow)
     for name in COLUMNS:
@@ -565,20 +572,7 @@ def test_single_record_segments_in_a_second_trace():
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
 def test_single_record_segments_under_a_value_policy(values):
     args = (_bodies(20), _WORDS)
-    fast = tracer.track(single_records, *args, ctx=Context(values=values))
-    slow = tracer.track(single_records, *args, ctx=ReturnHook(values=values))
-    a, ta = _columns(fast)
-    b, tb = _columns(slow)
-    for name in COLUMNS:
-        if name != "refs":
-            assert a[name] == b[name], f"column {name} differs"
-    pa = [r if r >= 0 else repr(ta.pool[-r - 1]) for r in a["refs"]]
-    pb = [r if r >= 0 else repr(tb.pool[-r - 1]) for r in b["refs"]]
-    assert pa == pb
-    for row in range(len(ta)):
-        assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
-    tracer.validate(fast)
-    tracer.validate(slow)
+    _same_under_policy(single_records, args, values)
 
 
 def test_single_record_segments_are_exercised():
