@@ -67,6 +67,28 @@ def _columns(root):
     return {name: cols[name].tolist() for name in COLUMNS}, trace
 
 
+def _same_under_policy(func, args, values):
+    # The op loop's trace and the per-row writers' under a value policy: the
+    # columns equal; pool refs compared by the values they name, since a raw ref
+    # depends on the pool's address-keyed cache (two objects sharing one of its
+    # slots each get an entry); values by their repr without addresses (objects
+    # each run makes, a lambda, an iterator: equal but for where they live).
+    fast = tracer.track(func, *args, ctx=Context(values=values))
+    slow = tracer.track(func, *args, ctx=ReturnHook(values=values))
+    a, ta = _columns(fast)
+    b, tb = _columns(slow)
+    for name in COLUMNS:
+        if name != "refs":
+            assert a[name] == b[name], f"column {name} differs"
+    pa = [r if r >= 0 else _sans_address(ta.pool[-r - 1]) for r in a["refs"]]
+    pb = [r if r >= 0 else _sans_address(tb.pool[-r - 1]) for r in b["refs"]]
+    assert pa == pb
+    for row in range(len(ta)):
+        assert _sans_address(ta.value(row)) == _sans_address(tb.value(row)), f"value of row {row}"
+    tracer.validate(fast)
+    tracer.validate(slow)
+
+
 def _same_trace(fast, slow):
     # (pool refs compared by the pooled value: which entry a captured value gets
     # depends on Recorder._pool_ref's cache, hashed by address)
@@ -90,17 +112,7 @@ def test_op_loop_rows_match_the_per_row_writers(call, fresh):
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
 def test_op_loop_rows_under_a_value_policy(values):
-    args = (list(range(200)),)
-    fast = tracer.track(mixed, *args, ctx=Context(values=values))
-    slow = tracer.track(mixed, *args, ctx=ReturnHook(values=values))
-    a, ta = _columns(fast)
-    b, tb = _columns(slow)
-    for name in COLUMNS:
-        assert a[name] == b[name], f"column {name} differs"
-    for row in range(len(ta)):
-        assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
-    tracer.validate(fast)
-    tracer.validate(slow)
+    _same_under_policy(mixed, (list(range(200)),), values)
 
 
 def _twice(v):
@@ -331,18 +343,7 @@ def test_for_loops_taken_in_the_op_loop_match_the_per_row_writers(call, fresh):
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
 def test_for_loops_under_a_value_policy(values):
-    args = (list(range(1, 40)),)
-    fast = tracer.track(for_shapes, *args, ctx=Context(values=values))
-    slow = tracer.track(for_shapes, *args, ctx=ReturnHook(values=values))
-    a, ta = _columns(fast)
-    b, tb = _columns(slow)
-    for name in COLUMNS:
-        assert a[name] == b[name], f"column {name} differs"
-    for row in range(len(ta)):
-        # (objects made by each run, a lambda, an iterator: equal but for where they live)
-        assert _sans_address(ta.value(row)) == _sans_address(tb.value(row)), f"value of row {row}"
-    tracer.validate(fast)
-    tracer.validate(slow)
+    _same_under_policy(for_shapes, (list(range(1, 40)),), values)
 
 
 # -- inputs already in the pool (shadow tag 2) ----------------------------------------
@@ -413,25 +414,6 @@ def test_rows_with_pooled_inputs_under_a_value_policy(values):
     args = (["Apple ", "pear", "APPLE", " fig"] * 30,)
     _same_under_policy(method_calls, args, values)
 
-
-def _same_under_policy(func, args, values):
-    # The op loop's trace and the per-row writers' under a value policy: the
-    # columns equal, pool refs compared by the values they name (the pool may
-    # keep a summary in place of a captured value), values by their repr.
-    fast = tracer.track(func, *args, ctx=Context(values=values))
-    slow = tracer.track(func, *args, ctx=ReturnHook(values=values))
-    a, ta = _columns(fast)
-    b, tb = _columns(slow)
-    for name in COLUMNS:
-        if name != "refs":
-            assert a[name] == b[name], f"column {name} differs"
-    pa = [r if r >= 0 else repr(ta.pool[-r - 1]) for r in a["refs"]]
-    pb = [r if r >= 0 else repr(tb.pool[-r - 1]) for r in b["refs"]]
-    assert pa == pb
-    for row in range(len(ta)):
-        assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
-    tracer.validate(fast)
-    tracer.validate(slow)
 
 
 def test_rows_with_pooled_inputs_in_a_second_trace():
@@ -504,22 +486,8 @@ def test_rows_before_a_call_out_of_the_loop_match_the_per_row_writers(call, fres
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
 def test_rows_before_a_call_out_of_the_loop_under_a_value_policy(values):
-    args = (list(range(60)),)
     for f in (mid_run_calls, raises_mid_run):
-        fast = tracer.track(f, *args, ctx=Context(values=values))
-        slow = tracer.track(f, *args, ctx=ReturnHook(values=values))
-        a, ta = _columns(fast)
-        b, tb = _columns(slow)
-        for name in COLUMNS:
-            if name != "refs":
-                assert a[name] == b[name], f"column {name} differs"
-        pa = [r if r >= 0 else repr(ta.pool[-r - 1]) for r in a["refs"]]
-        pb = [r if r >= 0 else repr(tb.pool[-r - 1]) for r in b["refs"]]
-        assert pa == pb
-        for row in range(len(ta)):
-            assert repr(ta.value(row)) == repr(tb.value(row)), f"value of row {row}"
-        tracer.validate(fast)
-        tracer.validate(slow)
+        _same_under_policy(f, (list(range(60)),), values)
 
 
 # -- a segment of one RECORD and its END: its row written without the loop (_single_row) ---
