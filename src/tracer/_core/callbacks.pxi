@@ -203,8 +203,10 @@ cdef inline PyObject *_active_for(PyObject *k, Py_ssize_t nargs, Py_ssize_t expe
     return active
 
 
-cdef PyObject *_cb_code(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
-    # (code, offset): PY_START, PY_RESUME, INSTRUCTION
+cdef inline PyObject *_code_event(PyObject *k, PyObject **args, size_t nargsf,
+                                  PyObject *kwnames, code_handler handler) noexcept:
+    # (code, offset): PY_START, PY_RESUME, INSTRUCTION.  Inline: a callback that
+    # passes a constant handler calls it directly (_cb_py_start, below).
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
     cdef PyObject *rec = _active_for(k, nargs, 2, kwnames)
     if rec == NULL:
@@ -212,7 +214,11 @@ cdef PyObject *_cb_code(PyObject *k, PyObject **args, size_t nargsf, PyObject *k
     cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
         _log_event(0, (<_Callback *>k).key, <object>args[0], offset, None)
-    return _reply(rec, (<code_handler>(<_Callback *>k).handler)(rec, args[0], offset))
+    return _reply(rec, handler(rec, args[0], offset))
+
+
+cdef PyObject *_cb_code(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
+    return _code_event(k, args, nargsf, kwnames, <code_handler>(<_Callback *>k).handler)
 
 
 cdef PyObject *_cb_dest(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
@@ -228,7 +234,8 @@ cdef PyObject *_cb_dest(PyObject *k, PyObject **args, size_t nargsf, PyObject *k
                                                               _small_int(args[2])))
 
 
-cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
+cdef inline PyObject *_value_event(PyObject *k, PyObject **args, size_t nargsf,
+                                   PyObject *kwnames, value_handler handler) noexcept:
     # (code, offset, value): PY_RETURN, PY_YIELD, RAISE/RERAISE, PY_UNWIND, PY_THROW
     cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
     cdef PyObject *rec = _active_for(k, nargs, 3, kwnames)
@@ -237,7 +244,11 @@ cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *
     cdef int offset = _small_int(args[1])
     if TRACER_EVENT_LOG:
         _log_event(2, (<_Callback *>k).key, <object>args[0], offset, <object>args[2])
-    return _reply(rec, (<value_handler>(<_Callback *>k).handler)(rec, args[0], offset, args[2]))
+    return _reply(rec, handler(rec, args[0], offset, args[2]))
+
+
+cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *kwnames) noexcept:
+    return _value_event(k, args, nargsf, kwnames, <value_handler>(<_Callback *>k).handler)
 
 
 # The three events of every followed call (PY_START, INSTRUCTION, PY_RETURN) have
@@ -247,38 +258,17 @@ cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *
 # _frame_entered, _py_return's _leave), one call fewer per event.
 cdef PyObject *_cb_py_start(PyObject *k, PyObject **args, size_t nargsf,
                             PyObject *kwnames) noexcept:
-    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
-    cdef PyObject *rec = _active_for(k, nargs, 2, kwnames)
-    if rec == NULL:
-        return _idle(nargs, 2, kwnames)
-    cdef int offset = _small_int(args[1])
-    if TRACER_EVENT_LOG:
-        _log_event(0, (<_Callback *>k).key, <object>args[0], offset, None)
-    return _reply(rec, (<code_handler><void *>_py_start)(rec, args[0], offset))
+    return _code_event(k, args, nargsf, kwnames, <code_handler><void *>_py_start)
 
 
 cdef PyObject *_cb_instruction(PyObject *k, PyObject **args, size_t nargsf,
                                PyObject *kwnames) noexcept:
-    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
-    cdef PyObject *rec = _active_for(k, nargs, 2, kwnames)
-    if rec == NULL:
-        return _idle(nargs, 2, kwnames)
-    cdef int offset = _small_int(args[1])
-    if TRACER_EVENT_LOG:
-        _log_event(0, (<_Callback *>k).key, <object>args[0], offset, None)
-    return _reply(rec, (<code_handler><void *>_instruction)(rec, args[0], offset))
+    return _code_event(k, args, nargsf, kwnames, <code_handler><void *>_instruction)
 
 
 cdef PyObject *_cb_py_return(PyObject *k, PyObject **args, size_t nargsf,
                              PyObject *kwnames) noexcept:
-    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
-    cdef PyObject *rec = _active_for(k, nargs, 3, kwnames)
-    if rec == NULL:
-        return _idle(nargs, 3, kwnames)
-    cdef int offset = _small_int(args[1])
-    if TRACER_EVENT_LOG:
-        _log_event(2, (<_Callback *>k).key, <object>args[0], offset, <object>args[2])
-    return _reply(rec, (<value_handler><void *>_py_return)(rec, args[0], offset, args[2]))
+    return _value_event(k, args, nargsf, kwnames, <value_handler><void *>_py_return)
 
 
 # The handlers are events.pxi's, called directly (they are `except -1`; the
