@@ -102,27 +102,25 @@ def filtered_rows_in_loop(enabled=None):
 cdef inline bint _static_unfiltered(FrameRec *fr, int32_t *r) noexcept:
     """Whether record `r`'s row is one no filter of fr's context names, known
     before it is written: an operator or special op whose static callee (or
-    none) the filter does not match.  (A call's callee is known once its row is:
+    none) the filter does not match; a special op's static is its name, a str,
+    which no filter's key is.  (A call's callee is known once its row is:
     _row_filtered.)"""
+    cdef PyObject *fn
     if r[REC_SEM] != R_OP and r[REC_SEM] != R_SPECIAL:
         return False
-    return r[REC_FN] < 0 or _match(<CallFilter>fr.filters,
-                                   PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])) < 0
+    if r[REC_FN] < 0:
+        return True
+    fn = PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])
+    return PyUnicode_CheckExact(fn) or _match(<CallFilter>fr.filters, fn) < 0
 
 
 cdef inline bint _row_filtered(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
     # Whether the row just written at `row` (record `r`) has a callee a filter
     # of fr's context names: its hooks run (_recorded), as _record_primitive's.
-    # An operator's callee is its static one (_row_callee's, read here); a
-    # special op's static is its name, a str, which no filter's key is.
-    cdef PyObject *fn
+    # An operator's or special op's callee is its static one (_static_unfiltered);
+    # a call's, its first input (_row_callee).
     if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
-        if r[REC_FN] < 0:
-            return False
-        fn = PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])
-        if PyUnicode_CheckExact(fn):
-            return False
-        return _match(<CallFilter>fr.filters, fn) >= 0
+        return not _static_unfiltered(fr, r)
     return _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) >= 0
 
 
