@@ -97,16 +97,22 @@ def _load_before(path):
     return module
 
 
+def observed_sites(ct):
+    """{address: value} of 1 % of a run's sites, spread among its data draws
+    (gauss with sigma <= 1): what the condition/do rows fix."""
+    n = len(ct.choices)
+    data = [a for a, c in ct.choices.items()
+            if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
+    return {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
+
+
 def measure(name, model, args, repeats, before=None):
     ctx = Context(modules=["random"])
     r = random.Random(0)
     ct = full(model, (r,) + args)
     n = len(ct.choices)
     addrs = list(ct.choices)
-    # observe 1 % of the sites, among the data draws (gauss with sigma <= 1)
-    data = [a for a, c in ct.choices.items()
-            if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
-    obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
+    obs = observed_sites(ct)
     site = addrs[len(addrs) // 2]
     # the first incremental update of a run builds its tape (once per run: every
     # trace derived from it shares it); the timed updates come after

@@ -61,10 +61,7 @@ def cases_of(mi: int, before: str | None) -> tuple[list, dict]:
     name, model, args = (bench.MODELS + [("helper draws", helper_draws, (10000,))])[mi]
     r = random.Random(0)
     ct = bench.full(model, (r,) + args)
-    n = len(ct.choices)
-    data = [a for a, c in ct.choices.items()
-            if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
-    obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
+    obs = bench.observed_sites(ct)
     if old is not None:
         octt = old.trace(model, r, *args)
         octt.choices

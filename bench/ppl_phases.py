@@ -53,10 +53,7 @@ def fixing(mi: int, k: int, what: str) -> None:
     name, model, args = bench.MODELS[mi]
     r = random.Random(0)
     ct = bench.full(model, (r,) + args)
-    n = len(ct.choices)
-    data = [a for a, c in ct.choices.items()
-            if c.sampler.name == "gauss" and c.params["sigma"] <= 1.0]
-    obs = {a: ct[a] for a in data[::max(1, len(data) * 100 // n // 100)][:max(1, n // 100)]}
+    obs = bench.observed_sites(ct)
     fixed = _fix(obs, OBSERVED if what == "condition" else INTERVENED)
     ctx = Context(modules=["random"])
     m = k + 1
