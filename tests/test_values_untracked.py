@@ -2,7 +2,8 @@
 can never be part of a cycle (session 16, issue 19): a ValueSummary that refers only
 to leaves (a static type, None, ints, floats, str, bytes, a tuple of ints, an object
 of a type the collector never follows), a WeakValue whose summary is such and whose
-reference has no callback, and that reference (the object's basic weakref).  Each is
+reference has no callback (that reference itself, the object's basic weakref shared
+with the program's weakref.ref(obj), is left as the program has it).  Each is
 still freed when the last reference to it goes, traces are the same whether or not
 collections run while they are recorded, and summaries that can be in a cycle (the
 program's own classes, bound methods) stay tracked, so such a cycle is still found."""
@@ -75,7 +76,9 @@ def test_summaries_of_leaves_are_untracked_the_others_tracked(policy):
         kinds["untracked" if leaf else "tracked"] += 1
         if isinstance(v, _core.WeakValue):
             assert gc.is_tracked(v) is not leaf, v
-            assert not gc.is_tracked(v.ref)        # a plain weakref.ref: a leaf
+            # The object's basic reference is the program's too: left tracked,
+            # as CPython made it.
+            assert gc.is_tracked(v.ref)
     assert kinds["untracked"] >= 6 and kinds["tracked"] >= 3, kinds
     tracer.validate(root)
 
@@ -176,13 +179,58 @@ def test_a_weak_values_reference_stays_the_objects_basic_reference():
     for w in weak:
         obj = w.ref()
         assert weakref.ref(obj) is w.ref                # the one basic reference
-        assert not gc.is_tracked(w.ref)
+        assert gc.is_tracked(w.ref)                     # as CPython made it
         # A reference with a callback is another object, tracked as before.
         assert gc.is_tracked(weakref.ref(obj, lambda r: None))
     del keep
     (s,) = [w for w in weak if w.summary.type is set]
     assert s.ref() is None and s.get() == s.summary     # dead: its summary
     assert gc.is_tracked([w for w in weak if w.summary.type is Box][0])
+
+
+def observe_weakrefs(objs):
+    """What a program can see of its objects' basic weak references."""
+    refs = [weakref.ref(o) for o in objs]
+    return [(gc.is_tracked(r), any(x is r for x in gc.get_objects()), r() is o)
+            for r, o in zip(refs, objs)]
+
+
+class Box:
+    pass
+
+
+@pytest.mark.parametrize("policy", ["keep", "summary", "weak"])
+def test_the_programs_weakrefs_look_the_same_traced_and_untraced(policy):
+    # A WeakValue holds the object's basic reference, the same object the
+    # program's weakref.ref(obj) returns: tracing must leave it as the program
+    # has it -- tracked, in gc.get_objects() -- during the call and after it.
+    def program(objs, seen):
+        seen.append(observe_weakrefs(objs))
+        for o in objs:                      # each object a recorded value
+            id(o)
+        seen.append(observe_weakrefs(objs))
+
+    def run(traced):
+        objs = [{1, 2}, Box(), Box()]
+        early = [weakref.ref(o) for o in objs]         # made before the call
+        inside = []
+        root = None
+        if traced:
+            root = tracer.track(program, objs, inside, ctx=Context(values=policy))
+        else:
+            program(objs, inside)
+        after = observe_weakrefs(objs)
+        return inside, after, [gc.is_tracked(r) for r in early], root
+
+    untraced_inside, untraced_after, untraced_early, _ = run(False)
+    inside, after, early, root = run(True)
+    assert inside == untraced_inside
+    assert after == untraced_after
+    assert early == untraced_early == [True, True, True]
+    if policy == "weak":                    # the trace did make WeakValues of them
+        weak = [v for v in raw_values(root) if isinstance(v, _core.WeakValue)]
+        assert {type(w.ref()) for w in weak} >= {set, Box}
+        assert all(gc.is_tracked(w.ref) for w in weak)
 
 
 def test_unpickled_summaries_follow_the_same_rule():

@@ -251,13 +251,14 @@ cdef void _untrack_summary(ValueSummary s) noexcept:
 
 cdef void _untrack_weak(WeakValue w) noexcept:
     # A WeakValue whose summary is untracked (above) and whose reference is a
-    # plain weakref.ref (no callback) refers only to leaves: untracked too, and
-    # the reference with it (the object's basic reference, shared with the
-    # program's weakref.ref(obj): the collector only ever visits its callback,
-    # which a basic reference never has).
+    # plain weakref.ref (no callback) is never part of a cycle: the reference's
+    # traversal visits only its callback, which a basic reference never gets.
+    # Only the WeakValue (tracer's own object) is untracked.  The reference
+    # stays as it is: it is the object's basic reference, the same object the
+    # program's weakref.ref(obj) returns, and tracing must not change what the
+    # program can observe of it (gc.is_tracked, gc.get_objects).
     if not tracer_plain_weakref(<PyObject *>w.ref):
         return
-    tracer_gc_untrack(<PyObject *>w.ref)
     if w.summary is not None and not tracer_gc_tracked(<PyObject *>w.summary):
         tracer_gc_untrack(<PyObject *>w)
 
