@@ -23,6 +23,23 @@ from tracer.analysis.plan import PLAN_EXACT, PLAN_INTERVENE, PLAN_PLAIN, CodePla
 SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 
+def as_this_install(program: str) -> str:
+    """`program` (run by `python -c` with PYTHONPATH=SRC) seeing the tracer version
+    this process imported.  The version is part of the plan cache's fingerprint,
+    hence of its folder's name and of every key, and setuptools-scm writes the
+    current commit into src/tracer/_version.py at each build: a rebuild while the
+    suite runs (a commit, then `make venv-3.13`) gave the processes these tests
+    start another folder than this process's, which is what failed the writer
+    tests under load (sessions 15-16: not a race in the writer).  Pinned here, the
+    processes are what they stand for: the same install as this one."""
+    import tracer
+    prelude = ("import sys, types\n"
+               "_pinned = types.ModuleType('tracer._version')\n"
+               f"_pinned.version = {tracer.__version__!r}\n"
+               "sys.modules['tracer._version'] = _pinned\n")
+    return prelude + program
+
+
 def sample(xs, key=None, *, scale=2, **kw):
     total = 0
     for i, x in enumerate(xs):
@@ -252,8 +269,8 @@ PROGRAM = textwrap.dedent("""
 def _run(plan_cache: Path) -> dict:
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(plan_cache), PYTHONPATH=SRC)
     env.pop("TRACER_PLAN_CACHE", None)
-    out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", as_this_install(PROGRAM)], env=env,
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -286,7 +303,7 @@ WRITER = textwrap.dedent("""
 
 def test_two_processes_writing_at_once_leave_whole_entries(tmp_path):
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(tmp_path), PYTHONPATH=SRC)
-    program = WRITER.format(tests=str(Path(__file__).parent))
+    program = as_this_install(WRITER.format(tests=str(Path(__file__).parent)))
     procs = [subprocess.Popen([sys.executable, "-c", program], env=env, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
@@ -355,7 +372,8 @@ def test_a_pack_written_between_a_writers_read_and_rename_loses_nothing(plan_dir
     # nothing holds it back (no lock: it then loses its entry, every time); with
     # the writers' lock it waits for this one's rename and merges.
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(plan_dir), PYTHONPATH=SRC)
-    other = subprocess.Popen([sys.executable, "-c", OTHER_WRITER], env=env, stdin=subprocess.PIPE,
+    other = subprocess.Popen([sys.executable, "-c", as_this_install(OTHER_WRITER)], env=env,
+                             stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert other.stdout.readline().strip() == "ready", other.stderr.read()
