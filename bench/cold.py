@@ -60,6 +60,13 @@ the traces keep of values decides how much cyclic garbage the collector meets
 (exceptions kept as values hold their tracebacks and frames); the time each pass
 spent in the collector is printed beside it.
 
+`--heap` (with `--toolz DIR`) instead counts the long-lived objects the collector
+tracks after the suite's two passes and a full collection (`gc.get_objects()`, the
+last trace dropped), by type, in the three processes (untraced, a first traced
+process, a second one with the plan cache filled), and prints what the traced
+processes hold above the untraced one: what every full collection walks that
+tracing added.
+
 Each pass's line of part 2 gives the time the garbage collector took in it (its
 `gc.callbacks`) and its collections by generation (young/middle/full).
 
@@ -70,6 +77,7 @@ and wall-clock samples there include other processes' turns.
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import contextlib
 import gc
 import importlib.util
@@ -312,7 +320,7 @@ def _suite_tests(toolz_dir: Path) -> list:
 
 
 def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None = None,
-                 marked: bool = False) -> None:
+                 marked: bool = False, heap: bool = False) -> None:
     if no_gc:
         gc.disable()
     tests = _suite_tests(toolz_dir)
@@ -377,11 +385,18 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
         gc_times.append(in_gc[0])
         gc_counts.append(list(collections))
     gc.callbacks.remove(on_gc)
-    print(json.dumps({"tests": len(passing), "times": times, "gc": gc_times,
-                      "collections": gc_counts, "nodes": nodes // 2, "failures": failures}))
+    out = {"tests": len(passing), "times": times, "gc": gc_times,
+           "collections": gc_counts, "nodes": nodes // 2, "failures": failures}
+    if heap:
+        tracer.api._state.last = None  # (the last trace, kept for tracer.last_trace)
+        gc.collect()
+        out["heap"] = dict(Counter(
+            f"{getattr(type(o), '__module__', '?')}.{type(o).__qualname__}"
+            for o in gc.get_objects()))
+    print(json.dumps(out))
 
 
-def suite(toolz_dir: Path, no_gc: bool, values: str | None = None) -> dict:
+def suite(toolz_dir: Path, no_gc: bool, values: str | None = None, heap: bool = False) -> dict:
     plan_dir = tempfile.mkdtemp(prefix="tracer-cold-suite-")
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=plan_dir)
     env.pop("TRACER_PLAN_CACHE", None)
@@ -389,7 +404,8 @@ def suite(toolz_dir: Path, no_gc: bool, values: str | None = None) -> dict:
     def run(traced: bool) -> dict:
         out = subprocess.run([sys.executable, __file__, "--suite-worker", str(toolz_dir)]
                              + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else [])
-                             + (["--values", values] if values else []),
+                             + (["--values", values] if values else [])
+                             + (["--heap"] if heap else []),
                              env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -400,6 +416,20 @@ def suite(toolz_dir: Path, no_gc: bool, values: str | None = None) -> dict:
     finally:
         shutil.rmtree(plan_dir, ignore_errors=True)
     return {"untraced": untraced, "first": first, "second": second}
+
+
+def print_heap(r: dict, top: int = 12) -> None:
+    base = r["untraced"]["heap"]
+    print(f"\nlong-lived objects the collector tracks after the suite's two passes "
+          f"(gc.get_objects() after gc.collect()): untraced {sum(base.values()):,}")
+    for label, key in (("first process (empty plan cache)", "first"),
+                       ("second process (plan cache filled)", "second")):
+        h = r[key]["heap"]
+        extra = {t: h.get(t, 0) - base.get(t, 0) for t in set(h) | set(base)}
+        print(f"  {label}: {sum(h.values()):,} ({sum(h.values()) - sum(base.values()):+,}); "
+              f"by type: " + ", ".join(f"{t} {n:+,}" for t, n in
+                                        sorted(extra.items(), key=lambda kv: -abs(kv[1]))[:top]
+                                        if n))
 
 
 def print_suite(r: dict, no_gc: bool, values: str | None = None) -> None:
@@ -523,6 +553,9 @@ def main() -> None:
                         help="run the suite's processes with the garbage collector off")
     parser.add_argument("--values", help="trace the suite with Context(values=VALUES)")
     parser.add_argument("--suite-only", action="store_true", help="skip part 1")
+    parser.add_argument("--heap", action="store_true",
+                        help="with --toolz DIR: only the long-lived objects the collector "
+                             "tracks after the suite's passes, traced against untraced")
     parser.add_argument("--phases", action="store_true",
                         help="only the builder per phase over a corpus of stdlib modules")
     parser.add_argument("--track-cost", action="store_true",
@@ -536,7 +569,13 @@ def main() -> None:
               f"tracer.track of it {us['track']:.2f} us")
         return
     if args.suite_worker:
-        suite_worker(args.suite_worker, args.traced, args.no_gc, args.values, args.marked)
+        suite_worker(args.suite_worker, args.traced, args.no_gc, args.values, args.marked,
+                     args.heap)
+        return
+    if args.heap and args.toolz:
+        r = suite(args.toolz, args.no_gc, args.values, heap=True)
+        print(f"Python {sys.version.split()[0]}")
+        print_heap(r)
         return
     if args.phases:
         print(f"Python {sys.version.split()[0]}")
