@@ -188,10 +188,14 @@ def test_a_weak_values_reference_stays_the_objects_basic_reference():
     assert gc.is_tracked([w for w in weak if w.summary.type is Box][0])
 
 
-def observe_weakrefs(objs):
-    """What a program can see of its objects' basic weak references."""
+def observe_weakrefs(objs, listed=False):
+    """What a program can see of its objects' basic weak references: whether the
+    collector tracks them, (`listed`) whether gc.get_objects() holds them (too
+    many values to run traced), and that they still name their objects."""
     refs = [weakref.ref(o) for o in objs]
-    return [(gc.is_tracked(r), any(x is r for x in gc.get_objects()), r() is o)
+    if listed:
+        everything = {id(x) for x in gc.get_objects()}
+    return [(gc.is_tracked(r), id(r) in everything if listed else None, r() is o)
             for r, o in zip(refs, objs)]
 
 
@@ -203,7 +207,7 @@ class Box:
 def test_the_programs_weakrefs_look_the_same_traced_and_untraced(policy):
     # A WeakValue holds the object's basic reference, the same object the
     # program's weakref.ref(obj) returns: tracing must leave it as the program
-    # has it -- tracked, in gc.get_objects() -- during the call and after it.
+    # has it: tracked during the call, tracked and in gc.get_objects() after it.
     def program(objs, seen):
         seen.append(observe_weakrefs(objs))
         for o in objs:                      # each object a recorded value
@@ -219,13 +223,13 @@ def test_the_programs_weakrefs_look_the_same_traced_and_untraced(policy):
             root = tracer.track(program, objs, inside, ctx=Context(values=policy))
         else:
             program(objs, inside)
-        after = observe_weakrefs(objs)
-        return inside, after, [gc.is_tracked(r) for r in early], root
+        after = observe_weakrefs(objs, listed=True)
+        return inside, after, [gc.is_tracked(r) for r in early], root, objs
 
-    untraced_inside, untraced_after, untraced_early, _ = run(False)
-    inside, after, early, root = run(True)
+    untraced_inside, untraced_after, untraced_early, _, _ = run(False)
+    inside, after, early, root, objs = run(True)
     assert inside == untraced_inside
-    assert after == untraced_after
+    assert after == untraced_after == [(True, True, True)] * 3
     assert early == untraced_early == [True, True, True]
     if policy == "weak":                    # the trace did make WeakValues of them
         weak = [v for v in raw_values(root) if isinstance(v, _core.WeakValue)]
