@@ -16,7 +16,10 @@ tracer's and scipy's own code too):
 (M: 0 regression, 1 CRP, 2 HMM, 3 draws made in a helper function of the model:
 each draw a Python call of the model's own, a frame the ppl runs enter; K: runs per case; the optional third argument:
 another version of tracer.ppl, timed as "before.*" in place of `do`, and read with
---before).  Each model takes minutes.  `--time M N [DIR]`: the same cases (and
+--before).  Run i of every case draws from `random.Random(SEED + i)` (session 17;
+before, every case went on with one generator, so the CRP's cost, which follows its
+random state, moved between cases, processes and builds): a case's runs are the same
+programs in every process and build, and the cases' first runs the same seeds.  Each model takes minutes.  `--time M N [DIR]`: the same cases (and
 `do`, with DIR too) by process time instead, interleaved, best of N:
 
     nice python bench/ppl_callgrind.py --time M N [/tmp/before/src/tracer/ppl]
@@ -32,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from callgrind_parts import part_counts, run_parts  # noqa: E402
 
+SEED = 1000      # run i of each case: random.Random(SEED + i)
 CASES = ["untraced", "track", "ppl.trace", "replay", "condition", "do"]
 # With another tracer.ppl to compare.
 BEFORE_CASES = CASES[:5] + ["before.trace", "before.replay", "before.condition"]
@@ -67,19 +71,21 @@ def cases_of(mi: int, before: str | None) -> tuple[list, dict]:
         octt.choices
         octt.log_joint
     ctx = Context(modules=["random"])
-    cases = {"untraced": lambda _: model(r, *args),
-             "track": lambda _: tracer.track(model, r, *args, ctx=ctx),
-             "ppl.trace": lambda _: ppl.trace(model, r, *args),
+    R = random.Random
+    cases = {"untraced": lambda i: model(R(SEED + i), *args),
+             "track": lambda i: tracer.track(model, R(SEED + i), *args, ctx=ctx),
+             "ppl.trace": lambda i: ppl.trace(model, R(SEED + i), *args),
              "replay": lambda _: ppl.replay(ct),
-             "condition": lambda _: ppl.condition(model, obs, r, *args),
-             "do": lambda _: ppl.do(model, obs, r, *args)}
+             "condition": lambda i: ppl.condition(model, obs, R(SEED + i), *args),
+             "do": lambda i: ppl.do(model, obs, R(SEED + i), *args)}
     if old is not None:
-        cases.update({"before.trace": lambda _: old.trace(model, r, *args),
+        cases.update({"before.trace": lambda i: old.trace(model, R(SEED + i), *args),
                       "before.replay": lambda _: old.replay(octt),
-                      "before.condition": lambda _: old.condition(model, obs, r, *args)})
+                      "before.condition": lambda i: old.condition(model, obs, R(SEED + i),
+                                                                  *args)})
     names = BEFORE_CASES if old is not None else CASES
     if old is not None:
-        cases["do"] = lambda _: ppl.do(model, obs, r, *args)
+        cases["do"] = lambda i: ppl.do(model, obs, R(SEED + i), *args)
         names = names + ["do"]
     for name in names:
         cases[name](0)

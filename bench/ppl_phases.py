@@ -18,6 +18,9 @@ same fixing run with no snapshots, and ppl.trace's run:
         --dump-after=starmap_next --callgrind-out-file=/tmp/cg.co \\
         .venv-3.13/bin/python bench/ppl_phases.py M K condition
     python bench/ppl_phases.py --read /tmp/cg.co K condition
+
+(the fixing phases' run i draws from random.Random(SEED + i), as in
+bench/ppl_callgrind.py: the CRP's cost follows its random state.)
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from callgrind_parts import part_counts, run_parts  # noqa: E402
 
 NAMES = ["track", "run", "scan", "score", "ChoiceTrace", "seqrun", "scan(seq)", "shape+copy",
          "ppl.trace", "replay"]
+SEED = 1000      # the fixing phases' run i: random.Random(SEED + i), as ppl_callgrind.py
 FIX_NAMES = ["track", "run", "fixrun", "fixrun(nosnap)", "scan(fix)", "kinds", "score(fix)",
              "ChoiceTrace(fix)", "whole"]
 
@@ -57,25 +61,26 @@ def fixing(mi: int, k: int, what: str) -> None:
     fixed = _fix(obs, OBSERVED if what == "condition" else INTERVENED)
     ctx = Context(modules=["random"])
     m = k + 1
+    R = random.Random          # run i of each phase: random.Random(SEED + i)
     runs = []
-    for _ in range(m):
+    for i in range(m):
         s = Snapshots()
         fx = fixing_context(fixed, s)
-        runs.append((track(model, r, *args, ctx=fx), s, fx))
+        runs.append((track(model, R(SEED + i), *args, ctx=fx), s, fx))
     scans = [scan(root, "error", snaps=s) for root, s, _ in runs]
     kinds = [fx.kinds(d) for (_, _, fx), d in zip(runs, scans)]
     for d in scans:
         score_draws(d)
-    cases = [lambda i: tracer.track(model, r, *args, ctx=ctx),
-             lambda i: track(model, r, *args, ctx=plain_context(Snapshots())),
-             lambda i: track(model, r, *args, ctx=fixing_context(fixed, Snapshots())),
-             lambda i: track(model, r, *args, ctx=fixing_context(fixed)),
+    cases = [lambda i: tracer.track(model, R(SEED + i), *args, ctx=ctx),
+             lambda i: track(model, R(SEED + i), *args, ctx=plain_context(Snapshots())),
+             lambda i: track(model, R(SEED + i), *args, ctx=fixing_context(fixed, Snapshots())),
+             lambda i: track(model, R(SEED + i), *args, ctx=fixing_context(fixed)),
              lambda i: scan(runs[i][0], "error", snaps=runs[i][1]),
              lambda i: runs[i][2].kinds(scans[i]),
              lambda i: score_draws(scans[i]),
              lambda i: ChoiceTrace(model, (r,) + args, {}, runs[i][0], scans[i], kinds[i]),
-             (lambda i: ppl.condition(model, obs, r, *args)) if what == "condition" else
-             (lambda i: ppl.do(model, obs, r, *args))]
+             (lambda i: ppl.condition(model, obs, R(SEED + i), *args)) if what == "condition"
+             else (lambda i: ppl.do(model, obs, R(SEED + i), *args))]
     for c in cases:
         c(m - 1)
     run_parts(cases, k)

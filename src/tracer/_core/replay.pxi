@@ -235,14 +235,24 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     opened into locals, its epilogue: ~2/3 of such a run).  False, with nothing
     written, wherever the loop would not write the row itself (per-row hooks, a
     call's row open, not one result, an input to pool first) or the columns
-    must grow first: _run_ops's then."""
+    must grow first: _run_ops's then.  Under call filters alone (tracer.ppl's
+    contexts: _run_ops's `filtered`), a row whose callee a filter names is
+    left to _run_ops too (its hooks run there: _recorded)."""
     cdef CPlan *plan = fr.plan
     cdef int32_t *r = plan.recs + op[OP_A]
     cdef Trace t = self.trace
-    cdef int32_t nin = r[REC_NIN], row, nrefs
+    cdef int32_t nin = r[REC_NIN], row, nrefs, ref
     cdef int64_t *ss
     cdef PyObject *v
-    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0 or r[REC_NOUT] != 1:
+    cdef PyObject *callee
+    cdef uint32_t row_hooks = fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS
+    cdef bint filtered = False
+    if row_hooks != 0:
+        if (row_hooks & ~<uint32_t>ROW_FILTER_HOOKS) != 0 or fr.subst_pc >= 0 \
+                or not ROWS_UNDER_FILTERS:
+            return False
+        filtered = fr.filters != NULL and (fr.hooks & H_FILTERED) != 0
+    if fr.open_row >= 0 or r[REC_NOUT] != 1:
         return False
     row = t.n
     if row + 2 >= t.cap or t.nrefs + nin > t.refcap:
@@ -251,6 +261,20 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, t.nrefs)
     if nrefs < 0:
         return False
+    if filtered:
+        # _row_filtered's question before the row is committed: an operator's
+        # static callee, or a call's first input (its refs are written from
+        # t.nrefs on, not yet counted)
+        if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
+            if not _static_unfiltered(fr, r):
+                return False
+        else:
+            callee = NULL
+            if nrefs > t.nrefs:
+                ref = t.refs_[t.nrefs]
+                callee = t.value_[ref] if ref >= 0 else PyList_GET_ITEM(t.pool, -ref - 1)
+            if _match(<CallFilter>fr.filters, callee) >= 0:
+                return False
     v = _deferred_value(self, fr, op) if op[OP_C] else \
         tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + nin])
     t.parent_[row] = fr.call_row

@@ -68,3 +68,117 @@ def scalar_columns(list objects):
             else:
                 integer[i] = v
     return address_arr, type_arr, real_arr, integer_arr, big_arr, group_arr, firsts_arr[:count]
+
+
+# tracer.ppl's scoring of categorical draws (ppl/densities.py) reads a site's
+# weight lists, drawn items and `range` populations as columns: one C pass each
+# instead of numpy.fromiter over a chain of the lists (about 300 instructions a
+# number: a float object made and converted per item).  The numbers themselves are
+# what numpy's conversion gives (a float's value, float(int), float(bool)); the
+# arithmetic on them stays numpy's and scipy's.
+
+from cpython.object cimport PyObject_RichCompareBool, Py_EQ
+
+
+cdef int64_t _EXACT = (<int64_t>1) << 53   # ints whose float is exact
+
+
+def number_lists(list lists):
+    """`(lens, flat, ints, all_lists)` of `lists`, a list of lists or tuples of
+    numbers: each entry's length (int64 array), their items in order in one
+    float64 array (a float's value, an int's or bool's as float(x)), whether every
+    item is an int (not a bool), and whether every entry is a list (not a tuple).
+    None when an entry is neither a list nor a tuple, or an item is not exactly a
+    float, an int within +-2**53 (where its float is exact) or a bool.  No Python
+    code runs."""
+    np = _np()
+    cdef Py_ssize_t n = len(lists), i, j, m, total = 0, at = 0
+    cdef PyObject *o
+    cdef PyObject *x
+    cdef PyTypeObject *t
+    cdef bint ints = True, all_lists = True, is_list
+    cdef int overflow
+    cdef long long v
+    lens_arr = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] lens = lens_arr
+    for i in range(n):
+        o = PyList_GET_ITEM(lists, i)
+        t = Py_TYPE(o)
+        if t == <PyTypeObject *>list:
+            m = PyList_GET_SIZE(<object>o)
+        elif t == <PyTypeObject *>tuple:
+            m = len(<tuple>o)
+            all_lists = False
+        else:
+            return None
+        lens[i] = m
+        total += m
+    flat_arr = np.empty(total, dtype=np.float64)
+    cdef double[::1] flat = flat_arr
+    for i in range(n):
+        o = PyList_GET_ITEM(lists, i)
+        is_list = Py_TYPE(o) == <PyTypeObject *>list
+        m = lens[i]
+        if (PyList_GET_SIZE(<object>o) if is_list else len(<tuple>o)) != m:
+            return None        # (no Python code runs in between: never so)
+        for j in range(m):
+            x = PyList_GET_ITEM(<object>o, j) if is_list else PyTuple_GET_ITEM(<object>o, j)
+            t = Py_TYPE(x)
+            if t == <PyTypeObject *>float:
+                flat[at] = PyFloat_AS_DOUBLE(<object>x)
+            elif t == <PyTypeObject *>int:
+                overflow = 0
+                v = PyLong_AsLongLongAndOverflow(<object>x, &overflow)
+                if overflow or v > _EXACT or v < -_EXACT:
+                    return None
+                flat[at] = <double>v
+            elif t == <PyTypeObject *>bool:
+                flat[at] = 1.0 if (<object>x) is True else 0.0
+                ints = False
+            else:
+                return None
+            at += 1
+    return lens_arr, flat_arr, ints, all_lists
+
+
+def range_columns(list ranges):
+    """`(starts, lens, steps)` (int64 arrays) of `ranges`, a list of non-empty
+    `range` objects; None when an entry is not a range, is empty, or has a bound
+    beyond int64.  An entry equal to the one before it (as sequences: for
+    non-empty ranges, the same start, length and step) is not read again."""
+    np = _np()
+    cdef Py_ssize_t n = len(ranges), i
+    cdef PyObject *o
+    cdef PyObject *prev = NULL
+    cdef int overflow
+    cdef long long a, b, c
+    starts_arr = np.empty(n, dtype=np.int64)
+    lens_arr = np.empty(n, dtype=np.int64)
+    steps_arr = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] starts = starts_arr
+    cdef int64_t[::1] lens = lens_arr
+    cdef int64_t[::1] steps = steps_arr
+    for i in range(n):
+        o = PyList_GET_ITEM(ranges, i)
+        if Py_TYPE(o) != <PyTypeObject *>range:
+            return None
+        if prev != NULL and (o == prev or PyObject_RichCompareBool(<object>o, <object>prev, Py_EQ)):
+            starts[i], lens[i], steps[i] = starts[i - 1], lens[i - 1], steps[i - 1]
+            prev = o
+            continue
+        overflow = 0
+        a = PyLong_AsLongLongAndOverflow((<object>o).start, &overflow)
+        if overflow:
+            return None
+        b = PyLong_AsLongLongAndOverflow((<object>o).step, &overflow)
+        if overflow:
+            return None
+        try:
+            c = len(<object>o)
+        except OverflowError:
+            return None
+        if c == 0:
+            return None
+        starts[i], lens[i], steps[i] = a, c, b
+        prev = o
+    return starts_arr, lens_arr, steps_arr

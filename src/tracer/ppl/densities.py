@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _core
 from .samplers import Draw, UnknownSamplerError
 
 __all__ = ["score", "score_columns", "score_draws", "distribution_name"]
@@ -585,10 +586,16 @@ def _indices(pops, drawn: np.ndarray, shared: bool):
         elif not isinstance(pops, (list, tuple)):
             return None
     if not shared or type(pops[0]) is range:  # C loops over the draws (map), no genexpr
-        if set(map(type, pops)) != {range} or set(map(_START, pops)) != {0} or \
-                set(map(_STEP, pops)) != {1}:
-            return None
-        sizes = np.fromiter(map(len, pops), dtype=np.int64, count=len(pops))
+        got = _core.range_columns(pops) if COLUMNS_IN_C and type(pops) is list else None
+        if got is not None:
+            starts, sizes, steps = got
+            if (starts != 0).any() or (steps != 1).any():
+                return None
+        else:
+            if set(map(type, pops)) != {range} or set(map(_START, pops)) != {0} or \
+                    set(map(_STEP, pops)) != {1}:
+                return None
+            sizes = np.fromiter(map(len, pops), dtype=np.int64, count=len(pops))
         if len(pops) == 1:
             sizes = np.full(n, sizes[0], dtype=np.int64)
         if drawn.dtype.kind not in "iu" or (drawn < 0).any() or (drawn >= sizes).any():
@@ -624,9 +631,14 @@ def _categorical_columns(st, s, vals: list):
         if cols.get("k") != 1 or cols.get("cum_weights") is not None:
             return None
         name, pop, weights = "population", cols["population"], cols["weights"]
-        if set(map(type, vals)) != {list} or set(map(len, vals)) != {1}:
-            return None
-        drawn = list(map(_FIRST, vals))
+        got = _core.number_lists(vals) if COLUMNS_IN_C and type(vals) is list else None
+        if got is not None and got[2] and got[3] and (got[0] == 1).all():
+            # one int drawn per call: the ints as numpy.asarray makes them
+            drawn = got[1].astype(np.int64)
+        else:
+            if set(map(type, vals)) != {list} or set(map(len, vals)) != {1}:
+                return None
+            drawn = list(map(_FIRST, vals))
     try:
         arr = np.asarray(drawn)
     except (TypeError, ValueError):
@@ -660,13 +672,21 @@ def _picked_probabilities(weights, varies: bool, picks: np.ndarray, sizes: np.nd
             if not (0 < total < math.inf):
                 return None
             return w[picks] / total
-        lens = np.fromiter(map(len, weights), dtype=np.int64, count=n)
-        if not np.array_equal(lens, sizes):
-            return None
-        # every weight in one array (one conversion per number), then per draw
+        # every weight in one array (one conversion per number: in C where the
+        # lists hold plain floats and ints, _core.number_lists), then per draw
         # its total, its smallest and its pick's by segment
-        flat = np.fromiter(itertools.chain.from_iterable(weights), dtype=float,
-                           count=int(lens.sum()))
+        got = _core.number_lists(weights) if COLUMNS_IN_C and type(weights) is list \
+            else None
+        if got is not None:
+            lens, flat = got[0], got[1]
+            if len(lens) != n or not np.array_equal(lens, sizes):
+                return None
+        else:
+            lens = np.fromiter(map(len, weights), dtype=np.int64, count=n)
+            if not np.array_equal(lens, sizes):
+                return None
+            flat = np.fromiter(itertools.chain.from_iterable(weights), dtype=float,
+                               count=int(lens.sum()))
     except (TypeError, ValueError, IndexError):
         return None
     starts = np.zeros(n, dtype=np.int64)
@@ -680,6 +700,12 @@ def _picked_probabilities(weights, varies: bool, picks: np.ndarray, sizes: np.nd
     at = flat[starts + picks]
     return at / totals
 
+
+# Whether a categorical site's drawn items, `range` populations and weight lists
+# are read into arrays in C (_core.number_lists, _core.range_columns) where they
+# are plain numbers and ranges; False: numpy.fromiter and map over them as before
+# (for tests comparing the two: the arrays, and so the log-masses, are the same).
+COLUMNS_IN_C = True
 
 _START, _STEP = operator.attrgetter("start"), operator.attrgetter("step")
 _FIRST = operator.itemgetter(0)
