@@ -463,11 +463,17 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         plan = fr.plan      # the frame being followed runs `code`
     else:
         plan = _cached_plan(self, code)
-        if plan == NULL or plan.seg_at[offset >> 1] < 0:
+        if plan == NULL:
+            return EV_DISABLE
+        if plan.seg_at[offset >> 1] < 0:
+            if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1] & CMP_ON:
+                return EV_CONTINUE   # (a followed frame's guard needs it on)
             return EV_DISABLE
         return EV_CONTINUE
     first = plan.seg_at[offset >> 1]
     if first < 0:
+        if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1]:
+            return _compare_event(self, fr, offset)   # (3.12: compare312.pxi)
         return EV_DISABLE
     self.events += 1
     if fr.after_call:
