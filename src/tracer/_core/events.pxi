@@ -466,8 +466,12 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         if plan == NULL:
             return EV_DISABLE
         if plan.seg_at[offset >> 1] < 0:
-            if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1] & CMP_ON:
-                return EV_CONTINUE   # (a followed frame's guard needs it on)
+            if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1]:
+                # (3.12, a compare's jump: on for good if a followed frame's guard
+                # needs it, else off, as a guard that fails must know)
+                if plan.cmp_unit[offset >> 1] & CMP_ON or self.plan_mode != PLAN_PLAIN:
+                    return EV_CONTINUE
+                plan.cmp_unit[offset >> 1] |= CMP_MAY_BE_OFF
             return EV_DISABLE
         return EV_CONTINUE
     first = plan.seg_at[offset >> 1]
