@@ -15,8 +15,10 @@
 # starts without an event).  The plan's ops from that start to the compare say
 # where each operand comes from: a local not assigned in between (not a cell:
 # no call in between can change a fast local), a constant, a stack slot live at
-# the start, or `+`, `-`, `*` of such (i += 1): a guard program per segment,
-# made when the plan is loaded.  If an operand is not proved an exact builtin,
+# the start, or `+`, `-`, `*` of such (i += 1; of exact builtins these give an
+# exact builtin or raise before the compare runs): a guard per segment, made
+# when the plan is loaded, the locals and stack slots whose types to check
+# (constants are checked then).  If an operand is not proved an exact builtin,
 # the jump's location is switched on for good (CMP_ON) and, if a callback may
 # have switched it off, sys.monitoring.restart_events() re-instruments every
 # executing code object at once (CPython 3.12 Python/instrumentation.c:
@@ -46,74 +48,32 @@ cdef enum:
     CMP_ON = 2            # its event stays on for good
     CMP_MAY_BE_OFF = 4    # a callback answered DISABLE there
 
-# Guard program words (prefix form: an ARITH's two operands follow it).
+# Origins of a compare's operand (the guard's leaves: a local or a stack slot;
+# the others are decided when the guard is made).
 cdef enum:
     G_FAIL = 0
-    G_LOCAL = 1           # then the local's index
-    G_STACK = 2           # then the stack slot
-    G_TYPE = 3            # then a T_* (a constant's type)
-    G_ARITH = 4           # then A_*, then both operands
-
-cdef enum:
-    T_OTHER = 0
-    T_INT = 1             # int or bool
-    T_FLOAT = 2
-    T_STR = 3
-
-cdef enum:
-    A_ADD = 0
-    A_SUB = 1
-    A_MUL = 2
+    G_LOCAL = 1           # the local's value at the segment's start
+    G_STACK = 2           # a stack slot live at the start
+    G_CONST = 3           # a constant (co_consts index)
+    G_ARITH = 4           # + - * of two origins
 
 import dis as _dis
 import operator as _operator
 cdef int _COMPARE_OP = _dis.opmap["COMPARE_OP"]
 cdef dict _ARITH_FNS = {
-    id(_operator.add): A_ADD, id(_operator.iadd): A_ADD,
-    id(_operator.sub): A_SUB, id(_operator.isub): A_SUB,
-    id(_operator.mul): A_MUL, id(_operator.imul): A_MUL,
+    id(_operator.add): 0, id(_operator.iadd): 0,
+    id(_operator.sub): 1, id(_operator.isub): 1,
+    id(_operator.mul): 2, id(_operator.imul): 2,
 }
 
 
-cdef inline int _exact_type(PyObject *v) noexcept:
+cdef inline bint _exact_builtin(PyObject *v) noexcept:
+    # int, bool, float or str, no subclass: `<` and friends return a bool or raise
     cdef PyTypeObject *t
     if v == NULL:
-        return T_OTHER
+        return False
     t = Py_TYPE(v)
-    if t == &PyLong_Type or t == &PyBool_Type:
-        return T_INT
-    if t == &PyFloat_Type:
-        return T_FLOAT
-    if t == &PyUnicode_Type:
-        return T_STR
-    return T_OTHER
-
-
-cdef int _guard_type(FrameRec *fr, int32_t **at) noexcept:
-    """The exact builtin type the guard expression at *at evaluates to in fr's
-    frame now (T_OTHER: not proved), *at moved past it."""
-    cdef int32_t *p = at[0]
-    cdef int32_t word = p[0]
-    cdef int kind, a, b
-    if word == G_ARITH:
-        kind = p[1]
-        at[0] = p + 2
-        a = _guard_type(fr, at)
-        b = _guard_type(fr, at)
-        if a == T_OTHER or b == T_OTHER:
-            return T_OTHER
-        if a == T_STR or b == T_STR:
-            # str + str is a str; str * int is one too, but not proved here
-            return T_STR if (a == b and kind == A_ADD) else T_OTHER
-        return T_FLOAT if (a == T_FLOAT or b == T_FLOAT) else T_INT
-    at[0] = p + 2
-    if word == G_LOCAL:
-        return _exact_type(tracer_frame_local(fr.frame, p[1]))
-    if word == G_STACK:
-        return _exact_type(tracer_frame_stack_item(fr.frame, p[1]))
-    if word == G_TYPE:
-        return p[1]
-    return T_OTHER
+    return t == &PyLong_Type or t == &PyFloat_Type or t == &PyBool_Type or t == &PyUnicode_Type
 
 
 cdef int _compare_guard(Recorder self, FrameRec *fr, int32_t g) noexcept:
@@ -121,14 +81,20 @@ cdef int _compare_guard(Recorder self, FrameRec *fr, int32_t g) noexcept:
     off: it stays off only if both operands are proved exact builtins now; else
     it is switched on for good (restart_events, where it may be off)."""
     cdef CPlan *plan = fr.plan
-    cdef int32_t *p = plan.cmp_prog + g
+    cdef int32_t *p = plan.cmp_prog + g       # its jump's unit, n, n (G_*, index) leaves
     cdef int32_t unit = p[0]
+    cdef int32_t *end = p + 2 + 2 * p[1]
     cdef uint8_t bits = plan.cmp_unit[unit]
     cdef PyObject *res
     if bits & CMP_ON:
         return 0
-    p += 1
-    if _guard_type(fr, &p) != T_OTHER and _guard_type(fr, &p) != T_OTHER:
+    p += 2
+    while p < end:
+        if not _exact_builtin(tracer_frame_local(fr.frame, p[1]) if p[0] == G_LOCAL
+                              else tracer_frame_stack_item(fr.frame, p[1])):
+            break
+        p += 2
+    else:
         return 0
     plan.cmp_unit[unit] = bits | CMP_ON
     if bits & CMP_MAY_BE_OFF:
@@ -182,28 +148,27 @@ cdef list _slot_origin(dict at, int32_t k, int32_t depth):
     return [G_STACK, k] if 0 <= k < depth else [G_FAIL]
 
 
-cdef object _origin_words(list origin, object consts):
-    # The guard words of an operand's origin, or None where nothing is proved.
+cdef bint _leaves(list origin, object consts, list out):
+    """Append the leaves (G_LOCAL/G_STACK, index) an operand's type depends on to
+    `out`; False where its being an exact builtin cannot be checked that way.
+    (+ - * of exact int/bool/float/str give one or raise: str + int, float * str.)"""
     kind = origin[0]
     if kind == G_LOCAL or kind == G_STACK:
-        return [kind, origin[1]]
-    if kind == G_TYPE:
-        t = _exact_type(<PyObject *>consts[origin[1]])
-        return None if t == T_OTHER else [G_TYPE, t]
+        if (kind, origin[1]) not in zip(out[0::2], out[1::2]):
+            out.extend([kind, origin[1]])
+        return True
+    if kind == G_CONST:
+        return _exact_builtin(<PyObject *>consts[origin[1]])
     if kind == G_ARITH:
-        a = _origin_words(origin[2], consts)
-        b = _origin_words(origin[3], consts)
-        if a is None or b is None:
-            return None
-        return [G_ARITH, origin[1]] + a + b
-    return None
+        return _leaves(origin[2], consts, out) and _leaves(origin[3], consts, out)
+    return False
 
 
 cdef object _origins(CPlan *plan, int32_t first, int32_t end, int32_t depth):
     """Where the stack slots ("s", k) and locals ("l", i) the ops first..end-1
     write come from, as origins: [G_LOCAL, i] (the local's value at the start),
-    [G_STACK, k] (a slot live at the start), [G_TYPE, const index], [G_ARITH,
-    kind, a, b], [G_FAIL]; None if an op there is not followed."""
+    [G_STACK, k] (a slot live at the start), [G_CONST, index], [G_ARITH, kind,
+    a, b], [G_FAIL]; None if an op there is not followed."""
     cdef int32_t *op
     cdef int32_t *r
     cdef int32_t pc, opc, nin, j
@@ -218,7 +183,7 @@ cdef object _origins(CPlan *plan, int32_t first, int32_t end, int32_t depth):
             else:
                 at[("s", op[OP_A])] = at.get(("l", op[OP_B]), [G_LOCAL, op[OP_B]])
         elif opc == M_LOAD_CONST:
-            at[("s", op[OP_A])] = [G_TYPE, op[OP_B]]
+            at[("s", op[OP_A])] = [G_CONST, op[OP_B]]
         elif opc == M_STORE_LOCAL:
             at[("l", op[OP_B])] = [G_FAIL] if op[OP_C] & LF_CELL else _slot_origin(at, op[OP_A], depth)
         elif opc == M_DELETE_LOCAL:
@@ -256,8 +221,9 @@ cdef object _origins(CPlan *plan, int32_t first, int32_t end, int32_t depth):
 
 cdef int _compare_guards(CPlan *plan, object code, Py_ssize_t nops) except -1:
     """3.12, plain plans: find the segments ending in a compare's RECORD_BOOL and
-    its BRANCH (the instruction a COMPARE_OP) and make each one's guard program
-    (cmp_prog, indexed by the segment's first op in cmp_guard) and its jump's
+    its BRANCH (the instruction a COMPARE_OP) and make each one's guard (in
+    cmp_prog: its jump's unit, the number of leaves, the leaves; indexed by the
+    segment's first op in cmp_guard) and its jump's
     cmp_unit bits (CMP_ON from the start where no guard follows the operands)."""
     cdef int32_t *op
     cdef int32_t *r
@@ -293,10 +259,10 @@ cdef int _compare_guards(CPlan *plan, object code, Py_ssize_t nops) except -1:
         words = None
         at = _origins(plan, first, pc, depth) if depth >= 0 else None
         if at is not None and r[REC_NIN] == 2:
-            a = _origin_words(_slot_origin(at, r[REC_INPUTS], depth), consts)
-            b = _origin_words(_slot_origin(at, r[REC_INPUTS + 1], depth), consts)
-            if a is not None and b is not None:
-                words = [jump] + a + b
+            leaves = []
+            if _leaves(_slot_origin(at, r[REC_INPUTS], depth), consts, leaves) and \
+                    _leaves(_slot_origin(at, r[REC_INPUTS + 1], depth), consts, leaves):
+                words = [jump, len(leaves) // 2] + leaves
         if words is None:
             units[jump] = CMP_SITE | CMP_ON
             continue
