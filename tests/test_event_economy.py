@@ -16,7 +16,6 @@ import tracer
 from corpus import CASES
 from helpers import load_example, walk
 from tracer import _core
-from tracer.analysis.bytecode import PY313
 from tracer.analysis.plan import SILENT_BRANCH
 
 
@@ -33,10 +32,10 @@ def test_h_loop_has_no_jump_event_and_stores_need_no_event():
     plan = _core.plan_of(h.__code__)
     assert not plan.jump_events
     # Per iteration only `x ** i` (consumed by +=, never stored) needs an
-    # INSTRUCTION event; on 3.12 also each compare (its result is not a certain
-    # bool there, so it is read before the branch pops it): the one before the
-    # loop and the one at its end.
-    assert len(plan.events) == (1 if PY313 else 3)
+    # INSTRUCTION event; on 3.12 the compares are planned as on 3.13 (their
+    # jumps' events off while their operands are proved exact builtins: the
+    # core's compare312.pxi, tests/test_compare_guard.py).
+    assert len(plan.events) == 1
 
 
 def test_h_values_and_references_every_iteration(traced):
@@ -406,11 +405,12 @@ def test_loop_with_no_other_event_keeps_its_branch_event(traced):
 
 
 def test_events_per_loop_iteration(traced):
-    # Counted by the recorder: one event per iteration of h on 3.13 (the pow result
-    # consumed by +=), two on 3.12 (also its compare), for six nodes each.
+    # Counted by the recorder: one event per iteration of h (the pow result
+    # consumed by +=; on 3.12 the compare's jump fires only at its first
+    # execution in the trace: its operands are exact builtins), for six nodes each.
     n = 200
     root = traced(h, 1.01, n)
-    per_iteration = 1 if PY313 else 2
+    per_iteration = 1
     assert n * per_iteration <= root.trace.events <= n * per_iteration + 10
     assert len(root.trace) >= 6 * n
 

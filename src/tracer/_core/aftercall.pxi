@@ -129,6 +129,10 @@ cdef uint8_t *_end_skip_of(CPlan *plan) noexcept:
             e = plan.seg_end[pc]
             if e >= 0:
                 skip[e >> 1] |= END_ON
+        if _guards_start(plan, pc):
+            # (3.12: the segment starting here is checked before its compare
+            # runs, at this event: compare312.pxi)
+            skip[u] |= END_ON
         pc = plan.seg_from[u]
         if pc >= 0:
             e = plan.seg_end[pc]

@@ -463,11 +463,21 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         plan = fr.plan      # the frame being followed runs `code`
     else:
         plan = _cached_plan(self, code)
-        if plan == NULL or plan.seg_at[offset >> 1] < 0:
+        if plan == NULL:
+            return EV_DISABLE
+        if plan.seg_at[offset >> 1] < 0:
+            if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1]:
+                # (3.12, a compare's jump: on for good if a followed frame's guard
+                # needs it, else off, as a guard that fails must know)
+                if plan.cmp_unit[offset >> 1] & CMP_ON or self.plan_mode != PLAN_PLAIN:
+                    return EV_CONTINUE
+                plan.cmp_unit[offset >> 1] |= CMP_MAY_BE_OFF
             return EV_DISABLE
         return EV_CONTINUE
     first = plan.seg_at[offset >> 1]
     if first < 0:
+        if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1]:
+            return _compare_event(self, fr, offset)   # (3.12: compare312.pxi)
         return EV_DISABLE
     self.events += 1
     if fr.after_call:

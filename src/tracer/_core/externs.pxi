@@ -39,3 +39,10 @@ cdef extern from "_frame.h":
     PyObject *tracer_frame_local(void *frame, int index)
     int tracer_frame_lasti(void *frame)
     int tracer_code_nlocalsplus(PyObject *code)
+
+# 3.12, whose COMPARE_OP into a branch is checked before it runs (compare312.pxi).
+cdef extern from *:
+    """
+    #define TRACER_PY312 (PY_VERSION_HEX < 0x030D0000)
+    """
+    bint TRACER_PY312

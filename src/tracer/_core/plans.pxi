@@ -50,6 +50,12 @@ ctypedef struct CPlan:
     # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi): 1 if
     # a callback may have switched it off, 2 if it stays on; NULL until needed.
     uint8_t *end_skip
+    # 3.12, plain plans: a compare's jump whose event may be off (compare312.pxi):
+    # per code unit CMP_* bits, per op the guard of the segment it starts (-1:
+    # none), the guard programs; NULL where the plan has no such compare.
+    uint8_t *cmp_unit
+    int32_t *cmp_guard
+    int32_t *cmp_prog
 
 
 cdef void _free_plan(void *p) noexcept:
@@ -60,6 +66,9 @@ cdef void _free_plan(void *p) noexcept:
         free(plan.static_refs)
         free(plan.seg_end)
         free(plan.end_skip)
+        free(plan.cmp_unit)
+        free(plan.cmp_guard)
+        free(plan.cmp_prog)
         free(plan)
 
 
@@ -141,6 +150,12 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
         _free_plan(plan)
         raise MemoryError()
     _run_budget(plan, len(owner.ops) // OP_WORDS)
+    if TRACER_PY312 and mode == PLAN_PLAIN:
+        try:
+            _compare_guards(plan, code, len(owner.ops) // OP_WORDS)
+        except BaseException:
+            _free_plan(plan)
+            raise
     cells = owner.param_cells[:8]
     plan.ncellparams = len(cells)
     for i, c in enumerate(cells):

@@ -595,6 +595,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             fr.pending = first = pc
             if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
                 fr.pc = pc
+                if _guards_start(plan, pc):
+                    # (3.12: a compare ends it, checked before it runs)
+                    _compare_guard(self, fr, plan.cmp_guard[pc])
                 return 1
             op = ops + pc * OP_WORDS
             continue   # the next segment, up to the event's instruction
@@ -857,6 +860,9 @@ cdef inline int _start_segment(Recorder self, FrameRec *fr, int32_t first_op) no
     else:
         fr.pending = first_op
         fr.pc = first_op
+        if _guards_start(fr.plan, first_op):
+            # (3.12: a compare ends it, checked before it runs: compare312.pxi)
+            _compare_guard(self, fr, fr.plan.cmp_guard[first_op])
     return 0
 
 

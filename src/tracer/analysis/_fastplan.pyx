@@ -486,7 +486,7 @@ cdef class _Prep:
     cdef int* pushes
     cdef int* control
     cdef int* jtarget    # 1: a jump target, handler or FOR_ITER exit (_jump_targets)
-    cdef int* boolish    # 1: pushes_bool(ins)
+    cdef int* boolish    # 1: pushes_bool(ins); 2: plan.compare_checked(ins)
     cdef int* prev       # the offset of the instruction before, -1 for the first
     cdef int* isstart    # 1: an instruction starts at this unit
     cdef int* unknown    # 1: a local may be unknown here (unknown.py; unknown_all: all)
@@ -979,6 +979,9 @@ cdef _Prep _prepare(code):
         # plan.pushes_bool
         p.boolish[u] = 1 if (op == OP_IS_OP or op == OP_CONTAINS_OP
                              or (_py313 and op == OP_COMPARE_OP and arg & 16)) else 0
+        # plan.compare_checked: 3.12's COMPARE_OP, a bool into a branch in plain plans
+        if not _py313 and op == OP_COMPARE_OP:
+            p.boolish[u] = 2
         i = nx
     # -- the exception table (bytecode._handlers_fast) -----------------------------------
     cdef bytes table = code.co_exceptiontable
@@ -1315,7 +1318,7 @@ cdef inline int _iv_of(_Prep p, int u, int sem, int nout) noexcept:
         return IV_ANY
     if sem != R_OP or nout == 0:
         return IV_NONE
-    if p.boolish[u] or p.opcode[u] == OP_UNARY_NOT:
+    if p.boolish[u] == 1 or p.opcode[u] == OP_UNARY_NOT:
         return IV_BOOL
     if _iv_any_op[p.opcode[u]]:
         return IV_ANY
@@ -1516,6 +1519,7 @@ cdef _Ops _walk(b, _Prep p, int kind, int start, set needs, int at_kind, set jum
     if not _reachable(p, start):
         raise _Fallback()  # (the Python walk raises KeyError there)
     cdef bint exact = b.exact
+    cdef bint before = b.before
     cdef _Ops o = _Ops()
     p.stamp += 1
     cdef int s = p.stamp
@@ -1664,7 +1668,7 @@ cdef _Ops _walk(b, _Prep p, int kind, int start, set needs, int at_kind, set jum
             elif tag == T_RECORD:
                 micro = M_RECORD
                 deferred = 0
-                if not _event_at(p, p.nxt[u]) and _bool_into_branch(p, u, exact):
+                if not _event_at(p, p.nxt[u]) and _bool_into_branch(p, u, exact, before):
                     micro = M_RECORD_BOOL
                 else:
                     deferred = _read_point(p, u, d, a, c, st[3], needs, exact)
@@ -1772,9 +1776,9 @@ cdef inline int _branch_kind(name) except? -9:
     return _BRANCH_KINDS[name]
 
 
-cdef inline bint _bool_into_branch(_Prep p, int u, bint exact) noexcept:
+cdef inline bint _bool_into_branch(_Prep p, int u, bint exact, bint before) noexcept:
     # plan._Builder.bool_into_branch
-    if exact or not p.boolish[u]:
+    if exact or not p.boolish[u] or (before and p.boolish[u] == 2):
         return False
     cdef int nx = p.nxt[u]
     if nx < 0 or nx >= p.n or not p.isstart[nx // 2]:
@@ -1925,7 +1929,7 @@ def initial_events(b, pushes_bool):
         off = 2 * u
         c = p.control[u]
         if e[E_HASREC] and c != C_FOR_ITER and c != C_SEND \
-                and not _bool_into_branch(p, u, exact) \
+                and not _bool_into_branch(p, u, exact, before) \
                 and not _deferral(p, u, p.depth[u], e[E_NOUT], e[E_OUT0], exact):
             if exact or _read_right_after(p, u):
                 events.add(p.nxt[u])

@@ -85,6 +85,19 @@ def pushes_bool(ins: Instr) -> bool:
     )
 
 
+def compare_checked(ins: Instr) -> bool:
+    """Whether `ins` is 3.12's COMPARE_OP, whose result is a bool when both operands
+    are exact int/float/str/bool and may be any object otherwise.
+
+    In a plain plan (no interventions) one that a POP_JUMP_IF_FALSE/TRUE pops is
+    planned as 3.13's compare is (a RECORD_BOOL, no event at the jump); the core
+    checks its operands where its segment starts (the recorder's compare312.pxi)
+    and keeps the jump's INSTRUCTION event on, reading the value there, when it
+    cannot prove them exact builtins.
+    """
+    return not PY313 and ins.opname == "COMPARE_OP"
+
+
 def intervention_class(ins: Instr, rec: Rec) -> int:
     """IV_ANY, IV_BOOL or IV_NONE for the record `rec` of instruction `ins`."""
     if rec.sem in (R_CALL, R_CALL_EX):
@@ -289,7 +302,7 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         branches on: its value is then the branch's direction, so the recorder needs
         no event between the two.
         """
-        if self.exact or not pushes_bool(ins):
+        if self.exact or not (pushes_bool(ins) or (not self.before and compare_checked(ins))):
             return False
         nxt = self.layout.by_offset.get(ins.next)
         return nxt is not None and nxt.opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
