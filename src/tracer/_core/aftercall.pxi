@@ -147,7 +147,12 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     cdef uint8_t *skip = fr.plan.end_skip
     cdef int32_t *op = fr.plan.ops + first * OP_WORDS
     cdef int32_t e = op[OP_WORDS + OP_OFFSET] >> 1
-    if skip[e] & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF or _call_returns_here(self, fr, op):
+    if skip[e] & END_ON:
+        return 0
+    if _bool_call_here(self, fr, op):
+        fr.bool_end = op[OP_WORDS + OP_OFFSET]
+        return 0
+    if skip[e] & END_MAY_BE_OFF == 0 or _call_returns_here(self, fr, op):
         return 0
     skip[e] = (skip[e] & CALL_ALONE) | END_ON
     _RESTART_EVENTS()
@@ -197,3 +202,77 @@ cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1
     Py_XDECREF(old_code)
     return True
 
+
+
+# -- a call whose result its branch's direction gives ----------------------------
+#
+# `if isinstance(key, str):` is CALL, TO_BOOL (3.13), POP_JUMP_IF_FALSE: the
+# segment [call op, END at E] and then E's segment, the branch alone.  E's
+# event reads the call's result, and the BRANCH event right after it shows
+# which way the branch went.  When the callee is the builtin isinstance or
+# issubclass, the result is exactly True or False (they return a bool whatever
+# __instancecheck__ returns, or raise) and TO_BOOL passes a bool on unchanged,
+# so the direction alone gives the result: the call op is completed at the
+# BRANCH event with that bool (_bool_call_branch), and E's location is switched
+# off like the END of a call whose body returned (the same END_MAY_BE_OFF /
+# END_ON bits, the same conditions in _end_event_done).  The event at the call
+# (S) checks each callee while E may be off: a bool callee sets fr.bool_end
+# (E's offset) for the branch; a followed Python function is the case above;
+# anything else switches every location back on for good.
+
+cdef object _BOOL_CALLEE_1 = isinstance
+cdef object _BOOL_CALLEE_2 = issubclass
+
+
+cdef bint _bool_call_here(Recorder self, FrameRec *fr, int32_t *op) except -1:
+    """Whether the call op at `op` (a call op alone, about to run) is a call of
+    builtin isinstance or issubclass whose one result only E's segment uses,
+    as the condition of an evented IF_FALSE/IF_TRUE branch (no hooks)."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *r = plan.recs + op[OP_A]
+    cdef int32_t nin = r[REC_NIN], i, x, k
+    cdef int32_t *b
+    cdef PyObject *v = NULL
+    if fr.hooks or op[OP_C] != 0 or r[REC_NOUT] != 1 or r[REC_SEM] != R_CALL:
+        return False
+    k = plan.seg_at[op[OP_WORDS + OP_OFFSET] >> 1]
+    if k < 0:
+        return False
+    b = plan.ops + k * OP_WORDS
+    if b[OP_CODE] != M_BRANCH or b[OP_A] != r[REC_INPUTS + nin] or not 0 <= b[OP_B] <= 1 \
+            or plan.branch_sides_at[k] >= 0 or plan.unit_flags[b[OP_OFFSET] >> 1] & SILENT_BRANCH:
+        return False
+    for i in range(REC_INPUTS, REC_INPUTS + nin):
+        x = r[i]
+        if x < 0:
+            return False
+        v = tracer_frame_stack_item(fr.frame, x)
+        if v != NULL:
+            break
+    return v != NULL and (v == <PyObject *>_BOOL_CALLEE_1 or v == <PyObject *>_BOOL_CALLEE_2)
+
+
+cdef int _bool_call_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
+    """The BRANCH event after a bool call whose END's event did not fire
+    (fr.bool_end): the call op completed with the bool the direction shows,
+    and E's segment started, as E's own event would have."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t e = fr.bool_end, k
+    cdef int32_t *b
+    cdef int32_t *op
+    cdef bint value
+    fr.bool_end = 0
+    if fr.pending < 0 or fr.after_call:
+        return 0
+    k = plan.seg_at[e >> 1]
+    b = plan.ops + k * OP_WORDS
+    op = plan.ops + fr.pc * OP_WORDS
+    if b[OP_OFFSET] != offset or op[OP_CODE] != M_RECORD or op[OP_WORDS + OP_CODE] != M_END \
+            or op[OP_WORDS + OP_OFFSET] != e:
+        return 0
+    # (IF_FALSE, kind 0, jumps when the value is false; IF_TRUE, kind 1, when true)
+    value = (dest == b[OP_C]) == (b[OP_B] == 1)
+    _record(self, fr, op[OP_A], NULL, <PyObject *>(PY_TRUE if value else PY_FALSE))
+    fr.pc += 1
+    _start_segment(self, fr, k)
+    return 0

@@ -470,6 +470,10 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     if first < 0:
         return EV_DISABLE
     self.events += 1
+    # (any INSTRUCTION event of the frame ends a bool call's wait for its branch:
+    # it is that call's END, or the call raised)
+    cdef int32_t bool_end = fr.bool_end
+    fr.bool_end = 0
     if fr.after_call:
         if plan.ops[fr.pc * OP_WORDS + OP_OFFSET] == offset:
             # The segment's call was completed at its body's return: nothing to
@@ -500,6 +504,12 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
+    if bool_end == offset:
+        # A bool call's END whose event is on (aftercall.pxi): read as any END,
+        # then switched off where that is allowed.
+        return _end_event_done(self, fr, offset)
+    if plan.end_skip == NULL and self.plan_mode == PLAN_PLAIN and _call_then_end(plan, first):
+        _end_skip_of(plan)
     if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
         _check_skip(self, fr, offset, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
@@ -561,6 +571,8 @@ cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
+    if fr.bool_end:
+        _bool_call_branch(self, fr, offset, dest)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
     _catch_up(self, fr, offset, CATCH_INSIDE)
@@ -749,6 +761,7 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
+    fr.bool_end = 0
     if fr.after_call:
         _past_call(self, fr)
     # The instruction that raised is the one the frame is executing: the event's
