@@ -227,7 +227,8 @@ cdef object _BOOL_CALLEE_2 = issubclass
 cdef bint _bool_call_here(Recorder self, FrameRec *fr, int32_t *op) except -1:
     """Whether the call op at `op` (a call op alone, about to run) is a call of
     builtin isinstance or issubclass whose one result only E's segment uses,
-    as the condition of an evented IF_FALSE/IF_TRUE branch (no hooks)."""
+    as the condition of an IF_FALSE/IF_TRUE branch (no hooks).  The branch
+    may be evented (_bool_call_branch) or silent (_bool_call_caught)."""
     cdef CPlan *plan = fr.plan
     cdef int32_t *r = plan.recs + op[OP_A]
     cdef int32_t nin = r[REC_NIN], i, x, k
@@ -239,8 +240,7 @@ cdef bint _bool_call_here(Recorder self, FrameRec *fr, int32_t *op) except -1:
     if k < 0:
         return False
     b = plan.ops + k * OP_WORDS
-    if b[OP_CODE] != M_BRANCH or b[OP_A] != r[REC_INPUTS + nin] or not 0 <= b[OP_B] <= 1 \
-            or plan.branch_sides_at[k] >= 0 or plan.unit_flags[b[OP_OFFSET] >> 1] & SILENT_BRANCH:
+    if b[OP_CODE] != M_BRANCH or b[OP_A] != r[REC_INPUTS + nin] or not 0 <= b[OP_B] <= 1:
         return False
     for i in range(REC_INPUTS, REC_INPUTS + nin):
         x = r[i]
@@ -258,17 +258,45 @@ cdef int _bool_call_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t 
     and E's segment started, as E's own event would have."""
     cdef CPlan *plan = fr.plan
     cdef int32_t e = fr.bool_end, k
-    cdef int32_t *b
-    cdef int32_t *op
-    cdef bint value
     fr.bool_end = 0
-    if fr.pending < 0 or fr.after_call:
-        return 0
     k = plan.seg_at[e >> 1]
-    b = plan.ops + k * OP_WORDS
-    op = plan.ops + fr.pc * OP_WORDS
-    if b[OP_OFFSET] != offset or op[OP_CODE] != M_RECORD or op[OP_WORDS + OP_CODE] != M_END \
-            or op[OP_WORDS + OP_OFFSET] != e:
+    if (plan.ops + k * OP_WORDS)[OP_OFFSET] == offset:
+        _bool_call_done(self, fr, e, k, dest)
+    return 0
+
+
+cdef int _bool_call_caught(Recorder self, FrameRec *fr, int32_t here, int how) except -1:
+    """An event of the frame after a bool call whose END's event did not fire
+    and whose branch is silent (_catch_up): if the event lies on one of the
+    branch's sides, the call op is completed with the bool that side shows and
+    E's segment started; the caller's _catch_up then takes the branch.  An
+    event elsewhere (a frame the call entered, E's own event) leaves it."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t e = fr.bool_end, k = plan.seg_at[fr.bool_end >> 1], j, side
+    j = plan.branch_sides_at[k]
+    if j < 0 or (how == CATCH_INSTRUCTION and here == e) or fr.pending < 0:
+        return 0   # (an evented branch: only its BRANCH event completes the call)
+    if how != CATCH_INSTRUCTION and _executing(self, fr) == (plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]:
+        return 0   # a frame the call entered (isinstance ran Python code)
+    side = _silent_side(plan, j, here, how)
+    if side < 0:
+        return 0
+    fr.bool_end = 0
+    _bool_call_done(self, fr, e, k, plan.branch_sides[j + 1 + side])
+    return 0
+
+
+cdef int _bool_call_done(Recorder self, FrameRec *fr, int32_t e, int32_t k,
+                         int32_t dest) except -1:
+    """The pending call op (a bool call alone, its END at `e`) completed with
+    the bool its branch (op `k`, E's segment) going to `dest` shows, and E's
+    segment started."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *b = plan.ops + k * OP_WORDS
+    cdef int32_t *op = plan.ops + fr.pc * OP_WORDS
+    cdef bint value
+    if fr.pending < 0 or fr.after_call or op[OP_CODE] != M_RECORD \
+            or op[OP_WORDS + OP_CODE] != M_END or op[OP_WORDS + OP_OFFSET] != e:
         return 0
     # (IF_FALSE, kind 0, jumps when the value is false; IF_TRUE, kind 1, when true)
     value = (dest == b[OP_C]) == (b[OP_B] == 1)

@@ -470,15 +470,15 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     if first < 0:
         return EV_DISABLE
     self.events += 1
-    # (any INSTRUCTION event of the frame ends a bool call's wait for its branch:
-    # it is that call's END, or the call raised)
+    # (a bool call's END, its event on: aftercall.pxi; any other INSTRUCTION
+    # event of the frame is past the call's branch, which _catch_up takes)
     cdef int32_t bool_end = fr.bool_end
-    fr.bool_end = 0
     if fr.after_call:
         if plan.ops[fr.pc * OP_WORDS + OP_OFFSET] == offset:
             # The segment's call was completed at its body's return: nothing to
             # read here (aftercall.pxi).
             fr.after_call = 0
+            fr.bool_end = 0
             _start_segment(self, fr, first)
             if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
                 _check_skip(self, fr, offset, first)
@@ -504,6 +504,7 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
+    fr.bool_end = 0
     if bool_end == offset:
         # A bool call's END whose event is on (aftercall.pxi): read as any END,
         # then switched off where that is allowed.
