@@ -39,6 +39,7 @@ cdef enum:
     END_MAY_BE_OFF = 1
     END_ON = 2
     CALL_ALONE = 4
+    BOOL_CALL = 256    # a call op alone whose END starts its result's branch (below)
 
 # Recorders between activate and deactivate, in every thread (callbacks.pxi).
 cdef int LIVE_RECORDERS = 0
@@ -95,7 +96,7 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
     completed: EV_DISABLE if its location may be switched off (see above), else
     EV_CONTINUE.  Never when the segment it starts is a call op alone (its
     event is where that call's callee is checked)."""
-    cdef uint8_t *skip = fr.plan.end_skip
+    cdef uint16_t *skip = fr.plan.end_skip
     if self.plan_mode != PLAN_PLAIN or not ALLOW_DISABLE or LIVE_RECORDERS != 1 \
             or fr.plan.handler[offset >> 1] >= 0:
         return EV_CONTINUE
@@ -109,20 +110,20 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
     return EV_DISABLE
 
 
-cdef uint8_t *_end_skip_of(CPlan *plan) noexcept:
+cdef uint16_t *_end_skip_of(CPlan *plan) noexcept:
     """The plan's end_skip, made with the CALL_ALONE bits (NULL: no memory), and
     END_ON where a segment other than a call op alone ends: control arrives
     there by other ways too (a silent jump, a branch's side, a loop's exit),
     and the segment they run needs that event (its END; a silent branch before
     it is taken there)."""
     cdef int32_t u, pc, e
-    cdef uint8_t *skip = <uint8_t *>calloc(plan.nunits, 1)
+    cdef uint16_t *skip = <uint16_t *>calloc(plan.nunits, sizeof(uint16_t))
     if skip == NULL:
         return NULL
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and _call_then_end(plan, pc):
-            skip[u] = CALL_ALONE
+            skip[u] = CALL_ALONE | (BOOL_CALL if _bool_shape(plan, pc) else 0)
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and not skip[u] & CALL_ALONE:
@@ -144,12 +145,12 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     (CALL_ALONE): if the event after it may be off, make sure the call's
     result reaches the recorder (_call_returns_here), or switch the event on
     again, for good."""
-    cdef uint8_t *skip = fr.plan.end_skip
+    cdef uint16_t *skip = fr.plan.end_skip
     cdef int32_t *op = fr.plan.ops + first * OP_WORDS
     cdef int32_t e = op[OP_WORDS + OP_OFFSET] >> 1
     if skip[e] & END_ON:
         return 0
-    if _bool_call_here(self, fr, op):
+    if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and _bool_callee(self, fr, op):
         fr.bool_end = op[OP_WORDS + OP_OFFSET]
         return 0
     if skip[e] & END_MAY_BE_OFF == 0 or _call_returns_here(self, fr, op):
@@ -224,25 +225,33 @@ cdef object _BOOL_CALLEE_1 = isinstance
 cdef object _BOOL_CALLEE_2 = issubclass
 
 
-cdef bint _bool_call_here(Recorder self, FrameRec *fr, int32_t *op) except -1:
-    """Whether the call op at `op` (a call op alone, about to run) is a call of
-    builtin isinstance or issubclass whose one result only E's segment uses,
-    as the condition of an IF_FALSE/IF_TRUE branch (no hooks).  The branch
-    may be evented (_bool_call_branch) or silent (_bool_call_caught)."""
-    cdef CPlan *plan = fr.plan
+cdef bint _bool_shape(CPlan *plan, int32_t pc) noexcept:
+    """Whether op `pc` (a call op alone) has its one result on the stack and
+    only E's segment uses it, as the condition of an IF_FALSE/IF_TRUE branch
+    (evented: _bool_call_branch, or silent: _bool_call_caught)."""
+    cdef int32_t *op = plan.ops + pc * OP_WORDS
     cdef int32_t *r = plan.recs + op[OP_A]
-    cdef int32_t nin = r[REC_NIN], i, x, k
+    cdef int32_t k
     cdef int32_t *b
-    cdef PyObject *v = NULL
-    if fr.hooks or op[OP_C] != 0 or r[REC_NOUT] != 1 or r[REC_SEM] != R_CALL:
+    if op[OP_C] != 0 or r[REC_NOUT] != 1 or r[REC_SEM] != R_CALL:
         return False
     k = plan.seg_at[op[OP_WORDS + OP_OFFSET] >> 1]
     if k < 0:
         return False
     b = plan.ops + k * OP_WORDS
-    if b[OP_CODE] != M_BRANCH or b[OP_A] != r[REC_INPUTS + nin] or not 0 <= b[OP_B] <= 1:
+    return b[OP_CODE] == M_BRANCH and b[OP_A] == r[REC_INPUTS + r[REC_NIN]] and 0 <= b[OP_B] <= 1
+
+
+cdef bint _bool_callee(Recorder self, FrameRec *fr, int32_t *op) noexcept:
+    """Whether the call op at `op` (BOOL_CALL, about to run: the CALL's operands
+    are live at its own event) calls builtin isinstance or issubclass, with no
+    hooks: the callee is its first input that is not NULL, read off the stack."""
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    cdef int32_t i, x
+    cdef PyObject *v = NULL
+    if fr.hooks:
         return False
-    for i in range(REC_INPUTS, REC_INPUTS + nin):
+    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
         x = r[i]
         if x < 0:
             return False

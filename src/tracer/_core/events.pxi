@@ -478,7 +478,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
             # The segment's call was completed at its body's return: nothing to
             # read here (aftercall.pxi).
             fr.after_call = 0
-            fr.bool_end = 0
+            if bool_end:
+                fr.bool_end = 0
             _start_segment(self, fr, first)
             if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
                 _check_skip(self, fr, offset, first)
@@ -504,11 +505,12 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
-    fr.bool_end = 0
-    if bool_end == offset:
-        # A bool call's END whose event is on (aftercall.pxi): read as any END,
-        # then switched off where that is allowed.
-        return _end_event_done(self, fr, offset)
+    if bool_end:
+        fr.bool_end = 0
+        if bool_end == offset:
+            # A bool call's END whose event is on (aftercall.pxi): read as any
+            # END, then switched off where that is allowed.
+            return _end_event_done(self, fr, offset)
     if plan.end_skip == NULL and self.plan_mode == PLAN_PLAIN and _call_then_end(plan, first):
         _end_skip_of(plan)
     if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):

@@ -47,9 +47,9 @@ ctypedef struct CPlan:
     # and refs of two runs, the bool's and the jump's.
     int32_t branch_run_rows
     int32_t branch_run_refs
-    # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi): 1 if
-    # a callback may have switched it off, 2 if it stays on; NULL until needed.
-    uint8_t *end_skip
+    # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi) and a
+    # delegation's yield (resume.pxi): their bits; NULL until needed.
+    uint16_t *end_skip
 
 
 cdef void _free_plan(void *p) noexcept:
