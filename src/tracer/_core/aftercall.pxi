@@ -148,12 +148,14 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     cdef uint16_t *skip = fr.plan.end_skip
     cdef int32_t *op = fr.plan.ops + first * OP_WORDS
     cdef int32_t e = op[OP_WORDS + OP_OFFSET] >> 1
-    if skip[e] & END_ON:
+    if skip[e] & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF:
+        # E is on: a bool call (BOOL_CALL) tells E's event it may switch E off.
+        if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and not skip[e] & END_ON:
+            _bool_call_starts(self, fr, op)
         return 0
-    if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and _bool_callee(self, fr, op):
-        fr.bool_end = op[OP_WORDS + OP_OFFSET]
+    if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and _bool_call_starts(self, fr, op):
         return 0
-    if skip[e] & END_MAY_BE_OFF == 0 or _call_returns_here(self, fr, op):
+    if _call_returns_here(self, fr, op):
         return 0
     skip[e] = (skip[e] & CALL_ALONE) | END_ON
     _RESTART_EVENTS()
@@ -242,10 +244,11 @@ cdef bint _bool_shape(CPlan *plan, int32_t pc) noexcept:
     return b[OP_CODE] == M_BRANCH and b[OP_A] == r[REC_INPUTS + r[REC_NIN]] and 0 <= b[OP_B] <= 1
 
 
-cdef bint _bool_callee(Recorder self, FrameRec *fr, int32_t *op) noexcept:
+cdef bint _bool_call_starts(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     """Whether the call op at `op` (BOOL_CALL, about to run: the CALL's operands
     are live at its own event) calls builtin isinstance or issubclass, with no
-    hooks: the callee is its first input that is not NULL, read off the stack."""
+    hooks (the callee is its first input that is not NULL, read off the stack);
+    if so, fr.bool_end is its END's offset."""
     cdef int32_t *r = fr.plan.recs + op[OP_A]
     cdef int32_t i, x
     cdef PyObject *v = NULL
@@ -258,7 +261,10 @@ cdef bint _bool_callee(Recorder self, FrameRec *fr, int32_t *op) noexcept:
         v = tracer_frame_stack_item(fr.frame, x)
         if v != NULL:
             break
-    return v != NULL and (v == <PyObject *>_BOOL_CALLEE_1 or v == <PyObject *>_BOOL_CALLEE_2)
+    if v == NULL or (v != <PyObject *>_BOOL_CALLEE_1 and v != <PyObject *>_BOOL_CALLEE_2):
+        return False
+    fr.bool_end = op[OP_WORDS + OP_OFFSET]
+    return True
 
 
 cdef int _bool_call_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
