@@ -227,6 +227,21 @@ cdef object _BOOL_CALLEE_1 = isinstance
 cdef object _BOOL_CALLEE_2 = issubclass
 
 
+cdef void _find_bool_sites(CPlan *plan) noexcept:
+    """plan.bool_sites set, and end_skip made if the plan has a bool call site
+    (a plan without one gets end_skip only if a call's body returns into it:
+    its call sites then pay no check at S)."""
+    cdef int32_t u, pc
+    plan.bool_sites = 1
+    for u in range(plan.nunits):
+        pc = plan.seg_at[u]
+        if pc >= 0 and _call_then_end(plan, pc) and _bool_shape(plan, pc):
+            plan.bool_sites = 2
+            if plan.end_skip == NULL:
+                _end_skip_of(plan)
+            return
+
+
 cdef bint _bool_shape(CPlan *plan, int32_t pc) noexcept:
     """Whether op `pc` (a call op alone) has its one result on the stack and
     only E's segment uses it, as the condition of an IF_FALSE/IF_TRUE branch

@@ -511,8 +511,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
             # A bool call's END whose event is on (aftercall.pxi): read as any
             # END, then switched off where that is allowed.
             return _end_event_done(self, fr, offset)
-    if plan.end_skip == NULL and self.plan_mode == PLAN_PLAIN and _call_then_end(plan, first):
-        _end_skip_of(plan)
+    if plan.end_skip == NULL and not plan.bool_sites and self.plan_mode == PLAN_PLAIN:
+        _find_bool_sites(plan)   # (once per plan: aftercall.pxi)
     if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
         _check_skip(self, fr, offset, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \

@@ -50,6 +50,9 @@ ctypedef struct CPlan:
     # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi) and a
     # delegation's yield (resume.pxi): their bits; NULL until needed.
     uint16_t *end_skip
+    # Whether the plan has a bool call site (aftercall.pxi's BOOL_CALL): 0 not
+    # looked at yet, 1 none, 2 some (then end_skip is made).
+    uint8_t bool_sites
 
 
 cdef void _free_plan(void *p) noexcept:
