@@ -39,6 +39,7 @@ cdef enum:
     END_MAY_BE_OFF = 1
     END_ON = 2
     CALL_ALONE = 4
+    BOOL_CALL = 256    # a call op alone whose END starts its result's branch (below)
 
 # Recorders between activate and deactivate, in every thread (callbacks.pxi).
 cdef int LIVE_RECORDERS = 0
@@ -95,7 +96,7 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
     completed: EV_DISABLE if its location may be switched off (see above), else
     EV_CONTINUE.  Never when the segment it starts is a call op alone (its
     event is where that call's callee is checked)."""
-    cdef uint8_t *skip = fr.plan.end_skip
+    cdef uint16_t *skip = fr.plan.end_skip
     if self.plan_mode != PLAN_PLAIN or not ALLOW_DISABLE or LIVE_RECORDERS != 1 \
             or fr.plan.handler[offset >> 1] >= 0:
         return EV_CONTINUE
@@ -109,20 +110,20 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
     return EV_DISABLE
 
 
-cdef uint8_t *_end_skip_of(CPlan *plan) noexcept:
+cdef uint16_t *_end_skip_of(CPlan *plan) noexcept:
     """The plan's end_skip, made with the CALL_ALONE bits (NULL: no memory), and
     END_ON where a segment other than a call op alone ends: control arrives
     there by other ways too (a silent jump, a branch's side, a loop's exit),
     and the segment they run needs that event (its END; a silent branch before
     it is taken there)."""
     cdef int32_t u, pc, e
-    cdef uint8_t *skip = <uint8_t *>calloc(plan.nunits, 1)
+    cdef uint16_t *skip = <uint16_t *>calloc(plan.nunits, sizeof(uint16_t))
     if skip == NULL:
         return NULL
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and _call_then_end(plan, pc):
-            skip[u] = CALL_ALONE
+            skip[u] = CALL_ALONE | (BOOL_CALL if _bool_shape(plan, pc) else 0)
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and not skip[u] & CALL_ALONE:
@@ -148,10 +149,17 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     (CALL_ALONE): if the event after it may be off, make sure the call's
     result reaches the recorder (_call_returns_here), or switch the event on
     again, for good."""
-    cdef uint8_t *skip = fr.plan.end_skip
+    cdef uint16_t *skip = fr.plan.end_skip
     cdef int32_t *op = fr.plan.ops + first * OP_WORDS
     cdef int32_t e = op[OP_WORDS + OP_OFFSET] >> 1
-    if skip[e] & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF or _call_returns_here(self, fr, op):
+    if skip[e] & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF:
+        # E is on: a bool call (BOOL_CALL) tells E's event it may switch E off.
+        if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and not skip[e] & END_ON:
+            _bool_call_starts(self, fr, op)
+        return 0
+    if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and _bool_call_starts(self, fr, op):
+        return 0
+    if _call_returns_here(self, fr, op):
         return 0
     skip[e] = (skip[e] & CALL_ALONE) | END_ON
     _RESTART_EVENTS()
@@ -201,3 +209,167 @@ cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1
     Py_XDECREF(old_code)
     return True
 
+
+
+# -- a call whose result its branch's direction gives ----------------------------
+#
+# `if isinstance(key, str):` is CALL, TO_BOOL (3.13), POP_JUMP_IF_FALSE: the
+# segment [call op, END at E] and then E's segment, the branch alone.  E's
+# event reads the call's result, and the BRANCH event right after it shows
+# which way the branch went.  When the callee is the builtin isinstance or
+# issubclass, the result is exactly True or False (they return a bool whatever
+# __instancecheck__ returns, or raise) and TO_BOOL passes a bool on unchanged,
+# so the direction alone gives the result: the call op is completed at the
+# BRANCH event with that bool (_bool_call_branch), and E's location is switched
+# off like the END of a call whose body returned (the same END_MAY_BE_OFF /
+# END_ON bits, the same conditions in _end_event_done).  The event at the call
+# (S) checks each callee while E may be off: a bool callee sets fr.bool_end
+# (E's offset) for the branch; a followed Python function is the case above;
+# anything else switches every location back on for good.
+
+cdef object _BOOL_CALLEE_1 = isinstance
+cdef object _BOOL_CALLEE_2 = issubclass
+
+
+cdef void _find_bool_sites(CPlan *plan) noexcept:
+    """plan.bool_sites set, and end_skip made if the plan has a bool call site
+    (a plan without one gets end_skip only if a call's body returns into it:
+    its call sites then pay no check at S)."""
+    cdef int32_t u, pc
+    plan.bool_sites = 1
+    for u in range(plan.nunits):
+        pc = plan.seg_at[u]
+        if pc >= 0 and _call_then_end(plan, pc) and _bool_shape(plan, pc):
+            plan.bool_sites = 2
+            if plan.end_skip == NULL:
+                _end_skip_of(plan)
+            return
+
+
+cdef bint _bool_shape(CPlan *plan, int32_t pc) noexcept:
+    """Whether op `pc` (a call op alone) has its one result on the stack and
+    only E's segment uses it, as the condition of an IF_FALSE/IF_TRUE branch
+    (evented: _bool_call_branch, or silent: _bool_call_caught)."""
+    cdef int32_t *op = plan.ops + pc * OP_WORDS
+    cdef int32_t *r = plan.recs + op[OP_A]
+    cdef int32_t k
+    cdef int32_t *b
+    if op[OP_C] != 0 or r[REC_NOUT] != 1 or r[REC_SEM] != R_CALL:
+        return False
+    k = plan.seg_at[op[OP_WORDS + OP_OFFSET] >> 1]
+    if k < 0:
+        return False
+    b = plan.ops + k * OP_WORDS
+    return b[OP_CODE] == M_BRANCH and b[OP_A] == r[REC_INPUTS + r[REC_NIN]] and 0 <= b[OP_B] <= 1
+
+
+cdef bint _bool_call_starts(Recorder self, FrameRec *fr, int32_t *op) noexcept:
+    """Whether the call op at `op` (BOOL_CALL, about to run: the CALL's operands
+    are live at its own event) calls builtin isinstance or issubclass, with no
+    hooks (the callee is its first input that is not NULL, read off the stack);
+    if so, fr.bool_end is its END's offset."""
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    cdef int32_t i, x
+    cdef PyObject *v = NULL
+    if fr.hooks:
+        return False
+    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
+        x = r[i]
+        if x < 0:
+            return False
+        v = tracer_frame_stack_item(fr.frame, x)
+        if v != NULL:
+            break
+    if v == NULL or (v != <PyObject *>_BOOL_CALLEE_1 and v != <PyObject *>_BOOL_CALLEE_2):
+        return False
+    fr.bool_end = op[OP_WORDS + OP_OFFSET]
+    return True
+
+
+cdef int _bool_call_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
+    """The BRANCH event after a bool call whose END's event did not fire
+    (fr.bool_end): the call op completed with the bool the direction shows,
+    and E's segment started, as E's own event would have."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t e = fr.bool_end, k
+    fr.bool_end = 0
+    k = plan.seg_at[e >> 1]
+    if (plan.ops + k * OP_WORDS)[OP_OFFSET] == offset:
+        _bool_call_done(self, fr, e, k, dest)
+    return 0
+
+
+cdef int _bool_call_caught(Recorder self, FrameRec *fr, int32_t here, int how) except -1:
+    """An event of the frame after a bool call whose END's event did not fire
+    and whose branch is silent (_catch_up): if the event lies on one of the
+    branch's sides, the call op is completed with the bool that side shows and
+    E's segment started; the caller's _catch_up then takes the branch.  An
+    event elsewhere (a frame the call entered, E's own event) leaves it."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t e = fr.bool_end, k = plan.seg_at[fr.bool_end >> 1], j, side
+    j = plan.branch_sides_at[k]
+    if j < 0 or (how == CATCH_INSTRUCTION and here == e) or fr.pending < 0:
+        return 0   # (an evented branch: only its BRANCH event completes the call)
+    if how != CATCH_INSTRUCTION and _executing(self, fr) == (plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]:
+        return 0   # a frame the call entered (isinstance ran Python code)
+    side = _silent_side(plan, j, here, how)
+    if side < 0:
+        return 0
+    fr.bool_end = 0
+    _bool_call_done(self, fr, e, k, plan.branch_sides[j + 1 + side])
+    return 0
+
+
+cdef int _bool_call_done(Recorder self, FrameRec *fr, int32_t e, int32_t k,
+                         int32_t dest) except -1:
+    """The pending call op (a bool call alone, its END at `e`) completed with
+    the bool its branch (op `k`, E's segment) going to `dest` shows, and E's
+    segment started."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *b = plan.ops + k * OP_WORDS
+    cdef int32_t *op = plan.ops + fr.pc * OP_WORDS
+    cdef bint value
+    if fr.pending < 0 or fr.after_call or op[OP_CODE] != M_RECORD \
+            or op[OP_WORDS + OP_CODE] != M_END or op[OP_WORDS + OP_OFFSET] != e:
+        return 0
+    # (IF_FALSE, kind 0, jumps when the value is false; IF_TRUE, kind 1, when true)
+    value = (dest == b[OP_C]) == (b[OP_B] == 1)
+    if not _bool_row(self, fr, op, <PyObject *>(PY_TRUE if value else PY_FALSE)):
+        _record(self, fr, op[OP_A], NULL, <PyObject *>(PY_TRUE if value else PY_FALSE))
+        fr.pc += 1
+    _start_segment(self, fr, k)
+    return 0
+
+
+cdef inline bint _bool_row(Recorder self, FrameRec *fr, int32_t *op, PyObject *v) noexcept:
+    """replay.pxi's _single_row for the call op `op` with its value `v` given
+    (no longer on the stack): the row written as the op loop writes a
+    primitive's and fr.pc moved past it; False, nothing written, where that
+    loop would not write it itself (per-row hooks, a row open for frames the
+    call entered, an input to pool first) or the columns must grow."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *r = plan.recs + op[OP_A]
+    cdef Trace t = self.trace
+    cdef int32_t nin = r[REC_NIN], row, nrefs
+    cdef int64_t *ss
+    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0:
+        return False
+    row = t.n
+    if row + 2 >= t.cap or t.nrefs + nin > t.refcap:
+        return False
+    ss = _locals(self, fr) + plan.nlocalsplus
+    nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, t.nrefs)
+    if nrefs < 0:
+        return False
+    t.parent_[row] = fr.call_row
+    t.offset_[row] = op[OP_OFFSET]
+    t.aux_[row] = 0
+    t.value_[row] = _row_value(t.value_policy, v)
+    t.ref_start_[row + 1] = nrefs
+    t.kind_[row] = K_PRIMITIVE
+    t.flags_[row] = 0
+    t.n = row + 1
+    t.nrefs = nrefs
+    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+    fr.pc += 1
+    return True

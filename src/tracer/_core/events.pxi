@@ -480,11 +480,16 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
             return _compare_event(self, fr, offset)   # (3.12: compare312.pxi)
         return EV_DISABLE
     self.events += 1
+    # (a bool call's END, its event on: aftercall.pxi; any other INSTRUCTION
+    # event of the frame is past the call's branch, which _catch_up takes)
+    cdef int32_t bool_end = fr.bool_end
     if fr.after_call:
         if plan.ops[fr.pc * OP_WORDS + OP_OFFSET] == offset:
             # The segment's call was completed at its body's return: nothing to
             # read here (aftercall.pxi).
             fr.after_call = 0
+            if bool_end:
+                fr.bool_end = 0
             _start_segment(self, fr, first)
             if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
                 _check_skip(self, fr, offset, first)
@@ -510,6 +515,14 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     else:
         _resync(self, fr)
     _start_segment(self, fr, first)
+    if bool_end:
+        fr.bool_end = 0
+        if bool_end == offset:
+            # A bool call's END whose event is on (aftercall.pxi): read as any
+            # END, then switched off where that is allowed.
+            return _end_event_done(self, fr, offset)
+    if plan.end_skip == NULL and not plan.bool_sites and self.plan_mode == PLAN_PLAIN:
+        _find_bool_sites(plan)   # (once per plan: aftercall.pxi)
     if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
         _check_skip(self, fr, offset, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
@@ -571,6 +584,8 @@ cdef int _branch(Recorder self, object code, int offset, int dest) except -1:
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
+    if fr.bool_end:
+        _bool_call_branch(self, fr, offset, dest)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
     _catch_up(self, fr, offset, CATCH_INSIDE)
@@ -759,6 +774,7 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
+    fr.bool_end = 0
     if fr.after_call:
         _past_call(self, fr)
     # The instruction that raised is the one the frame is executing: the event's

@@ -47,15 +47,18 @@ ctypedef struct CPlan:
     # and refs of two runs, the bool's and the jump's.
     int32_t branch_run_rows
     int32_t branch_run_refs
-    # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi): 1 if
-    # a callback may have switched it off, 2 if it stays on; NULL until needed.
-    uint8_t *end_skip
     # 3.12, plain plans: a compare's jump whose event may be off (compare312.pxi):
     # per code unit CMP_* bits, per op the guard of the segment it starts (-1:
     # none), the guard programs; NULL where the plan has no such compare.
     uint8_t *cmp_unit
     int32_t *cmp_guard
     int32_t *cmp_prog
+    # Per code unit, for the INSTRUCTION event after a call (aftercall.pxi) and a
+    # delegation's yield (resume.pxi): their bits; NULL until needed.
+    uint16_t *end_skip
+    # Whether the plan has a bool call site (aftercall.pxi's BOOL_CALL): 0 not
+    # looked at yet, 1 none, 2 some (then end_skip is made).
+    uint8_t bool_sites
 
 
 cdef void _free_plan(void *p) noexcept:

@@ -22,6 +22,9 @@ ctypedef struct FrameRec:
                           # its return is that op's result (aftercall.pxi)
     uint8_t after_call    # the pending segment's last op, a call, was completed at its
                           # body's return; control goes on at its END (aftercall.pxi)
+    int32_t bool_end      # the END offset of a pending call of builtin isinstance/issubclass
+                          # whose result its branch's direction gives if that END's
+                          # event is off (aftercall.pxi), else 0
     PyObject *ctx         # borrowed; kept alive by Recorder.contexts
     uint32_t hooks        # the hook mask of ctx (tracer.context.Context.hook_mask)
     PyObject *filters     # borrowed: ctx's CallFilter (filters.pxi), or NULL

@@ -324,9 +324,29 @@ cdef inline int _catch_up(Recorder self, FrameRec *fr, int32_t here, int how) ex
     instruction `here` lies past it (tracer.plan.silent_branches); `how`: a
     CATCH_* above."""
     # Inline: every event asks, few segments end in a silent branch.
+    if fr.bool_end:
+        _bool_call_caught(self, fr, here, how)   # (aftercall.pxi)
     if fr.pending < 0 or fr.plan.branch_sides_at[fr.pc] < 0:
         return 0
     return _take_silent_branch(self, fr, here, how)
+
+
+cdef int32_t _silent_side(CPlan *plan, int32_t k, int32_t here, int how) noexcept:
+    """Which side of the silent branch `k` (an index in plan.branch_sides) the
+    event at instruction `here` lies on: 0 or 1, or -1 (in neither)."""
+    cdef int32_t side, n, j
+    cdef int32_t *p = plan.branch_sides + k + 3
+    for side in range(2):
+        n = p[1]
+        if how == CATCH_INSTRUCTION:
+            if p[0] == here:
+                return side
+        else:
+            for j in range(n):
+                if p[2 + 2 * j] <= here <= p[3 + 2 * j]:
+                    return side
+        p += 2 + 2 * n
+    return -1
 
 
 cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how) except -1:

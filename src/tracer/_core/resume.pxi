@@ -349,7 +349,7 @@ cdef PyObject *FOLLOWED_RECEIVER_CODES[16]
 cdef int64_t FOLLOWED_RECEIVER_SESSIONS[16]
 
 
-cdef void _delegation_bits(CPlan *plan, uint8_t *skip) noexcept:
+cdef void _delegation_bits(CPlan *plan, uint16_t *skip) noexcept:
     """Mark the plan's delegation yields that may be switched off (Y_CAN) with
     their checks (SEND_CHECK, RESUME_CHECK), the others Y_ON."""
     cdef int32_t u, pc, start, y, which, c, recv
@@ -394,7 +394,7 @@ cdef void _delegation_bits(CPlan *plan, uint8_t *skip) noexcept:
                 skip[y] |= Y_ON
 
 
-cdef inline uint8_t *_skip_table(CPlan *plan) noexcept:
+cdef inline uint16_t *_skip_table(CPlan *plan) noexcept:
     return plan.end_skip if plan.end_skip != NULL else _end_skip_of(plan)
 
 
@@ -451,7 +451,7 @@ cdef inline bint _may_switch_off(Recorder self, FrameRec *fr) noexcept:
         and self.trace.timing == NULL and not self.broken
 
 
-cdef int _keep_yield_on(uint8_t *skip, int32_t y) except -1:
+cdef int _keep_yield_on(uint16_t *skip, int32_t y) except -1:
     """The delegation yield at unit y fires from now on, for good (a receiver
     whose yields the recorder does not handle passes there)."""
     skip[y] |= Y_ON
@@ -459,7 +459,7 @@ cdef int _keep_yield_on(uint8_t *skip, int32_t y) except -1:
     return 0
 
 
-cdef int _yield_back_on(uint8_t *skip, int32_t y) except -1:
+cdef int _yield_back_on(uint16_t *skip, int32_t y) except -1:
     """The delegation yield at unit y fires again (a frame with hooks, or a
     recorder with a value policy or timing, writes it at its own event); a
     plain run may switch it off again."""
@@ -472,7 +472,7 @@ cdef int _check_send(Recorder self, FrameRec *fr, int32_t offset) except -1:
     """The INSTRUCTION event at `offset` (SEND_CHECK) starts a segment that runs
     into a delegation's SEND: if its yield may be off, the receiver (on the
     stack now) must be one whose yields the recorder handles."""
-    cdef uint8_t *skip = fr.plan.end_skip
+    cdef uint16_t *skip = fr.plan.end_skip
     cdef int32_t pc = fr.plan.seg_at[offset >> 1]
     cdef int32_t *op = fr.plan.ops + pc * OP_WORDS
     cdef int32_t y
@@ -498,7 +498,7 @@ cdef int _check_resume(Recorder self, object code, int32_t offset) except -1:
 
 
 cdef inline int _check_resume_plan(Recorder self, CPlan *plan, int32_t offset) except -1:
-    cdef uint8_t *skip
+    cdef uint16_t *skip
     cdef int32_t u = offset >> 1
     if plan == NULL or plan.end_skip == NULL or not 0 <= u < plan.nunits:
         return 0
@@ -508,7 +508,7 @@ cdef inline int _check_resume_plan(Recorder self, CPlan *plan, int32_t offset) e
     return _check_receiver(self, plan, skip, u)
 
 
-cdef int _check_receiver(Recorder self, CPlan *plan, uint8_t *skip, int32_t u) except -1:
+cdef int _check_receiver(Recorder self, CPlan *plan, uint16_t *skip, int32_t u) except -1:
     # (the resumed frame is the thread's current one)
     if self.nframes == 0 or self.frames[self.nframes - 1].hooks:
         _yield_back_on(skip, u - 1)
@@ -523,7 +523,7 @@ cdef int _yield_switch(Recorder self, FrameRec *fr, int32_t offset) except -1:
     if it is a delegation's yield that may be switched off from now on (its
     receiver's yields will stand for it), else EV_CONTINUE."""
     global YIELDS_OFF
-    cdef uint8_t *skip
+    cdef uint16_t *skip
     cdef int32_t u = offset >> 1
     if not _may_switch_off(self, fr) or not 0 <= u < fr.plan.nunits:
         return EV_CONTINUE
@@ -560,7 +560,7 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
     would write it."""
     cdef FrameRec *fr
     cdef int32_t *op
-    cdef uint8_t *skip
+    cdef uint16_t *skip
     cdef int32_t y
     while self.nframes > 1 and not self.broken:
         fr = &self.frames[self.nframes - 1]
