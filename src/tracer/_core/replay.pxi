@@ -218,10 +218,10 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
-    if opc == M_RECORD:
-        if op[OP_WORDS + OP_CODE] == M_END and _single_row(self, fr, op):
-            return 0
-    elif (opc == M_LOAD_CONST or opc == M_LOAD_LOCAL) and _loads_then_row(self, fr, op):
+    # (one call site: the loads' case is _single_row's, so that this stays as
+    # small as the compilers inline into _instruction)
+    if ((opc == M_RECORD and op[OP_WORDS + OP_CODE] == M_END) or opc == M_LOAD_CONST
+            or opc == M_LOAD_LOCAL) and _single_row(self, fr, op):
         return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
@@ -279,7 +279,9 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     opened into locals, its epilogue: ~2/3 of such a run).  False, with nothing
     written, wherever the loop would not write the row itself (per-row hooks, a
     call's row open, not one result, an input to pool first) or the columns
-    must grow first: _run_ops's then."""
+    must grow first: _run_ops's then.  `op` a load: _loads_then_row's."""
+    if op[OP_CODE] != M_RECORD:
+        return _loads_then_row(self, fr, op)
     cdef CPlan *plan = fr.plan
     cdef int32_t *r = plan.recs + op[OP_A]
     cdef Trace t = self.trace
