@@ -555,12 +555,13 @@ def test_single_record_segments_are_exercised():
     assert len(singles) >= 3
 
 
-# -- a segment of loads, one RECORD and its END: the loads replayed by _single_row ------
+# -- a segment of loads, one RECORD and its END (session 17 wrote these rows outside the
+# loop, measured no gain on both interpreters and went back to the loop: the tests stay) --
 def load_led_records(bodies, words, zs):
     # Results read at the instruction after them, where the segment that made
     # them starts with loads: words' `counts.get(key, 0) + 1` and nbody's
     # `** -1.5` (a constant), a local times a call's result (a local), the
-    # constant used first in such a row (its input pooled first: the loop's).
+    # constant used first in such a row (its input pooled first).
     bodies = [list(b) for b in bodies]
     out = []
     counts = {}
@@ -579,7 +580,7 @@ def load_led_records(bodies, words, zs):
 
 def _carrier(z):
     # Resumed: `z` is a local carried in (an ArgumentNode written by _carried),
-    # read first by a segment `LOAD_LOCAL z, RECORD *, END`: the loop's.
+    # read first by a segment `LOAD_LOCAL z, RECORD *, END`.
     out = []
     t = yield
     while True:

@@ -205,23 +205,17 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op
     (_run_ops, with no branch to take).  A segment already at its END (the op
     loop of the event before ran up to it) costs no call; one that is a single
-    RECORD and its END, after loads or none, the loop's set-up neither
-    (_single_row, _loads_then_row)."""
+    RECORD and its END, the loop's set-up neither (_single_row)."""
     cdef int32_t *op
-    cdef int32_t opc
     if fr.pending < 0:
         return 0
     op = fr.plan.ops + fr.pc * OP_WORDS
-    opc = op[OP_CODE]
-    if not _runs_on(opc):
+    if not _runs_on(op[OP_CODE]):
         # At its END or terminal op already: the run would stop at once.
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
-    # (one call site: the loads' case is _single_row's, so that this stays as
-    # small as the compilers inline into _instruction)
-    if ((opc == M_RECORD and op[OP_WORDS + OP_CODE] == M_END) or opc == M_LOAD_CONST
-            or opc == M_LOAD_LOCAL) and _single_row(self, fr, op):
+    if op[OP_CODE] == M_RECORD and op[OP_WORDS + OP_CODE] == M_END and _single_row(self, fr, op):
         return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
@@ -233,55 +227,15 @@ cdef enum:
     RUN_ON = -2
 
 
-cdef bint _loads_then_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
-    """The pending segment, from `op`, a load, is loads, one RECORD and its END
-    (a result read at the instruction after it, where the segment that made it
-    starts with loads: nbody's `** -1.5`, words' `counts.get(key, 0) + 1`): the
-    loads replayed on the shadow stack as _run_ops's loop replays them, then the
-    row by _single_row.  False, with no row written and fr.pc as it was,
-    wherever that loop is needed: another shape, a local to carry in first
-    (_carried), anything _single_row leaves to it (the loads it replays again
-    write the same shadow slots)."""
-    cdef int32_t *rec = op
-    cdef int64_t *sl
-    cdef int64_t *ss
-    cdef int64_t s
-    cdef int32_t pc = fr.pc, nloads = 0
-    while rec[OP_CODE] == M_LOAD_LOCAL or rec[OP_CODE] == M_LOAD_CONST:
-        rec += OP_WORDS
-        nloads += 1
-    if rec[OP_CODE] != M_RECORD or rec[OP_WORDS + OP_CODE] != M_END:
-        return False
-    sl = _locals(self, fr)
-    ss = sl + fr.plan.nlocalsplus
-    while op != rec:
-        if op[OP_CODE] == M_LOAD_LOCAL:
-            s = sl[op[OP_B]]
-            if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
-                return False   # a local carried in (_carried): the loop's
-            ss[op[OP_A]] = s
-        else:
-            ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
-        op += OP_WORDS
-    fr.pc = pc + nloads
-    if _single_row(self, fr, rec):
-        return True
-    fr.pc = pc
-    return False
-
-
 cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     """The pending segment is RECORD `op` and its END (a result read where the
     instruction that consumes it waits: nbody's `b1[3] -= dx * m2` before its
-    STORE_SUBSCR, the `+` before `** -1.5`; or, after _loads_then_row replayed
-    the loads before it, the `**`): its row written as _run_ops's loop
+    STORE_SUBSCR, the `+` before `** -1.5`): its row written as _run_ops's loop
     writes a primitive's, without the loop's set-up (its prologue, the columns
     opened into locals, its epilogue: ~2/3 of such a run).  False, with nothing
     written, wherever the loop would not write the row itself (per-row hooks, a
     call's row open, not one result, an input to pool first) or the columns
-    must grow first: _run_ops's then.  `op` a load: _loads_then_row's."""
-    if op[OP_CODE] != M_RECORD:
-        return _loads_then_row(self, fr, op)
+    must grow first: _run_ops's then."""
     cdef CPlan *plan = fr.plan
     cdef int32_t *r = plan.recs + op[OP_A]
     cdef Trace t = self.trace
