@@ -644,3 +644,63 @@ def test_return_record_segments_are_exercised():
         codes = list(plan_of(f.__code__).ops)[0::OP_WORDS]
         assert any(codes[i] == M_RECORD and codes[i + 1] == M_RETURN and codes[i - 1] == M_END
                    for i in range(1, len(codes) - 1)), f.__name__
+
+
+# -- a call's row still open at the PY_RETURN that returns its result (_close_open_call) ---
+def countdown(n, acc):
+    # geom's shape: the call's result is the value returned, so the callee's
+    # return leaves the call op open for the caller's return to complete.
+    if n <= 0:
+        return acc
+    return countdown(n - 1, acc + n)
+
+
+def returned_sorted(xs):
+    # A C function that runs Python code (the key) under the call: its row is
+    # open, a nested node of its own, completed at the return.
+    return sorted(xs, key=_twice)
+
+
+def returned_from_generator(xs):
+    def gen():
+        for x in xs:
+            yield _twice(x)
+        return countdown(3, 0)
+    return list(gen())
+
+
+def open_call_returns(xs):
+    out = []
+    for x in xs:
+        out.append(countdown(x % 7, x))
+        out.append(returned_sorted([x, -x, 3]))
+    out.append(returned_from_generator(xs[:10]))
+    out.append(countdown(4, Num(0)))
+    return out
+
+
+_OPEN_ARGS = (list(range(-5, 60)),)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_open_calls_completed_at_the_return_match_the_per_row_writers(fresh):
+    fast, slow = track_both(open_call_returns, _OPEN_ARGS, ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(open_call_returns(*_OPEN_ARGS))
+    _same_trace(fast, slow)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_open_calls_completed_at_the_return_under_a_value_policy(values):
+    _same_under_policy(open_call_returns, _OPEN_ARGS, values)
+
+
+def test_open_calls_completed_at_the_return_are_exercised():
+    # countdown's last segment is its call op and the return (the call's result
+    # read from the value returned), so its row is open at the PY_RETURN.
+    from tracer._core import WORDS, plan_of
+    from tracer.analysis.microops import M_RECORD, M_RETURN, OP_WORDS
+    code, c = WORDS["OP_CODE"], WORDS["OP_C"]
+    tracer.track(countdown, 3, 0)
+    ops = list(plan_of(countdown.__code__).ops)
+    assert any(ops[i + code] == M_RECORD and ops[i + OP_WORDS + code] == M_RETURN
+               and ops[i + c] < 0 for i in range(0, len(ops) - OP_WORDS, OP_WORDS))

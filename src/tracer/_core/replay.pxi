@@ -216,8 +216,8 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
-    if op[OP_CODE] == M_RECORD and _single_row_at_return(op[OP_WORDS + OP_CODE]) \
-            and _single_row(self, fr, op):
+    if op[OP_CODE] == M_RECORD and fr.open_row < 0 \
+            and _single_row_at_return(op[OP_WORDS + OP_CODE]) and _single_row(self, fr, op):
         return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
