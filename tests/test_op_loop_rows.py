@@ -608,6 +608,77 @@ def test_load_led_single_record_segments_in_a_second_trace():
     first = tracer.track(load_led_records, *_LOAD_LED_ARGS)
     fast = tracer.track(load_led_records, *_LOAD_LED_ARGS)
     slow = tracer.track(load_led_records, *_LOAD_LED_ARGS, ctx=ReturnHook())
+
+
+# -- a segment of one RECORD and the return it feeds, at the PY_RETURN (_single_row) ---
+class Num:
+    # An operand whose `+`, `*` and unary `-` are Python code: a frame entered under
+    # the RECORD, its row opened and completed before the return.
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        return Num(self.v + (other.v if isinstance(other, Num) else other))
+
+    def __mul__(self, other):
+        return Num(self.v * other)
+
+    def __neg__(self):
+        return Num(-self.v)
+
+    def __repr__(self):
+        return f"Num({self.v!r})"
+
+
+def returned_sum_of_calls(a, b):
+    # fib's shape: the `+` after the second call's return, read from the value
+    # the PY_RETURN hands over.
+    return _twice(a) + _twice(b)
+
+
+def returned_negation(a):
+    return -_twice(a)
+
+
+def returned_sum_of_builtins(a, b):
+    # The callees are C functions: the `+`'s own event stays on; its segment
+    # is still the RECORD and the return.
+    return abs(a) + abs(b)
+
+
+def return_records(xs):
+    out = []
+    for k, x in enumerate(xs):
+        out.append(returned_sum_of_calls(x, k))
+        out.append(returned_negation(x))
+        out.append(returned_sum_of_builtins(x, -k))
+    out.append(returned_sum_of_calls(Num(1), Num(2)))
+    out.append(returned_negation(Num(3)))
+    out.append(returned_sum_of_calls("ab", "c"))
+    return out
+
+
+_RETURN_ARGS = ([1, 2.5, -3, 10 ** 20, 0.125] * 30,)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_return_record_segments_match_the_per_row_writers(fresh):
+    fast, slow = track_both(return_records, _RETURN_ARGS, ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(return_records(*_RETURN_ARGS))
+    _same_trace(fast, slow)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_fib_returns_match_the_per_row_writers(fresh):
+    fast, slow = track_both(fib, (15,), ReturnHook(), fresh=fresh)
+    assert fast.value == slow.value == fib(15)
+    _same_trace(fast, slow)
+
+
+def test_return_record_segments_in_a_second_trace():
+    first = tracer.track(return_records, *_RETURN_ARGS)
+    fast = tracer.track(return_records, *_RETURN_ARGS)
+    slow = tracer.track(return_records, *_RETURN_ARGS, ctx=ReturnHook())
     _same_trace(fast, slow)
     _same_trace(first, fast)
 
@@ -640,3 +711,80 @@ def test_load_led_single_record_segments_are_exercised():
                if codes[i] == M_RECORD and codes[i + 1] == M_END
                and codes[i - 1] in (M_LOAD_CONST, M_LOAD_LOCAL)]
         assert len(led) >= least, code.co_name
+
+
+def test_return_record_segments_under_a_value_policy(values):
+    _same_under_policy(return_records, _RETURN_ARGS, values)
+
+
+def test_return_record_segments_are_exercised():
+    # Each returning function above ends in a segment that is one RECORD and
+    # the M_RETURN it feeds.
+    from tracer._core import plan_of
+    from tracer.analysis.microops import M_END, M_RECORD, M_RETURN, OP_WORDS
+    for f in (returned_sum_of_calls, returned_negation, returned_sum_of_builtins, fib):
+        tracer.track(f, *((3, 4) if f in (returned_sum_of_calls, returned_sum_of_builtins)
+                          else (3,)))
+        codes = list(plan_of(f.__code__).ops)[0::OP_WORDS]
+        assert any(codes[i] == M_RECORD and codes[i + 1] == M_RETURN and codes[i - 1] == M_END
+                   for i in range(1, len(codes) - 1)), f.__name__
+
+
+# -- a call's row still open at the PY_RETURN that returns its result (_close_open_call) ---
+def countdown(n, acc):
+    # geom's shape: the call's result is the value returned, so the callee's
+    # return leaves the call op open for the caller's return to complete.
+    if n <= 0:
+        return acc
+    return countdown(n - 1, acc + n)
+
+
+def returned_sorted(xs):
+    # A C function that runs Python code (the key) under the call: its row is
+    # open, a nested node of its own, completed at the return.
+    return sorted(xs, key=_twice)
+
+
+def returned_from_generator(xs):
+    def gen():
+        for x in xs:
+            yield _twice(x)
+        return countdown(3, 0)
+    return list(gen())
+
+
+def open_call_returns(xs):
+    out = []
+    for x in xs:
+        out.append(countdown(x % 7, x))
+        out.append(returned_sorted([x, -x, 3]))
+    out.append(returned_from_generator(xs[:10]))
+    out.append(countdown(4, Num(0)))
+    return out
+
+
+_OPEN_ARGS = (list(range(-5, 60)),)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_open_calls_completed_at_the_return_match_the_per_row_writers(fresh):
+    fast, slow = track_both(open_call_returns, _OPEN_ARGS, ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(open_call_returns(*_OPEN_ARGS))
+    _same_trace(fast, slow)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_open_calls_completed_at_the_return_under_a_value_policy(values):
+    _same_under_policy(open_call_returns, _OPEN_ARGS, values)
+
+
+def test_open_calls_completed_at_the_return_are_exercised():
+    # countdown's last segment is its call op and the return (the call's result
+    # read from the value returned), so its row is open at the PY_RETURN.
+    from tracer._core import WORDS, plan_of
+    from tracer.analysis.microops import M_RECORD, M_RETURN, OP_WORDS
+    code, c = WORDS["OP_CODE"], WORDS["OP_C"]
+    tracer.track(countdown, 3, 0)
+    ops = list(plan_of(countdown.__code__).ops)
+    assert any(ops[i + code] == M_RECORD and ops[i + OP_WORDS + code] == M_RETURN
+               and ops[i + c] < 0 for i in range(0, len(ops) - OP_WORDS, OP_WORDS))

@@ -28,6 +28,18 @@
 # exception) sees a consistent trace; after such a call the run opens the
 # columns again (they may have grown and moved).
 
+# A first trace grows its columns from FIRST_ROWS: each step copies the heap
+# columns (realloc), so small columns grow fourfold (4 steps, not 8, from 1,024
+# rows to 262,144: a copy of ~85k rows' columns where doubling copied ~260k),
+# and from GROW_X4_ROWS rows on (128k: the values column 1 MiB) twofold, as
+# columns of 4 MiB and more are mappings that grow by mremap without a copy
+# (pages.pxi) and capacity should stay near use.  Capacity never touched costs
+# no page.  (A trace that takes the spare columns of the last one does not grow.)
+cdef enum:
+    GROW_X4_ROWS = 1 << 17
+    GROW_X4_REFS = 1 << 18
+
+
 ctypedef struct Rows:
     uint8_t *kind
     uint8_t *flags
@@ -126,7 +138,7 @@ cdef class Trace:
     cdef int _grow_rows(self, int32_t need) except -1:
         cdef int32_t cap = self.cap if self.cap else FIRST_ROWS
         while cap < need:
-            cap *= 2
+            cap *= 4 if cap < GROW_X4_ROWS else 2
         if cap == self.cap:
             return 0
         if self.external:
@@ -148,7 +160,7 @@ cdef class Trace:
     cdef int _grow_refs(self, int32_t need) except -1:
         cdef int32_t cap = self.refcap if self.refcap else FIRST_REFS
         while cap < need:
-            cap *= 2
+            cap *= 4 if cap < GROW_X4_REFS else 2
         if cap == self.refcap:
             return 0
         if self.external:

@@ -695,7 +695,13 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
         # A silent branch before the return is taken and the segment it leads
         # to run on up to the return, in one op-loop run (CATCH_TO_END).
         _catch_up(self, fr, offset, CATCH_TO_END)
-        _run_to_end(self, fr)
+        # A call whose row is still open and whose result is returned (geom's
+        # `return geom(rng, n + 1, beta)`: the call op's result is read from the
+        # value returned, so its body's return left it open): its row completed
+        # here, as at an INSTRUCTION event (_close_open_call), not by _run_ops.
+        if fr.pending < 0 or fr.open_row < 0 or not _plain_close_ok(self, fr) \
+                or not _close_open_call(self, self.trace, fr):
+            _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS
         src = _returned_source(self, fr, op, offset)

@@ -114,7 +114,7 @@ WORDS = {"OP_CODE": OP_CODE, "OP_OFFSET": OP_OFFSET, "OP_A": OP_A, "OP_B": OP_B,
          "SET_DYN": SET_DYN}
 
 cdef enum:
-    FIRST_ROWS = 1024   # the columns' first capacity, doubled as a trace grows
+    FIRST_ROWS = 1024   # the columns' first capacity, grown as a trace grows (arena.pxi)
     FIRST_REFS = 2048
     POOL_CACHE = 256    # entries of Recorder._pool_ref's cache (a power of two)
 

@@ -205,7 +205,8 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op
     (_run_ops, with no branch to take).  A segment already at its END (the op
     loop of the event before ran up to it) costs no call; one that is a single
-    RECORD and its END, the loop's set-up neither (_single_row)."""
+    RECORD and its END, the loop's set-up neither (_single_row); nor one that is
+    a single RECORD and the return it feeds (_single_row_at_return)."""
     cdef int32_t *op
     if fr.pending < 0:
         return 0
@@ -215,7 +216,8 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
-    if op[OP_CODE] == M_RECORD and op[OP_WORDS + OP_CODE] == M_END and _single_row(self, fr, op):
+    if op[OP_CODE] == M_RECORD and fr.open_row < 0 \
+            and _single_row_at_return(op[OP_WORDS + OP_CODE]) and _single_row(self, fr, op):
         return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
@@ -227,8 +229,16 @@ cdef enum:
     RUN_ON = -2
 
 
+cdef inline bint _single_row_at_return(int32_t next_opc) noexcept:
+    # Whether a RECORD followed by op `next_opc` is a segment _single_row writes:
+    # its END, or the RETURN_VALUE it feeds (the return-event case: fib's `+`
+    # after its second call, whose result the PY_RETURN hands over, READ_RETURNED;
+    # the loop stops at M_RETURN as at M_END, leaving fr.pc there).
+    return next_opc == M_END or next_opc == M_RETURN
+
+
 cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
-    """The pending segment is RECORD `op` and its END (a result read where the
+    """The pending segment is RECORD `op` and its END or return (a result read where the
     instruction that consumes it waits: nbody's `b1[3] -= dx * m2` before its
     STORE_SUBSCR, the `+` before `** -1.5`): its row written as _run_ops's loop
     writes a primitive's, without the loop's set-up (its prologue, the columns
