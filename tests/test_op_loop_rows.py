@@ -555,61 +555,6 @@ def test_single_record_segments_are_exercised():
     assert len(singles) >= 3
 
 
-# -- a segment of loads, one RECORD and its END (session 17 wrote these rows outside the
-# loop, measured no gain on both interpreters and went back to the loop: the tests stay) --
-def load_led_records(bodies, words, zs):
-    # Results read at the instruction after them, where the segment that made
-    # them starts with loads: words' `counts.get(key, 0) + 1` and nbody's
-    # `** -1.5` (a constant), a local times a call's result (a local), the
-    # constant used first in such a row (its input pooled first).
-    bodies = [list(b) for b in bodies]
-    out = []
-    counts = {}
-    for w in words:
-        key = w.strip()
-        counts[key] = counts.get(key, 0) + 1
-    for b1, b2 in zip(bodies, bodies[1:]):
-        dx = b1[0] - b2[0]
-        mag = 0.01 * (dx * dx + 1.0) ** -1.5
-        b1[3] = abs(dx) * mag
-        out.append(abs(mag) * dx)
-    for z in zs:
-        out.append(len(words) * z)
-    return out, counts
-
-
-def _carrier(z):
-    # Resumed: `z` is a local carried in (an ArgumentNode written by _carried),
-    # read first by a segment `LOAD_LOCAL z, RECORD *, END`.
-    out = []
-    t = yield
-    while True:
-        out.append(len(t) * z)
-        t = yield out
-
-
-def resume_carrier(z, items):
-    g = _carrier(z)
-    next(g)
-    return [len(g.send(t)) for t in items]
-
-
-_LOAD_LED_ARGS = (_bodies(40), _WORDS, [0.5, 1.5, 2.5] * 10)
-
-
-@pytest.mark.parametrize("fresh", [False, True])
-def test_load_led_single_record_segments_match_the_per_row_writers(fresh):
-    fast, slow = track_both(load_led_records, _LOAD_LED_ARGS, ReturnHook(), fresh=fresh)
-    assert repr(fast.value) == repr(slow.value) == repr(load_led_records(*_LOAD_LED_ARGS))
-    _same_trace(fast, slow)
-
-
-def test_load_led_single_record_segments_in_a_second_trace():
-    first = tracer.track(load_led_records, *_LOAD_LED_ARGS)
-    fast = tracer.track(load_led_records, *_LOAD_LED_ARGS)
-    slow = tracer.track(load_led_records, *_LOAD_LED_ARGS, ctx=ReturnHook())
-
-
 # -- a segment of one RECORD and the return it feeds, at the PY_RETURN (_single_row) ---
 class Num:
     # An operand whose `+`, `*` and unary `-` are Python code: a frame entered under
@@ -684,35 +629,6 @@ def test_return_record_segments_in_a_second_trace():
 
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
-def test_load_led_single_record_segments_under_a_value_policy(values):
-    _same_under_policy(load_led_records, _LOAD_LED_ARGS, values)
-
-
-def test_load_led_single_record_segment_with_a_carried_local():
-    items = ["ab", "cde", "f"] * 5
-    fast = tracer.track(resume_carrier, 3, items)
-    slow = tracer.track(resume_carrier, 3, items, ctx=ReturnHook())
-    assert fast.value == slow.value == resume_carrier(3, items)
-    _same_trace(fast, slow)
-    # `z` (3) entered as a carried ArgumentNode: the case is exercised.
-    from tracer._core import NodeFlag, NodeKind
-    cols = fast.trace.columns()
-    carried = [row for row in range(len(fast.trace))
-               if cols["kind"][row] == NodeKind.K_ARGUMENT and cols["flags"][row] & NodeFlag.F_CARRIED]
-    assert 3 in [fast.trace.value(row) for row in carried]
-
-
-def test_load_led_single_record_segments_are_exercised():
-    from tracer._core import plan_of
-    from tracer.analysis.microops import M_END, M_LOAD_CONST, M_LOAD_LOCAL, M_RECORD, OP_WORDS
-    for code, least in ((load_led_records.__code__, 3), (_carrier.__code__, 1)):
-        codes = list(plan_of(code).ops)[0::OP_WORDS]
-        led = [i for i in range(1, len(codes) - 1)
-               if codes[i] == M_RECORD and codes[i + 1] == M_END
-               and codes[i - 1] in (M_LOAD_CONST, M_LOAD_LOCAL)]
-        assert len(led) >= least, code.co_name
-
-
 def test_return_record_segments_under_a_value_policy(values):
     _same_under_policy(return_records, _RETURN_ARGS, values)
 
@@ -788,3 +704,90 @@ def test_open_calls_completed_at_the_return_are_exercised():
     ops = list(plan_of(countdown.__code__).ops)
     assert any(ops[i + code] == M_RECORD and ops[i + OP_WORDS + code] == M_RETURN
                and ops[i + c] < 0 for i in range(0, len(ops) - OP_WORDS, OP_WORDS))
+
+
+# -- a segment of loads, one RECORD and its END (session 17 wrote these rows outside the
+# loop, measured no gain on both interpreters and went back to the loop: the tests stay) --
+def load_led_records(bodies, words, zs):
+    # Results read at the instruction after them, where the segment that made
+    # them starts with loads: words' `counts.get(key, 0) + 1` and nbody's
+    # `** -1.5` (a constant), a local times a call's result (a local), the
+    # constant used first in such a row (its input pooled first).
+    bodies = [list(b) for b in bodies]
+    out = []
+    counts = {}
+    for w in words:
+        key = w.strip()
+        counts[key] = counts.get(key, 0) + 1
+    for b1, b2 in zip(bodies, bodies[1:]):
+        dx = b1[0] - b2[0]
+        mag = 0.01 * (dx * dx + 1.0) ** -1.5
+        b1[3] = abs(dx) * mag
+        out.append(abs(mag) * dx)
+    for z in zs:
+        out.append(len(words) * z)
+    return out, counts
+
+
+def _carrier(z):
+    # Resumed: `z` is a local carried in (an ArgumentNode written by _carried),
+    # read first by a segment `LOAD_LOCAL z, RECORD *, END`.
+    out = []
+    t = yield
+    while True:
+        out.append(len(t) * z)
+        t = yield out
+
+
+def resume_carrier(z, items):
+    g = _carrier(z)
+    next(g)
+    return [len(g.send(t)) for t in items]
+
+
+_LOAD_LED_ARGS = (_bodies(40), _WORDS, [0.5, 1.5, 2.5] * 10)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_load_led_single_record_segments_match_the_per_row_writers(fresh):
+    fast, slow = track_both(load_led_records, _LOAD_LED_ARGS, ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(load_led_records(*_LOAD_LED_ARGS))
+    _same_trace(fast, slow)
+
+
+def test_load_led_single_record_segments_in_a_second_trace():
+    first = tracer.track(load_led_records, *_LOAD_LED_ARGS)
+    fast = tracer.track(load_led_records, *_LOAD_LED_ARGS)
+    slow = tracer.track(load_led_records, *_LOAD_LED_ARGS, ctx=ReturnHook())
+    _same_trace(fast, slow)
+    _same_trace(first, fast)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_load_led_single_record_segments_under_a_value_policy(values):
+    _same_under_policy(load_led_records, _LOAD_LED_ARGS, values)
+
+
+def test_load_led_single_record_segment_with_a_carried_local():
+    items = ["ab", "cde", "f"] * 5
+    fast = tracer.track(resume_carrier, 3, items)
+    slow = tracer.track(resume_carrier, 3, items, ctx=ReturnHook())
+    assert fast.value == slow.value == resume_carrier(3, items)
+    _same_trace(fast, slow)
+    # `z` (3) entered as a carried ArgumentNode: the case is exercised.
+    from tracer._core import NodeFlag, NodeKind
+    cols = fast.trace.columns()
+    carried = [row for row in range(len(fast.trace))
+               if cols["kind"][row] == NodeKind.K_ARGUMENT and cols["flags"][row] & NodeFlag.F_CARRIED]
+    assert 3 in [fast.trace.value(row) for row in carried]
+
+
+def test_load_led_single_record_segments_are_exercised():
+    from tracer._core import plan_of
+    from tracer.analysis.microops import M_END, M_LOAD_CONST, M_LOAD_LOCAL, M_RECORD, OP_WORDS
+    for code, least in ((load_led_records.__code__, 3), (_carrier.__code__, 1)):
+        codes = list(plan_of(code).ops)[0::OP_WORDS]
+        led = [i for i in range(1, len(codes) - 1)
+               if codes[i] == M_RECORD and codes[i + 1] == M_END
+               and codes[i - 1] in (M_LOAD_CONST, M_LOAD_LOCAL)]
+        assert len(led) >= least, code.co_name
