@@ -95,6 +95,16 @@ def _same_trace(fast, slow):
     assert_same_trace(fast, slow, fewer_events=True)
 
 
+def _same_in_a_second_trace(func, *args):
+    # A second trace of the same code (plans kept, a fresh pool): the op loop's
+    # rows equal the per-row writers' and the first trace's.
+    first = tracer.track(func, *args)
+    fast = tracer.track(func, *args)
+    slow = tracer.track(func, *args, ctx=ReturnHook())
+    _same_trace(fast, slow)
+    _same_trace(first, fast)
+
+
 @pytest.mark.parametrize("fresh", [False, True])
 @pytest.mark.parametrize("call", [
     (loop, (1.0001, 3000)),
@@ -530,11 +540,7 @@ def test_single_record_segments_match_the_per_row_writers(fresh):
 def test_single_record_segments_in_a_second_trace():
     # The constants pooled by the first trace are not the second's: rows with a
     # constant input take the loop (an input to pool first) in each trace.
-    first = tracer.track(single_records, _bodies(10), _WORDS)
-    fast = tracer.track(single_records, _bodies(10), _WORDS)
-    slow = tracer.track(single_records, _bodies(10), _WORDS, ctx=ReturnHook())
-    _same_trace(fast, slow)
-    _same_trace(first, fast)
+    _same_in_a_second_trace(single_records, _bodies(10), _WORDS)
 
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
@@ -621,11 +627,7 @@ def test_fib_returns_match_the_per_row_writers(fresh):
 
 
 def test_return_record_segments_in_a_second_trace():
-    first = tracer.track(return_records, *_RETURN_ARGS)
-    fast = tracer.track(return_records, *_RETURN_ARGS)
-    slow = tracer.track(return_records, *_RETURN_ARGS, ctx=ReturnHook())
-    _same_trace(fast, slow)
-    _same_trace(first, fast)
+    _same_in_a_second_trace(return_records, *_RETURN_ARGS)
 
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
@@ -756,11 +758,7 @@ def test_load_led_single_record_segments_match_the_per_row_writers(fresh):
 
 
 def test_load_led_single_record_segments_in_a_second_trace():
-    first = tracer.track(load_led_records, *_LOAD_LED_ARGS)
-    fast = tracer.track(load_led_records, *_LOAD_LED_ARGS)
-    slow = tracer.track(load_led_records, *_LOAD_LED_ARGS, ctx=ReturnHook())
-    _same_trace(fast, slow)
-    _same_trace(first, fast)
+    _same_in_a_second_trace(load_led_records, *_LOAD_LED_ARGS)
 
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
