@@ -407,6 +407,68 @@ def test_a_pack_written_between_a_writers_read_and_rename_loses_nothing(plan_dir
     assert finished == [False]  # the other process waited for this one's rename
 
 
+# Another process: holds the folder's writers' lock until told to write
+# textwrap.dedent's entry (its own flush takes the lock it already holds, and
+# closing that descriptor releases it: POSIX record locks are per process).
+LOCK_HOLDER = textwrap.dedent("""
+    import fcntl, os, sys, textwrap
+    from tracer.analysis import cache
+    from tracer.analysis.plan import _Builder, PLAN_PLAIN
+    folder = cache._folder()
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(os.path.join(folder, cache._LOCK_NAME), os.O_RDWR | os.O_CREAT)
+    fcntl.lockf(fd, fcntl.LOCK_EX)
+    code = textwrap.dedent.__code__
+    plan = _Builder(code).build()
+    print("locked", flush=True)
+    sys.stdin.readline()
+    assert cache.entry(code, PLAN_PLAIN).write(plan)
+    cache.flush()
+    print("done", flush=True)
+""")
+
+
+def test_a_writer_that_cannot_get_the_lock_writes_nothing_and_keeps_its_entries(
+        plan_dir, monkeypatch):
+    # A writer that waited _LOCK_WAIT for the lock used to write its pack without
+    # it: renamed over a pack the lock's holder wrote meanwhile, it dropped that
+    # writer's entries.  Now it writes nothing, keeps its entries pending, and
+    # writes them merged with the holder's at a later flush.
+    monkeypatch.setattr(cache, "_LOCK_WAIT", 0.2)
+    env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(plan_dir.parent), PYTHONPATH=SRC)
+    holder = subprocess.Popen([sys.executable, "-c", as_this_install(LOCK_HOLDER)], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    cache.set_plan_cache(plan_dir.parent)   # (the holder's folder: the same root)
+    try:
+        assert holder.stdout.readline().strip() == "locked", holder.stderr.read()
+        mine = textwrap.indent.__code__
+        entry = cache.entry(mine, PLAN_PLAIN)
+        assert entry.write(_Builder(mine).build())
+        assert entry.pack.flush() is False          # the lock is held: nothing written
+        assert not Path(entry.pack.path).exists()
+        assert list(entry.pack.pending) == [entry.key]
+        assert cache._state["lock_waited"]
+        assert entry.pack.flush() is False          # (tried once now, still held)
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        out, err = holder.communicate(timeout=60)
+        assert holder.returncode == 0, err
+        assert out.split() == ["done"]
+        assert entry.pack.flush() is True           # the lock is free: written, merged
+        assert not entry.pack.pending
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    cache.forget()
+    for c in (mine, textwrap.dedent.__code__):
+        assert cache.entry(c, PLAN_PLAIN).read() is not None, c.co_qualname
+    packs = list(plan_dir.parent.rglob("*.pack"))
+    assert len(packs) == 1 and len(cache._pack_index(packs[0].read_bytes())) == 2
+    assert not [f for f in plan_dir.parent.rglob("*.tmp")]
+
+
 # -- packs, plans reused from memory, plan data and the collector ---------------------------
 def _codes_of_file(module) -> list:
     """Every code object of `module`'s source, compiled afresh (one co_filename)."""

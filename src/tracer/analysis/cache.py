@@ -136,7 +136,8 @@ _OFF = ("0", "off", "false", "no")
 
 # "packs": the packs this process opened, by co_filename; "memo": plans by key.
 _state: dict = {"dir": None, "resolved": False, "writable": True, "fingerprint": None,
-                "limit": None, "written": 0, "next_prune": 0, "packs": {}, "memo": {}}
+                "limit": None, "written": 0, "next_prune": 0, "packs": {}, "memo": {},
+                "lock_waited": False}
 # Entries read back and used, plans reused from memory for another code object of
 # the same content, and entries found stale, truncated, corrupt or failing the plan
 # checks (tracer.analysis.plancheck) and rebuilt, in this process.
@@ -174,6 +175,7 @@ def set_plan_cache(directory: str | os.PathLike | None) -> None:
     _state["dir"] = None if directory is None else Path(os.path.abspath(directory))
     _state["resolved"] = True
     _state["writable"] = True
+    _state["lock_waited"] = False
     _state["packs"] = {}
     _state["memo"] = {}
 
@@ -608,32 +610,45 @@ def _pack_bytes(entries: dict) -> bytes:
 
 # The lock file of a folder's writers (one per folder: pruning never meets it).
 _LOCK_NAME = "write.lock"
-# How long a writer waits for the lock before writing without it (a writer stopped
-# while holding it must not hang every other process, at exit least of all).
+# How long a writer waits for the lock before giving up this write (a writer stopped
+# while holding it must not hang every other process, at exit least of all).  After
+# one such wait the process only tries the lock (see _write_lock).
 _LOCK_WAIT = 5.0
+# _write_lock's answer when another process holds the lock: nothing is written.
+_LOCK_BUSY = -2
 
 
 def _write_lock(folder: str) -> int:
     """A descriptor holding the exclusive lock on `folder`'s lock file (released when
-    it is closed), or -1: no lock to be had (a read-only folder, no fcntl, waited
-    _LOCK_WAIT seconds), and the writer goes on without one.  A POSIX record lock
-    (lockf), not flock: a child forked meanwhile does not inherit it."""
+    it is closed); -1: no lock exists to be had (no fcntl, or the lock file cannot be
+    opened: a read-only folder, where the write fails anyway), and the writer goes
+    on without one; or _LOCK_BUSY: another process held it for _LOCK_WAIT seconds
+    (or, once that happened in this process, at the one try), and the writer
+    must not write (renaming its pack over one written meanwhile would drop that
+    writer's entries).  A POSIX record lock (lockf), not flock: a child forked
+    meanwhile does not inherit it."""
     if fcntl is None:  # pragma: no cover - not a POSIX system
         return -1
     try:
         fd = os.open(os.path.join(folder, _LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     except OSError:
         return -1
-    deadline = time.monotonic() + _LOCK_WAIT
+    # A holder that kept the lock past one wait (stopped, hung) is not waited for
+    # again: later writes try once and stay pending.
+    deadline = time.monotonic() + (0.0 if _state["lock_waited"] else _LOCK_WAIT)
     pause = 0.001
     while True:
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return fd
         except OSError as exc:
-            if exc.errno not in (errno.EACCES, errno.EAGAIN) or time.monotonic() >= deadline:
+            if exc.errno not in (errno.EACCES, errno.EAGAIN):
                 os.close(fd)
                 return -1
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                _state["lock_waited"] = True
+                return _LOCK_BUSY
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
 
@@ -680,6 +695,11 @@ class _Pack:
             # renaming its pack between this one's read and rename would otherwise
             # lose the entries only it wrote.
             lock = _write_lock(folder)
+            if lock == _LOCK_BUSY:
+                # Another writer holds the lock: the entries wait for a later flush
+                # (kept in memory meanwhile; at worst they are rebuilt next process).
+                self.pending = pending
+                return False
             try:
                 disk = _fast.read_file(self.path) if _fast is not None else _read_file(self.path)
             except OSError:
