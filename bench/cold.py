@@ -50,6 +50,16 @@ it traces: a trivial function (`def f(x): return x`) called untraced and tracked
 loops of B calls (--batch), interleaved, best of N (--repeat), in microseconds per
 call -- the fixed cost a suite pays once per traced test.
 
+`--instructions` (with `--toolz DIR`) gives the suite's verdict in instructions, which
+do not move with the machine's load: callgrind counts the untraced pass 2 (the
+timed ratio's denominator) and the traced pass 1 of a second process (the plan
+cache filled by a first, uncounted, process), each under `--marked`, with its
+cache simulation (`--cache-sim=yes`: L1 and last-level misses) and, with
+`--branch-sim`, its branch simulation (mispredictions); it prints both counts,
+their ratio, and callgrind's cycle estimate (Ir + 10 per L1 miss + 100 per
+last-level miss + 10 per misprediction) -- what a timed ratio weighs that an
+instruction count does not.  Minutes under valgrind: run it niced.
+
 `--no-gc` runs those processes with the garbage collector off: a process whose
 plans came from the cache holds fewer long-lived objects than one that built them,
 so the collector's full collections (which walk every trace still alive) come
@@ -84,6 +94,7 @@ import importlib.util
 import itertools
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -358,19 +369,26 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
             failures += 1
         return True
 
-    gc_counts = []
+    def plain(fn) -> bool:
+        fn()
+        return True
+
+    gc_counts, faults, system = [], [], []
     for k in range(2):
         in_gc[0] = 0.0
         collections[:] = [0, 0, 0]
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         t = time.process_time()
-        if marked and traced:
+        if marked:
             # pass 1 under filter_next, pass 2 under filterfalse_next (C entry points
             # of the interpreter, as bench/callgrind_marks.py uses them): `valgrind
-            # --tool=callgrind --toggle-collect=filter_next` counts pass 1 alone
+            # --tool=callgrind --toggle-collect=filter_next` counts pass 1 alone.
+            # Untraced too, so the ratio can be read in instructions.
+            step = one if traced else plain
             if k == 0:
-                list(filter(one, passing))
+                list(filter(step, passing))
             else:
-                list(itertools.filterfalse(lambda fn: not one(fn), passing))
+                list(itertools.filterfalse(lambda fn: not step(fn), passing))
         else:
             for fn in passing:
                 if traced:
@@ -382,11 +400,17 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
                 else:
                     fn()
         times.append(time.process_time() - t)
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        # (page faults and kernel time: what a process's CPU time holds that
+        # callgrind's instruction counts do not)
+        faults.append(after.ru_minflt + after.ru_majflt - usage.ru_minflt - usage.ru_majflt)
+        system.append(after.ru_stime - usage.ru_stime)
         gc_times.append(in_gc[0])
         gc_counts.append(list(collections))
     gc.callbacks.remove(on_gc)
     out = {"tests": len(passing), "times": times, "gc": gc_times,
-           "collections": gc_counts, "nodes": nodes // 2, "failures": failures}
+           "collections": gc_counts, "nodes": nodes // 2, "failures": failures,
+           "faults": faults, "system": system}
     if heap:
         tracer.api._state.last = None  # (the last trace, kept for tracer.last_trace)
         gc.collect()
@@ -447,16 +471,79 @@ def print_suite(r: dict, no_gc: bool, values: str | None = None) -> None:
         c = r[key].get("collections")
         return "/".join(map(str, c[k])) if c else "?"
 
+    def kernel(key: str, k: int) -> str:
+        f, s = r[key].get("faults"), r[key].get("system")
+        return f"{f[k]:,} faults, sys {s[k] * 1e3:.1f} ms" if f else ""
+
     (u1, u2), (ug1, ug2) = r["untraced"]["times"], r["untraced"]["gc"]
     print(f"  {'untraced':36} pass 1 {u1 * 1e3:8.1f} ms {'':8}(gc {ug1 * 1e3:5.1f} ms, "
-          f"{colls('untraced', 0):>9})   pass 2 {u2 * 1e3:8.1f} ms {'':8}(gc {ug2 * 1e3:5.1f} ms, "
-          f"{colls('untraced', 1):>9})")
+          f"{colls('untraced', 0):>9}; {kernel('untraced', 0)})   pass 2 {u2 * 1e3:8.1f} ms "
+          f"{'':8}(gc {ug2 * 1e3:5.1f} ms, {colls('untraced', 1):>9}; {kernel('untraced', 1)})")
     for label, key in (("first process (empty plan cache)", "first"),
                        ("second process (plan cache filled)", "second")):
         (t1, t2), (g1, g2) = r[key]["times"], r[key]["gc"]
         print(f"  {label:36} pass 1 {t1 * 1e3:8.1f} ms ({t1 / base:6.1f}x, gc {g1 * 1e3:5.1f} ms, "
-              f"{colls(key, 0):>9})   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, "
-              f"gc {g2 * 1e3:5.1f} ms, {colls(key, 1):>9})")
+              f"{colls(key, 0):>9}; {kernel(key, 0)})   pass 2 {t2 * 1e3:8.1f} ms ({t2 / base:6.1f}x, "
+              f"gc {g2 * 1e3:5.1f} ms, {colls(key, 1):>9}; {kernel(key, 1)})")
+
+
+# Callgrind's events: the instructions, the first-level and last-level cache misses
+# (instruction and data), the mispredicted conditional and indirect branches.
+_CG_EVENTS = {"Ir": "instructions", "I1mr": "", "D1mr": "", "D1mw": "", "ILmr": "",
+              "DLmr": "", "DLmw": "", "Bcm": "", "Bim": ""}
+
+
+def _callgrind_totals(path: Path) -> dict:
+    names = totals = None
+    for line in path.read_text().splitlines():
+        if line.startswith("events:"):
+            names = line.split()[1:]
+        elif line.startswith("totals:") or line.startswith("summary:"):
+            totals = [int(x) for x in line.split()[1:]]
+    if names is None or totals is None:
+        raise RuntimeError(f"no totals in {path}")
+    return dict(zip(names, totals))
+
+
+def _cycle_estimate(c: dict) -> float:
+    # callgrind_annotate's estimate: Ir + 10 Bm + 10 L1m + 100 LLm
+    l1 = c.get("I1mr", 0) + c.get("D1mr", 0) + c.get("D1mw", 0)
+    ll = c.get("ILmr", 0) + c.get("DLmr", 0) + c.get("DLmw", 0)
+    return c["Ir"] + 10 * (c.get("Bcm", 0) + c.get("Bim", 0)) + 10 * l1 + 100 * ll
+
+
+def instructions(toolz_dir: Path, branch_sim: bool = False, values: str | None = None) -> dict:
+    """The untraced pass 2 and a second process's traced pass 1, counted by callgrind."""
+    work = Path(tempfile.mkdtemp(prefix="tracer-cold-cg-"))
+    env = dict(os.environ, TRACER_PLAN_CACHE_DIR=str(work / "plans"), PYTHONHASHSEED="0")
+    env.pop("TRACER_PLAN_CACHE", None)
+    worker = [sys.executable, __file__, "--suite-worker", str(toolz_dir)]
+    extra = ["--values", values] if values else []
+    sim = ["--cache-sim=yes"] + (["--branch-sim=yes"] if branch_sim else [])
+    try:
+        subprocess.run(worker + ["--traced"] + extra, env=env, check=True,
+                       capture_output=True)   # the first process fills the plan cache
+        out = {}
+        for key, args, mark in (("untraced", [], "filterfalse_next"),
+                                ("second", ["--traced"] + extra, "filter_next")):
+            dest = work / f"{key}.out"
+            subprocess.run(["valgrind", "--tool=callgrind", *sim, f"--toggle-collect={mark}",
+                            f"--callgrind-out-file={dest}", *worker, *args, "--marked"],
+                           env=env, check=True, capture_output=True)
+            out[key] = _callgrind_totals(dest)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def print_instructions(r: dict) -> None:
+    u, t = r["untraced"], r["second"]
+    print(f"toolz's tests in instructions (callgrind): untraced pass 2 {u['Ir'] / 1e6:,.1f} M, "
+          f"second process's traced pass 1 {t['Ir'] / 1e6:,.1f} M: {t['Ir'] / u['Ir']:.2f}x")
+    for label, c in (("untraced pass 2", u), ("second process pass 1", t)):
+        misses = ", ".join(f"{k} {c[k] / 1e6:,.2f} M" for k in _CG_EVENTS if k in c and k != "Ir")
+        print(f"  {label:22} {misses}; cycle estimate {_cycle_estimate(c) / 1e6:,.1f} M")
+    print(f"  cycle-estimate ratio {_cycle_estimate(t) / _cycle_estimate(u):.2f}x")
 
 
 def _trivial(x):
@@ -560,6 +647,12 @@ def main() -> None:
                         help="only the builder per phase over a corpus of stdlib modules")
     parser.add_argument("--track-cost", action="store_true",
                         help="only the fixed cost of one tracer.track call of a trivial function")
+    parser.add_argument("--instructions", action="store_true",
+                        help="with --toolz DIR: the untraced pass and a second process's "
+                             "traced pass 1 counted by callgrind (cache simulation), and "
+                             "their ratio")
+    parser.add_argument("--branch-sim", action="store_true",
+                        help="with --instructions: callgrind's branch simulation too")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.track_cost:
@@ -571,6 +664,10 @@ def main() -> None:
     if args.suite_worker:
         suite_worker(args.suite_worker, args.traced, args.no_gc, args.values, args.marked,
                      args.heap)
+        return
+    if args.instructions and args.toolz:
+        print(f"Python {sys.version.split()[0]}")
+        print_instructions(instructions(args.toolz, args.branch_sim, args.values))
         return
     if args.heap and args.toolz:
         r = suite(args.toolz, args.no_gc, args.values, heap=True)
