@@ -635,7 +635,7 @@ def _write_lock(folder: str) -> int:
         return -1
     # A holder that kept the lock past one wait (stopped, hung) is not waited for
     # again: later writes try once and stay pending.
-    deadline = time.monotonic() + (0.0 if _state["lock_waited"] else _LOCK_WAIT)
+    deadline = time.monotonic() + (0.0 if _state.get("lock_waited") else _LOCK_WAIT)
     pause = 0.001
     while True:
         try:
