@@ -275,6 +275,31 @@ def encode(n):
     return "".join(json.JSONEncoder(indent=1, sort_keys=True, check_circular=False).iterencode(records))
 
 
+def _levels(k):
+    # k generator functions, each its own code object: level j delegates to
+    # level j - 1, then yields -j.
+    src = "def level0(n):\n    for i in range(n):\n        yield i\n"
+    for j in range(1, k):
+        src += f"def level{j}(n):\n    yield from level{j - 1}(n)\n    yield -{j}\n"
+    ns = {}
+    exec(compile(src, "<levels>", "exec"), ns)
+    return ns[f"level{k - 1}"]
+
+
+LEVELS = _levels(24)
+
+
+def many_receiver_codes(n):
+    # A chain whose 24 levels run 24 codes: more receiver codes than the
+    # followed-receiver cache holds (resume.pxi), each checked at every
+    # resume of the level out, entries displaced and found again.
+    out = list(LEVELS(n))
+    out.extend(relay(LEVELS(n)))
+    out.extend(relay(iter(out[:n])))
+    out.extend(LEVELS(n))
+    return out
+
+
 PROGRAMS = [
     (chain, (4,)),
     (sends, (3,)),
@@ -289,6 +314,7 @@ PROGRAMS = [
     (restarted, (4,)),
     (thrown_chain, (3,)),
     (prestarted_receiver, (3,)),
+    (many_receiver_codes, (3,)),
 ]
 
 

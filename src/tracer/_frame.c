@@ -38,6 +38,7 @@ const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, instr_ptr);
 const Py_ssize_t tracer_instr_offset = offsetof(_PyInterpreterFrame, prev_instr);
 #endif
 const Py_ssize_t tracer_previous_offset = offsetof(_PyInterpreterFrame, previous);
+const Py_ssize_t tracer_gen_iframe_offset = offsetof(PyGenObject, gi_iframe);
 #endif
 
 #if PY_VERSION_HEX >= 0x030E0000
@@ -60,6 +61,11 @@ PyObject *tracer_frame_code(void *frame)
 PyObject *tracer_frame_function(void *frame)
 {
     return PyStackRef_AsPyObjectBorrow(((_PyInterpreterFrame *)frame)->f_funcobj);
+}
+
+PyObject *tracer_gen_code_of(PyObject *gen)
+{
+    return tracer_frame_code(&((PyGenObject *)gen)->gi_iframe);
 }
 
 PyObject *tracer_frame_stack_item(void *frame, int index)

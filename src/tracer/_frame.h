@@ -64,6 +64,7 @@ extern const Py_ssize_t tracer_executable_offset;   /* .f_executable (3.12: .f_c
 extern const Py_ssize_t tracer_funcobj_offset;      /* .f_funcobj */
 extern const Py_ssize_t tracer_instr_offset;        /* .instr_ptr (3.12: .prev_instr) */
 extern const Py_ssize_t tracer_previous_offset;     /* .previous */
+extern const Py_ssize_t tracer_gen_iframe_offset;   /* PyGenObject.gi_iframe (coroutines: the same) */
 
 /* The frame below `frame` on its thread's frame stack, whatever owns it (see
  * tracer_frame_caller for the calling Python frame). */
@@ -92,6 +93,14 @@ static inline PyObject *tracer_frame_code(void *frame)
 static inline PyObject *tracer_frame_function(void *frame)
 {
     return *(PyObject **)((char *)frame + tracer_funcobj_offset);
+}
+
+/* The code object of a generator or coroutine (borrowed: the one its frame
+ * runs, kept while the generator lives, exhausted or not; PyGen_GetCode's
+ * without the call and the reference). */
+static inline PyObject *tracer_gen_code_of(PyObject *gen)
+{
+    return tracer_frame_code((char *)gen + tracer_gen_iframe_offset);
 }
 
 /* Fast local `index` (borrowed), NULL when unbound. */
@@ -123,6 +132,7 @@ int tracer_frame_lasti(void *frame);
 void *tracer_frame_previous(void *frame);
 void *tracer_thread_frame(void *tstate);
 PyObject *tracer_frame_code(void *frame);
+PyObject *tracer_gen_code_of(PyObject *gen);
 PyObject *tracer_frame_function(void *frame);
 PyObject *tracer_frame_local(void *frame, int index);
 PyObject *tracer_frame_stack_item(void *frame, int index);
