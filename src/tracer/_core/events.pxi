@@ -517,9 +517,10 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     _start_segment(self, fr, first)
     if bool_end:
         fr.bool_end = 0
-        if bool_end == offset:
-            # A bool call's END whose event is on (aftercall.pxi): read as any
-            # END, then switched off where that is allowed.
+        if bool_end & ~END_NONE_TAG == offset:
+            # A bool call's END whose event is on, or a NONE_CALL callee's
+            # (aftercall.pxi): read as any END, then switched off where that is
+            # allowed.
             return _end_event_done(self, fr, offset)
     if plan.end_skip == NULL and not plan.bool_sites and self.plan_mode == PLAN_PLAIN:
         _find_bool_sites(plan)   # (once per plan: aftercall.pxi)
@@ -780,7 +781,8 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
-    fr.bool_end = 0
+    if fr.bool_end:
+        _bool_end_raised(self, fr)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
     # The instruction that raised is the one the frame is executing: the event's
