@@ -41,6 +41,8 @@ cdef enum:
     CALL_ALONE = 4
     BOOL_CALL = 256    # a call op alone whose END starts its result's branch (below)
     NONE_CALL = 512    # a call op alone whose END pops its result at once (below)
+    S_CHECK = 1024     # a call op alone whose event must check its callee: its END
+                       # may be off, or it is a BOOL_CALL/NONE_CALL site (_check_skip)
 
 # fr.bool_end's tag for a NONE_CALL callee (the END's offset in the low bits).
 cdef enum:
@@ -112,6 +114,9 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
     if skip[offset >> 1] & (END_ON | CALL_ALONE):
         return EV_CONTINUE
     skip[offset >> 1] |= END_MAY_BE_OFF
+    # (the call op alone ending here starts at the instruction before it:
+    # _call_then_end; its event checks each callee from now on)
+    skip[fr.plan.istart[(offset >> 1) - 1] >> 1] |= S_CHECK
     return EV_DISABLE
 
 
@@ -128,8 +133,8 @@ cdef uint16_t *_end_skip_of(CPlan *plan) noexcept:
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and _call_then_end(plan, pc):
-            skip[u] = CALL_ALONE | (BOOL_CALL if _bool_shape(plan, pc) else 0) \
-                | (NONE_CALL if _none_shape(plan, pc) else 0)
+            skip[u] = CALL_ALONE | (BOOL_CALL | S_CHECK if _bool_shape(plan, pc) else 0) \
+                | (NONE_CALL | S_CHECK if _none_shape(plan, pc) else 0)
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and not skip[u] & CALL_ALONE:
@@ -158,15 +163,19 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     cdef uint16_t *skip = fr.plan.end_skip
     cdef int32_t *op = fr.plan.ops + first * OP_WORDS
     cdef int32_t e = op[OP_WORDS + OP_OFFSET] >> 1
-    cdef uint16_t here = skip[op[OP_OFFSET] >> 1]
+    cdef int32_t s = op[OP_OFFSET] >> 1
+    cdef uint16_t here = skip[s]
     if skip[e] & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF:
         # E is on: a bool call (BOOL_CALL) or a call of a NONE_CALLEES callee
         # (NONE_CALL) tells E's event it may switch E off.
         if here & (BOOL_CALL | NONE_CALL) and not skip[e] & END_ON:
             if here & BOOL_CALL:
                 _bool_call_starts(self, fr, op)
-            else:
-                _none_call_starts(self, fr, op)
+            elif not _none_call_starts(self, fr, op):
+                # Another callee at a NONE_CALL site whose E never went off:
+                # the site is an ordinary call's from now on (S_CHECK is set
+                # again if E goes off after a Python body's return).
+                skip[s] = here & ~(NONE_CALL | S_CHECK)
         return 0
     if here & BOOL_CALL and _bool_call_starts(self, fr, op):
         return 0
@@ -174,7 +183,8 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
         return 0
     if _call_returns_here(self, fr, op):
         return 0
-    skip[e] = (skip[e] & CALL_ALONE) | END_ON
+    skip[e] = (skip[e] & ~END_MAY_BE_OFF) | END_ON
+    skip[s] &= ~S_CHECK   # (E is on for good: nothing left to check here)
     _RESTART_EVENTS()
     return 0
 
@@ -421,13 +431,13 @@ cdef inline bint _bool_row(Recorder self, FrameRec *fr, int32_t *op, PyObject *v
 from collections import deque as _deque
 
 # C methods that return None whenever they return (or raise).  Kept alive here.
+# (the commonest first: _none_callee scans them in this order)
 cdef tuple NONE_CALLEES = (
-    list.append, list.extend, list.insert, list.clear, list.reverse, list.remove, list.sort,
-    dict.clear, dict.update,
-    set.add, set.discard, set.update, set.clear, set.difference_update,
+    list.append, _deque.append, set.add, dict.update, list.extend, _deque.appendleft,
+    list.insert, set.discard, list.sort, list.clear, list.reverse, list.remove,
+    dict.clear, set.update, set.clear, set.difference_update,
     set.intersection_update, set.symmetric_difference_update,
-    _deque.append, _deque.appendleft, _deque.extend, _deque.extendleft, _deque.clear,
-    _deque.rotate,
+    _deque.extend, _deque.extendleft, _deque.clear, _deque.rotate,
 )
 cdef enum:
     N_NONE_MAX = 32
