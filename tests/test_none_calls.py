@@ -364,3 +364,20 @@ def test_threads_tracking_the_same_site():
         t.join()
     assert not errors
     assert all(r == appends_then_branch(XS) for r in results)
+
+
+@pytest.mark.parametrize("values", ["none", "summary"])
+def test_under_value_policies(values):
+    from tracer.context import Context
+    # (python_inside's finalizers run where the policy lets the values go, at
+    # different rows on the two paths, base build included: not used here)
+    g = fresh(other_callees)
+    h = fresh(appends_then_branch)
+
+    def driver():
+        return g(XS), h(XS), removes(XS)
+
+    for _ in range(2):
+        plain = tracer.track(driver, ctx=Context(values=values))
+    general = tracer.track(driver, ctx=FollowAll(values=values))
+    assert_same_trace(plain, general, fewer_events=True)
