@@ -253,3 +253,29 @@ def test_counted_with_int_and_other_keys(wanted):
     assert seen == [1, 3]
     assert value[1] == value[3] == -1.0 and value[0] != -1.0 and value[2] != -1.0
     assert int(entry[0]) == 4
+
+
+# -- a fixing run overrides only the samplers a fixed address names ---------------------
+
+def test_fixing_context_overrides_the_named_samplers_only():
+    from tracer.ppl._hooks import fixing_context
+    from tracer.ppl.samplers import sample
+    ct = ppl.trace(hmm, random.Random(8), 50, TRANS, [-2.0, 0.0, 2.0])
+    gauss = [a for a in ct.choices if "gauss" in a][:2]
+    choices = [a for a in ct.choices if "choices" in a][:1]
+    fx = fixing_context({a: (ct[a], "observed") for a in gauss})
+    flt = fx._call_filter
+    overridden = [f for f, o in zip(flt.callables, flt.override) if o is not None]
+    assert sample in overridden
+    assert random.Random.gauss in overridden or any(
+        getattr(f, "__name__", "") == "gauss" for f in overridden)
+    assert not any(getattr(f, "__name__", "") == "choices" for f in overridden)
+    # both kinds fixed at once: each sampler's draws fixed where named
+    fixed = {gauss[0]: 9.0, choices[0]: [2]}
+    got = ppl.condition(hmm, fixed, random.Random(9), 50, TRANS, [-2.0, 0.0, 2.0])
+    assert got[gauss[0]] == 9.0 and got[choices[0]] == [2]
+    assert [a for a, c in got.choices.items() if c.kind == "observed"] == \
+        [a for a in got.choices if a in fixed]
+    ref = _general(lambda: ppl.condition(hmm, fixed, random.Random(9), 50, TRANS,
+                                         [-2.0, 0.0, 2.0]))
+    _same_choices(got, ref)

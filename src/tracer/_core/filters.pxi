@@ -515,10 +515,11 @@ cdef class _FixCount:
             return None
         if wanted is not None and type(wanted) is not dict:
             return None
-        keys = sorted(<dict>wanted) if wanted is not None else []
+        keys = list(<dict>wanted) if wanted is not None else []
         for x in keys:
             if type(x) is not int or not (-((<int64_t>1) << 62) < x < (<int64_t>1) << 62):
                 return None
+        keys.sort()
         fc = _FixCount.__new__(_FixCount)
         fc.n = k
         fc.nwanted = len(keys)

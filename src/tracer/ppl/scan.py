@@ -548,7 +548,9 @@ def _copies_by_k(trace, snaps) -> dict:
     """k -> _Where the calls whose input k was copied are, by row."""
     rows, ks, _ = snaps.input_columns()
     out = {}
-    for k in np.unique(ks).tolist():
+    # the distinct positions (small non-negative ints), ascending: a count per
+    # position, not np.unique's hashing of every copy's
+    for k in (np.flatnonzero(np.bincount(ks)) if len(ks) else ks).tolist():
         idx = np.flatnonzero(ks == k)
         out[k] = _Where(len(trace), rows[idx], idx)
     return out
