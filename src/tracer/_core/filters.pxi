@@ -216,6 +216,23 @@ cdef object _untracked_if_atomic(list c):
     return c
 
 
+# CopyAtCall's copies of short lists of numbers, strings and None are shared: a
+# list equal item for item (the same objects, in order) to a copy made before is
+# that copy (an HMM's weights `trans[z]`, three lists drawn from 5,000 times, and
+# its one-item results).  Such a copy is untracked and holds only immutable
+# objects: what it shows can never change, so one copy serves every draw that saw
+# those items.  SHARE_ITEMS: the longest list shared; SHARE_SLOTS: the table's size.
+cdef enum:
+    SHARE_ITEMS = 8
+    SHARE_SLOTS = 64
+
+
+cdef inline bint _atomic_item(PyObject *x) noexcept:
+    cdef PyTypeObject *t = Py_TYPE(x)
+    return t == <PyTypeObject *>float or t == <PyTypeObject *>int or \
+        t == <PyTypeObject *>str or t == <PyTypeObject *>bool or x == <PyObject *>None
+
+
 @cython.final
 @cython.auto_pickle(False)
 cdef class CopyAtCall:
@@ -224,28 +241,83 @@ cdef class CopyAtCall:
     changes in place later can be read as it was then (tracer.ppl scores draws so).
 
     The copies are kept flat, in the order they were made (no dict per call, which
-    the collector would track): input `input_ks[j]` of the call at row
-    `input_rows[j]` (0 the callee, then the arguments as the trace's refs hold
-    them) was `input_copies[j]`; the value of the call at `value_rows[j]` was
-    `value_copies[j]` (tracer.ppl reads them as columns).  `inputs` ({row: {k:
-    copy}}) and `values` ({row: copy}) give the same as dicts, made when asked.
+    the collector would track; the rows and input positions in C arrays): input
+    `input_ks[j]` of the call at row `input_rows[j]` (0 the callee, then the
+    arguments as the trace's refs hold them) was `input_copies[j]`; the value of the
+    call at `value_rows[j]` was `value_copies[j]` (tracer.ppl reads them as
+    columns: `columns()`).  `inputs` ({row: {k: copy}}) and `values` ({row: copy})
+    give the same as dicts, made when asked.
     Copied: exact lists, dicts, sets, bytearrays (shallow) and exact instances of
     `array_type` (its `copy()`; numpy.ndarray for tracer.ppl), and the elements
-    of a tuple that are such; other values are not kept.  No Python code of the
-    program runs.
+    of a tuple that are such; other values are not kept.  A list of at most
+    eight numbers, strings or None whose items are those of a copy made before
+    (the same objects) gets that copy (one object for both: it cannot change;
+    `share=False`: a copy of its own, for tests).  No Python code of the program
+    runs.
     """
 
-    cdef readonly list input_rows
-    cdef readonly list input_ks
+    cdef int32_t *in_rows
+    cdef int32_t *in_ks
+    cdef Py_ssize_t nin, incap
+    cdef int32_t *val_rows
+    cdef Py_ssize_t nval, valcap
     cdef readonly list input_copies
-    cdef readonly list value_rows
     cdef readonly list value_copies
     cdef readonly object array_type
+    cdef readonly bint share
+    cdef PyObject *shared[SHARE_SLOTS]     # owned: a copy of a short atomic list, or NULL
 
-    def __init__(self, array_type=None):
-        self.input_rows, self.input_ks, self.input_copies = [], [], []
-        self.value_rows, self.value_copies = [], []
+    def __cinit__(self, *args, **kwargs):
+        self.in_rows = self.in_ks = self.val_rows = NULL
+        self.nin = self.incap = self.nval = self.valcap = 0
+        memset(self.shared, 0, sizeof(self.shared))
+
+    def __init__(self, array_type=None, bint share=True):
+        self.input_copies, self.value_copies = [], []
         self.array_type = array_type
+        self.share = share
+
+    def __dealloc__(self):
+        cdef int i
+        free(self.in_rows)
+        free(self.in_ks)
+        free(self.val_rows)
+        for i in range(SHARE_SLOTS):
+            Py_XDECREF(self.shared[i])
+            self.shared[i] = NULL
+
+    @property
+    def input_rows(self):
+        """The call row of each input copy (a list of ints)."""
+        return [self.in_rows[i] for i in range(self.nin)]
+
+    @property
+    def input_ks(self):
+        """The input position of each input copy (a list of ints)."""
+        return [self.in_ks[i] for i in range(self.nin)]
+
+    @property
+    def value_rows(self):
+        """The call row of each value copy (a list of ints)."""
+        return [self.val_rows[i] for i in range(self.nval)]
+
+    def columns(self):
+        """`(input_rows, input_ks, input_copies, value_rows, value_copies)`, the
+        rows and positions as int64 arrays (no int object made per copy)."""
+        np = _np()
+        rows = np.empty(self.nin, dtype=np.int64)
+        ks = np.empty(self.nin, dtype=np.int64)
+        vrows = np.empty(self.nval, dtype=np.int64)
+        cdef int64_t[::1] r = rows
+        cdef int64_t[::1] k = ks
+        cdef int64_t[::1] v = vrows
+        cdef Py_ssize_t i
+        for i in range(self.nin):
+            r[i] = self.in_rows[i]
+            k[i] = self.in_ks[i]
+        for i in range(self.nval):
+            v[i] = self.val_rows[i]
+        return rows, ks, self.input_copies, vrows, self.value_copies
 
     @property
     def inputs(self):
@@ -264,6 +336,34 @@ cdef class CopyAtCall:
         """The same copies for a node (when run as a plain hook)."""
         self._take(node._trace, node._row)
 
+    cdef object _list_copy(self, list o):
+        # a copy of exact list o: a shared one where its items are those of one
+        cdef Py_ssize_t n = PyList_GET_SIZE(o), i
+        cdef size_t h
+        cdef PyObject *x
+        cdef PyObject *c
+        cdef list got
+        if n == 0 or n > SHARE_ITEMS or not self.share:
+            return _untracked_if_atomic(list(o))
+        h = <size_t>n
+        for i in range(n):
+            x = PyList_GET_ITEM(o, i)
+            if not _atomic_item(x):
+                return list(o)          # (tracked: an item may hold a cycle)
+            h = (h ^ (<size_t>x >> 4)) * <size_t>11400714819323198485ULL
+        i = <Py_ssize_t>((h >> 32) & (SHARE_SLOTS - 1))
+        c = self.shared[i]
+        if c != NULL and PyList_GET_SIZE(<object>c) == n and \
+                memcmp((<ListStruct *>c).ob_item, (<ListStruct *>o).ob_item,
+                       n * sizeof(PyObject *)) == 0:
+            return <object>c
+        got = list(o)
+        PyObject_GC_UnTrack(<void *>got)
+        Py_INCREF(got)
+        Py_XDECREF(c)
+        self.shared[i] = <PyObject *>got
+        return got
+
     cdef object _copied(self, PyObject *v):
         # a copy of v, or None if it is not copied
         cdef Py_ssize_t i, n
@@ -274,7 +374,7 @@ cdef class CopyAtCall:
             return None
         o = <object>v
         if type(o) is list:
-            return _untracked_if_atomic(list(o))
+            return self._list_copy(<list>o)
         if type(o) is dict:
             return dict(o)
         if type(o) is set:
@@ -296,6 +396,30 @@ cdef class CopyAtCall:
             return tuple(out) if changed else None
         return None
 
+    cdef int _grow(self, bint value) except -1:
+        cdef Py_ssize_t cap
+        cdef int32_t *a
+        cdef int32_t *b
+        if value:
+            cap = 2 * self.valcap if self.valcap else 1024
+            a = <int32_t *>realloc(self.val_rows, cap * sizeof(int32_t))
+            if a == NULL:
+                raise MemoryError()
+            self.val_rows = a
+            self.valcap = cap
+            return 0
+        cap = 2 * self.incap if self.incap else 1024
+        a = <int32_t *>realloc(self.in_rows, cap * sizeof(int32_t))
+        if a == NULL:
+            raise MemoryError()
+        self.in_rows = a
+        b = <int32_t *>realloc(self.in_ks, cap * sizeof(int32_t))
+        if b == NULL:
+            raise MemoryError()
+        self.in_ks = b
+        self.incap = cap
+        return 0
+
     cdef int _take(self, Trace t, int32_t row) except -1:
         cdef int32_t i, r, start = t.ref_start_[row]
         cdef object c
@@ -305,13 +429,19 @@ cdef class CopyAtCall:
                 continue        # a constant of the code: immutable
             c = self._copied(t.value_[r])
             if c is not None:
-                self.input_rows.append(row)
-                self.input_ks.append(i - start)
+                if self.nin == self.incap:
+                    self._grow(False)
                 self.input_copies.append(c)
+                self.in_rows[self.nin] = row
+                self.in_ks[self.nin] = i - start
+                self.nin += 1
         c = self._copied(t.value_[row])
         if c is not None:
-            self.value_rows.append(row)
+            if self.nval == self.valcap:
+                self._grow(True)
             self.value_copies.append(c)
+            self.val_rows[self.nval] = row
+            self.nval += 1
         return 0
 
 
@@ -358,6 +488,64 @@ cdef extern from "Python.h":
     PyObject *PyEval_GetFrame()
     char *PyBytes_AS_STRING(PyObject *)
     Py_ssize_t PyBytes_GET_SIZE(PyObject *)
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class _FixCount:
+    """A SiteFix entry's count in C: `n`, the next draw's count at its line, and
+    the counts that are fixed (the keys of the entry's `wanted` dict, sorted, read
+    once: tracer.ppl never changes it during a run), met in order since `n` only
+    goes up by one."""
+    cdef readonly int64_t n
+    cdef int64_t *wanted
+    cdef Py_ssize_t nwanted, at
+
+    def __dealloc__(self):
+        free(self.wanted)
+
+    @staticmethod
+    cdef object of(object k, object wanted):
+        # A _FixCount at count k, or None where k or a key of `wanted` is not an
+        # exact int within int64 (the entry keeps its int count).
+        cdef _FixCount fc
+        cdef list keys
+        cdef Py_ssize_t i
+        if type(k) is not int or not (0 <= k < (<int64_t>1) << 62):
+            return None
+        if wanted is not None and type(wanted) is not dict:
+            return None
+        keys = list(<dict>wanted) if wanted is not None else []
+        for x in keys:
+            if type(x) is not int or not (-((<int64_t>1) << 62) < x < (<int64_t>1) << 62):
+                return None
+        keys.sort()
+        fc = _FixCount.__new__(_FixCount)
+        fc.n = k
+        fc.nwanted = len(keys)
+        fc.at = 0
+        if fc.nwanted:
+            fc.wanted = <int64_t *>malloc(fc.nwanted * sizeof(int64_t))
+            if fc.wanted == NULL:
+                raise MemoryError()
+            for i in range(fc.nwanted):
+                fc.wanted[i] = keys[i]
+        return fc
+
+    cdef inline bint fixes(self, int64_t k) noexcept:
+        # whether count k is a fixed one (k: this count's values, ascending)
+        while self.at < self.nwanted and self.wanted[self.at] < k:
+            self.at += 1
+        return self.at < self.nwanted and self.wanted[self.at] == k
+
+    def __index__(self):
+        return self.n
+
+    def __int__(self):
+        return self.n
+
+    def __repr__(self):
+        return f"_FixCount({self.n})"
 
 
 @cython.final
@@ -628,13 +816,29 @@ cdef class SiteFix:
 
     cdef object _counted(self, Recorder rec, Trace t, int32_t row, object entry):
         # The draw at `row` counted in its line's entry [k, base, wanted]; the
-        # value fixed for it, or None.
-        cdef object k, wanted, new
-        k = (<list>entry)[0]
-        (<list>entry)[0] = k + 1
-        wanted = (<list>entry)[2]
-        if wanted is None or k not in wanted:
-            return None
+        # value fixed for it, or None.  The count becomes a _FixCount at the
+        # line's first candidate (C counts; no int object made per draw).
+        cdef object k, wanted, new, c
+        cdef _FixCount fc
+        cdef int64_t n
+        c = (<list>entry)[0]
+        if type(c) is not _FixCount:
+            got = _FixCount.of(c, (<list>entry)[2])
+            if got is not None:
+                (<list>entry)[0] = c = got
+        if type(c) is _FixCount:
+            fc = <_FixCount>c
+            n = fc.n
+            fc.n += 1
+            if not fc.fixes(n):
+                return None
+            k = n
+        else:
+            k = c
+            (<list>entry)[0] = k + 1
+            wanted = (<list>entry)[2]
+            if wanted is None or k not in wanted:
+                return None
         _user_code_starts(rec)
         try:
             new = self.fixed(entry, k, t, row)

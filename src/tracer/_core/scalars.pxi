@@ -83,6 +83,21 @@ from cpython.object cimport PyObject_RichCompareBool, Py_EQ
 cdef int64_t _EXACT = (<int64_t>1) << 53   # ints whose float is exact
 
 
+cdef extern from *:
+    """
+    /* A compact int (one digit: |v| < 2**30) read inline (3.12+'s unstable API,
+       as callbacks.pxi's tracer_small_int); 0 for any other int. */
+    static inline int tracer_compact_int(PyObject *o, long long *v) {
+        if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+            *v = (long long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+            return 1;
+        }
+        return 0;
+    }
+    """
+    bint _compact_int "tracer_compact_int"(PyObject *o, long long *v) noexcept
+
+
 def number_lists(list lists):
     """`(lens, flat, ints, all_lists)` of `lists`, a list of lists or tuples of
     numbers: each entry's length (int64 array), their items in order in one
@@ -127,6 +142,10 @@ def number_lists(list lists):
             if t == <PyTypeObject *>float:
                 flat[at] = PyFloat_AS_DOUBLE(<object>x)
             elif t == <PyTypeObject *>int:
+                if _compact_int(x, &v):      # most counts and indices: no call
+                    flat[at] = <double>v
+                    at += 1
+                    continue
                 overflow = 0
                 v = PyLong_AsLongLongAndOverflow(<object>x, &overflow)
                 if overflow or v > _EXACT or v < -_EXACT:
@@ -182,3 +201,25 @@ def range_columns(list ranges):
         starts[i], lens[i], steps[i] = a, c, b
         prev = o
     return starts_arr, lens_arr, steps_arr
+
+
+def float_column(list items):
+    """`items`, a non-empty list of exact floats, as a float64 array (what
+    numpy.asarray makes of it); None when an item is anything else (an int, a
+    float subclass such as numpy.float64) or the list is empty.  One C pass, no
+    Python code run (tracer.ppl's scoring reads a site's values and parameter
+    columns so)."""
+    cdef Py_ssize_t n = len(items), i
+    cdef PyObject *x
+    if n == 0:
+        return None
+    for i in range(n):
+        if Py_TYPE(PyList_GET_ITEM(items, i)) != <PyTypeObject *>float:
+            return None
+    np = _np()
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] col = out
+    for i in range(n):
+        x = PyList_GET_ITEM(items, i)
+        col[i] = PyFloat_AS_DOUBLE(<object>x)
+    return out

@@ -238,9 +238,13 @@ class FixingContext(Context):
         first, fix, fix_shuffled, named = _fix_hooks(self, sites)
         root_only = not isinstance(self, _CallNaming)
         places = self._places
+        # Only the samplers whose site a fixed address names can make a fixed draw
+        # (`sample`, which takes its site's name as an argument, may make any):
+        # the others' calls run no fix at all.
+        named_sites = {a[-1].name for a in parsed.values()}
         fixes = {key: _core.SiteFix(places, first, fix_shuffled if shuffles else fix, named,
                                     site_id=sid, everywhere=key is sample, root_only=root_only)
-                 for key, sid, shuffles in keys}
+                 for key, sid, shuffles in keys if key is sample or sites[sid] in named_sites}
         super().__init__(primitives=sampler_callables(), modules=["random"],
                          override=fixes,
                          on_call=snaps.on_call() if snaps is not None else None)

@@ -491,7 +491,12 @@ def _randrange(st, p: dict, x: np.ndarray):
 
 
 def _scalars(vals: list):
-    """`vals` as a 1-d numeric array, or None."""
+    """`vals` as a 1-d numeric array, or None.  A list of plain floats is read in
+    C (_core.float_column: the array numpy.asarray makes of it)."""
+    if COLUMNS_IN_C and type(vals) is list:
+        got = _core.float_column(vals)
+        if got is not None:
+            return got
     try:
         arr = np.asarray(vals)
     except (TypeError, ValueError):

@@ -14,6 +14,7 @@ a Choice needs (addresses, parameter dicts, node views) is made when first asked
 
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
 from typing import Any
@@ -548,7 +549,9 @@ def _copies_by_k(trace, snaps) -> dict:
     """k -> _Where the calls whose input k was copied are, by row."""
     rows, ks, _ = snaps.input_columns()
     out = {}
-    for k in np.unique(ks).tolist():
+    # the distinct positions (small non-negative ints), ascending: a count per
+    # position, not np.unique's hashing of every copy's
+    for k in (np.flatnonzero(np.bincount(ks)) if len(ks) else ks).tolist():
         idx = np.flatnonzero(ks == k)
         out[k] = _Where(len(trace), rows[idx], idx)
     return out
@@ -592,16 +595,28 @@ def _at(rows: np.ndarray, got_rows: np.ndarray, got_idx: np.ndarray):
     return at[ok], got_idx[ok]
 
 
-def _patched(col: list | None, pos: np.ndarray, src: np.ndarray, idx: np.ndarray) -> list:
-    """`col` with col[pos[j]] = src[idx[j]] (`src` an object array), as a new list
-    made in C loops; `col` None: every position is in `pos`, in order."""
+def _patched(col: list | None, pos: np.ndarray, src: list, idx: np.ndarray) -> list:
+    """`col` (a list of its own) with col[pos[j]] = src[idx[j]], in C loops (no
+    object array made); `col` None: every position is in `pos`, in order (a new
+    list)."""
     if col is None:
-        return src[idx].tolist()
+        return _items(src, idx)
     if not len(pos):
         return col
-    a = np.fromiter(col, dtype=object, count=len(col))
-    a[pos] = src[idx]
-    return a.tolist()
+    collections.deque(map(col.__setitem__, pos.tolist(), _items(src, idx)), maxlen=0)
+    return col
+
+
+def _items(src: list, idx: np.ndarray) -> list:
+    """[src[i] for i in idx] as a new list: a slice where idx is a run of
+    consecutive positions (a site's own copies, in order)."""
+    n = len(idx)
+    if n and (n == 1 or (idx[-1] - idx[0] == n - 1 and (np.diff(idx) == 1).all())):
+        a = int(idx[0])
+        return src[a:a + n]
+    if n > 1:
+        return list(operator.itemgetter(*idx.tolist())(src))
+    return []
 
 
 def _call_args(trace, row, star, kwnames, read, ref_start, refs, snaps=None):

@@ -45,6 +45,10 @@ def _is_numeric_random(key) -> bool:
     return qual.split(".", 1)[0] in ("Random", "SystemRandom")
 
 
+# Whether equal short lists of numbers share one copy (_core.CopyAtCall's `share`;
+# False for tests comparing the two: the copies are equal either way).
+SHARE_COPIES = True
+
 _KEYS: list | None = None
 _DECLARED = -1     # how many samplers the table had when _KEYS was made
 
@@ -66,13 +70,14 @@ class Snapshots:
     run: `inputs[row]` maps input k of call row `row` (0 the callee, then the
     arguments as the trace's refs hold them) to its copy, `values[row]` the copy of
     the draw's value (dicts made when first asked); `input_columns()` and
-    `value_columns()` the same as arrays, for reading a site's draws at once.
+    `value_columns()` the same as columns (rows as arrays, copies as a list), for
+    reading a site's draws at once.
     Only mutable ones are kept."""
 
     __slots__ = ("copier", "_inputs", "_values", "_input_cols", "_value_cols")
 
     def __init__(self):
-        self.copier = _core.CopyAtCall(np.ndarray)
+        self.copier = _core.CopyAtCall(np.ndarray, share=SHARE_COPIES)
         self._inputs = self._values = self._input_cols = self._value_cols = None
 
     def on_call(self) -> dict:
@@ -94,17 +99,17 @@ class Snapshots:
 
     def input_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, ks, copies): input ks[j] of call row rows[j] was copies[j], sorted
-        by (row, k)."""
+        by (row, k) (rows and ks int64 arrays, copies a list)."""
         if self._input_cols is None:
-            c = self.copier
-            self._input_cols = _sorted(c.input_rows, c.input_copies, c.input_ks)
+            rows, ks, copies, _, _ = self.copier.columns()
+            self._input_cols = _sorted(rows, copies, ks)
         return self._input_cols
 
     def value_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """(rows, copies): the value of call row rows[j] was copies[j], by row."""
         if self._value_cols is None:
-            c = self.copier
-            rows, _, copies = _sorted(c.value_rows, c.value_copies)
+            _, _, _, rows, copies = self.copier.columns()
+            rows, _, copies = _sorted(rows, copies)
             self._value_cols = rows, copies
         return self._value_cols
 
@@ -117,21 +122,21 @@ class Snapshots:
         lo, hi = np.searchsorted(rows, [row, row + 1]).tolist()
         if lo == hi:
             return None
-        return dict(zip(ks[lo:hi].tolist(), copies[lo:hi].tolist()))
+        return dict(zip(ks[lo:hi].tolist(), copies[lo:hi]))
 
 
-def _sorted(rows: list, copies: list, ks: list | None = None):
-    """(rows, ks, copies) as arrays (copies an object array, whose fancy indexing
-    and tolist() keep the objects themselves) in (row, k) order: a call's copies
-    are made when it returns, so a call that draws inside another (a sampler
-    calling one) is copied before it."""
-    r = np.fromiter(rows, dtype=np.int64, count=len(rows))
-    k = np.fromiter(ks, dtype=np.int64, count=len(ks)) if ks is not None else \
-        np.empty(0, dtype=np.int64)
-    c = np.fromiter(copies, dtype=object, count=len(copies))
+def _sorted(r: np.ndarray, copies: list, k: np.ndarray | None = None):
+    """(rows, ks, copies) (int64 arrays `r` and `k`, CopyAtCall.columns()'s; the
+    copies a list, not to be changed: scan.py takes items and slices of it) in
+    (row, k) order: a call's copies are made when it returns, so a call that
+    draws inside another (a sampler calling one) is copied before it."""
+    ks = k
+    if k is None:
+        k = np.empty(0, dtype=np.int64)
     if len(r) > 1 and not (r[1:] >= r[:-1]).all():
         order = np.lexsort((k, r)) if ks is not None else np.argsort(r, kind="stable")
-        r, c = r[order], c[order]
+        r = r[order]
+        copies = [copies[i] for i in order.tolist()]
         if ks is not None:
             k = k[order]
-    return r, k, c
+    return r, k, copies
