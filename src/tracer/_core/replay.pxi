@@ -334,7 +334,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *bop
     cdef int32_t *r
     cdef int32_t pc = fr.pc
-    cdef int32_t opc, nin, nout, row, kind
+    cdef int32_t opc, nin, row, kind
     cdef int64_t *sl = _locals(self, fr)
     cdef int64_t *ss = sl + plan.nlocalsplus
     cdef int32_t nlocalsplus = plan.nlocalsplus
@@ -396,13 +396,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
         # One comparison per case on a C variable: Cython emits a switch.
         if opc == M_RECORD:
             r = plan.recs + op[OP_A]
-            nout = r[REC_NOUT]
-            if fast and fr.open_row < 0 and <uint32_t>nout <= 1:
-                # _record_primitive's row (_primitive_row), or _record's for an op
-                # with no result (a store into a subscript, a slice or an
-                # attribute, a delete: value None), written here.  A result went
-                # to a local or is returned (tracer.plan.deferral), or is on the
-                # stack.
+            if fast and fr.open_row < 0 and r[REC_NOUT] == 1:
+                # _record_primitive's row (_primitive_row), written here.  Its
+                # result went to a local or is returned (tracer.plan.deferral), or
+                # is on the stack.
                 if reopen:
                     _room(self.trace, budget_rows, budget_refs)
                     kinds, flags, parents, offsets = self.trace.kind_, self.trace.flags_, \
@@ -414,12 +411,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 nin = r[REC_NIN]
                 # (the stack slot read as the frame's local past its locals: the
                 # plan's nlocalsplus is its code's, tracer_frame_stack_item's base)
-                if nout == 0:
-                    v = <PyObject *>None
-                elif op[OP_C]:
-                    v = _deferred_value(self, fr, op)
-                else:
-                    v = tracer_frame_local(fr.frame, nlocalsplus + r[REC_INPUTS + nin])
+                v = _deferred_value(self, fr, op) if op[OP_C] else \
+                    tracer_frame_local(fr.frame, nlocalsplus + r[REC_INPUTS + nin])
                 next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
                 if next_refs >= 0:
                     nrefs = next_refs
@@ -434,22 +427,46 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     n = row + 1
                     self.trace.n = n
                     self.trace.nrefs = nrefs
-                    if nout:
-                        ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
-                        if filtered and _row_filtered(self, fr, r, row):
-                            # (the value's stack slot, or -1 for a deferred one, as
-                            # _record_primitive gives it)
-                            fr.pc = pc
-                            _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
-                                      plan.rec_iv[op[OP_A]])
-                            reopen = True
-                elif nout:
+                    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+                    if filtered and _row_filtered(self, fr, r, row):
+                        # (the value's stack slot, or -1 for a deferred one, as
+                        # _record_primitive gives it)
+                        fr.pc = pc
+                        _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
+                                  plan.rec_iv[op[OP_A]])
+                        reopen = True
+                else:
                     # An input to pool first (a constant's first use in this trace).
                     # (A value on the stack is read there again: a filter's
                     # override replaces it in its slot.)
                     fr.pc = pc
                     _record_primitive(self, fr, r, v if op[OP_C] else NULL)
                     reopen = True
+            elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
+                # An op with no result (a store into a subscript, a slice or an
+                # attribute, a delete): _record's row, value None.
+                if reopen:
+                    _room(self.trace, budget_rows, budget_refs)
+                    kinds, flags, parents, offsets = self.trace.kind_, self.trace.flags_, \
+                        self.trace.parent_, self.trace.offset_
+                    auxes, ref_starts, values, refs = self.trace.aux_, self.trace.ref_start_, \
+                        self.trace.value_, self.trace.refs_
+                    n, nrefs = self.trace.n, self.trace.nrefs
+                    reopen = False
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
+                if next_refs >= 0:
+                    nrefs = next_refs
+                    row = n
+                    parents[row] = call_row
+                    offsets[row] = op[OP_OFFSET]
+                    auxes[row] = 0
+                    values[row] = _row_value(policy, <PyObject *>None)
+                    ref_starts[row + 1] = nrefs
+                    kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+                    flags[row] = 0
+                    n = row + 1
+                    self.trace.n = n
+                    self.trace.nrefs = nrefs
                 else:
                     fr.pc = pc
                     _record(self, fr, op[OP_A], NULL)
