@@ -523,17 +523,6 @@ cdef inline int32_t _rows_add(Trace t, Rows *w, uint8_t kind, uint8_t flags, int
     return r
 
 
-cdef inline int _room(Trace t, int32_t rows, int32_t refs) except -1:
-    """Room for `rows` more rows and `refs` more refs: Trace.open_rows's checks
-    without its Rows (replay.pxi's op loop reads the columns off the trace into
-    its own locals: no struct written and read back, no call per run)."""
-    if t.n + rows + 1 >= t.cap:
-        t._grow_rows(t.n + rows + 2)
-    if t.nrefs + refs > t.refcap:
-        t._grow_refs(t.nrefs + refs)
-    return 0
-
-
 cdef inline PyObject *_row_value(int policy, PyObject *v) noexcept:
     """The reference a row of a trace recorded under `policy` holds for `v`."""
     if policy and v != NULL:

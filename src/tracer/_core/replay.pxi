@@ -358,6 +358,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t budget_refs = plan.run_refs if branch_at < 0 else plan.branch_run_refs
     # The columns, in locals: never through a pointer to a struct that escapes,
     # so that stores into them do not make the compiler reload the counts.
+    cdef Rows w
     cdef uint8_t *kinds
     cdef uint8_t *flags
     cdef int32_t *parents
@@ -401,12 +402,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # result went to a local or is returned (tracer.plan.deferral), or
                 # is on the stack.
                 if reopen:
-                    _room(self.trace, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = self.trace.kind_, self.trace.flags_, \
-                        self.trace.parent_, self.trace.offset_
-                    auxes, ref_starts, values, refs = self.trace.aux_, self.trace.ref_start_, \
-                        self.trace.value_, self.trace.refs_
-                    n, nrefs = self.trace.n, self.trace.nrefs
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
                     reopen = False
                 nin = r[REC_NIN]
                 # (the stack slot read as the frame's local past its locals: the
@@ -446,12 +445,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # An op with no result (a store into a subscript, a slice or an
                 # attribute, a delete): _record's row, value None.
                 if reopen:
-                    _room(self.trace, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = self.trace.kind_, self.trace.flags_, \
-                        self.trace.parent_, self.trace.offset_
-                    auxes, ref_starts, values, refs = self.trace.aux_, self.trace.ref_start_, \
-                        self.trace.value_, self.trace.refs_
-                    n, nrefs = self.trace.n, self.trace.nrefs
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
                     reopen = False
                 next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
                 if next_refs >= 0:
@@ -487,12 +484,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if fast:
                 # _jump_row's row, unconditional.
                 if reopen:
-                    _room(self.trace, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = self.trace.kind_, self.trace.flags_, \
-                        self.trace.parent_, self.trace.offset_
-                    auxes, ref_starts, values, refs = self.trace.aux_, self.trace.ref_start_, \
-                        self.trace.value_, self.trace.refs_
-                    n, nrefs = self.trace.n, self.trace.nrefs
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
+                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
                     reopen = False
                 row = n
                 parents[row] = call_row
@@ -557,12 +552,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 taken = not taken
             truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
             if reopen:
-                _room(self.trace, budget_rows, budget_refs)
-                kinds, flags, parents, offsets = self.trace.kind_, self.trace.flags_, \
-                    self.trace.parent_, self.trace.offset_
-                auxes, ref_starts, values, refs = self.trace.aux_, self.trace.ref_start_, \
-                    self.trace.value_, self.trace.refs_
-                n, nrefs = self.trace.n, self.trace.nrefs
+                self.trace.open_rows(&w, budget_rows, budget_refs)
+                kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                n, nrefs = w.n, w.nrefs
                 reopen = False
             if opc == M_RECORD_BOOL:
                 # The bool the branch popped was this record's result.
