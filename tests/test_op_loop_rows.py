@@ -789,3 +789,29 @@ def test_load_led_single_record_segments_are_exercised():
                if codes[i] == M_RECORD and codes[i + 1] == M_END
                and codes[i - 1] in (M_LOAD_CONST, M_LOAD_LOCAL)]
         assert len(led) >= least, code.co_name
+
+
+def first_rows(xs, n):
+    # Runs whose first row is each of the op loop's writers (a store into a
+    # subscript: no result; a comparison into a taken branch; a loop's jump
+    # back): the room for a run is made at whichever row comes first.
+    out = [0] * n
+    i = 0
+    while i < n:
+        out[i] = xs[i % len(xs)] * 2
+        if out[i] > 3:
+            out[i] -= 1
+        i += 1
+    return out
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_runs_opened_at_each_kind_of_first_row_match_the_per_row_writers(fresh):
+    # fresh: the columns start small and grow at the first row of many runs.
+    fast, slow = track_both(first_rows, ([1, 2, 3, 5.5], 5000), ReturnHook(), fresh=fresh)
+    assert fast.value == slow.value == first_rows([1, 2, 3, 5.5], 5000)
+    _same_trace(fast, slow)
+
+
+def test_runs_opened_at_each_kind_of_first_row_in_a_second_trace():
+    _same_in_a_second_trace(first_rows, [1, 2, 3, 5.5], 3000)

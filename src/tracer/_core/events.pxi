@@ -509,7 +509,15 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         if fr.open_row >= 0 and _plain_close_ok(self, fr) and _close_open_call(self, self.trace, fr):
             pass   # the segment was that call and its END: nothing left to run
         else:
-            _run_to_end(self, fr)
+            # _run_to_end's body, written out: the 3.13 build called it here (gcc
+            # inlined it on 3.12 only), a call and its register saves per event.
+            op = plan.ops + fr.pc * OP_WORDS
+            if _runs_on(op[OP_CODE]):
+                if not (op[OP_CODE] == M_RECORD and fr.open_row < 0
+                        and _single_row_at_return(op[OP_WORDS + OP_CODE]) and _single_row(self, fr, op)):
+                    _run_ops(self, fr, -1, -1, -1)
+            elif TRACER_EVENT_LOG:
+                _log_segment(fr, fr.pc, fr.pc, "to end")
     elif h >= 0:
         _enter_handler(self, fr, offset, h)
     else:
