@@ -442,15 +442,25 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
     if bop[OP_B] == 0 or bop[OP_B] == 3:
         taken = not taken
     truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
-    if r != NULL:
-        # The bool the branch popped was this record's result.
-        nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, t.nrefs)
-        if nrefs < 0:
-            return 0   # an input to pool first: nothing written
-        _commit_row(t, fr, op, r, ss, nrefs, truth)
-        c = ss[bop[OP_A]]
     row = t.n
     nrefs = t.nrefs
+    if r != NULL:
+        # The bool the branch popped was this record's result (its row as
+        # _commit_row writes it, spelled out beside the jump's: gcc keeps this
+        # function's rows inline on 3.12 then).
+        nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, nrefs)
+        if nrefs < 0:
+            return 0   # an input to pool first: nothing written
+        t.parent_[row] = fr.call_row
+        t.offset_[row] = op[OP_OFFSET]
+        t.aux_[row] = 0
+        t.value_[row] = _row_value(t.value_policy, truth)
+        t.ref_start_[row + 1] = nrefs
+        t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+        t.flags_[row] = 0
+        ss[out] = (<int64_t>row) << 2
+        row += 1
+        c = ss[bop[OP_A]]
     if c & 3 == 0:
         t.refs_[nrefs] = <int32_t>(c >> 2)
         nrefs += 1
@@ -464,7 +474,7 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
     t.n = row + 1
     t.nrefs = nrefs
     if TRACER_EVENT_LOG:
-        _log_segment(fr, fr.pc, fr.pc + 1, "to end, branch taken (straight)")
+        _log_segment(fr, fr.pc, fr.pc + (2 if r != NULL else 1), "to end, branch taken (straight)")
     pc = plan.seg_from[dest >> 1]
     if pc < 0:
         fr.pending = P_LOST
