@@ -204,12 +204,12 @@ cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_
 cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op
     (_run_ops, with no branch to take).  A segment already at its END (the op
-    loop of the event before ran up to it) costs no call; with no per-row
-    hooks and no call row open, a straight-line one costs not the loop's
-    set-up either (_straight_ops: fib's segment before its second call, a
-    RECORD and its END or the return it feeds), and _run_ops goes on only
-    from an op that writer does not take; under call filters alone, a single
-    RECORD and its END or return is _single_row's."""
+    loop of the event before ran up to it) costs no call; with no call row
+    open, a single RECORD and its END or the return it feeds costs not the
+    loop's set-up either (_single_row, the cheaper writer for that shape),
+    nor, with no per-row hooks, another straight-line one (_straight_ops:
+    fib's segment before its second call), _run_ops going on only from an op
+    that writer does not take."""
     cdef int32_t *op
     if fr.pending < 0:
         return 0
@@ -220,12 +220,15 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
     if fr.open_row < 0:
-        if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0:
-            if not _runs_on(_straight_ops(self, fr)):
+        if op[OP_CODE] == M_RECORD and _single_row_at_return(op[OP_WORDS + OP_CODE]):
+            if _single_row(self, fr, op):
                 return 0
-        elif op[OP_CODE] == M_RECORD and _single_row_at_return(op[OP_WORDS + OP_CODE]) \
-                and _single_row(self, fr, op):
-            return 0   # (under call filters alone)
+        elif op[OP_CODE] == M_SET and (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0 \
+                and not _runs_on(_straight_ops(self, fr)):
+            # (only a segment that sets up a call's callable, fib's before its
+            # second call: segments of other shapes (stores, methods) stop the
+            # writer part-way more often than not, and the loop then costs twice)
+            return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
 
