@@ -815,3 +815,152 @@ def test_runs_opened_at_each_kind_of_first_row_match_the_per_row_writers(fresh):
 
 def test_runs_opened_at_each_kind_of_first_row_in_a_second_trace():
     _same_in_a_second_trace(first_rows, [1, 2, 3, 5.5], 3000)
+
+
+# -- straight-line segments and silent branches written without the loop -----
+# (_straight_ops: loads, constants, SETs, COPY/SWAP, cached captures and
+# one-result records up to an END or the return; _straight_branch: those ops,
+# then a silent branch's bool and jump rows, then the segment it leads to)
+def straight_segments(xs, k):
+    # fib's second-call shape (SET, SET, LOAD_LOCAL, LOAD_CONST, RECORD,
+    # CAPTURE, END), a COPY, builtins captured, a method captured
+    # (CAPTURE_METHOD: the loop's, from where the writer stopped), constants
+    # first used mid-segment (an input to pool first: the loop's too).
+    out = []
+    for x in xs:
+        a, b = x, x + k
+        b, a = a, b
+        out.append(_twice(a - b) + _twice(b * 2))
+        out.append(abs(a - 1.5) + len(str(b)) + _twice(-a))
+        out.append("-".join([str(a)]).upper())
+    return out
+
+
+def swaps(xs):
+    # SWAPs (a subscript swap) between records.
+    xs = list(xs)
+    for i in range(len(xs) - 1):
+        xs[i], xs[i + 1] = xs[i + 1], xs[i] * 2
+    return _twice(xs[0]) + _twice(xs[-1] - 1)
+
+
+def leaf_or_sum(n, m):
+    # fib's shape with a record at the leaf's return (`n * 2`, read from the
+    # value returned) after the silent branch.
+    if n < m:
+        return n * 2
+    return leaf_or_sum(n - 1, m) + _twice(n - 2)
+
+
+def none_or_sum(x, y):
+    # A branch with no bool record: its condition a parameter's row (IF_NONE).
+    if x is None:
+        return y
+    return x + y
+
+
+def truthy(x, y):
+    # The side the branch takes ends at a call's event (the INSTRUCTION case).
+    if x:
+        return _twice(y) + 1
+    return -y
+
+
+def not_none_call(x, y):
+    if x is not None:
+        return _twice(x) - len(str(y))
+    return y
+
+
+def side_with_dunder(x, y):
+    # A Python `__add__` entered inside the side the branch takes (the
+    # branch caught up at that frame's entry).
+    if x > 0:
+        return y + y
+    return y
+
+
+def straight_shapes(xs):
+    out = []
+    for k, x in enumerate(xs):
+        out.append(straight_segments([x, x + 0.5], k))
+        out.append(leaf_or_sum(k % 7 + 3, 2))
+        out.append(none_or_sum(None if k % 3 == 0 else x, k))
+        out.append(truthy(k % 2, x))
+        out.append(not_none_call(x if k % 4 else None, k))
+        out.append(side_with_dunder(k % 3 - 1, Num(x)))
+        out.append(swaps([x, k, 2.5]))
+    return out
+
+
+_STRAIGHT_ARGS = ([1, 2.5, -3, 10 ** 20, 0.125, 7] * 8,)
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_straight_segments_match_the_per_row_writers(fresh):
+    fast, slow = track_both(straight_shapes, _STRAIGHT_ARGS, ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(straight_shapes(*_STRAIGHT_ARGS))
+    _same_trace(fast, slow)
+
+
+@pytest.mark.parametrize("call", [
+    (leaf_or_sum, (12, 2)),
+    (none_or_sum, (None, 3)),
+    (none_or_sum, (2, 3)),
+    (truthy, (0, 3)),
+    (truthy, (1, 3)),
+    (not_none_call, (None, 3)),
+    (not_none_call, (4, 3)),
+    (side_with_dunder, (1, Num(2))),
+    (straight_segments, ([1, 2.5], 3)),
+    (swaps, ([1, 2, 3],)),
+])
+@pytest.mark.parametrize("fresh", [False, True])
+def test_straight_segments_alone_match_the_per_row_writers(call, fresh):
+    # Each function traced as the root: its first segment's rows are the first
+    # of the trace (captures and constants never pooled before).
+    f, args = call
+    fast, slow = track_both(f, args, ReturnHook(), fresh=fresh)
+    assert repr(fast.value) == repr(slow.value) == repr(f(*args))
+    _same_trace(fast, slow)
+
+
+def test_straight_segments_in_a_second_trace():
+    _same_in_a_second_trace(straight_shapes, *_STRAIGHT_ARGS)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_straight_segments_under_a_value_policy(values):
+    _same_under_policy(straight_shapes, _STRAIGHT_ARGS, values)
+
+
+def test_straight_segments_are_exercised():
+    # The shapes above give what the writers take: a segment of SETs, loads, a
+    # record and a capture up to an END; a COPY and a SWAP; a silent branch
+    # after a bool record and after none (its condition a parameter); the side
+    # a branch leads to ending at a call's event and at the return.
+    from tracer._core import plan_of
+    from tracer.analysis.microops import (M_BRANCH, M_CAPTURE, M_COPY, M_END, M_RECORD,
+                                          M_RECORD_BOOL, M_RETURN, M_SET, M_SWAP, OP_WORDS)
+    tracer.track(straight_shapes, _STRAIGHT_ARGS[0][:2])
+
+    def ops(f):
+        return list(plan_of(f.__code__).ops)[0::OP_WORDS]
+
+    def silent(f):
+        return [i for i, k in enumerate(plan_of(f.__code__).branch_sides_at) if k >= 0]
+
+    codes = ops(straight_segments)
+    assert any(codes[i:i + 7] == [M_SET, M_SET, codes[i + 2], codes[i + 3], M_RECORD, M_CAPTURE, M_END]
+               for i in range(len(codes) - 6))
+    assert M_COPY in codes
+    assert M_SWAP in ops(swaps)
+    for f, bool_record in ((leaf_or_sum, True), (none_or_sum, False), (truthy, False),
+                           (not_none_call, False), (side_with_dunder, True)):
+        at = silent(f)
+        assert at, f.__name__
+        codes = ops(f)
+        assert (M_RECORD_BOOL in [codes[i] for i in at]) == bool_record, f.__name__
+        assert M_BRANCH in [codes[i] for i in at], f.__name__
+    codes = ops(leaf_or_sum)
+    assert any(codes[i] == M_RECORD and codes[i + 1] == M_RETURN for i in range(len(codes) - 1))

@@ -373,34 +373,20 @@ cdef int _bool_call_done(Recorder self, FrameRec *fr, int32_t e, int32_t k,
 cdef inline bint _bool_row(Recorder self, FrameRec *fr, int32_t *op, PyObject *v) noexcept:
     """replay.pxi's _single_row for the call op `op` with its value `v` given
     (no longer on the stack): the row written as the op loop writes a
-    primitive's and fr.pc moved past it; False, nothing written, where that
-    loop would not write it itself (per-row hooks, a row open for frames the
-    call entered, an input to pool first) or the columns must grow."""
-    cdef CPlan *plan = fr.plan
-    cdef int32_t *r = plan.recs + op[OP_A]
-    cdef Trace t = self.trace
-    cdef int32_t nin = r[REC_NIN], row, nrefs
+    primitive's and fr.pc moved past it (_row_room, _commit_row); False,
+    nothing written, where that loop would not write it itself (per-row
+    hooks, a row open for frames the call entered, an input to pool first) or
+    the columns must grow."""
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
     cdef int64_t *ss
+    cdef int32_t nrefs
     if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0:
         return False
-    row = t.n
-    if row + 2 >= t.cap or t.nrefs + nin > t.refcap:
-        return False
-    ss = _locals(self, fr) + plan.nlocalsplus
-    nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, t.nrefs)
+    ss = _locals(self, fr) + fr.plan.nlocalsplus
+    nrefs = _row_room(self, self.trace, fr, r, ss)
     if nrefs < 0:
         return False
-    t.parent_[row] = fr.call_row
-    t.offset_[row] = op[OP_OFFSET]
-    t.aux_[row] = 0
-    t.value_[row] = _row_value(t.value_policy, v)
-    t.ref_start_[row + 1] = nrefs
-    t.kind_[row] = K_PRIMITIVE
-    t.flags_[row] = 0
-    t.n = row + 1
-    t.nrefs = nrefs
-    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
-    fr.pc += 1
+    _commit_row(self.trace, fr, op, r, ss, nrefs, v)
     return True
 
 

@@ -511,10 +511,17 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         else:
             # _run_to_end's body, written out: the 3.13 build called it here (gcc
             # inlined it on 3.12 only), a call and its register saves per event.
+            # Keep it in step with _run_to_end (replay.pxi): the same writers
+            # for the same shapes.
             op = plan.ops + fr.pc * OP_WORDS
             if _runs_on(op[OP_CODE]):
-                if not (op[OP_CODE] == M_RECORD and fr.open_row < 0
-                        and _single_row_at_return(op[OP_WORDS + OP_CODE]) and _single_row(self, fr, op)):
+                if fr.open_row >= 0:
+                    _run_ops(self, fr, -1, -1, -1)
+                elif op[OP_CODE] == M_RECORD and _single_row_at_return(op[OP_WORDS + OP_CODE]):
+                    if not _single_row(self, fr, op):
+                        _run_ops(self, fr, -1, -1, -1)
+                elif not (op[OP_CODE] == M_SET and (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0
+                          and not _runs_on(_straight_ops(self, fr))):
                     _run_ops(self, fr, -1, -1, -1)
             elif TRACER_EVENT_LOG:
                 _log_segment(fr, fr.pc, fr.pc, "to end")

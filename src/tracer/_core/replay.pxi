@@ -204,9 +204,12 @@ cdef inline int32_t _row_inputs(CPlan *plan, int64_t session, int32_t *r, int64_
 cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op
     (_run_ops, with no branch to take).  A segment already at its END (the op
-    loop of the event before ran up to it) costs no call; one that is a single
-    RECORD and its END, the loop's set-up neither (_single_row); nor one that is
-    a single RECORD and the return it feeds (_single_row_at_return)."""
+    loop of the event before ran up to it) costs no call; with no call row
+    open, a single RECORD and its END or the return it feeds costs not the
+    loop's set-up either (_single_row, the cheaper writer for that shape),
+    nor, with no per-row hooks, another straight-line one (_straight_ops:
+    fib's segment before its second call), _run_ops going on only from an op
+    that writer does not take."""
     cdef int32_t *op
     if fr.pending < 0:
         return 0
@@ -216,9 +219,16 @@ cdef inline int _run_to_end(Recorder self, FrameRec *fr) except -1:
         if TRACER_EVENT_LOG:
             _log_segment(fr, fr.pc, fr.pc, "to end")
         return 0
-    if op[OP_CODE] == M_RECORD and fr.open_row < 0 \
-            and _single_row_at_return(op[OP_WORDS + OP_CODE]) and _single_row(self, fr, op):
-        return 0
+    if fr.open_row < 0:
+        if op[OP_CODE] == M_RECORD and _single_row_at_return(op[OP_WORDS + OP_CODE]):
+            if _single_row(self, fr, op):
+                return 0
+        elif op[OP_CODE] == M_SET and (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) == 0 \
+                and not _runs_on(_straight_ops(self, fr)):
+            # (only a segment that sets up a call's callable, fib's before its
+            # second call: segments of other shapes (stores, methods) stop the
+            # writer part-way more often than not, and the loop then costs twice)
+            return 0
     _run_ops(self, fr, -1, -1, -1)
     return 0
 
@@ -237,6 +247,37 @@ cdef inline bint _single_row_at_return(int32_t next_opc) noexcept:
     return next_opc == M_END or next_opc == M_RETURN
 
 
+cdef inline int32_t _row_room(Recorder self, Trace t, FrameRec *fr, int32_t *r, int64_t *ss) noexcept:
+    """The first half of a one-row commit (_single_row, aftercall.pxi's
+    _bool_row, _straight_ops, _straight_branch): room checked for record `r`'s row (no growth
+    here) and its input refs written past the refs in use (_row_inputs); the
+    new refs count, or -1 with nothing committed (the columns must grow, an
+    input to pool first): the caller leaves the row to the general path.
+    (`t` is self.trace, borrowed: no reference taken per row.)"""
+    if t.n + 2 >= t.cap or t.nrefs + r[REC_NIN] > t.refcap:
+        return -1
+    return _row_inputs(fr.plan, self.session, r, ss, t.refs_, t.nrefs)
+
+
+cdef inline void _commit_row(Trace t, FrameRec *fr, int32_t *op, int32_t *r, int64_t *ss,
+                             int32_t nrefs, PyObject *v) noexcept:
+    """The second half: record `r`'s row (op `op`, value `v`, its refs up to
+    `nrefs` written by _row_room) committed as _run_ops's loop writes a
+    primitive's, its result's shadow slot set, and fr.pc moved past the op."""
+    cdef int32_t row = t.n
+    t.parent_[row] = fr.call_row
+    t.offset_[row] = op[OP_OFFSET]
+    t.aux_[row] = 0
+    t.value_[row] = _row_value(t.value_policy, v)
+    t.ref_start_[row + 1] = nrefs
+    t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+    t.flags_[row] = 0
+    t.n = row + 1
+    t.nrefs = nrefs
+    ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
+    fr.pc += 1
+
+
 cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     """The pending segment is RECORD `op` and its END or return (a result read where the
     instruction that consumes it waits: nbody's `b1[3] -= dx * m2` before its
@@ -251,9 +292,8 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     cdef CPlan *plan = fr.plan
     cdef int32_t *r = plan.recs + op[OP_A]
     cdef Trace t = self.trace
-    cdef int32_t nin = r[REC_NIN], row, nrefs, ref
+    cdef int32_t nrefs, ref
     cdef int64_t *ss
-    cdef PyObject *v
     cdef PyObject *callee
     cdef uint32_t row_hooks = fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS
     cdef bint filtered = False
@@ -264,11 +304,8 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
         filtered = fr.filters != NULL and (fr.hooks & H_FILTERED) != 0
     if fr.open_row >= 0 or r[REC_NOUT] != 1:
         return False
-    row = t.n
-    if row + 2 >= t.cap or t.nrefs + nin > t.refcap:
-        return False
     ss = _locals(self, fr) + plan.nlocalsplus
-    nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, t.nrefs)
+    nrefs = _row_room(self, t, fr, r, ss)
     if nrefs < 0:
         return False
     if filtered:
@@ -285,22 +322,177 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
                 callee = t.value_[ref] if ref >= 0 else PyList_GET_ITEM(t.pool, -ref - 1)
             if _match(<CallFilter>fr.filters, callee) >= 0:
                 return False
-    v = _deferred_value(self, fr, op) if op[OP_C] else \
-        tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + nin])
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, fr.pc, fr.pc + 1, "to end")
+    _commit_row(t, fr, op, r, ss, nrefs, _deferred_value(self, fr, op) if op[OP_C] else
+                tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + r[REC_NIN]]))
+    return True
+
+
+cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
+    """The pending segment run from fr.pc as _run_ops's loop runs it, without
+    the loop's set-up (its budget and hook tests, the columns opened into
+    locals, the branch machinery), while its ops are straight-line ones this
+    writer knows: SET, LOAD_LOCAL, LOAD_CONST, COPY, SWAP, CAPTURE with its
+    callable in _pool_ref's cache, and RECORDs of one result, each row written
+    by _row_room and _commit_row as _single_row writes it.  fib's segment
+    before its second call (SET, SET, LOAD_LOCAL, LOAD_CONST, RECORD `n - 2`,
+    CAPTURE, END) is the shape it is for.  Returns the op it stopped at, with
+    fr.pc there and every op before it done (rows committed): its END or
+    terminal op (not _runs_on: where _run_ops would stop), or an op it does not
+    take (a value carried in, a callable to pool, a row that needs the columns
+    grown or an input pooled, a store...), from which _run_ops goes on.  Only
+    with no per-row hooks and no call row open (the callers ask)."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t pc = fr.pc, first = fr.pc
+    cdef int32_t *op = plan.ops + pc * OP_WORDS
+    cdef int64_t *sl = _locals(self, fr)
+    cdef int64_t *ss = sl + plan.nlocalsplus
+    cdef int32_t *r
+    cdef int32_t opc, nrefs
+    cdef int64_t s
+    cdef PyObject *v
+    cdef size_t cache_at
+    while True:
+        opc = op[OP_CODE]
+        if opc == M_LOAD_LOCAL:
+            s = sl[op[OP_B]]
+            if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
+                break   # (a value carried in: _carried, the loop's)
+            ss[op[OP_A]] = s
+        elif opc == M_LOAD_CONST:
+            ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
+        elif opc == M_SET:
+            ss[op[OP_A]] = SPECIAL_SHADOW[op[OP_B]]
+        elif opc == M_RECORD:
+            r = plan.recs + op[OP_A]
+            if r[REC_NOUT] != 1:
+                break
+            nrefs = _row_room(self, self.trace, fr, r, ss)
+            if nrefs < 0:
+                break
+            fr.pc = pc
+            _commit_row(self.trace, fr, op, r, ss, nrefs,
+                        _deferred_value(self, fr, op) if op[OP_C] else
+                        tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + r[REC_NIN]]))
+        elif opc == M_CAPTURE:
+            v = tracer_frame_local(fr.frame, plan.nlocalsplus + op[OP_A])
+            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            if v == NULL or self.pool_cache_obj[cache_at] != v:
+                break   # (_capture pools it: the loop's)
+            ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
+        elif opc == M_COPY:
+            ss[op[OP_A]] = ss[op[OP_B]]
+        elif opc == M_SWAP:
+            s = ss[op[OP_A]]
+            ss[op[OP_A]] = ss[op[OP_B]]
+            ss[op[OP_B]] = s
+        else:
+            break   # its END or terminal op, or one for the loop
+        pc += 1
+        op += OP_WORDS
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, first, pc, "to end, straight")
+    fr.pc = pc
+    return opc
+
+
+cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
+                          int32_t go_on_to) except -1:
+    """_run_ops(fr, branch_at, dest, go_on_to) for a pending segment whose ops
+    up to its branch are _straight_ops's (fib's `n < 2` and its silent branch,
+    at both of its runs per call: the leaf's return, the first call's event):
+    the ops run, the bool's row and the jump's written as that loop writes
+    them, the segment the branch leads to started, and, where the loop would
+    run on through it (go_on_to), run by _straight_ops and, from the first op
+    it does not take, by _run_ops.  1 when done; 0 when not (per-row hooks, a
+    call row open, an op before the branch _straight_ops does not take, a
+    condition or input to pool, no room): nothing of the branch written, fr.pc
+    where it stopped, and the caller's _run_ops goes on from there."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *op
+    cdef int32_t *bop
+    cdef int32_t *r = NULL
+    cdef int64_t *ss
+    cdef int64_t c
+    cdef int32_t opc, pc, nrefs, row, out = -1
+    cdef bint taken
+    cdef PyObject *truth
+    cdef Trace t
+    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0:
+        return 0
+    opc = _straight_ops(self, fr)
+    op = plan.ops + fr.pc * OP_WORDS
+    bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
+    if bop[OP_CODE] != M_BRANCH or bop[OP_OFFSET] != branch_at:
+        return 0
+    t = self.trace
+    ss = _locals(self, fr) + plan.nlocalsplus
+    if opc == M_RECORD_BOOL:
+        r = plan.recs + op[OP_A]
+        if r[REC_NOUT] != 1:
+            return 0
+        out = r[REC_INPUTS + r[REC_NIN]]
+    # The jump's condition: a row's (the bool's, written below), or none.
+    c = ss[bop[OP_A]]
+    if bop[OP_A] != out and c & 3 != 0 and not (c == S_NULL or c == S_UNKNOWN or c == S_DYN):
+        return 0   # (a constant or pooled value: _ref's, the loop's)
+    if t.n + 3 >= t.cap or t.nrefs + (r[REC_NIN] if r != NULL else 0) + 1 > t.refcap:
+        return 0
+    # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+    # IF_NONE/IF_NOT_NONE test `value is None`.
+    taken = dest == bop[OP_C]
+    if bop[OP_B] == 0 or bop[OP_B] == 3:
+        taken = not taken
+    truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
+    row = t.n
+    nrefs = t.nrefs
+    if r != NULL:
+        # The bool the branch popped was this record's result (its row as
+        # _commit_row writes it, spelled out beside the jump's: gcc keeps this
+        # function's rows inline on 3.12 then).
+        nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, nrefs)
+        if nrefs < 0:
+            return 0   # an input to pool first: nothing written
+        t.parent_[row] = fr.call_row
+        t.offset_[row] = op[OP_OFFSET]
+        t.aux_[row] = 0
+        t.value_[row] = _row_value(t.value_policy, truth)
+        t.ref_start_[row + 1] = nrefs
+        t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+        t.flags_[row] = 0
+        ss[out] = (<int64_t>row) << 2
+        row += 1
+        c = ss[bop[OP_A]]
+    if c & 3 == 0:
+        t.refs_[nrefs] = <int32_t>(c >> 2)
+        nrefs += 1
     t.parent_[row] = fr.call_row
-    t.offset_[row] = op[OP_OFFSET]
-    t.aux_[row] = 0
-    t.value_[row] = _row_value(t.value_policy, v)
+    t.offset_[row] = branch_at
+    t.aux_[row] = dest
+    t.value_[row] = _row_value(t.value_policy, truth)
     t.ref_start_[row + 1] = nrefs
-    t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+    t.kind_[row] = K_JUMP
     t.flags_[row] = 0
     t.n = row + 1
     t.nrefs = nrefs
-    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
     if TRACER_EVENT_LOG:
-        _log_segment(fr, fr.pc, fr.pc + 1, "to end")
-    fr.pc += 1
-    return True
+        _log_segment(fr, fr.pc, fr.pc + (2 if r != NULL else 1), "to end, branch taken (straight)")
+    pc = plan.seg_from[dest >> 1]
+    if pc < 0:
+        fr.pending = P_LOST
+        return 1
+    fr.pending = pc
+    fr.pc = pc
+    if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
+        if _guards_start(plan, pc):
+            # (3.12: a compare ends it, checked before it runs)
+            _compare_guard(self, fr, plan.cmp_guard[pc])
+        return 1
+    # On through the segment the branch leads to, as the loop runs on.
+    if _runs_on(_straight_ops(self, fr)):
+        _run_ops(self, fr, -1, -1, -1)
+    return 1
 
 
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
