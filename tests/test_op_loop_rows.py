@@ -817,10 +817,11 @@ def test_runs_opened_at_each_kind_of_first_row_in_a_second_trace():
     _same_in_a_second_trace(first_rows, [1, 2, 3, 5.5], 3000)
 
 
-# -- straight-line segments and silent branches written without the loop -----
+# -- straight-line segments and silent branches -----------------------------
 # (_straight_ops: loads, constants, SETs, COPY/SWAP, cached captures and
-# one-result records up to an END or the return; _straight_branch: those ops,
-# then a silent branch's bool and jump rows, then the segment it leads to)
+# one-result records up to an END or the return; silent branches before and
+# after such segments: session 18 wrote them without the loop too
+# (_straight_branch), removed at the merge: h +14 instructions per node)
 def straight_segments(xs, k):
     # fib's second-call shape (SET, SET, LOAD_LOCAL, LOAD_CONST, RECORD,
     # CAPTURE, END), a COPY, builtins captured, a method captured

@@ -373,14 +373,9 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how)
     # One run up to the branch, its rows, and (an INSTRUCTION event, or an event
     # at the terminal op of the segment the branch leads to) on through that
     # segment; _take_branch when that run could not write them.
-    # A segment of straight-line ops up to the branch: without the loop's set-up
-    # (_straight_branch), else the loop from where that stopped.
     if fr.pending < 0:
         return 0
     go_on_to = here if how == CATCH_INSTRUCTION else RUN_ON if how == CATCH_TO_END else -1
-    if _straight_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side],
-                        go_on_to):
-        return 0
     if not _run_ops(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side],
                     go_on_to):
         _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])

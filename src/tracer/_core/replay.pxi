@@ -249,7 +249,7 @@ cdef inline bint _single_row_at_return(int32_t next_opc) noexcept:
 
 cdef inline int32_t _row_room(Recorder self, Trace t, FrameRec *fr, int32_t *r, int64_t *ss) noexcept:
     """The first half of a one-row commit (_single_row, aftercall.pxi's
-    _bool_row, _straight_ops, _straight_branch): room checked for record `r`'s row (no growth
+    _bool_row, _straight_ops): room checked for record `r`'s row (no growth
     here) and its input refs written past the refs in use (_row_inputs); the
     new refs count, or -1 with nothing committed (the columns must grow, an
     input to pool first): the caller leaves the row to the general path.
@@ -395,104 +395,6 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
         _log_segment(fr, first, pc, "to end, straight")
     fr.pc = pc
     return opc
-
-
-cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
-                          int32_t go_on_to) except -1:
-    """_run_ops(fr, branch_at, dest, go_on_to) for a pending segment whose ops
-    up to its branch are _straight_ops's (fib's `n < 2` and its silent branch,
-    at both of its runs per call: the leaf's return, the first call's event):
-    the ops run, the bool's row and the jump's written as that loop writes
-    them, the segment the branch leads to started, and, where the loop would
-    run on through it (go_on_to), run by _straight_ops and, from the first op
-    it does not take, by _run_ops.  1 when done; 0 when not (per-row hooks, a
-    call row open, an op before the branch _straight_ops does not take, a
-    condition or input to pool, no room): nothing of the branch written, fr.pc
-    where it stopped, and the caller's _run_ops goes on from there."""
-    cdef CPlan *plan = fr.plan
-    cdef int32_t *op
-    cdef int32_t *bop
-    cdef int32_t *r = NULL
-    cdef int64_t *ss
-    cdef int64_t c
-    cdef int32_t opc, pc, nrefs, row, out = -1
-    cdef bint taken
-    cdef PyObject *truth
-    cdef Trace t
-    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0:
-        return 0
-    opc = _straight_ops(self, fr)
-    op = plan.ops + fr.pc * OP_WORDS
-    bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
-    if bop[OP_CODE] != M_BRANCH or bop[OP_OFFSET] != branch_at:
-        return 0
-    t = self.trace
-    ss = _locals(self, fr) + plan.nlocalsplus
-    if opc == M_RECORD_BOOL:
-        r = plan.recs + op[OP_A]
-        if r[REC_NOUT] != 1:
-            return 0
-        out = r[REC_INPUTS + r[REC_NIN]]
-    # The jump's condition: a row's (the bool's, written below), or none.
-    c = ss[bop[OP_A]]
-    if bop[OP_A] != out and c & 3 != 0 and not (c == S_NULL or c == S_UNKNOWN or c == S_DYN):
-        return 0   # (a constant or pooled value: _ref's, the loop's)
-    if t.n + 3 >= t.cap or t.nrefs + (r[REC_NIN] if r != NULL else 0) + 1 > t.refcap:
-        return 0
-    # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
-    # IF_NONE/IF_NOT_NONE test `value is None`.
-    taken = dest == bop[OP_C]
-    if bop[OP_B] == 0 or bop[OP_B] == 3:
-        taken = not taken
-    truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
-    row = t.n
-    nrefs = t.nrefs
-    if r != NULL:
-        # The bool the branch popped was this record's result (its row as
-        # _commit_row writes it, spelled out beside the jump's: gcc keeps this
-        # function's rows inline on 3.12 then).
-        nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, nrefs)
-        if nrefs < 0:
-            return 0   # an input to pool first: nothing written
-        t.parent_[row] = fr.call_row
-        t.offset_[row] = op[OP_OFFSET]
-        t.aux_[row] = 0
-        t.value_[row] = _row_value(t.value_policy, truth)
-        t.ref_start_[row + 1] = nrefs
-        t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-        t.flags_[row] = 0
-        ss[out] = (<int64_t>row) << 2
-        row += 1
-        c = ss[bop[OP_A]]
-    if c & 3 == 0:
-        t.refs_[nrefs] = <int32_t>(c >> 2)
-        nrefs += 1
-    t.parent_[row] = fr.call_row
-    t.offset_[row] = branch_at
-    t.aux_[row] = dest
-    t.value_[row] = _row_value(t.value_policy, truth)
-    t.ref_start_[row + 1] = nrefs
-    t.kind_[row] = K_JUMP
-    t.flags_[row] = 0
-    t.n = row + 1
-    t.nrefs = nrefs
-    if TRACER_EVENT_LOG:
-        _log_segment(fr, fr.pc, fr.pc + (2 if r != NULL else 1), "to end, branch taken (straight)")
-    pc = plan.seg_from[dest >> 1]
-    if pc < 0:
-        fr.pending = P_LOST
-        return 1
-    fr.pending = pc
-    fr.pc = pc
-    if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
-        if _guards_start(plan, pc):
-            # (3.12: a compare ends it, checked before it runs)
-            _compare_guard(self, fr, plan.cmp_guard[pc])
-        return 1
-    # On through the segment the branch leads to, as the loop runs on.
-    if _runs_on(_straight_ops(self, fr)):
-        _run_ops(self, fr, -1, -1, -1)
-    return 1
 
 
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
