@@ -120,29 +120,8 @@ def test_a_list_holding_a_container_is_copied_each_time():
 
 # -- whole runs: the same choices with shared copies and C readers as without ----------
 
-def crp(r, n, alpha):
-    counts, means, xs = [], [], []
-    for i in range(n):
-        weights = counts + [alpha]
-        k = r.choices(range(len(weights)), weights=weights)[0]
-        if k == len(counts):
-            counts.append(0)
-            means.append(r.gauss(0.0, 10.0))
-        counts[k] += 1
-        xs.append(r.gauss(means[k], 1.0))
-    return len(counts), sum(xs) / n
-
-
-TRANS = [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]
-
-
-def hmm(r, steps, trans, mus):
-    z = r.randrange(len(mus))
-    ys = []
-    for t in range(steps):
-        z = r.choices(range(len(mus)), weights=trans[z])[0]
-        ys.append(r.gauss(mus[z], 1.0))
-    return sum(ys)
+# The CRP and the HMM of tests/test_ppl_update.py (the models bench/ppl.py times).
+from test_ppl_update import TRANS, crp, hmm  # noqa: E402
 
 
 def mutating(r, n):
