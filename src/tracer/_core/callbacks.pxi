@@ -28,6 +28,7 @@ cdef extern from "Python.h":
 # `Recorder` and `object` parameters are the same pointers in C), so that no
 # reference is taken and dropped per event; `noexcept` because _reply turns a
 # handler's -1 into a recorder failure (no Python try/except runs per event).
+ctypedef PyObject *(*vectorcall_fn)(PyObject *, PyObject **, size_t, PyObject *) noexcept
 ctypedef int (*code_handler)(PyObject *, PyObject *, int) noexcept
 ctypedef int (*dest_handler)(PyObject *, PyObject *, int, int) noexcept
 ctypedef int (*value_handler)(PyObject *, PyObject *, int, PyObject *) noexcept
@@ -55,6 +56,18 @@ cdef extern from *:
         tracer_only_rec = rec;
         tracer_only_tool = tool;
     }
+    /* The only live recorder if it is fed by `tool` and the call has `nargs`
+       positional arguments and no keywords, else NULL (the callbacks' fast path:
+       the rest, this thread's slot, _idle, is the generic callback's). */
+    static inline PyObject *tracer_only_for(int tool, size_t nargsf, Py_ssize_t nargs,
+                                            PyObject *kwnames) {
+        PyObject *rec = tracer_only_rec;
+        if (rec != NULL && tool == tracer_only_tool && PyVectorcall_NARGS(nargsf) == nargs
+                && kwnames == NULL) {
+            return rec;
+        }
+        return NULL;
+    }
     /* The recorder a callback of `tool` feeds: the only live one, or this thread's. */
     static inline PyObject *tracer_active_for(int tool) {
         if (tracer_only_rec != NULL) {
@@ -67,6 +80,8 @@ cdef extern from *:
     void _active_set "tracer_active_set"(int tool, PyObject *rec) noexcept
     void _only_set "tracer_only_set"(int tool, PyObject *rec) noexcept
     PyObject *_active_for_tool "tracer_active_for"(int tool) noexcept
+    PyObject *_only_for "tracer_only_for"(int tool, size_t nargsf, Py_ssize_t nargs,
+                                          PyObject *kwnames) noexcept
 
 # Whether a callback may switch its location off (sys.monitoring.DISABLE): not
 # while recorders of different plan modes share the tool id (allow_disable).
@@ -256,19 +271,40 @@ cdef PyObject *_cb_value(PyObject *k, PyObject **args, size_t nargsf, PyObject *
 # (cast to the noexcept signature, as the pointers are: _reply handles -1): the
 # compiler calls it directly and inlines its first layer (_py_start's
 # _frame_entered, _py_return's _leave), one call fewer per event.
+#
+# Their fast path is the common case only: the one live recorder (tracer_only_rec)
+# fed by this callback's tool, the arguments as CPython passes them, the recorder
+# not broken.  Anything else (a thread's own slot, no recorder, a wrong call) goes
+# to the generic callback of the signature (_cb_code, _cb_value: the callback's
+# handler pointer is this same handler), a tail call through _SHAPES (a pointer
+# the compiler cannot see through, so it does not inline that callback here and
+# give the fast path its register saves back).  So the only value the fast
+# path keeps across the handler's call is the recorder (for _reply): the compiler
+# saves one register, not five (session 19: the thread-local read and _idle's
+# arguments kept four more alive on every event).
 cdef PyObject *_cb_py_start(PyObject *k, PyObject **args, size_t nargsf,
                             PyObject *kwnames) noexcept:
-    return _code_event(k, args, nargsf, kwnames, <code_handler><void *>_py_start)
+    cdef PyObject *rec = _only_for((<_Callback *>k).tool, nargsf, 2, kwnames)
+    if rec == NULL or (<Recorder>rec).broken or TRACER_EVENT_LOG:
+        return (<vectorcall_fn>_SHAPES[0])(k, args, nargsf, kwnames)   # _cb_code
+    return _reply(rec, (<code_handler><void *>_py_start)(rec, args[0], _small_int(args[1])))
 
 
 cdef PyObject *_cb_instruction(PyObject *k, PyObject **args, size_t nargsf,
                                PyObject *kwnames) noexcept:
-    return _code_event(k, args, nargsf, kwnames, <code_handler><void *>_instruction)
+    cdef PyObject *rec = _only_for((<_Callback *>k).tool, nargsf, 2, kwnames)
+    if rec == NULL or (<Recorder>rec).broken or TRACER_EVENT_LOG:
+        return (<vectorcall_fn>_SHAPES[0])(k, args, nargsf, kwnames)   # _cb_code
+    return _reply(rec, (<code_handler><void *>_instruction)(rec, args[0], _small_int(args[1])))
 
 
 cdef PyObject *_cb_py_return(PyObject *k, PyObject **args, size_t nargsf,
                              PyObject *kwnames) noexcept:
-    return _value_event(k, args, nargsf, kwnames, <value_handler><void *>_py_return)
+    cdef PyObject *rec = _only_for((<_Callback *>k).tool, nargsf, 3, kwnames)
+    if rec == NULL or (<Recorder>rec).broken or TRACER_EVENT_LOG:
+        return (<vectorcall_fn>_SHAPES[2])(k, args, nargsf, kwnames)   # _cb_value
+    return _reply(rec, (<value_handler><void *>_py_return)(rec, args[0], _small_int(args[1]),
+                                                           args[2]))
 
 
 # The handlers are events.pxi's, called directly (they are `except -1`; the

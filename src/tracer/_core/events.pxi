@@ -753,6 +753,10 @@ cdef bint _return_plain(Recorder self, Trace t, FrameRec *fr, int32_t offset, Py
     (`t` is borrowed); False (nothing written) otherwise: _leave's general path."""
     cdef int32_t row = t.n, nrefs = t.nrefs, call_row = fr.call_row
     cdef PyObject *old
+    cdef FrameRec *parent
+    cdef CPlan *pp
+    cdef int32_t *op
+    cdef int32_t *r
     if row + 2 >= t.cap or nrefs >= t.refcap or t.value_policy or t.timing != NULL \
             or fr.subst_pc >= 0:
         return False
@@ -777,7 +781,20 @@ cdef bint _return_plain(Recorder self, Trace t, FrameRec *fr, int32_t offset, Py
     self.shadow_top -= fr.plan.nlocalsplus + fr.plan.stacksize
     self.nframes -= 1
     if fr.body and flags == 0 and self.nframes > 0:
-        _call_returned(self, &self.frames[self.nframes - 1], call_row)
+        # _call_returned's body written out (aftercall.pxi; keep the two in step):
+        # gcc kept it out of line here, a call and its register saves per return.
+        parent = &self.frames[self.nframes - 1]
+        pp = parent.plan
+        if pp != NULL and parent.open_row == call_row and not parent.hooks and parent.pending >= 0:
+            op = pp.ops + parent.pc * OP_WORDS
+            if op[OP_CODE] == M_RECORD and op[OP_C] == 0:
+                r = pp.recs + op[OP_A]
+                if r[REC_NOUT] == 1:
+                    _stack(self, parent)[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>call_row) << 2
+                    parent.open_row = -1
+                    if _call_then_end(pp, parent.pc):
+                        parent.after_call = 1
+                    parent.pc += 1
     # Released last: a destructor it runs sees the trace and the frames consistent.
     Py_XDECREF(old)
     if t.flags_[call_row] & F_FRAME and self.nframes > 0:
