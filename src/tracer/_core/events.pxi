@@ -538,7 +538,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
             return _end_event_done(self, fr, offset)
     if plan.end_skip == NULL and not plan.bool_sites and self.plan_mode == PLAN_PLAIN:
         _find_bool_sites(plan)   # (once per plan: aftercall.pxi)
-    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
+    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK) \
+            and not _call_end_settled(self, fr, plan.end_skip, offset, first):
         _check_skip(self, fr, offset, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
             (self.plan_mode == PLAN_INTERVENE or self.plan_mode == PLAN_INTERVENE_CALLS):
@@ -546,6 +547,42 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
         if op[OP_CODE] == M_RECORD and op[OP_OFFSET] == offset:
             _substitute(self, fr, op)
     return EV_CONTINUE
+
+
+cdef inline bint _call_end_settled(Recorder self, FrameRec *fr, uint16_t *skip, int32_t offset,
+                                   int32_t first) noexcept:
+    """Whether _check_skip has nothing to do at the event at `offset`, which
+    starts segment `first`, a call op alone (CALL_ALONE): no delegation or bool
+    call to check there, and the END after the call on (nothing to check), or
+    possibly off with the callee on the stack the followed function
+    _call_returns_here saw last (a recursion, a loop calling one function),
+    with this op's own static conditions (_call_returns_here's first test).
+    The common cases at S, without _check_skip's call; anything else goes
+    there, which decides as before."""
+    cdef int32_t *op
+    cdef int32_t *r
+    cdef int32_t i, x
+    cdef uint16_t e
+    cdef PyObject *v = NULL
+    if skip[offset >> 1] & (SEND_CHECK | BOOL_CALL):
+        return False
+    op = fr.plan.ops + first * OP_WORDS
+    e = skip[op[OP_WORDS + OP_OFFSET] >> 1]
+    if e & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF:
+        return True   # (E is on: _check_call_end does nothing without BOOL_CALL)
+    r = fr.plan.recs + op[OP_A]
+    if fr.hooks or op[OP_C] != 0 or r[REC_NOUT] != 1 or self.returns_fn == NULL or \
+            (r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX):
+        return False
+    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
+        x = r[i]
+        if x < 0:
+            return False
+        v = tracer_frame_stack_item(fr.frame, x)
+        if v != NULL:
+            break
+    return v == self.returns_fn and Py_TYPE(v) == &PyFunction_Type \
+        and PyFunction_GET_CODE(v) == self.returns_code
 
 
 cdef int _check_skip(Recorder self, FrameRec *fr, int32_t offset, int32_t first) except -1:
