@@ -437,7 +437,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *bop
     cdef int32_t *r
     cdef int32_t pc = fr.pc
-    cdef int32_t opc, nin, row, kind, i, x
+    cdef int32_t opc, nin, row, kind
     cdef int64_t *sl = _locals(self, fr)
     cdef int64_t *ss = sl + plan.nlocalsplus
     # The frame's fast locals and its value stack past them (tracer_frame_local's
@@ -675,16 +675,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if opc == M_RECORD_BOOL:
                 # The bool the branch popped was this record's result.
                 r = plan.recs + op[OP_A]
-                # (_row_inputs' common case, inputs that are rows, written out:
-                # the 3.13 build called it here, its third site in the loop)
-                next_refs = nrefs
-                for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
-                    x = r[i]
-                    if x < 0 or ss[x] & 3 != 0:
-                        next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
-                        break
-                    refs[next_refs] = <int32_t>(ss[x] >> 2)
-                    next_refs += 1
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
                 if next_refs < 0:
                     break   # an input to pool first: nothing written, _take_branch's
                 nrefs = next_refs
