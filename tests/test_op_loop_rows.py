@@ -965,3 +965,96 @@ def test_straight_segments_are_exercised():
         assert M_BRANCH in [codes[i] for i in at], f.__name__
     codes = ops(leaf_or_sum)
     assert any(codes[i] == M_RECORD and codes[i + 1] == M_RETURN for i in range(len(codes) - 1))
+
+
+# -- session 19: a taken branch's bool row with inputs that are rows (written out in the
+# loop), constants or a static (_row_inputs); rows of None, True and False held without a
+# reference counted; a row's value read through the frame's locals found once per run ----
+_LIMIT = 40
+
+
+def compares(xs, lo, hi):
+    # RECORD_BOOLs into silent branches, each taken both ways: both inputs
+    # rows (two locals, a local and a parameter), a row and a constant (its
+    # first use in the trace mid-run), a row and a global (a LOAD_GLOBAL's
+    # row); `is None` (no bool record); a loop's own compare, h's shape.
+    total = 0
+    for v in xs:
+        w = v * 2
+        if lo < w:
+            total += 1
+        if w < hi:
+            total -= 1
+        if v < 7:
+            total += 3
+        if v == w - v:
+            total += 2
+        if w > _LIMIT:
+            total -= 2
+        z = None if v % 4 else v
+        if z is None:
+            total += 5
+    k = 0
+    while k < hi:
+        k += 1
+    return total + k
+
+
+def deferred_results(n):
+    # Results read where the next instruction stored them (a RECORD's deferred
+    # value, op c > 0), on the stack at the segment's end (c == 0), and the
+    # value returned (READ_RETURNED), in one run with a taken branch.
+    a = 0.5
+    b = 1
+    while b < n:
+        a = a * 1.5 - b
+        b = b + 1
+        if a > 1e6:
+            a = a / 1e6
+    return a + b
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+@pytest.mark.parametrize("call", [
+    (compares, (list(range(60)), 10, 45)),
+    (compares, ([0.5, -3, 7, 7.0, 22, 100] * 10, -1, 30)),
+    (deferred_results, (300,)),
+])
+def test_bool_rows_and_immortal_values_match_the_per_row_writers(call, fresh):
+    f, args = call
+    fast, slow = track_both(f, args, ReturnHook(), fresh=fresh)
+    assert fast.value == slow.value == f(*args)
+    _same_trace(fast, slow)
+    # The jumps' rows hold None, True or False themselves, the bools' rows True
+    # or False, as the per-row writers' do.
+    from tracer._core import NodeKind
+    cols, trace = _columns(fast)
+    jumps = [row for row, k in enumerate(cols["kind"]) if k == NodeKind.K_JUMP]
+    assert jumps
+    for row in jumps:
+        assert trace.value(row) is None or trace.value(row) is True or trace.value(row) is False
+
+
+def test_bool_rows_and_immortal_values_in_a_second_trace():
+    _same_in_a_second_trace(compares, list(range(60)), 10, 45)
+    _same_in_a_second_trace(deferred_results, 300)
+
+
+@pytest.mark.parametrize("values", ["none", "summary", "weak"])
+def test_bool_rows_and_immortal_values_under_a_value_policy(values):
+    _same_under_policy(compares, (list(range(60)), 10, 45), values)
+    _same_under_policy(deferred_results, (300,), values)
+
+
+def test_bool_rows_are_exercised():
+    # compares' plan has the bool records (RECORD_BOOL, 3.13: a compare into a
+    # branch; on 3.12 one may end its segment instead, compare312.pxi) whose
+    # rows the op loop writes when their branch is taken in its run.
+    import sys
+    from tracer._core import plan_of
+    from tracer.analysis.microops import M_BRANCH, M_RECORD_BOOL, OP_WORDS
+    tracer.track(compares, [1, 2], 0, 3)
+    codes = list(plan_of(compares.__code__).ops)[0::OP_WORDS]
+    assert M_BRANCH in codes
+    if sys.version_info >= (3, 13):
+        assert codes.count(M_RECORD_BOOL) >= 5

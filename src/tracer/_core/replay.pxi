@@ -397,6 +397,15 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
     return opc
 
 
+cdef inline PyObject *_immortal_value(int policy, PyObject *v) noexcept:
+    """_row_value for None, True or False: immortal on every Python tracer
+    supports (3.12+, PEP 683), so with no policy the row holds it without a
+    reference counted (a decref of an immortal object changes nothing)."""
+    if policy:
+        return _policy_value(policy, v)
+    return v
+
+
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                   int32_t go_on_to) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op;
@@ -431,7 +440,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t opc, nin, row, kind
     cdef int64_t *sl = _locals(self, fr)
     cdef int64_t *ss = sl + plan.nlocalsplus
-    cdef int32_t nlocalsplus = plan.nlocalsplus
+    # The frame's fast locals and its value stack past them (tracer_frame_local's
+    # and tracer_frame_stack_item's slots: the plan's nlocalsplus is its code's),
+    # found once per run: the frame stays where it is while its event is handled.
+    cdef PyObject **fl = <PyObject **>(<char *>fr.frame + tracer_localsplus_offset)
+    cdef PyObject **fs = fl + plan.nlocalsplus
+    cdef int32_t c
     cdef int64_t s
     cdef PyObject *v
     cdef PyObject *truth
@@ -502,10 +516,17 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     n, nrefs = w.n, w.nrefs
                     reopen = False
                 nin = r[REC_NIN]
-                # (the stack slot read as the frame's local past its locals: the
-                # plan's nlocalsplus is its code's, tracer_frame_stack_item's base)
-                v = _deferred_value(self, fr, op) if op[OP_C] else \
-                    tracer_frame_local(fr.frame, nlocalsplus + r[REC_INPUTS + nin])
+                # The result: on the stack, or deferred (_deferred_value: in the
+                # local the next instruction stored it in, or returned).
+                c = op[OP_C]
+                if c == 0:
+                    v = fs[r[REC_INPUTS + nin]]
+                elif c > 0:
+                    v = fl[c - 1]
+                    if v == NULL:
+                        v = <PyObject *>UNKNOWN
+                else:
+                    v = _deferred_value(self, fr, op)
                 next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
                 if next_refs >= 0:
                     nrefs = next_refs
@@ -551,7 +572,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     parents[row] = call_row
                     offsets[row] = op[OP_OFFSET]
                     auxes[row] = 0
-                    values[row] = _row_value(policy, <PyObject *>None)
+                    values[row] = _immortal_value(policy, <PyObject *>None)
                     ref_starts[row + 1] = nrefs
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                     flags[row] = 0
@@ -587,7 +608,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 parents[row] = call_row
                 offsets[row] = op[OP_OFFSET]
                 auxes[row] = op[OP_C]
-                values[row] = _row_value(policy, <PyObject *>None)
+                values[row] = _immortal_value(policy, <PyObject *>None)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_JUMP
                 flags[row] = 0
@@ -610,7 +631,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # A callable read off the stack (a global function, a builtin):
             # inline when _pool_ref's cache has it (captured before in this
             # trace), as _capture gives it; else _capture pools it.
-            v = tracer_frame_local(fr.frame, nlocalsplus + op[OP_A])
+            v = fs[op[OP_A]]
             cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
             if v != NULL and self.pool_cache_obj[cache_at] == v:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
@@ -621,11 +642,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # both there, the self's shadow known and the method in _pool_ref's
             # cache, where _capture_method would write the method's pool ref
             # and leave the self's shadow as it is.
-            v = tracer_frame_local(fr.frame, nlocalsplus + op[OP_A])
+            v = fs[op[OP_A]]
             cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
             s = ss[op[OP_B]]
             if v != NULL and self.pool_cache_obj[cache_at] == v and s != S_DYN and s != S_UNKNOWN \
-                    and tracer_frame_local(fr.frame, nlocalsplus + op[OP_B]) != NULL:
+                    and fs[op[OP_B]] != NULL:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
                 _capture_method(self, fr, op[OP_A], op[OP_B])
@@ -662,7 +683,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 parents[row] = call_row
                 offsets[row] = op[OP_OFFSET]
                 auxes[row] = 0
-                values[row] = _row_value(policy, truth)
+                values[row] = _immortal_value(policy, truth)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                 flags[row] = 0
@@ -682,7 +703,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             parents[row] = call_row
             offsets[row] = branch_at
             auxes[row] = dest
-            values[row] = _row_value(policy, truth)
+            values[row] = _immortal_value(policy, truth)
             ref_starts[row + 1] = nrefs
             kinds[row] = K_JUMP
             flags[row] = 0
