@@ -158,3 +158,86 @@ def test_a_bad_limit_is_refused(limit, bad):
     with pytest.raises(TypeError, match="number of bytes"):
         tracer.views.spare_columns_limit(bad)
     assert tracer.views.spare_columns_limit() == 64 << 20
+
+
+# -- the pool: smaller freed sets kept beside the spare (session 19) --
+def pooled():
+    return tracer._core._pooled_columns_bytes()
+
+
+def fresh_snapshot(f, *args):
+    """The trace of f(*args) recorded into fresh columns (nothing kept)."""
+    old = tracer.views.spare_columns_limit(0)
+    try:
+        held = [record(f, *args)]
+        snap = snapshot(held[0])
+        drop(held)
+    finally:
+        tracer.views.spare_columns_limit(old)
+    return snap
+
+
+def test_a_smaller_freed_set_is_pooled_and_a_small_trace_leaving_big_columns_takes_it(limit):
+    expected = fresh_snapshot(loop, 400)
+    big = [record(loop, 20000)]
+    drop(big)
+    spare = tracer.views.spare_columns_bytes()
+    small = [record(loop, 400)]          # in the big columns, then moved out (malloc)
+    assert tracer.views.spare_columns_bytes() == spare
+    assert pooled() == 0
+    drop(small)                           # smaller than the spare: pooled, not freed
+    kept = pooled()
+    assert kept > 0
+    again = [record(loop, 400)]           # in the big columns, then into the pooled set
+    assert pooled() == 0
+    assert tracer.views.spare_columns_bytes() == spare
+    assert snapshot(again[0]) == expected
+    assert again[0].value == loop(400)
+    drop(again)
+    assert pooled() == kept
+
+
+def test_without_a_spare_a_trace_starts_in_the_largest_pooled_set(limit):
+    expected = fresh_snapshot(loop, 300)
+    big = [record(loop, 20000)]
+    drop(big)
+    small = [record(loop, 300)]
+    drop(small)
+    assert pooled() > 0
+    held = [record(loop, 20000)]          # takes the spare and keeps it
+    assert tracer.views.spare_columns_bytes() == 0
+    other = [record(loop, 300)]           # no spare: the pooled set
+    assert pooled() == 0
+    assert snapshot(other[0]) == expected
+    assert held[0].value == loop(20000) and other[0].value == loop(300)
+    tracer.validate(held[0])
+
+
+def test_a_pooled_set_a_trace_outgrows(limit):
+    expected = fresh_snapshot(loop, 3000)
+    big = [record(loop, 20000)]
+    drop(big)
+    small = [record(loop, 50)]
+    drop(small)
+    assert pooled() > 0
+    held = [record(loop, 20000)]
+    other = [record(loop, 3000)]          # starts in the small pooled set, then grows
+    assert snapshot(other[0]) == expected
+    assert held[0].value == loop(20000)
+
+
+def test_the_pool_is_within_a_quarter_of_the_limit_and_limit_zero_frees_it(limit):
+    big = [record(loop, 20000)]
+    drop(big)
+    for n in (100, 400, 1500, 3000, 6000):
+        small = [record(loop, n)]
+        drop(small)
+        assert 0 < pooled() <= tracer.views.spare_columns_limit() // 4
+    total = pooled()
+    tracer.views.spare_columns_limit(4 * total - 4)   # a quarter of it holds less
+    assert 0 <= pooled() < total
+    assert tracer.views.spare_columns_limit(0) > 0
+    assert pooled() == 0
+    small = [record(loop, 100)]
+    drop(small)
+    assert pooled() == 0
