@@ -1,4 +1,4 @@
-# Spare columns: the buffers of freed traces, kept for the next ones.
+# Spare columns: the buffers of the last freed trace, kept for the next one.
 
 # ---------------------------------------------------------------------------------
 # Spare columns: the buffers of the last freed trace, reused by the next one.
@@ -33,118 +33,6 @@ cdef Py_ssize_t SPARE_LAZY_LIMIT = (<Py_ssize_t>1 << 32) if sizeof(Py_ssize_t) >
 cdef bint SPARE_LAZY = False  # the spare set is bigger than SPARE_LIMIT: given back lazily
 memset(&SPARE, 0, sizeof(Columns))
 
-# A small pool of smaller freed sets beside the spare (session 19).  The spare slot
-# keeps one set, the largest; a smaller set freed after it (and the spare a larger
-# one displaces) used to be freed, and the next small trace that left the spare's
-# big columns (_fit_borrowed) or started without a spare wrote into fresh malloc
-# memory: a page fault per 4 KiB.  In a suite whose test traces are freed one after
-# another (each held until the next returns), those copies were ~450 of a second
-# process's first-pass faults (toolz, perf -e page-faults).  So up to POOL_SETS such
-# sets are kept, together at most a quarter of SPARE_LIMIT, and a trace that needs
-# right-sized columns takes the smallest that fits before asking malloc.
-cdef enum:
-    POOL_SETS = 4
-cdef Columns POOL[4]            # cap == 0: an empty slot
-cdef Py_ssize_t POOL_BYTES = 0
-memset(POOL, 0, sizeof(POOL))
-
-
-cdef inline Py_ssize_t _pool_limit() noexcept:
-    return SPARE_LIMIT // 4
-
-
-cdef void _pool_evict_smallest() noexcept:
-    global POOL_BYTES
-    cdef int i, k = -1
-    cdef Py_ssize_t size, best = 0
-    for i in range(POOL_SETS):
-        if POOL[i].cap:
-            size = _columns_bytes(POOL[i].cap, POOL[i].refcap)
-            if k < 0 or size < best:
-                k = i
-                best = size
-    if k >= 0:
-        POOL_BYTES -= best
-        _free_columns(&POOL[k])
-
-
-cdef void _pool_trim() noexcept:
-    # Within the pool's limit (none kept when the spare limit is 0).
-    while POOL_BYTES > _pool_limit():
-        _pool_evict_smallest()
-
-
-cdef void _pool_put(Columns *c) noexcept:
-    """Keep the freed set `c` in the pool (it is emptied), or free it: a set bigger
-    than the pool's limit, or smaller than every set of a full pool, is freed."""
-    global POOL_BYTES
-    cdef Py_ssize_t size = _columns_bytes(c.cap, c.refcap)
-    cdef int i, k = -1, small = -1
-    cdef Py_ssize_t smallest = 0, s
-    if c.cap == 0:
-        return
-    if size > _pool_limit():
-        _free_columns(c)
-        return
-    for i in range(POOL_SETS):
-        if POOL[i].cap == 0:
-            k = i
-            break
-        s = _columns_bytes(POOL[i].cap, POOL[i].refcap)
-        if small < 0 or s < smallest:
-            small = i
-            smallest = s
-    if k < 0:
-        if smallest >= size:
-            _free_columns(c)
-            return
-        POOL_BYTES -= smallest
-        _free_columns(&POOL[small])
-        k = small
-    POOL[k] = c[0]
-    memset(c, 0, sizeof(Columns))
-    POOL_BYTES += size
-    _pool_trim()
-
-
-cdef int _pool_find(int32_t rows, int32_t refs, bint largest) noexcept:
-    """The slot of the pool set to take: the largest (`largest`), or the smallest
-    with room for `rows` rows and `refs` refs that the trace still fills to a
-    quarter or more (so it is not a small trace holding big columns); -1 if none."""
-    cdef int i, k = -1
-    cdef Py_ssize_t size, best = 0
-    for i in range(POOL_SETS):
-        if POOL[i].cap == 0:
-            continue
-        size = _columns_bytes(POOL[i].cap, POOL[i].refcap)
-        if largest:
-            if k < 0 or size > best:
-                k = i
-                best = size
-            continue
-        if POOL[i].cap < rows or POOL[i].refcap < refs:
-            continue
-        if (POOL[i].cap > FIRST_ROWS and POOL[i].cap > 4 * <int64_t>rows) \
-                or (POOL[i].refcap > FIRST_REFS and POOL[i].refcap > 4 * <int64_t>refs):
-            continue
-        if k < 0 or size < best:
-            k = i
-            best = size
-    return k
-
-
-cdef void _pool_take(int k, Trace t) noexcept:
-    """Give the empty trace `t` the pool set in slot `k` (the slot is left empty)."""
-    global POOL_BYTES
-    POOL_BYTES -= _columns_bytes(POOL[k].cap, POOL[k].refcap)
-    _swap_columns(&POOL[k], t)
-
-
-def _pooled_columns_bytes():
-    """The capacity in bytes of the column sets kept in the pool beside the spare
-    (tests and benchmarks)."""
-    return POOL_BYTES
-
 
 cdef inline Py_ssize_t _columns_bytes(int32_t cap, int32_t refcap) noexcept:
     # Capacity, not use: pages of the capacity a trace never touched cost nothing.
@@ -174,14 +62,8 @@ cdef void _swap_columns(Columns *c, Trace t) noexcept:
 
 cdef bint _take_spare(Trace t) noexcept:
     """Give the new, empty trace `t` the spare columns, if any are kept."""
-    cdef int k
     if SPARE.cap == 0:
-        # None kept: the largest pooled set, if any.
-        k = _pool_find(0, 0, True)
-        if k < 0:
-            return False
-        _pool_take(k, t)
-        return True
+        return False
     _swap_columns(&SPARE, t)
     return True
 
@@ -213,27 +95,18 @@ cdef void _give_spare(Trace t) noexcept:
     _swap_columns(&mine, t)
     cdef Py_ssize_t size = _columns_bytes(mine.cap, mine.refcap)
     if size <= _columns_bytes(SPARE.cap, SPARE.refcap):
-        _pool_put(&mine)
+        _free_columns(&mine)
     elif size <= SPARE_LIMIT:
-        _retire_spare()
+        _free_columns(&SPARE)
         SPARE = mine
         SPARE_LAZY = False
     elif (_lazy_keepable(size) and _column_is_mapped(mine.value_)
           and _lazy_free_columns(&mine) == 0):
-        _retire_spare()
+        _free_columns(&SPARE)
         SPARE = mine
         SPARE_LAZY = True
     else:
         _free_columns(&mine)
-
-
-cdef void _retire_spare() noexcept:
-    # The spare displaced by a larger set: to the pool, unless it was given back
-    # to the kernel lazily (its pages may be gone; such sets are huge anyway).
-    if SPARE_LAZY:
-        _free_columns(&SPARE)
-    else:
-        _pool_put(&SPARE)
 
 
 cdef int _fit_borrowed(Trace t) except -1:
@@ -242,7 +115,6 @@ cdef int _fit_borrowed(Trace t) except -1:
     ones to the spare slot, so a long-lived small trace does not hold them."""
     global SPARE, SPARE_LAZY
     cdef Columns big, partial
-    cdef int k
     if t.external or t.exports or SPARE.cap != 0:
         return 0
     # Columns past their first capacity and under a quarter full regrow smaller.
@@ -251,15 +123,10 @@ cdef int _fit_borrowed(Trace t) except -1:
         return 0
     memset(&big, 0, sizeof(Columns))
     _swap_columns(&big, t)
-    # Empty now, the trace takes a pooled set that fits, or grows columns for what
-    # it holds by its own rule.
-    k = _pool_find(t.n + 1, t.nrefs, False)
+    # Empty now, the trace grows columns for what it holds by its own rule.
     try:
-        if k >= 0:
-            _pool_take(k, t)
-        else:
-            t._grow_rows(t.n + 1)
-            t._grow_refs(t.nrefs)
+        t._grow_rows(t.n + 1)
+        t._grow_refs(t.nrefs)
     except MemoryError:
         # Keep the big columns: nothing is lost but memory.
         memset(&partial, 0, sizeof(Columns))
@@ -283,10 +150,8 @@ cdef int _fit_borrowed(Trace t) except -1:
 def spare_columns_limit(limit=None):
     """Get or set how many bytes of freed trace columns are kept for the next trace.
 
-    The largest freed set is kept up to this limit; beside it, up to four smaller
-    sets, together up to a quarter of it, for traces that need columns of their
-    size.  Returns the limit in force before the call.  ``0`` keeps none and frees
-    the spare columns held now.
+    Returns the limit in force before the call.  ``0`` keeps none and frees the spare
+    columns held now.
     """
     global SPARE_LIMIT
     cdef Py_ssize_t old = SPARE_LIMIT
@@ -300,7 +165,6 @@ def spare_columns_limit(limit=None):
 
 cdef void _drop_spare_over_limits() noexcept:
     global SPARE_LAZY
-    _pool_trim()
     cdef Py_ssize_t size = _columns_bytes(SPARE.cap, SPARE.refcap)
     if size > SPARE_LIMIT and not (SPARE_LAZY and _lazy_keepable(size)):
         _free_columns(&SPARE)
