@@ -45,6 +45,10 @@ entry points (`--marked`), e.g. a second process with the plan cache filled::
         python bench/cold.py --suite-worker DIR --traced --marked   # its pass 1 alone
     (--toggle-collect=filterfalse_next: pass 2 alone)
 
+`--hold` (with `--marked`) keeps each test's root until the next `track` returns,
+as the timed passes do (they bind it to a name): the collector then meets the
+traces after their call, which the marked passes otherwise drop at once.
+
 `--track-cost` instead measures what one `tracer.track` call costs beyond the call
 it traces: a trivial function (`def f(x): return x`) called untraced and tracked, in
 loops of B calls (--batch), interleaved, best of N (--repeat), in microseconds per
@@ -331,7 +335,7 @@ def _suite_tests(toolz_dir: Path) -> list:
 
 
 def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None = None,
-                 marked: bool = False, heap: bool = False) -> None:
+                 marked: bool = False, heap: bool = False, hold: bool = False) -> None:
     if no_gc:
         gc.disable()
     tests = _suite_tests(toolz_dir)
@@ -359,12 +363,20 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
             collections[info["generation"]] += 1
 
     gc.callbacks.append(on_gc)
+    held = [None]
+
     def one(fn) -> bool:
         # (--marked's passes: the trace is not bound to a name here, or this frame,
         # kept by the f_back of a traceback the trace holds, would make a cycle)
         nonlocal nodes, failures
         try:
-            nodes += len(tracer.track(fn, ctx=ctx).trace)
+            if hold:
+                # (--hold: each root kept until the next track returns, as the
+                # unmarked passes keep it in `root`; a list item, not this frame)
+                held[0] = tracer.track(fn, ctx=ctx)
+                nodes += len(held[0].trace)
+            else:
+                nodes += len(tracer.track(fn, ctx=ctx).trace)
         except Exception:  # noqa: BLE001
             failures += 1
         return True
@@ -636,6 +648,9 @@ def main() -> None:
     parser.add_argument("--marked", action="store_true",
                         help="with --suite-worker DIR: pass 1 under filter_next, pass 2 under "
                              "filterfalse_next, for callgrind --toggle-collect")
+    parser.add_argument("--hold", action="store_true",
+                        help="with --marked: keep each test's root until the next track "
+                             "returns, as the timed passes do")
     parser.add_argument("--no-gc", action="store_true",
                         help="run the suite's processes with the garbage collector off")
     parser.add_argument("--values", help="trace the suite with Context(values=VALUES)")
@@ -663,7 +678,7 @@ def main() -> None:
         return
     if args.suite_worker:
         suite_worker(args.suite_worker, args.traced, args.no_gc, args.values, args.marked,
-                     args.heap)
+                     args.heap, args.hold)
         return
     if args.instructions and args.toolz:
         print(f"Python {sys.version.split()[0]}")

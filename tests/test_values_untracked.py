@@ -253,14 +253,15 @@ def test_unpickled_summaries_follow_the_same_rule():
     assert n >= 10
 
 
-# -- the trace being recorded is out of the collector's lists (_core._trace_recording) --
-def test_the_trace_is_out_of_the_collectors_lists_only_while_recording():
+# -- the values of the trace being recorded are hidden from the collector (_core._trace_recording) --
+def test_the_traces_values_are_hidden_from_the_collector_only_while_recording():
     seen = {}
 
     def prog():
         box = [1, 2, 3]
-        # The trace holds `box` (a value) while recording, but is not in the
-        # collector's lists: nothing the collector knows refers to box but this frame.
+        # The trace holds `box` (a value) while recording, but does not show its
+        # values to the collector: nothing the collector knows refers to box but
+        # this frame.
         seen["referrers"] = [type(r).__name__ for r in gc.get_referrers(box)]
         seen["traces"] = sum(type(o) is _core.Trace for o in gc.get_objects())
         gc.collect()
@@ -298,6 +299,45 @@ def test_values_survive_collections_during_recording(policy):
     tracer.api._state.last = None
     n = gc.collect()
     assert n >= 0
+
+
+def test_a_trace_whose_call_ran_through_a_collection_comes_back_old():
+    # The trace stays in the collector's lists while recording (its values hidden),
+    # so it ages as any object: after a call that ran through a full collection it
+    # is in the oldest generation, and young collections do not walk its values.
+    # Its values are shown again once the call is over.
+    def prog():
+        box = [1, 2, 3]
+        gc.collect()
+        return box
+
+    root = tracer.track(prog)
+    trace = root.trace
+    assert gc.is_tracked(trace)
+    assert not any(o is trace for o in gc.get_objects(0))
+    assert any(o is trace for o in gc.get_objects(2))
+    assert any(r is trace for r in gc.get_referrers(root.value))
+    tracer.validate(root)
+
+
+def test_an_old_trace_in_the_programs_cycle_is_collected():
+    # The same cycle as below, through a trace that came back old.
+    holder = {}
+    probe = []
+
+    def prog():
+        gc.collect()
+        return probe
+
+    root = tracer.track(prog)
+    assert any(o is root.trace for o in gc.get_objects(2))
+    holder["root"] = root
+    probe.append(holder)                    # trace -> probe -> holder -> root -> trace
+    t = weakref.ref(root.trace)
+    del root, holder, probe
+    tracer.api._state.last = None
+    gc.collect()
+    assert t() is None
 
 
 def test_a_trace_in_the_programs_cycle_is_collected_after_recording():

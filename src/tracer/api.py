@@ -201,8 +201,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
     elif not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
     rec = _core.new_recorder()
-    # Out of the collector's lists while recording (held by rec, never garbage):
-    # young collections during the call do not walk its values (_core._trace_recording).
+    # Its values hidden from the collector while recording (held by rec, never
+    # garbage): collections during the call do not walk them (_core._trace_recording).
     _core._trace_recording(rec.trace, True)
     share = previous = pooled = None
     ident = threading.get_ident()

@@ -101,6 +101,7 @@ cdef class Trace:
     cdef object code_column      # the loaded code column, checked against the frames
     cdef readonly object source  # what the columns were loaded from (Arrow arrays by name), or None
     cdef object __weakref__      # tracer.last_trace() holds a returned call's trace weakly
+    cdef bint values_hidden      # recording under track: the collector is not shown the values (_trace_recording)
 
     def __cinit__(self):
         self.n = 0
@@ -548,7 +549,7 @@ cdef int _trace_traverse(PyObject *o, gc_visit visit, void *arg) noexcept:
     cdef int32_t i
     cdef int r
     cdef PyObject *v
-    if t.value_ != NULL:
+    if t.value_ != NULL and not t.values_hidden:
         for i in range(t.n):
             v = t.value_[i]
             # Only objects of collected types can be part of a cycle (the collector's
@@ -579,35 +580,31 @@ _trace_base_clear = (<TypeSlots *>Trace).tp_clear
 (<TypeSlots *>Trace).tp_clear = _trace_clear
 
 
-cdef extern from *:
-    """
-    static inline void tracer_trace_gc(PyObject *o, int tracked) {
-        if (tracked) {
-            if (!PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
-        } else if (PyObject_GC_IsTracked(o)) {
-            PyObject_GC_UnTrack(o);
-        }
-    }
-    """
-    void tracer_trace_gc(PyObject *o, int tracked)
-
-
 def _trace_recording(Trace trace, bint recording):
-    """Take the trace being recorded out of the collector's lists (True), and put it
-    back when its recording ends (False): `track` calls it around the call.
+    """Hide the values of the trace being recorded from the collector (True), and
+    show them again when its recording ends (False): `track` calls it around the
+    call.
 
     While recording, the trace is held by the Recorder, which `track`'s running
     frame holds: it is never garbage, and every object it refers to is reachable
-    through it.  The collector not walking it then changes no collection's outcome
-    (an object only the trace refers to looks referenced from outside, which it
-    is, by a live object), only what each collection walks: every young
-    collection during a call met the trace and walked its whole values column
-    twice (toolz's suite: 22 M of the collector's 135 M instructions a pass).
-    Back in the lists when recording ends, the trace is collected as any object
-    (a trace kept in a cycle of the program's is found and freed as before).
-    Code that runs while recording does not find it through gc.get_referrers or
-    gc.get_objects, as untraced it does not exist."""
-    tracer_trace_gc(<PyObject *>trace, not recording)
+    through it.  The collector not walking its values then changes no
+    collection's outcome (an object only the trace refers to looks referenced from
+    outside, which it is, by a live object), only what each collection walks: every
+    young collection during a call met the trace and walked its whole values
+    column twice (toolz's suite: 22 M of the collector's 135 M instructions a
+    pass).  Code that runs while recording does not find the trace among the
+    referrers of a value (gc.get_referrers), as untraced it does not exist.
+
+    The trace itself stays in the collector's lists (as the Recorder is), so it
+    ages as any object does: a trace whose call ran through collections is in an
+    old generation when its recording ends, and young collections after the call
+    do not walk its values again (taken out of the lists and put back, as before
+    session 19, it came back young: the next young collection and the next
+    middle one walked the whole column, ~2.5 ms each for toolz's 345,000-row
+    trace, while the program held it).  After recording it is collected as any
+    object (a trace kept in a cycle of the program's is found and freed by the
+    collection of its generation)."""
+    trace.values_hidden = recording
 
 
 cdef int _cmp_int64(const void *a, const void *b) noexcept nogil:
