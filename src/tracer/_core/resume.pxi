@@ -74,7 +74,6 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     cdef PyObject *v
     cdef FrameRec *fr
     cdef Rows w
-    cdef bint replay
     if pp == NULL or parent.hooks or parent.subst_pc >= 0 or self.broken:
         return False
     plan = _cached_plan(self, code)
@@ -90,24 +89,17 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
             or self.nframes == self.framecap or self.shadow_top + need > self.shadow_cap:
         return False
     self.events += 1
-    carry = <uint32_t>plan.carry[offset >> 1]
     # The follower's op that resumed the frame, as _enter finds and opens it.
     here = _executing(self, parent)
-    replay = parent.pending >= 0
-    if replay:
+    if parent.pending >= 0:
         _catch_up(self, parent, here, False)
-    # One reservation for the rows this resume writes (a `yield from`'s jump
-    # back to its SEND, the SEND's row, the frame's node, its carried slots):
-    # each writer below only checks its room against it (_rows_room).
-    t.open_rows(&w, 4 + _bits32(carry), 5)
-    if replay:
         op = pp.ops + parent.pc * OP_WORDS
         if op[OP_OFFSET] != here:
-            _replay_to_resumer(self, t, &w, parent, here)
+            _replay_to_resumer(self, t, parent, here)
             op = pp.ops + parent.pc * OP_WORDS
         if parent.open_row < 0 and here >= 0 and op[OP_OFFSET] == here and _is_record(op[OP_CODE]):
             rec = op[OP_A]
-            parent.open_row = _open_resumer(self, t, &w, parent, rec, op[OP_OFFSET])
+            parent.open_row = _open_resumer(self, t, parent, rec, op[OP_OFFSET])
             parent.body_may_be_callee = pp.recs[rec + REC_SEM] == R_CALL or \
                 pp.recs[rec + REC_SEM] == R_CALL_EX
             parent.callee_body_entered = 0
@@ -118,7 +110,8 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     # it (a generator resumed by a finalizer after its op completed).
     func = tracer_frame_function(frame)
     ref = _pool_ref(self, func) if func != NULL else -1
-    _rows_room(t, &w, 1 + _bits32(carry), 1)
+    carry = <uint32_t>plan.carry[offset >> 1]
+    t.open_rows(&w, 1 + _bits32(carry), 1)
     under = parent.open_row >= 0 and (w.flags[parent.open_row] & F_OPEN) != 0
     w.refs[w.nrefs] = ref
     w.nrefs += 1
@@ -156,79 +149,37 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     return True
 
 
-cdef inline int _rows_room(Trace t, Rows *w, int32_t rows, int32_t refs) except -1:
-    """Room for `rows` more rows and `refs` more refs in the run `w` opened
-    (Trace.open_rows' check, against the columns as they are): the columns
-    grown and `w` pointed at them again only when the room reserved has run
-    out.  (`w` is never handed to a function that is not inlined: it stays in
-    registers.)"""
-    if _rare(w.n + rows + 1 >= t.cap or w.nrefs + refs > t.refcap):
-        _rows_grow(t, rows, refs)
-        _rows_point(t, w)
-    return 0
-
-
-cdef int _rows_grow(Trace t, int32_t rows, int32_t refs) except -1:
-    # Trace.open_rows' growth, out of line.
-    if t.n + rows + 1 >= t.cap:
-        t._grow_rows(t.n + rows + 2)
-    if t.nrefs + refs > t.refcap:
-        t._grow_refs(t.nrefs + refs)
-    return 0
-
-
-cdef inline void _rows_point(Trace t, Rows *w) noexcept:
-    # Trace.open_rows' pointers and counts.
-    w.kind = t.kind_
-    w.flags = t.flags_
-    w.parent = t.parent_
-    w.offset = t.offset_
-    w.aux = t.aux_
-    w.ref_start = t.ref_start_
-    w.value = t.value_
-    w.refs = t.refs_
-    w.n = t.n
-    w.nrefs = t.nrefs
-
-
-cdef inline int _replay_to_resumer(Recorder self, Trace t, Rows *w, FrameRec *fr,
-                                   int32_t here) except -1:
+cdef inline int _replay_to_resumer(Recorder self, Trace t, FrameRec *fr, int32_t here) except -1:
     """_run(fr, here, True) for the resuming frame: the silent jumps before the
-    op at `here` written here through `w` (a `yield from` / `await` loop resumed
-    after its YIELD_VALUE jumps back to its SEND), the rest of the run left to
-    _run, after which `w` is opened again (_run's rows may have grown the
-    columns)."""
+    op at `here` written here (a `yield from` / `await` loop resumed after its
+    YIELD_VALUE jumps back to its SEND), the rest of the run left to _run."""
     cdef int32_t *op = fr.plan.ops + fr.pc * OP_WORDS
     cdef int32_t *lo = fr.plan.piece_start
+    cdef Rows w
     if fr.pending < 0 or TRACER_EVENT_LOG:
-        _run(self, fr, here, True)
-        _rows_grow(t, 3, 3)
-        _rows_point(t, w)
-        return 0
+        return _run(self, fr, here, True)
     while op[OP_CODE] == M_SILENT_JUMP and not (op[OP_OFFSET] >= here and lo[fr.pc] <= here):
         # _jump_row(fr, offset, dest, S_NULL, None) with no hooks: no condition ref.
-        _rows_room(t, w, 1, 1)
+        t.open_rows(&w, 1, 1)
         Py_INCREF(None)
-        _rows_add(t, w, K_JUMP, 0, fr.call_row, op[OP_OFFSET], op[OP_C], <PyObject *>None)
+        _rows_add(t, &w, K_JUMP, 0, fr.call_row, op[OP_OFFSET], op[OP_C], <PyObject *>None)
         fr.pc += 1
         op += OP_WORDS
     if op[OP_OFFSET] >= here and lo[fr.pc] <= here:
         return 0   # where _run stops at once
-    _run(self, fr, here, True)
-    _rows_grow(t, 3, 3)
-    _rows_point(t, w)
-    return 0
+    return _run(self, fr, here, True)
 
 
-cdef inline int32_t _open_resumer(Recorder self, Trace t, Rows *w, FrameRec *fr, int32_t rec,
+cdef inline int32_t _open_resumer(Recorder self, Trace t, FrameRec *fr, int32_t rec,
                                   int32_t op_offset) except -1:
     """_open(fr, rec, K_NESTED) with no substitution pending: the resuming op's
-    row, open, with its inputs, written through `w`."""
+    row, open, with its inputs."""
     cdef int32_t *r = fr.plan.recs + rec
     cdef int32_t nin = r[REC_NIN], i, x, ref
     cdef int64_t *ss = _stack(self, fr)
     cdef int64_t s
-    _rows_room(t, w, 1, nin)
+    cdef Rows w
+    t.open_rows(&w, 1, nin)
     for i in range(nin):
         x = r[REC_INPUTS + i]
         if x < 0:
@@ -240,7 +191,7 @@ cdef inline int32_t _open_resumer(Recorder self, Trace t, Rows *w, FrameRec *fr,
             ref = _ref(self, fr, s)
         w.refs[w.nrefs] = ref
         w.nrefs += 1
-    return _rows_add(t, w, K_NESTED, F_OPEN, fr.call_row, op_offset, 0, NULL)
+    return _rows_add(t, &w, K_NESTED, F_OPEN, fr.call_row, op_offset, 0, NULL)
 
 
 cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval) except -1:
