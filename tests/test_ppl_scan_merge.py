@@ -2,9 +2,9 @@
 copies in C (`CopyAtCall.values_of`), a site's values taken in C
 (`_core.take_items`), weight lists shared by many draws totalled once
 (`densities._shared_lists`), a ppl context's CallFilter made from callables
-(`_hooks._call_filter`), and a C sampler's filtered row written with its hooks
-by `_single_row` (the core's `_single_filtered_row`): each against the path it
-replaces, on both interpreters."""
+(`_hooks._call_filter`): each against the path it replaces; and a C sampler's
+rows under a fixing context in the op loop against the general path, on both
+interpreters."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def changing_weights(r, n):
 
 
 def _normal_at(g, mu):
-    # the draw's row is its segment's only one, its result returned: written by
-    # _single_row (with its hooks, under a fixing context: _single_filtered_row)
+    # the draw's row is its segment's only one, its result returned (a
+    # one-row segment whose callee a filter names: its hooks run)
     return g.normal(mu, 1.0)
 
 
@@ -216,7 +216,7 @@ def test_call_filter_is_the_contexts():
         _call_filter({"random.gauss": print})
 
 
-# -- a C sampler's filtered row, written by _single_row ------------------------------------
+# -- a C sampler's filtered rows ------------------------------------------------------------
 def _numpy_runs(in_loop):
     old = filtered_rows_in_loop(in_loop)
     try:

@@ -139,63 +139,6 @@ cdef inline int32_t _match(CallFilter f, PyObject *callee) noexcept:
     return _probe(f, key) if key != 0 else -1
 
 
-cdef inline int32_t _row_match(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
-    """The entry of fr's context's filter that the row just written at `row`
-    (record `r`) matches, or -1: an operator's or special op's static callee (a
-    special op's static is its name, a str, which no key is), a call's first
-    input (_row_callee).  (The op loop's filtered rows: the one match of such a
-    row, handed to _recorded_matched.)"""
-    cdef PyObject *fn
-    if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
-        if r[REC_FN] < 0:
-            return -1
-        fn = PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])
-        if PyUnicode_CheckExact(fn):
-            return -1
-        return _match(<CallFilter>fr.filters, fn)
-    return _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row))
-
-
-cdef int _recorded_matched(Recorder self, FrameRec *fr, int32_t row, int32_t out,
-                           int32_t iv, int32_t k) except -1:
-    """_recorded for a row whose callee matched entry `k` of fr's context's
-    filter, no substitution pending (the rows the op loop and _single_row write
-    under filters alone): its snapshot, the entry's hooks, the context's
-    override, its node hook, in _recorded's order, the match made once."""
-    if fr.hooks & H_SNAP_ANY:
-        self.trace.set_value(row, _kept(self, fr, self.trace.value_[row]))
-    _filtered_hooks(self, fr, k, row, out, iv)
-    if out >= 0 and iv != IV_NONE and fr.hooks & H_OVERRIDE and not self.broken:
-        _override(self, fr, row, out, iv)
-    return _run_node_hook(self, fr, row)
-
-
-cdef bint _single_filtered_row(Recorder self, FrameRec *fr, int32_t *op, int32_t *r,
-                               int64_t *ss, int32_t nrefs, int32_t k) noexcept:
-    """_single_row's row of a call whose callee entry `k` of fr's context's
-    filter names (a tracer.ppl sampler's draw under its context), its refs
-    written by _row_room: committed as _commit_row commits it, then its hooks
-    run as the op loop runs them for such a row (_recorded_matched), with fr.pc
-    at the op while they run, as there.  Always True (written): an error of
-    the hooks' machinery fails the recorder (_fail, as the callback's reply
-    would), a hook's own error stops it (_stop_for_hook, in _filtered_hooks)."""
-    cdef CPlan *plan = fr.plan
-    cdef Trace t = self.trace
-    cdef int32_t row = t.n
-    cdef int32_t out = -1 if op[OP_C] else r[REC_INPUTS + r[REC_NIN]]
-    if TRACER_EVENT_LOG:
-        _log_segment(fr, fr.pc, fr.pc + 1, "to end, filtered")
-    _commit_row(t, fr, op, r, ss, nrefs, _deferred_value(self, fr, op) if op[OP_C] else
-                tracer_frame_local(fr.frame, plan.nlocalsplus + out))
-    fr.pc -= 1
-    try:
-        _recorded_matched(self, fr, row, out, plan.rec_iv[op[OP_A]], k)
-    except BaseException as exc:
-        _fail(self, exc)
-    fr.pc += 1
-    return True
-
-
 cdef inline bint _no_filtered_hook(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
     # Whether a row can skip _recorded: its frame's context has no hook run for
     # every row (snapshots, override, node hooks), no substitution is pending and

@@ -104,7 +104,7 @@ cdef inline bint _static_unfiltered(FrameRec *fr, int32_t *r) noexcept:
     before it is written: an operator or special op whose static callee (or
     none) the filter does not match; a special op's static is its name, a str,
     which no filter's key is.  (A call's callee is known once its row is:
-    _row_match, filters.pxi.)"""
+    _row_filtered.)"""
     cdef PyObject *fn
     if r[REC_SEM] != R_OP and r[REC_SEM] != R_SPECIAL:
         return False
@@ -112,6 +112,16 @@ cdef inline bint _static_unfiltered(FrameRec *fr, int32_t *r) noexcept:
         return True
     fn = PyList_GET_ITEM(<object>fr.plan.statics, r[REC_FN])
     return PyUnicode_CheckExact(fn) or _match(<CallFilter>fr.filters, fn) < 0
+
+
+cdef inline bint _row_filtered(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:
+    # Whether the row just written at `row` (record `r`) has a callee a filter
+    # of fr's context names: its hooks run (_recorded), as _record_primitive's.
+    # An operator's or special op's callee is its static one (_static_unfiltered);
+    # a call's, its first input (_row_callee).
+    if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
+        return not _static_unfiltered(fr, r)
+    return _match(<CallFilter>fr.filters, _row_callee(self, fr, r, row)) >= 0
 
 
 cdef inline bint _runs_on(int32_t opc) noexcept:
@@ -277,9 +287,8 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     written, wherever the loop would not write the row itself (per-row hooks, a
     call's row open, not one result, an input to pool first) or the columns
     must grow first: _run_ops's then.  Under call filters alone (tracer.ppl's
-    contexts: _run_ops's `filtered`), a call's row whose callee a filter names
-    is written with its hooks by _single_filtered_row (filters.pxi), an
-    operator's such row left to _run_ops."""
+    contexts: _run_ops's `filtered`), a row whose callee a filter names is
+    left to _run_ops too (its hooks run there: _recorded)."""
     cdef CPlan *plan = fr.plan
     cdef int32_t *r = plan.recs + op[OP_A]
     cdef Trace t = self.trace
@@ -300,7 +309,7 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
     if nrefs < 0:
         return False
     if filtered:
-        # _row_match's question before the row is committed: an operator's
+        # _row_filtered's question before the row is committed: an operator's
         # static callee, or a call's first input (its refs are written from
         # t.nrefs on, not yet counted)
         if r[REC_SEM] == R_OP or r[REC_SEM] == R_SPECIAL:
@@ -311,9 +320,8 @@ cdef bint _single_row(Recorder self, FrameRec *fr, int32_t *op) noexcept:
             if nrefs > t.nrefs:
                 ref = t.refs_[t.nrefs]
                 callee = t.value_[ref] if ref >= 0 else PyList_GET_ITEM(t.pool, -ref - 1)
-            ref = _match(<CallFilter>fr.filters, callee)
-            if ref >= 0:   # (the entry: its hooks run now, the match made once)
-                return _single_filtered_row(self, fr, op, r, ss, nrefs, ref)
+            if _match(<CallFilter>fr.filters, callee) >= 0:
+                return False
     if TRACER_EVENT_LOG:
         _log_segment(fr, fr.pc, fr.pc + 1, "to end")
     _commit_row(t, fr, op, r, ss, nrefs, _deferred_value(self, fr, op) if op[OP_C] else
@@ -420,7 +428,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *bop
     cdef int32_t *r
     cdef int32_t pc = fr.pc
-    cdef int32_t opc, nin, row, kind, entry
+    cdef int32_t opc, nin, row, kind
     cdef int64_t *sl = _locals(self, fr)
     cdef int64_t *ss = sl + plan.nlocalsplus
     cdef int32_t nlocalsplus = plan.nlocalsplus
@@ -513,17 +521,13 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     self.trace.n = n
                     self.trace.nrefs = nrefs
                     ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
-                    if filtered:
-                        entry = _row_match(self, fr, r, row)
-                        if entry >= 0:
-                            # its hooks, the match made once (the value's stack
-                            # slot, or -1 for a deferred one, as _record_primitive
-                            # gives it)
-                            fr.pc = pc
-                            _recorded_matched(self, fr, row,
-                                              -1 if op[OP_C] else r[REC_INPUTS + nin],
-                                              plan.rec_iv[op[OP_A]], entry)
-                            reopen = True
+                    if filtered and _row_filtered(self, fr, r, row):
+                        # (the value's stack slot, or -1 for a deferred one, as
+                        # _record_primitive gives it)
+                        fr.pc = pc
+                        _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
+                                  plan.rec_iv[op[OP_A]])
+                        reopen = True
                 else:
                     # An input to pool first (a constant's first use in this trace).
                     # (A value on the stack is read there again: a filter's
