@@ -319,6 +319,48 @@ cdef class CopyAtCall:
             v[i] = self.val_rows[i]
         return rows, ks, self.input_copies, vrows, self.value_copies
 
+    def values_of(self, Trace trace, rows):
+        """The values of call rows `rows` (ascending, an int64 array: a scan's
+        draws) as a list: the copy of a row's value where one was made, else the
+        value `trace` holds (as `Trace.values_at` reads it).  One merge in C of
+        the two ascending row lists (no dict, no int object per row); None when
+        `rows` or the copies' rows are not ascending (the caller sorts)."""
+        np = _np()
+        cdef const int64_t[::1] r = np.ascontiguousarray(rows, dtype=np.int64)
+        cdef Py_ssize_t m = r.shape[0], i, j = 0
+        cdef int64_t row
+        cdef PyObject *v
+        cdef object got
+        cdef list out
+        for i in range(1, m):
+            if r[i] <= r[i - 1]:
+                return None
+        for i in range(1, self.nval):
+            if self.val_rows[i] <= self.val_rows[i - 1]:
+                return None
+        for i in range(m):
+            if not 0 <= r[i] < trace.n:
+                raise IndexError(f"row {r[i]} is not in a trace of {trace.n} rows")
+        if len(self.value_copies) != self.nval:
+            return None
+        out = _new_list(m)
+        for i in range(m):
+            row = r[i]
+            while j < self.nval and self.val_rows[j] < row:
+                j += 1
+            if j < self.nval and self.val_rows[j] == row:
+                v = PyList_GET_ITEM(self.value_copies, j)
+            else:
+                v = trace.value_[row]
+                if v == NULL:
+                    v = <PyObject *>None
+                elif Py_TYPE(v) == <PyTypeObject *>WeakValue:   # values="weak"
+                    got = (<WeakValue>v).get()
+                    v = <PyObject *>got
+            Py_INCREF(<object>v)
+            _list_set(out, i, v)
+        return out
+
     @property
     def inputs(self):
         """{row: {k: copy of input k}} (made from the flat lists when asked)."""

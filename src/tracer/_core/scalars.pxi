@@ -223,3 +223,31 @@ def float_column(list items):
         x = PyList_GET_ITEM(items, i)
         col[i] = PyFloat_AS_DOUBLE(<object>x)
     return out
+
+
+def take_items(list items, idx):
+    """`[items[i] for i in idx]` as a new list, `idx` an int64 array of positions
+    (0 <= i < len(items); IndexError otherwise): one C pass, no int object made
+    per position (tracer.ppl picks a site's values out of a run's so)."""
+    np = _np()
+    cdef const int64_t[::1] at = np.ascontiguousarray(idx, dtype=np.int64)
+    cdef Py_ssize_t m = at.shape[0], n = len(items), i
+    cdef int64_t k
+    for i in range(m):
+        k = at[i]
+        if not 0 <= k < n:
+            raise IndexError(f"position {k} is not in a list of {n} items")
+    cdef list out = _new_list(m)
+    cdef PyObject *x
+    for i in range(m):
+        x = PyList_GET_ITEM(items, at[i])
+        Py_INCREF(<object>x)
+        _list_set(out, i, x)
+    return out
+
+
+cdef extern from "Python.h":
+    # (a new list's slots are NULL until set; each set steals the reference
+    # taken for it)
+    list _new_list "PyList_New"(Py_ssize_t)
+    void _list_set "PyList_SET_ITEM"(object, Py_ssize_t, PyObject *)

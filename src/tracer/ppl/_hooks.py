@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import _core
 from ..context import KEEP, Context
-from .address import Address, Component, component, join, parse
+from .address import base_of, component, join, parse
 from .kinds import SAMPLED
 from .snapshots import Snapshots
 from .samplers import (Draw, Sampler, UnknownSamplerError, resolve, sample, sampler_callables,
@@ -50,8 +50,9 @@ DRAW_NAME = "ppl_draw"   # the name a replacement callable of a draw may carry (
 def plain_context(snaps: Snapshots | None = None) -> Context:
     """The context of a run with nothing fixed: samplers primitive; with `snaps`,
     the draws' mutable arguments and values are copied into it (snapshots.py)."""
-    return Context(primitives=sampler_callables(), modules=["random"],
-                   on_call=snaps.on_call() if snaps is not None else None)
+    ctx = Context(primitives=sampler_callables(), modules=["random"])
+    ctx._call_filter = _call_filter(snaps.on_call() if snaps is not None else None)
+    return ctx
 
 
 def code_name(qualname: str) -> str:
@@ -140,10 +141,30 @@ def _by_base(parsed: dict, fixed: dict) -> dict:
     """The fixed addresses by their address without the count: base -> {k: fix}."""
     out: dict = {}
     for addr, a in parsed.items():
-        last = a[-1]
-        base = str(Address(a[:-1] + (Component(last.name, last.line, 0),)))
-        out.setdefault(base, {})[last.k] = fixed[addr]
+        out.setdefault(base_of(addr), {})[a[-1].k] = fixed[addr]
     return out
+
+
+def _call_filter(on_call: dict | None, substitute: dict | None = None,
+                 override: dict | None = None):
+    """The core's CallFilter for a ppl context's hooks, made as
+    tracer.context's `_call_filter` makes it (one entry per callable, in the
+    order first given) from keys that are callables already: none to resolve
+    by name (a context is made per run: this is most of its making)."""
+    entries: dict = {}
+    for slot, arg in enumerate((on_call, substitute, override)):
+        if not arg:
+            continue
+        for key, fn in arg.items():
+            entry = entries.get(id(key))
+            if entry is None:
+                if not callable(key):
+                    raise TypeError(f"a hook filter's key must be a callable, got {key!r}")
+                entry = entries[id(key)] = [key, None, None, None]
+            entry[1 + slot] = fn
+    if not entries:
+        return None
+    return _core.CallFilter([(e[0], (e[1], e[2], e[3])) for e in entries.values()])
 
 
 def _fix_hooks(run: "FixingContext", sites: list):
@@ -245,9 +266,9 @@ class FixingContext(Context):
         fixes = {key: _core.SiteFix(places, first, fix_shuffled if shuffles else fix, named,
                                     site_id=sid, everywhere=key is sample, root_only=root_only)
                  for key, sid, shuffles in keys if key is sample or sites[sid] in named_sites}
-        super().__init__(primitives=sampler_callables(), modules=["random"],
-                         override=fixes,
-                         on_call=snaps.on_call() if snaps is not None else None)
+        super().__init__(primitives=sampler_callables(), modules=["random"])
+        self._call_filter = _call_filter(snaps.on_call() if snaps is not None else None,
+                                         None, fixes)
 
     def hook_mask(self) -> int:
         """Context.hook_mask, kept: a fixing run's contexts do not change (the
@@ -397,9 +418,10 @@ class SequenceContext(Context):
 
     def __init__(self, values: list, snaps: Snapshots | None = None):
         self.next_value = _core.NextValue(list(values), OutOfDraws, np.ndarray)
-        super().__init__(primitives=sampler_callables(), modules=["random", __name__],
-                         substitute={key: self.next_value for key, _, _ in sampler_keys()},
-                         on_call=snaps.on_call() if snaps is not None else None)
+        super().__init__(primitives=sampler_callables(), modules=["random", __name__])
+        self._call_filter = _call_filter(
+            snaps.on_call() if snaps is not None else None,
+            {key: self.next_value for key, _, _ in _keys()[0]})
 
     @property
     def count(self) -> int:

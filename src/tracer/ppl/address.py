@@ -90,4 +90,22 @@ def canonical(address) -> str:
     """The printed form of an address given as a str or an Address (checked)."""
     if isinstance(address, Address):
         return str(address)
-    return str(parse(address))
+    if not isinstance(address, str) or not address:
+        raise ValueError(f"an address is a non-empty str, got {address!r}")
+    return _canonical(address)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _canonical(text: str) -> str:
+    # (cached as _parse is: condition and update name the same addresses run
+    # after run, and printing a parsed address back costs more than parsing it)
+    return str(_parse(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def base_of(text: str) -> str:
+    """The printed form of address `text` (canonical) with its site's count left
+    out: the address of the first draw at that site in that call."""
+    a = _parse(text)
+    last = a[-1]
+    return str(Address(a[:-1] + (Component(last.name, last.line, 0),)))

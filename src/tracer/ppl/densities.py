@@ -405,7 +405,7 @@ def score_draws(draws) -> None:
         if not len(s.members) or s.problem:
             continue
         idx = s.members
-        vals = _pick(values, idx.tolist())
+        vals = _take(values, idx)
         if s.draws is None:
             family = s.sampler.family
             got = _prepared(st, table.get(family), family, s, vals)
@@ -682,6 +682,10 @@ def _picked_probabilities(weights, varies: bool, picks: np.ndarray, sizes: np.nd
         # its total, its smallest and its pick's by segment
         got = _core.number_lists(weights) if COLUMNS_IN_C and type(weights) is list \
             else None
+        if got is not None and COLUMNS_IN_C:
+            shared = _shared_lists(weights, got, picks, sizes)
+            if shared is not None:
+                return shared
         if got is not None:
             lens, flat = got[0], got[1]
             if len(lens) != n or not np.array_equal(lens, sizes):
@@ -694,16 +698,47 @@ def _picked_probabilities(weights, varies: bool, picks: np.ndarray, sizes: np.nd
                                count=int(lens.sum()))
     except (TypeError, ValueError, IndexError):
         return None
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(lens[:-1], out=starts[1:])
     if (lens == 0).any():
         return None
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
     totals = np.add.reduceat(flat, starts)
     if (np.minimum.reduceat(flat, starts) < 0).any() or \
             not (np.isfinite(totals) & (totals > 0)).all():
         return None
     at = flat[starts + picks]
     return at / totals
+
+
+def _shared_lists(weights: list, got: tuple, picks: np.ndarray, sizes: np.ndarray):
+    """_picked_probabilities' w[pick] / total per draw when the draws' weight
+    lists are a few objects drawn from again and again (an HMM's rows of its
+    transition matrix; snapshots.py shares the copies of equal short lists): each
+    distinct list totalled once, by the same reduceat over the same numbers (so
+    the same bits), and its totals and entries taken per draw.  None when most
+    lists are distinct, or not as _picked_probabilities needs them."""
+    n = len(weights)
+    which, firsts = _core.scalar_columns(weights)[5:]
+    if len(firsts) * 4 > n:
+        return None
+    lens, flat = got[0], got[1]
+    if not np.array_equal(lens, sizes):
+        return None
+    ulens = lens[firsts]
+    if (ulens == 0).any():
+        return None
+    ends = np.cumsum(lens)
+    ustarts = ends[firsts] - ulens             # where each distinct list's items are
+    # the distinct lists' items laid out one after another, reduced by segment
+    # (a segment's sum depends only on its own numbers)
+    ustart = np.zeros(len(firsts), dtype=np.int64)
+    np.cumsum(ulens[:-1], out=ustart[1:])
+    uflat = flat[np.repeat(ustarts - ustart, ulens) + np.arange(int(ulens.sum()))]
+    utotals = np.add.reduceat(uflat, ustart)
+    if (np.minimum.reduceat(uflat, ustart) < 0).any() or \
+            not (np.isfinite(utotals) & (utotals > 0)).all():
+        return None
+    return uflat[ustart[which] + picks] / utotals[which]
 
 
 # Whether a categorical site's drawn items, `range` populations and weight lists
@@ -714,6 +749,12 @@ COLUMNS_IN_C = True
 
 _START, _STEP = operator.attrgetter("start"), operator.attrgetter("step")
 _FIRST = operator.itemgetter(0)
+
+
+def _take(src: list, idx: np.ndarray) -> list:
+    """[src[i] for i in idx] (`idx` an int64 array), in one C pass (no int object
+    per position)."""
+    return _core.take_items(src, idx)
 
 
 def _pick(src: list, idx: list) -> list:

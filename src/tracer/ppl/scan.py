@@ -491,10 +491,12 @@ def _read_columns(trace, cols: dict, sites: list, rows_arr: np.ndarray, snaps) -
 
 def _read_values(trace, sites: list, rows_arr: np.ndarray, snaps) -> list:
     """The draws' values (their copies where made); a shuffle's, the order it left."""
-    value_rows, value_copies = snaps.value_columns() if snaps is not None else _NONE
-    pos, src = _Where(len(trace), value_rows, np.arange(len(value_rows))).find(rows_arr)
-    values = _patched(trace.values_at(rows_arr) if len(pos) < len(rows_arr) else None,
-                      pos, value_copies, src)
+    values = snaps.copier.values_of(trace, rows_arr) if snaps is not None else None
+    if values is None:     # (rows out of order: merged by searching, in numpy)
+        value_rows, value_copies = snaps.value_columns() if snaps is not None else _NONE
+        pos, src = _Where(len(trace), value_rows, np.arange(len(value_rows))).find(rows_arr)
+        values = _patched(trace.values_at(rows_arr) if len(pos) < len(rows_arr) else None,
+                          pos, value_copies, src)
     for s in sites:
         if s.sampler.shuffles < 0:
             continue
@@ -614,9 +616,7 @@ def _items(src: list, idx: np.ndarray) -> list:
     if n and (n == 1 or (idx[-1] - idx[0] == n - 1 and (np.diff(idx) == 1).all())):
         a = int(idx[0])
         return src[a:a + n]
-    if n > 1:
-        return list(operator.itemgetter(*idx.tolist())(src))
-    return []
+    return _core.take_items(src, idx)
 
 
 def _call_args(trace, row, star, kwnames, read, ref_start, refs, snaps=None):
