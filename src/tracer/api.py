@@ -81,6 +81,10 @@ class _ToolShare:
             if entry is None:
                 MON.set_local_events(self.tool, code, mask)
                 self.codes[id(code)] = [code, 1, mask]
+                # Every location of it is on again for this tool, also those an
+                # earlier recorder's callbacks switched off: the core forgets
+                # that they may be off (under the lock: no recorder has its events).
+                _core.locations_on(code)
                 return
             entry[1] += 1
             if mask & ~entry[2]:

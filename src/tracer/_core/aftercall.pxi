@@ -40,6 +40,13 @@ cdef enum:
     END_ON = 2
     CALL_ALONE = 4
     BOOL_CALL = 256    # a call op alone whose END starts its result's branch (below)
+    NONE_CALL = 512    # a call op alone whose END pops its result at once (below)
+    S_CHECK = 1024     # a call op alone whose event must check its callee: its END
+                       # may be off, or it is a BOOL_CALL/NONE_CALL site (_check_skip)
+
+# fr.bool_end's tag for a NONE_CALL callee (the END's offset in the low bits).
+cdef enum:
+    END_NONE_TAG = 1 << 30
 
 # Recorders between activate and deactivate, in every thread (callbacks.pxi).
 cdef int LIVE_RECORDERS = 0
@@ -108,6 +115,9 @@ cdef int _end_event_done(Recorder self, FrameRec *fr, int32_t offset) except -1:
     if skip[offset >> 1] & (END_ON | CALL_ALONE):
         return EV_CONTINUE
     skip[offset >> 1] |= END_MAY_BE_OFF
+    # (the call op alone ending here starts at the instruction before it:
+    # _call_then_end; its event checks each callee from now on)
+    skip[fr.plan.istart[(offset >> 1) - 1] >> 1] |= S_CHECK
     return EV_DISABLE
 
 
@@ -124,7 +134,8 @@ cdef uint16_t *_end_skip_of(CPlan *plan) noexcept:
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and _call_then_end(plan, pc):
-            skip[u] = CALL_ALONE | (BOOL_CALL if _bool_shape(plan, pc) else 0)
+            skip[u] = CALL_ALONE | (BOOL_CALL | S_CHECK if _bool_shape(plan, pc) else 0) \
+                | (NONE_CALL | S_CHECK if _none_shape(plan, pc) else 0)
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
         if pc >= 0 and not skip[u] & CALL_ALONE:
@@ -145,6 +156,47 @@ cdef uint16_t *_end_skip_of(CPlan *plan) noexcept:
     return skip
 
 
+def locations_on(code):
+    """`code` was just given local events by a tool id that had none there (its
+    first recorder since the last released it, api._ToolShare.instrument):
+    CPython re-instruments every location of it for that tool, also those a
+    callback had switched off (DISABLE) while an earlier recorder ran, on 3.12
+    and 3.13 alike.  So the bits of its plans (every plan mode) that say a
+    location may be off are cleared: an END after a call (END_MAY_BE_OFF, and
+    the check at its call's event, S_CHECK, where only that needed it), a
+    delegation's yield (Y_OFF, resume.pxi), a 3.12 compare's jump
+    (CMP_MAY_BE_OFF, compare312.pxi).  Left set, they made the next recorder's
+    check at such a call (a general path: hooks) call restart_events() for a
+    location that was on, which switched on again, in that very run, the
+    locations its own callbacks had switched off: on 3.12 a compare's jump then
+    fired twice, one event more than the same run gives after a general one.
+    The caller holds api's lock: no recorder has the code's events (its
+    callbacks could switch a location off meanwhile)."""
+    cdef void *extra
+    cdef CPlan *plan
+    cdef uint16_t *skip
+    cdef uint16_t bits
+    cdef int mode
+    cdef int32_t u
+    for mode in range(4):
+        extra = NULL
+        if PyUnstable_Code_GetExtra(code, _extra_index(mode), &extra) < 0:
+            raise RuntimeError("tracer: cannot read the code object's extra slot")
+        if extra == NULL:
+            continue
+        plan = <CPlan *>extra
+        skip = plan.end_skip
+        if skip != NULL:
+            for u in range(plan.nunits):
+                bits = skip[u] & ~(END_MAY_BE_OFF | Y_OFF)
+                if bits & CALL_ALONE and not bits & (BOOL_CALL | NONE_CALL):
+                    bits &= ~S_CHECK
+                skip[u] = bits
+        if plan.cmp_unit != NULL:
+            for u in range(plan.nunits):
+                plan.cmp_unit[u] &= ~CMP_MAY_BE_OFF
+
+
 cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     """The INSTRUCTION event that starts segment `first`, a call op alone
     (CALL_ALONE): if the event after it may be off, make sure the call's
@@ -153,16 +205,30 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     cdef uint16_t *skip = fr.plan.end_skip
     cdef int32_t *op = fr.plan.ops + first * OP_WORDS
     cdef int32_t e = op[OP_WORDS + OP_OFFSET] >> 1
+    cdef int32_t s = op[OP_OFFSET] >> 1
+    cdef uint16_t here = skip[s]
     if skip[e] & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF:
-        # E is on: a bool call (BOOL_CALL) tells E's event it may switch E off.
-        if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and not skip[e] & END_ON:
-            _bool_call_starts(self, fr, op)
+        # E is on: a bool call (BOOL_CALL) or a call of a NONE_CALLEES callee
+        # (NONE_CALL) tells E's event it may switch E off.
+        if here & (BOOL_CALL | NONE_CALL) and not skip[e] & END_ON:
+            if here & BOOL_CALL:
+                _bool_call_starts(self, fr, op)
+            elif not _none_call_starts(self, fr, op) and not fr.hooks:
+                # Another callee at a NONE_CALL site whose E never went off:
+                # the site is an ordinary call's from now on (S_CHECK is set
+                # again if E goes off after a Python body's return).  (A frame
+                # with hooks, a general path's, reads E as any END: the site
+                # stays one for the plain runs after it.)
+                skip[s] = here & ~(NONE_CALL | S_CHECK)
         return 0
-    if skip[op[OP_OFFSET] >> 1] & BOOL_CALL and _bool_call_starts(self, fr, op):
+    if here & BOOL_CALL and _bool_call_starts(self, fr, op):
+        return 0
+    if here & NONE_CALL and _none_call_starts(self, fr, op):
         return 0
     if _call_returns_here(self, fr, op):
         return 0
-    skip[e] = (skip[e] & CALL_ALONE) | END_ON
+    skip[e] = (skip[e] & ~END_MAY_BE_OFF) | END_ON
+    skip[s] &= ~S_CHECK   # (E is on for good: nothing left to check here)
     _RESTART_EVENTS()
     return 0
 
@@ -240,7 +306,7 @@ cdef void _find_bool_sites(CPlan *plan) noexcept:
     plan.bool_sites = 1
     for u in range(plan.nunits):
         pc = plan.seg_at[u]
-        if pc >= 0 and _call_then_end(plan, pc) and _bool_shape(plan, pc):
+        if pc >= 0 and _call_then_end(plan, pc) and (_bool_shape(plan, pc) or _none_shape(plan, pc)):
             plan.bool_sites = 2
             if plan.end_skip == NULL:
                 _end_skip_of(plan)
@@ -290,9 +356,12 @@ cdef bint _bool_call_starts(Recorder self, FrameRec *fr, int32_t *op) noexcept:
 cdef int _bool_call_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest) except -1:
     """The BRANCH event after a bool call whose END's event did not fire
     (fr.bool_end): the call op completed with the bool the direction shows,
-    and E's segment started, as E's own event would have."""
+    and E's segment started, as E's own event would have.  (A NONE_CALL's
+    tag is left for _catch_up, which the BRANCH event calls next.)"""
     cdef CPlan *plan = fr.plan
     cdef int32_t e = fr.bool_end, k
+    if e & END_NONE_TAG:
+        return 0
     fr.bool_end = 0
     k = plan.seg_at[e >> 1]
     if (plan.ops + k * OP_WORDS)[OP_OFFSET] == offset:
@@ -307,7 +376,10 @@ cdef int _bool_call_caught(Recorder self, FrameRec *fr, int32_t here, int how) e
     E's segment started; the caller's _catch_up then takes the branch.  An
     event elsewhere (a frame the call entered, E's own event) leaves it."""
     cdef CPlan *plan = fr.plan
-    cdef int32_t e = fr.bool_end, k = plan.seg_at[fr.bool_end >> 1], j, side
+    cdef int32_t e = fr.bool_end, k, j, side
+    if e & END_NONE_TAG:
+        return _none_call_caught(self, fr, here, how)
+    k = plan.seg_at[e >> 1]
     j = plan.branch_sides_at[k]
     if j < 0 or (how == CATCH_INSTRUCTION and here == e) or fr.pending < 0:
         return 0   # (an evented branch: only its BRANCH event completes the call)
@@ -360,3 +432,163 @@ cdef inline bint _bool_row(Recorder self, FrameRec *fr, int32_t *op, PyObject *v
         return False
     _commit_row(self.trace, fr, op, r, ss, nrefs, v)
     return True
+
+
+# -- a call whose result is None whenever it returns ------------------------------
+#
+# `lst.append(x)` as a statement is CALL, POP_TOP: the segment [call op, END at
+# E] (E the POP_TOP) and E's segment, which starts with the result gone.  E's
+# event only reads the call's result, and for the C methods in NONE_CALLEES
+# (list.append, dict.update, deque.append, ...) that result is None whenever
+# the call returns (they return None or raise).  So when S finds such a callee
+# (the method descriptor itself, as LOAD_ATTR's method form leaves it, or a
+# method bound from it: the same C function), the call op is completed with
+# None at the frame's next own event, wherever it is (_none_call_caught, from
+# _catch_up: any INSTRUCTION, BRANCH, JUMP, return or yield of the frame, a
+# frame it calls starting, a raise past the call), and E's segment started
+# there, as E's event would have.  E is switched off like a bool call's END:
+# the same END_MAY_BE_OFF / END_ON bits and conditions (_end_event_done), the
+# tag END_NONE_TAG in fr.bool_end telling the two kinds apart.  An event
+# while the frame still executes the CALL (a finalizer the collector runs
+# during it, the call raising: the frame's executing offset is the CALL's)
+# leaves the op pending: the call's own END, or _raised, completes it then.
+# Any other callee at a site whose E may be off switches events back on for
+# good (_check_call_end), as for bool calls.
+
+# (PyCFunctionObject, PyMethodDescrObject, PyCFunction_Check, PyMethodDescr_Type:
+# filters.pxi's declarations; their method-table pointers as void *)
+
+from collections import deque as _deque
+
+# C methods that return None whenever they return (or raise).  Kept alive here.
+# (the commonest first: _none_callee scans them in this order)
+cdef tuple NONE_CALLEES = (
+    list.append, _deque.append, set.add, dict.update, list.extend, _deque.appendleft,
+    list.insert, set.discard, list.sort, list.clear, list.reverse, list.remove,
+    dict.clear, set.update, set.clear, set.difference_update,
+    set.intersection_update, set.symmetric_difference_update,
+    _deque.extend, _deque.extendleft, _deque.clear, _deque.rotate,
+)
+cdef enum:
+    N_NONE_MAX = 32
+cdef PyObject *_NONE_DESCRS[N_NONE_MAX]
+cdef void *_NONE_DEFS[N_NONE_MAX]
+cdef int N_NONE = 0
+
+
+cdef void _none_callees_init() noexcept:
+    global N_NONE
+    cdef object m
+    for m in NONE_CALLEES:
+        if N_NONE < N_NONE_MAX and Py_TYPE(<PyObject *>m) == &PyMethodDescr_Type:
+            _NONE_DESCRS[N_NONE] = <PyObject *>m
+            _NONE_DEFS[N_NONE] = (<PyMethodDescrObject *><PyObject *>m).d_method
+            N_NONE += 1
+
+_none_callees_init()
+
+
+cdef inline bint _none_callee(PyObject *v) noexcept:
+    """Whether `v` is one of NONE_CALLEES or a method bound from one (its C
+    function and flags the descriptor's own: PyMethodDef identity)."""
+    cdef int i
+    cdef void *ml
+    if Py_TYPE(v) == &PyMethodDescr_Type:
+        for i in range(N_NONE):
+            if _NONE_DESCRS[i] == v:
+                return True
+        return False
+    if PyCFunction_Check(v):
+        ml = (<PyCFunctionObject *>v).m_ml
+        for i in range(N_NONE):
+            if _NONE_DEFS[i] == ml:
+                return True
+    return False
+
+
+cdef bint _none_shape(CPlan *plan, int32_t pc) noexcept:
+    """Whether op `pc` (a call op alone, its END at E) has its one result on
+    the stack and E's instruction pops it at once, reading nothing (no op of
+    E's segment is at E; the stack is one slot lower right after E, a
+    one-unit instruction: POP_TOP)."""
+    cdef int32_t *op = plan.ops + pc * OP_WORDS
+    cdef int32_t *r = plan.recs + op[OP_A]
+    cdef int32_t e = op[OP_WORDS + OP_OFFSET], u, k, x
+    if op[OP_C] != 0 or r[REC_NOUT] != 1 or r[REC_SEM] != R_CALL:
+        return False
+    u = e >> 1
+    k = plan.seg_at[u]
+    if k < 0 or u + 1 >= plan.nunits or plan.istart[u + 1] != 2 * (u + 1):
+        return False
+    x = r[REC_INPUTS + r[REC_NIN]]
+    return (plan.ops + k * OP_WORDS)[OP_OFFSET] > e and plan.depth[u] == x + 1 \
+        and plan.depth[u + 1] == x
+
+
+cdef bint _none_call_starts(Recorder self, FrameRec *fr, int32_t *op) noexcept:
+    """Whether the call op at `op` (NONE_CALL, about to run: the CALL's operands
+    are live at its own event) calls one of NONE_CALLEES, with no hooks (the
+    callee is its first input that is not NULL, read off the stack); if so,
+    fr.bool_end is its END's offset, tagged END_NONE_TAG."""
+    cdef int32_t *r = fr.plan.recs + op[OP_A]
+    cdef int32_t i, x
+    cdef PyObject *v = NULL
+    if fr.hooks:
+        return False
+    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
+        x = r[i]
+        if x < 0:
+            return False
+        v = tracer_frame_stack_item(fr.frame, x)
+        if v != NULL:
+            break
+    if v == NULL or not _none_callee(v):
+        return False
+    fr.bool_end = op[OP_WORDS + OP_OFFSET] | END_NONE_TAG
+    return True
+
+
+cdef int _none_call_caught(Recorder self, FrameRec *fr, int32_t here, int how) except -1:
+    """An event of the frame after a NONE_CALL callee's call whose END's event
+    did not fire (_catch_up): the call op completed with None and E's segment
+    started, unless the event is E's own (on: read there) or comes while the
+    frame still executes the CALL (a frame the call entered, the call
+    raising: left pending)."""
+    cdef int32_t e = fr.bool_end & ~END_NONE_TAG
+    if how == CATCH_INSTRUCTION and here == e:
+        return 0
+    if fr.pending < 0:
+        fr.bool_end = 0
+        return 0
+    if how != CATCH_INSTRUCTION and _executing(self, fr) == (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]:
+        return 0
+    fr.bool_end = 0
+    return _none_call_done(self, fr, e)
+
+
+cdef int _none_call_done(Recorder self, FrameRec *fr, int32_t e) except -1:
+    """The pending call op (a NONE_CALL alone, its END at `e`) completed with
+    None, and E's segment started."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *op = plan.ops + fr.pc * OP_WORDS
+    if fr.pending < 0 or fr.after_call or op[OP_CODE] != M_RECORD \
+            or op[OP_WORDS + OP_CODE] != M_END or op[OP_WORDS + OP_OFFSET] != e:
+        return 0
+    if not _bool_row(self, fr, op, <PyObject *>None):
+        _record(self, fr, op[OP_A], NULL, <PyObject *>None)
+        fr.pc += 1
+    _start_segment(self, fr, plan.seg_at[e >> 1])
+    return 0
+
+
+cdef int _bool_end_raised(Recorder self, FrameRec *fr) except -1:
+    """A RAISE event of a frame with fr.bool_end set: a bool call's is dropped
+    (its op raised, or its branch was never reached: the general path); a
+    NONE_CALL callee's call returned None if the frame is past its CALL (the
+    raise came later, before the frame's next event), and is completed so."""
+    cdef int32_t e = fr.bool_end
+    fr.bool_end = 0
+    if e & END_NONE_TAG and fr.pending >= 0 and \
+            _executing(self, fr) != (fr.plan.ops + fr.pc * OP_WORDS)[OP_OFFSET]:
+        _none_call_done(self, fr, e & ~END_NONE_TAG)
+    return 0

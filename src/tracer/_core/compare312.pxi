@@ -116,6 +116,8 @@ cdef int _compare_event(Recorder self, FrameRec *fr, int32_t offset) except -1:
     cdef CPlan *plan = fr.plan
     cdef int32_t *op
     self.events += 1
+    if fr.bool_end & END_NONE_TAG:
+        _none_call_caught(self, fr, offset, CATCH_INSIDE)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
     if fr.pending >= 0:

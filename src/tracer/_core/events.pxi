@@ -491,7 +491,7 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
             if bool_end:
                 fr.bool_end = 0
             _start_segment(self, fr, first)
-            if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK):
+            if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (S_CHECK | SEND_CHECK):
                 _check_skip(self, fr, offset, first)
             return _end_event_done(self, fr, offset)
         _past_call(self, fr)
@@ -532,13 +532,14 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
     _start_segment(self, fr, first)
     if bool_end:
         fr.bool_end = 0
-        if bool_end == offset:
-            # A bool call's END whose event is on (aftercall.pxi): read as any
-            # END, then switched off where that is allowed.
+        if bool_end & ~END_NONE_TAG == offset:
+            # A bool call's END whose event is on, or a NONE_CALL callee's
+            # (aftercall.pxi): read as any END, then switched off where that is
+            # allowed.
             return _end_event_done(self, fr, offset)
     if plan.end_skip == NULL and not plan.bool_sites and self.plan_mode == PLAN_PLAIN:
         _find_bool_sites(plan)   # (once per plan: aftercall.pxi)
-    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (CALL_ALONE | SEND_CHECK) \
+    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (S_CHECK | SEND_CHECK) \
             and not _call_end_settled(self, fr, plan.end_skip, offset, first):
         _check_skip(self, fr, offset, first)
     if fr.hooks & (H_SUBSTITUTE | H_SUBST_BY) and not self.broken and \
@@ -552,8 +553,8 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
 cdef inline bint _call_end_settled(Recorder self, FrameRec *fr, uint16_t *skip, int32_t offset,
                                    int32_t first) noexcept:
     """Whether _check_skip has nothing to do at the event at `offset`, which
-    starts segment `first`, a call op alone (CALL_ALONE): no delegation or bool
-    call to check there, and the END after the call on (nothing to check), or
+    starts segment `first`, a call op alone (CALL_ALONE): no delegation, bool
+    call or None call (NONE_CALL, aftercall.pxi) to check there, and the END after the call on (nothing to check), or
     possibly off with the callee on the stack the followed function
     _call_returns_here saw last (a recursion, a loop calling one function),
     with this op's own static conditions (_call_returns_here's first test).
@@ -564,7 +565,7 @@ cdef inline bint _call_end_settled(Recorder self, FrameRec *fr, uint16_t *skip, 
     cdef int32_t i, x
     cdef uint16_t e
     cdef PyObject *v = NULL
-    if skip[offset >> 1] & (SEND_CHECK | BOOL_CALL):
+    if skip[offset >> 1] & (SEND_CHECK | BOOL_CALL | NONE_CALL):
         return False
     op = fr.plan.ops + first * OP_WORDS
     e = skip[op[OP_WORDS + OP_OFFSET] >> 1]
@@ -588,7 +589,7 @@ cdef inline bint _call_end_settled(Recorder self, FrameRec *fr, uint16_t *skip, 
 cdef int _check_skip(Recorder self, FrameRec *fr, int32_t offset, int32_t first) except -1:
     # The event starts a call op alone whose END may be off (aftercall.pxi), or a
     # delegation whose yield may be off (resume.pxi).
-    if fr.plan.end_skip[offset >> 1] & CALL_ALONE:
+    if fr.plan.end_skip[offset >> 1] & S_CHECK:
         _check_call_end(self, fr, first)
     if fr.plan.end_skip[offset >> 1] & SEND_CHECK:
         _check_send(self, fr, offset)
@@ -849,7 +850,8 @@ cdef int _raised(Recorder self, object code, int offset, object exception) excep
     if fr == NULL:
         return EV_CONTINUE
     self.events += 1
-    fr.bool_end = 0
+    if fr.bool_end:
+        _bool_end_raised(self, fr)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
     # The instruction that raised is the one the frame is executing: the event's
