@@ -233,27 +233,34 @@ cdef int _check_call_end(Recorder self, FrameRec *fr, int32_t first) except -1:
     return 0
 
 
-cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1:
-    """Whether the call op at `op`, about to run, is certain to be completed by
-    _call_returned (or to raise): a call, no hooks, its one result on the stack,
-    and its callee (the first input that is not NULL, read off the stack: the
-    CALL's operands are live at its own event) a plain Python function, not a
-    generator's, whose code the recorder follows (not tracer's own code, not
-    track)."""
+cdef inline PyObject *_returning_call_callee(FrameRec *fr, int32_t *op) noexcept:
+    """The callee of the call op at `op`, about to run, if the op is one
+    _call_returned can complete: a call, no hooks, its one result on the
+    stack; the callee is its first input that is not NULL, read off the stack
+    (the CALL's operands are live at its own event).  NULL otherwise."""
     cdef int32_t *r = fr.plan.recs + op[OP_A]
     cdef int32_t i, x
     cdef PyObject *v = NULL
-    cdef PyObject *code
     if fr.hooks or op[OP_C] != 0 or r[REC_NOUT] != 1 or \
             (r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX):
-        return False
+        return NULL
     for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
         x = r[i]
         if x < 0:
-            return False
+            return NULL
         v = tracer_frame_stack_item(fr.frame, x)
         if v != NULL:
             break
+    return v
+
+
+cdef bint _call_returns_here(Recorder self, FrameRec *fr, int32_t *op) except -1:
+    """Whether the call op at `op`, about to run, is certain to be completed by
+    _call_returned (or to raise): its callee (_returning_call_callee) a plain
+    Python function, not a generator's, whose code the recorder follows (not
+    tracer's own code, not track)."""
+    cdef PyObject *v = _returning_call_callee(fr, op)
+    cdef PyObject *code
     if v == NULL or Py_TYPE(v) != &PyFunction_Type:
         return False
     code = PyFunction_GET_CODE(v)

@@ -554,34 +554,24 @@ cdef inline bint _call_end_settled(Recorder self, FrameRec *fr, uint16_t *skip, 
                                    int32_t first) noexcept:
     """Whether _check_skip has nothing to do at the event at `offset`, which
     starts segment `first`, a call op alone (CALL_ALONE): no delegation, bool
-    call or None call (NONE_CALL, aftercall.pxi) to check there, and the END after the call on (nothing to check), or
-    possibly off with the callee on the stack the followed function
-    _call_returns_here saw last (a recursion, a loop calling one function),
-    with this op's own static conditions (_call_returns_here's first test).
-    The common cases at S, without _check_skip's call; anything else goes
-    there, which decides as before."""
+    call or None call (NONE_CALL, aftercall.pxi) to check there, and the END
+    after the call on (nothing to check), or possibly off with the callee the
+    followed function _call_returns_here saw last (a recursion, a loop calling
+    one function), read as _call_returns_here reads it
+    (_returning_call_callee).  The common cases at S, without _check_skip's
+    call; anything else goes there, which decides as before."""
     cdef int32_t *op
-    cdef int32_t *r
-    cdef int32_t i, x
     cdef uint16_t e
-    cdef PyObject *v = NULL
+    cdef PyObject *v
     if skip[offset >> 1] & (SEND_CHECK | BOOL_CALL | NONE_CALL):
         return False
     op = fr.plan.ops + first * OP_WORDS
     e = skip[op[OP_WORDS + OP_OFFSET] >> 1]
     if e & (END_MAY_BE_OFF | END_ON) != END_MAY_BE_OFF:
         return True   # (E is on: _check_call_end does nothing without BOOL_CALL)
-    r = fr.plan.recs + op[OP_A]
-    if fr.hooks or op[OP_C] != 0 or r[REC_NOUT] != 1 or self.returns_fn == NULL or \
-            (r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX):
+    if self.returns_fn == NULL:
         return False
-    for i in range(REC_INPUTS, REC_INPUTS + r[REC_NIN]):
-        x = r[i]
-        if x < 0:
-            return False
-        v = tracer_frame_stack_item(fr.frame, x)
-        if v != NULL:
-            break
+    v = _returning_call_callee(fr, op)
     return v == self.returns_fn and Py_TYPE(v) == &PyFunction_Type \
         and PyFunction_GET_CODE(v) == self.returns_code
 
