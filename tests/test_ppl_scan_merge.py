@@ -25,16 +25,8 @@ from tracer.ppl.run import _fix
 from tracer.ppl.scan import scan
 from tracer.ppl.snapshots import Snapshots
 
-TRANS = [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]
-
-
-def hmm(r, steps, trans, mus):
-    z = r.randrange(len(mus))
-    ys = []
-    for _ in range(steps):
-        z = r.choices(range(len(mus)), weights=trans[z])[0]
-        ys.append(r.gauss(mus[z], 1.0))
-    return sum(ys)
+# The HMM of tests/test_ppl_update.py (the model bench/ppl.py times).
+from test_ppl_update import TRANS, hmm
 
 
 def changing_weights(r, n):
