@@ -397,6 +397,154 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
     return opc
 
 
+# _straight_marks's bits, per op of a CPlan (plan.straight).
+cdef enum:
+    ST_TO_END = 1      # from this op _straight_ops reaches its segment's END or terminal op
+    ST_TO_BRANCH = 2   # ...its segment's BRANCH (a RECORD_BOOL of one result before it or not)
+
+
+cdef uint8_t *_straight_marks(CPlan *plan, Py_ssize_t nops) noexcept:
+    """Per op, ST_* bits: whether every op from it up to its segment's END or
+    terminal op (ST_TO_END), or up to its segment's BRANCH and the one-result
+    RECORD_BOOL before it (ST_TO_BRANCH), is of a kind _straight_ops takes
+    (SET, LOAD_LOCAL, LOAD_CONST, COPY, SWAP, CAPTURE, one-result RECORD).
+    Decided once, when the CPlan is made, by the ops' kinds alone: a writer
+    asked only where these say it finishes (_straight_branch) stops part-way
+    only for a run-time reason (a callable or constant to pool, no room, a
+    value carried in), and the loop's own set-up is not paid twice at every
+    branch whose segment holds a store or a method capture (call18's
+    _straight_branch, tried everywhere: h +14 instructions per node).  NULL
+    when out of memory."""
+    cdef uint8_t *marks = <uint8_t *>calloc(nops + 1, 1)
+    cdef Py_ssize_t i
+    cdef int32_t opc
+    cdef int32_t *op
+    cdef uint8_t nxt = 0
+    if marks == NULL:
+        return NULL
+    for i in range(nops - 1, -1, -1):
+        op = plan.ops + i * OP_WORDS
+        opc = op[OP_CODE]
+        if opc == M_LOAD_LOCAL or opc == M_LOAD_CONST or opc == M_SET or opc == M_COPY \
+                or opc == M_SWAP or opc == M_CAPTURE:
+            marks[i] = nxt
+        elif opc == M_RECORD:
+            marks[i] = nxt if plan.recs[op[OP_A] + REC_NOUT] == 1 else 0
+        elif opc == M_BRANCH:
+            marks[i] = ST_TO_END | ST_TO_BRANCH
+        elif opc == M_RECORD_BOOL:
+            # (_straight_ops stops at it: the segment's end for _run_to_end)
+            marks[i] = ST_TO_END
+            if i + 1 < nops and plan.ops[(i + 1) * OP_WORDS + OP_CODE] == M_BRANCH \
+                    and plan.recs[op[OP_A] + REC_NOUT] == 1:
+                marks[i] |= ST_TO_BRANCH
+        elif opc == M_END or (opc >= M_BRANCH and opc != M_SILENT_JUMP):
+            marks[i] = ST_TO_END
+        else:
+            marks[i] = 0   # a store, a delete, a method capture, a silent jump
+        nxt = marks[i]
+    return marks
+
+
+cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
+                          int32_t go_on_to) except -1:
+    """_run_ops(fr, branch_at, dest, go_on_to) for a pending segment whose ops
+    from fr.pc up to its branch are _straight_ops's by their kinds
+    (plan.straight's ST_TO_BRANCH, which the caller asks): fib's `n < 2` and
+    its silent branch, at both of its runs per call (the leaf's return, the
+    first call's event).  The ops run, the bool's row and the jump's written
+    as that loop writes them, the segment the branch leads to started, and,
+    where the loop would run on through it (go_on_to), run by _straight_ops
+    where its ops are that writer's (ST_TO_END) and by _run_ops from the first
+    op it does not take.  1 when done; 0 when not (per-row hooks, a call row
+    open, a condition or an input to pool, no room, a value carried in): nothing
+    of the branch written, fr.pc where it stopped, and the caller's _run_ops
+    goes on from there.  (call18's writer, asked now only where the ops' kinds
+    say it finishes.)"""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *op
+    cdef int32_t *bop
+    cdef int32_t *r = NULL
+    cdef int64_t *ss
+    cdef int64_t c
+    cdef int32_t opc, pc, nrefs, row, out = -1
+    cdef bint taken
+    cdef PyObject *truth
+    cdef Trace t
+    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0:
+        return 0
+    opc = _straight_ops(self, fr)
+    op = plan.ops + fr.pc * OP_WORDS
+    bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
+    if bop[OP_CODE] != M_BRANCH or bop[OP_OFFSET] != branch_at:
+        return 0
+    t = self.trace
+    ss = _locals(self, fr) + plan.nlocalsplus
+    if opc == M_RECORD_BOOL:
+        r = plan.recs + op[OP_A]
+        out = r[REC_INPUTS + r[REC_NIN]]
+    # The jump's condition: a row's (the bool's, written below), or none.
+    c = ss[bop[OP_A]]
+    if bop[OP_A] != out and c & 3 != 0 and not (c == S_NULL or c == S_UNKNOWN or c == S_DYN):
+        return 0   # (a constant or pooled value: _ref's, the loop's)
+    if t.n + 3 >= t.cap or t.nrefs + (r[REC_NIN] if r != NULL else 0) + 1 > t.refcap:
+        return 0
+    # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+    # IF_NONE/IF_NOT_NONE test `value is None`.
+    taken = dest == bop[OP_C]
+    if bop[OP_B] == 0 or bop[OP_B] == 3:
+        taken = not taken
+    truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
+    row = t.n
+    nrefs = t.nrefs
+    if r != NULL:
+        # The bool the branch popped was this record's result (its row as
+        # _commit_row writes it, spelled out beside the jump's: gcc kept
+        # _commit_row out of line in this function on 3.12, session 18).
+        nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, nrefs)
+        if nrefs < 0:
+            return 0   # an input to pool first: nothing written
+        t.parent_[row] = fr.call_row
+        t.offset_[row] = op[OP_OFFSET]
+        t.aux_[row] = 0
+        t.value_[row] = _immortal_value(t.value_policy, truth)
+        t.ref_start_[row + 1] = nrefs
+        t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+        t.flags_[row] = 0
+        ss[out] = (<int64_t>row) << 2
+        row += 1
+        c = ss[bop[OP_A]]
+    if c & 3 == 0:
+        t.refs_[nrefs] = <int32_t>(c >> 2)
+        nrefs += 1
+    t.parent_[row] = fr.call_row
+    t.offset_[row] = branch_at
+    t.aux_[row] = dest
+    t.value_[row] = _immortal_value(t.value_policy, truth)
+    t.ref_start_[row + 1] = nrefs
+    t.kind_[row] = K_JUMP
+    t.flags_[row] = 0
+    t.n = row + 1
+    t.nrefs = nrefs
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, fr.pc, fr.pc + (2 if r != NULL else 1), "to end, branch taken (straight)")
+    pc = plan.seg_from[dest >> 1]
+    if pc < 0:
+        fr.pending = P_LOST
+        return 1
+    fr.pending = pc
+    fr.pc = pc
+    if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
+        if _guards_start(plan, pc):
+            # (3.12: a compare ends it, checked before it runs)
+            _compare_guard(self, fr, plan.cmp_guard[pc])
+        return 1
+    # On through the segment the branch leads to, as the loop runs on.
+    if (plan.straight[pc] & ST_TO_END) == 0 or _runs_on(_straight_ops(self, fr)):
+        _run_ops(self, fr, -1, -1, -1)
+    return 1
+
+
 cdef inline PyObject *_immortal_value(int policy, PyObject *v) noexcept:
     """_row_value for None, True or False: immortal on every Python tracer
     supports (3.12+, PEP 683), so with no policy the row holds it without a
