@@ -59,10 +59,6 @@ ctypedef struct CPlan:
     # Whether the plan has a bool call site (aftercall.pxi's BOOL_CALL): 0 not
     # looked at yet, 1 none, 2 some (then end_skip is made).
     uint8_t bool_sites
-    # Per op: ST_* bits (replay.pxi _straight_marks), what _straight_ops can
-    # finish from that op by its ops' kinds alone, decided when the CPlan is
-    # made (from the plan's ops: no plan-cache format change).
-    uint8_t *straight
 
 
 cdef void _free_plan(void *p) noexcept:
@@ -72,7 +68,6 @@ cdef void _free_plan(void *p) noexcept:
         free(plan.const_refs)
         free(plan.static_refs)
         free(plan.seg_end)
-        free(plan.straight)
         free(plan.end_skip)
         free(plan.cmp_unit)
         free(plan.cmp_guard)
@@ -158,10 +153,6 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
         _free_plan(plan)
         raise MemoryError()
     _run_budget(plan, len(owner.ops) // OP_WORDS)
-    plan.straight = _straight_marks(plan, len(owner.ops) // OP_WORDS)
-    if plan.straight == NULL:
-        _free_plan(plan)
-        raise MemoryError()
     if TRACER_PY312 and mode == PLAN_PLAIN:
         try:
             _compare_guards(plan, code, len(owner.ops) // OP_WORDS)

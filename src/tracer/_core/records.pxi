@@ -328,13 +328,6 @@ cdef inline int _catch_up(Recorder self, FrameRec *fr, int32_t here, int how) ex
         _bool_call_caught(self, fr, here, how)   # (aftercall.pxi)
     if fr.pending < 0 or fr.plan.branch_sides_at[fr.pc] < 0:
         return 0
-    if fr.plan.straight[fr.pc] & ST_TO_BRANCH:
-        # The ops up to the branch are _straight_ops's by their kinds (a byte
-        # per op, decided when the CPlan was made): _straight_silent_branch's.
-        # (Asked here, not in _take_silent_branch: there, gcc inlined the
-        # writer and every other branch taken late, h's loop's, paid its
-        # registers, h +2 instructions per node.)
-        return _straight_silent_branch(self, fr, here, how)
     return _take_silent_branch(self, fr, here, how)
 
 
@@ -383,45 +376,6 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how)
     if fr.pending < 0:
         return 0
     go_on_to = here if how == CATCH_INSTRUCTION else RUN_ON if how == CATCH_TO_END else -1
-    if not _run_ops(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side],
-                    go_on_to):
-        _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
-    return 0
-
-
-cdef int _straight_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how) except -1:
-    """_take_silent_branch for a pending segment whose ops up to its branch
-    are _straight_ops's by their kinds (plan.straight's ST_TO_BRANCH at
-    fr.pc): the branch written by _straight_branch (no loop set-up), or by
-    the loop from where that stopped, or by _take_branch."""
-    cdef int32_t k, side, n, j, go_on_to
-    cdef int32_t *p
-    # (_silent_side's search, written out as _take_silent_branch's: gcc kept
-    # _silent_side out of line here, +20 per fib call)
-    k = fr.plan.branch_sides_at[fr.pc]
-    p = fr.plan.branch_sides + k + 3
-    for side in range(2):
-        n = p[1]
-        if how == CATCH_INSTRUCTION:
-            if p[0] == here:
-                break
-        else:
-            for j in range(n):
-                if p[2 + 2 * j] <= here <= p[3 + 2 * j]:
-                    break
-            else:
-                j = n
-            if j < n:
-                break
-        p += 2 + 2 * n
-    else:
-        return 0  # `here` is in the pending segment itself (or the frame is lost)
-    if fr.pending < 0:
-        return 0
-    go_on_to = here if how == CATCH_INSTRUCTION else RUN_ON if how == CATCH_TO_END else -1
-    if _straight_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side],
-                        go_on_to):
-        return 0
     if not _run_ops(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side],
                     go_on_to):
         _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
