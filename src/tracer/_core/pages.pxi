@@ -46,79 +46,37 @@ cdef extern from *:
     #define TRACER_HUGE ((size_t)2 << 20)
 
     #ifdef TRACER_MAPPED_COLUMNS
-    /* The registry: an open-addressing hash table keyed by the mapping's address
-       (2 MiB aligned), linear probing, deletion by backward shift.  Every column
-       free and growth asks it whether a block is a mapping, so a program holding
-       many traces in mappings must not make that a linear search. */
     typedef struct { void *p; size_t len; } tracer_mapping;
-    static tracer_mapping *tracer_maps = NULL;      /* tracer_mapcap slots, p NULL: empty */
-    static size_t tracer_nmaps = 0, tracer_mapcap = 0;   /* mapcap: 0 or a power of two */
+    static tracer_mapping *tracer_maps = NULL;
+    static size_t tracer_nmaps = 0, tracer_mapcap = 0;
     static size_t tracer_mapped_bytes = 0;
 
     static size_t tracer_round_huge(size_t n) {
         return (n + TRACER_HUGE - 1) & ~(TRACER_HUGE - 1);
     }
 
-    static size_t tracer_map_slot(void *p, size_t mask) {
-        uint64_t x = (uint64_t)((uintptr_t)p >> 21);
-        x ^= x >> 31; x *= 0x9E3779B97F4A7C15ull; x ^= x >> 29;
-        return (size_t)x & mask;
-    }
-
     static tracer_mapping *tracer_find_map(void *p) {
-        size_t mask, i;
-        if (p == NULL || tracer_nmaps == 0) return NULL;
-        mask = tracer_mapcap - 1;
-        for (i = tracer_map_slot(p, mask); tracer_maps[i].p != NULL; i = (i + 1) & mask) {
+        size_t i;
+        if (p == NULL) return NULL;
+        for (i = 0; i < tracer_nmaps; i++) {
             if (tracer_maps[i].p == p) return &tracer_maps[i];
         }
         return NULL;
     }
 
-    static void tracer_put_map(tracer_mapping *maps, size_t mask, void *p, size_t len) {
-        size_t i = tracer_map_slot(p, mask);
-        while (maps[i].p != NULL) i = (i + 1) & mask;
-        maps[i].p = p;
-        maps[i].len = len;
-    }
-
-    /* Registers the mapping `p` of `len` bytes; -1 when the table cannot grow. */
     static int tracer_add_map(void *p, size_t len) {
-        if (2 * (tracer_nmaps + 1) > tracer_mapcap) {
-            size_t cap = tracer_mapcap ? 2 * tracer_mapcap : 64, i;
-            tracer_mapping *m = (tracer_mapping *)calloc(cap, sizeof(tracer_mapping));
+        if (tracer_nmaps == tracer_mapcap) {
+            size_t cap = tracer_mapcap ? 2 * tracer_mapcap : 64;
+            tracer_mapping *m = (tracer_mapping *)realloc(tracer_maps, cap * sizeof(tracer_mapping));
             if (m == NULL) return -1;
-            for (i = 0; i < tracer_mapcap; i++) {
-                if (tracer_maps[i].p != NULL)
-                    tracer_put_map(m, cap - 1, tracer_maps[i].p, tracer_maps[i].len);
-            }
-            free(tracer_maps);
             tracer_maps = m;
             tracer_mapcap = cap;
         }
-        tracer_put_map(tracer_maps, tracer_mapcap - 1, p, len);
+        tracer_maps[tracer_nmaps].p = p;
+        tracer_maps[tracer_nmaps].len = len;
         tracer_nmaps++;
         tracer_mapped_bytes += len;
         return 0;
-    }
-
-    /* Forgets the entry `m` (of the table), shifting back the entries after it
-       that probed past its slot. */
-    static void tracer_remove_map(tracer_mapping *m) {
-        size_t mask = tracer_mapcap - 1, i = (size_t)(m - tracer_maps), j = i, k;
-        tracer_mapped_bytes -= m->len;
-        tracer_nmaps--;
-        for (;;) {
-            j = (j + 1) & mask;
-            if (tracer_maps[j].p == NULL) break;
-            k = tracer_map_slot(tracer_maps[j].p, mask);
-            /* The entry at j stays if its home slot k lies cyclically in (i, j]. */
-            if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;
-            tracer_maps[i] = tracer_maps[j];
-            i = j;
-        }
-        tracer_maps[i].p = NULL;
-        tracer_maps[i].len = 0;
     }
 
     /* `len` bytes (a multiple of 2 MiB) mapped at a 2 MiB-aligned address, advised
@@ -174,15 +132,9 @@ cdef extern from *:
             q = mremap(p, m->len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst);
             if (q == MAP_FAILED) { munmap(dst, len); return NULL; }
         }
-        if (q == p) {
-            tracer_mapped_bytes += len - m->len;
-            m->len = len;
-        } else {
-            /* Moved: its key changes.  The table had room for it, so adding it
-               back after removing it cannot fail. */
-            tracer_remove_map(m);
-            (void)tracer_add_map(q, len);
-        }
+        tracer_mapped_bytes += len - m->len;
+        m->p = q;
+        m->len = len;
         return q;
     #else
         (void)was;
@@ -195,7 +147,8 @@ cdef extern from *:
         tracer_mapping *m = tracer_find_map(p);
         if (m != NULL) {
             munmap(m->p, m->len);
-            tracer_remove_map(m);
+            tracer_mapped_bytes -= m->len;
+            *m = tracer_maps[--tracer_nmaps];
             return;
         }
     #endif
@@ -250,7 +203,6 @@ cdef extern from *:
     size_t _column_mapped_bytes "tracer_column_mapped_bytes"() noexcept
     size_t _column_mappings "tracer_column_mappings"() noexcept
     int _column_huge "tracer_column_huge"
-    size_t _column_map_bytes "tracer_column_map_bytes"
 
 
 cdef void *_column_realloc(void *p, size_t was, size_t n, size_t itemsize) except NULL:
@@ -277,18 +229,6 @@ def column_huge_pages(enabled=None):
         if not isinstance(enabled, bool):
             raise TypeError(f"column_huge_pages takes True or False, not {enabled!r}")
         _column_huge = 1 if enabled else 0
-    return old
-
-
-def _column_map_threshold(nbytes=None):
-    """Get or set the size from which a column is its own mapping (bytes; for the
-    benchmarks and tests).  Returns the size in force before the call."""
-    global _column_map_bytes
-    old = _column_map_bytes
-    if nbytes is not None:
-        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 1:
-            raise TypeError(f"the threshold is a number of bytes (an int >= 1), not {nbytes!r}")
-        _column_map_bytes = nbytes
     return old
 
 
