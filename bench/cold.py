@@ -81,6 +81,11 @@ process, a second one with the plan cache filled), and prints what the traced
 processes hold above the untraced one: what every full collection walks that
 tracing added.
 
+`--gc-walk` (with `--toolz DIR`) instead counts the objects each pass's
+collections walked (the sizes of the generations a collection takes in, read
+at its start, summed by the generation collected) in the three processes: how
+much more the collector walks in a traced pass, and in which generations.
+
 Each pass's line of part 2 gives the time the garbage collector took in it (its
 `gc.callbacks`) and its collections by generation (young/middle/full).
 
@@ -335,7 +340,8 @@ def _suite_tests(toolz_dir: Path) -> list:
 
 
 def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None = None,
-                 marked: bool = False, heap: bool = False, hold: bool = False) -> None:
+                 marked: bool = False, heap: bool = False, hold: bool = False,
+                 walk: bool = False) -> None:
     if no_gc:
         gc.disable()
     tests = _suite_tests(toolz_dir)
@@ -354,9 +360,15 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
     # its collections by generation.
     in_gc = [0.0, 0.0]
     collections = [0, 0, 0]
+    # (--gc-walk: the objects each collection walks, by the generation collected --
+    # the sizes of the generations it takes in, read at its start; slow, untimed)
+    walked = [0, 0, 0]
 
     def on_gc(phase: str, info: dict) -> None:
         if phase == "start":
+            if walk:
+                walked[info["generation"]] += sum(
+                    len(gc.get_objects(generation=g)) for g in range(info["generation"] + 1))
             in_gc[1] = time.process_time()
         else:
             in_gc[0] += time.process_time() - in_gc[1]
@@ -385,10 +397,11 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
         fn()
         return True
 
-    gc_counts, faults, system = [], [], []
+    gc_counts, faults, system, walks = [], [], [], []
     for k in range(2):
         in_gc[0] = 0.0
         collections[:] = [0, 0, 0]
+        walked[:] = [0, 0, 0]
         usage = resource.getrusage(resource.RUSAGE_SELF)
         t = time.process_time()
         if marked:
@@ -419,10 +432,13 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
         system.append(after.ru_stime - usage.ru_stime)
         gc_times.append(in_gc[0])
         gc_counts.append(list(collections))
+        walks.append(list(walked))
     gc.callbacks.remove(on_gc)
     out = {"tests": len(passing), "times": times, "gc": gc_times,
            "collections": gc_counts, "nodes": nodes // 2, "failures": failures,
            "faults": faults, "system": system}
+    if walk:
+        out["walked"] = walks
     if heap:
         tracer.api._state.last = None  # (the last trace, kept for tracer.last_trace)
         gc.collect()
@@ -432,7 +448,8 @@ def suite_worker(toolz_dir: Path, traced: bool, no_gc: bool, values: str | None 
     print(json.dumps(out))
 
 
-def suite(toolz_dir: Path, no_gc: bool, values: str | None = None, heap: bool = False) -> dict:
+def suite(toolz_dir: Path, no_gc: bool, values: str | None = None, heap: bool = False,
+          walk: bool = False) -> dict:
     plan_dir = tempfile.mkdtemp(prefix="tracer-cold-suite-")
     env = dict(os.environ, TRACER_PLAN_CACHE_DIR=plan_dir)
     env.pop("TRACER_PLAN_CACHE", None)
@@ -441,7 +458,7 @@ def suite(toolz_dir: Path, no_gc: bool, values: str | None = None, heap: bool = 
         out = subprocess.run([sys.executable, __file__, "--suite-worker", str(toolz_dir)]
                              + (["--traced"] if traced else []) + (["--no-gc"] if no_gc else [])
                              + (["--values", values] if values else [])
-                             + (["--heap"] if heap else []),
+                             + (["--heap"] if heap else []) + (["--gc-walk"] if walk else []),
                              env=env, capture_output=True, text=True, check=True)
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -452,6 +469,17 @@ def suite(toolz_dir: Path, no_gc: bool, values: str | None = None, heap: bool = 
     finally:
         shutil.rmtree(plan_dir, ignore_errors=True)
     return {"untraced": untraced, "first": first, "second": second}
+
+
+def print_walk(r: dict) -> None:
+    print("\nobjects the collector walked in each pass (the generations each collection "
+          "took in, summed; collections in parentheses), young / middle / full:")
+    for label, key in (("untraced", "untraced"), ("first process (empty plan cache)", "first"),
+                       ("second process (plan cache filled)", "second")):
+        w, c = r[key]["walked"], r[key]["collections"]
+        print(f"  {label:36} " + "   ".join(
+            f"pass {k + 1} {sum(w[k]):9,} = " + " / ".join(
+                f"{n:,} ({m})" for n, m in zip(w[k], c[k])) for k in range(2)))
 
 
 def print_heap(r: dict, top: int = 12) -> None:
@@ -658,6 +686,9 @@ def main() -> None:
     parser.add_argument("--heap", action="store_true",
                         help="with --toolz DIR: only the long-lived objects the collector "
                              "tracks after the suite's passes, traced against untraced")
+    parser.add_argument("--gc-walk", action="store_true",
+                        help="with --toolz DIR: only how many objects each pass's "
+                             "collections walked, by generation, in the three processes")
     parser.add_argument("--phases", action="store_true",
                         help="only the builder per phase over a corpus of stdlib modules")
     parser.add_argument("--track-cost", action="store_true",
@@ -678,11 +709,16 @@ def main() -> None:
         return
     if args.suite_worker:
         suite_worker(args.suite_worker, args.traced, args.no_gc, args.values, args.marked,
-                     args.heap, args.hold)
+                     args.heap, args.hold, args.gc_walk)
         return
     if args.instructions and args.toolz:
         print(f"Python {sys.version.split()[0]}")
         print_instructions(instructions(args.toolz, args.branch_sim, args.values))
+        return
+    if args.gc_walk and args.toolz:
+        r = suite(args.toolz, args.no_gc, args.values, walk=True)
+        print(f"Python {sys.version.split()[0]}")
+        print_walk(r)
         return
     if args.heap and args.toolz:
         r = suite(args.toolz, args.no_gc, args.values, heap=True)
