@@ -168,7 +168,7 @@ def test_saved_and_loaded_alike(materialized, tmp_path):
     assert all(list(d) == ["substituted"] and "Random.gauss" in repr(d["substituted"])
                for d in back.metadata.values())
     tracer.save(t, tmp_path / "t.parquet")
-    loaded = tracer.load(tmp_path / "t.parquet")
+    loaded = tracer.load(tmp_path / "t.parquet").trace
     assert {r: repr(d) for r, d in loaded.metadata.items()} == \
         {r: repr(d) for r, d in back.metadata.items()}
     assert loaded.substitutions()[0].tolist() == _expected_rows(root)
