@@ -80,7 +80,15 @@ cdef class Trace:
     cdef readonly list pool
     cdef readonly list codes
     cdef dict code_ids
-    cdef readonly dict metadata
+    # The rows' metadata (metadata.pxi): row -> dict, and the substitutions kept
+    # without a dict each: the rows (ascending) whose only metadata is
+    # {"substituted": f}, per row an index into subst_fns (-1: moved into metadata_).
+    cdef dict metadata_
+    cdef int32_t *subst_row_
+    cdef int32_t *subst_fn_
+    cdef int32_t nsubst, substcap, subst_live, subst_last
+    cdef list subst_fns            # the distinct callables substituted (by identity)
+    cdef dict subst_fn_ids         # id -> index into subst_fns, once there are many
     cdef readonly dict substituted_operators   # row -> the replacement a context substituted an operator by
     cdef readonly bint stopped     # recording stopped early (a hook or recorder error)
     cdef readonly bint snapshots   # values are what a snapshot policy kept, not the objects
@@ -112,7 +120,7 @@ cdef class Trace:
         self.codes = []
         self.code_ids = {}
         self.frames_sorted = True
-        self.metadata = {}
+        self.metadata_ = {}
         self.substituted_operators = {}
         if not _take_spare(self):
             self._grow_rows(FIRST_ROWS)
@@ -125,6 +133,8 @@ cdef class Trace:
             for i in range(self.n):
                 Py_XDECREF(self.value_[i])
         free(self.frames_)
+        free(self.subst_row_)
+        free(self.subst_fn_)
         _timing_free(self.timing)
         if self.external:
             _drop_external(self)
@@ -458,6 +468,41 @@ cdef class Trace:
                 self._cache = {}
             self._cache[key] = out
         return out
+
+    @property
+    def metadata(self):
+        """Row -> the row's metadata dict, for the rows that have metadata (a dict,
+        stored sparsely; see metadata.pxi).  A substitution's row keeps what it
+        called without a dict of its own until this dict (or the node's
+        `metadata`) is asked for: then it holds `{"substituted": f}` like any
+        other row's."""
+        return _metadata_all(self)
+
+    def node_metadata(self, int32_t row):
+        """The metadata dict of `row`, made (empty) if it has none: the one
+        `trace.metadata[row]` then holds.  Leaves the other rows' substitutions
+        without a dict."""
+        if not 0 <= row < self.n:
+            raise IndexError(f"row {row} out of range (the trace has {self.n} rows)")
+        return _md(self, row)
+
+    def metadata_get(self, int32_t row, key, default=None):
+        """`trace.metadata[row][key]` if there is such an entry, else `default`,
+        without making a dict for a substitution's row."""
+        return _md_get(self, row, key, default)
+
+    def metadata_items(self):
+        """The (row, dict) pairs `trace.metadata.items()` holds, in its order, without
+        making a dict to keep for a substitution's row: its dict here is a fresh
+        `{"substituted": f}` (for reading: writing to it changes nothing)."""
+        return _metadata_pairs(self)
+
+    def substitutions(self):
+        """`(rows, index, called)`: the rows whose metadata has "substituted",
+        ascending (an int64 array), per row an index into the list `called` of what
+        the program called there (`metadata[rows[i]]["substituted"] is
+        called[index[i]]`), read without making a dict per row."""
+        return _substitutions(self)
 
     def values(self):
         """The values column as a list (a copy of the references)."""

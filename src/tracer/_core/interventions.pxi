@@ -142,7 +142,7 @@ cdef int _patch_callee(Recorder self, FrameRec *fr, int32_t row) except -1:
     cdef Trace t = self.trace
     if t.ref_start_[row] < t.ref_start_[row + 1]:
         t.refs_[t.ref_start_[row]] = t.pool_add(<object>fr.subst_new)
-    _metadata(self, row)["substituted"] = <object>fr.subst_orig
+    _note_substituted(t, row, <object>fr.subst_orig)    # no dict for the row (metadata.pxi)
     return 0
 
 
@@ -178,10 +178,7 @@ cdef int _substituted(Recorder self, FrameRec *fr, int32_t row, int32_t out, int
 
 
 cdef dict _metadata(Recorder self, int32_t row):
-    cdef dict md = self.trace.metadata.get(row)
-    if md is None:
-        md = self.trace.metadata[row] = {}
-    return md
+    return _md(self.trace, row)
 
 
 cdef int _override(Recorder self, FrameRec *fr, int32_t row, int32_t out, int32_t iv) except -1:

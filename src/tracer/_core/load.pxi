@@ -157,7 +157,7 @@ def trace_from_columns(kind, flags, parent, code, offset, aux, ref_start, refs,
     t.pool = pool
     t.codes = codes
     t.code_ids = {id(c): i for i, c in enumerate(codes)}
-    t.metadata = metadata
+    t.metadata_ = metadata
     t.substituted_operators = substituted_operators
     t.stopped = stopped
     t.snapshots = snapshots

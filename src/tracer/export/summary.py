@@ -96,9 +96,8 @@ def summary(node: Node, top: int = 15) -> Summary:
         timed = True
     else:
         timed = any(f.seconds is not None for f in calls)
-        root_md = trace.metadata.get(lo, {})
-        seconds = ((root_md["end"] - root_md["start"]) / 1e9
-                   if timed and "end" in root_md else None)
+        start, end = trace.metadata_get(lo, "start"), trace.metadata_get(lo, "end")
+        seconds = (end - start) / 1e9 if timed and end is not None else None
     notes = [] if timed else [
         "no timing: record with Context(timing=True) (python -m tracer run --timing) "
         "for time by function"]
@@ -176,7 +175,7 @@ def _times(trace, lo: int, rows: np.ndarray, codes: np.ndarray, ncodes: int):
     """(nanoseconds per function over its outermost calls, the summarised call's
     nanoseconds) from `metadata["start"]`/`["end"]` when a context stamped them;
     None otherwise.  Reads the sparse metadata table only."""
-    md = trace.metadata
+    md = dict(trace.metadata_items())     # (no dict made for a substitution's row)
     stamped = [(r, c) for r, c in zip((rows + lo).tolist(), codes.tolist())
                if "start" in md.get(r, ()) and "end" in md.get(r, ())]
     if not stamped:

@@ -55,7 +55,8 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
     if values not in VALUES_MODES:
         raise ValueError(f"values must be one of {VALUES_MODES}, not {values!r}")
     n = len(trace)
-    meta = [(row, d) for row, d in trace.metadata.items() if d]
+    # (a substitution's row kept without a dict gives a fresh {"substituted": f})
+    meta = [(row, d) for row, d in trace.metadata_items() if d]
     subst = list(trace.substituted_operators.items())
     objects = trace.values()
     objects += trace.pool

@@ -92,9 +92,9 @@ class Lineage:
             raise Fallback("a draw is not one call on the tape (a sampler with Python frames)")
         self.draw_ops = ops
         self.draw_of = {op.id: i for i, op in enumerate(ops)}
-        md = ct.root.trace.metadata
+        get = ct.root.trace.metadata_get
         # a fixing run's draws called a dispatcher: what the program called is here
-        self.called = [md.get(r, {}).get("substituted") for r in rows]
+        self.called = [get(r, "substituted") for r in rows]
         self.addresses = draws.addresses
         self.sites = draws.sites
         self.index = {a: i for i, a in enumerate(self.addresses)}

@@ -15,7 +15,6 @@ a Choice needs (addresses, parameter dicts, node views) is made when first asked
 from __future__ import annotations
 
 import collections
-import itertools
 import operator
 from typing import Any
 
@@ -294,9 +293,8 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
     trace = root.trace
     cols = trace.columns()
     if dispatched:
-        cand, callee, originals = _substituted(trace)
+        cand, callee, _ = _substituted(trace)
     else:
-        originals = None
         cand, callee, _ = _candidates(trace, cols)
     groups = _groups(trace, cols, cand, callee)
     sites, site_of = _sites(trace, cols, cand, groups, snaps)
@@ -316,28 +314,19 @@ def scan(root, unknown: str = "error", dispatched: bool = False, snaps=None) -> 
 
 
 def _substituted(trace):
-    """(rows, callee, originals) of a run whose draws were substituted: the rows
-    with metadata["substituted"] (what the program called) in recording order, and
-    per row an index of what it called (read in C loops, map)."""
-    md = trace.metadata
-    cand = np.fromiter(md, dtype=np.int64, count=len(md))
-    originals = list(map(_SUBSTITUTED, md.values()))
-    if originals.count(None):           # (list.count: a C loop, identity first)
-        has = np.fromiter(map(operator.is_not, originals, itertools.repeat(None)),
-                          dtype=bool, count=len(originals))
-        cand = cand[has]
-        originals = list(itertools.compress(originals, has.tolist()))
-    if len(cand) > 1 and not (cand[1:] > cand[:-1]).all():   # rows in recording order
-        order = np.argsort(cand, kind="stable")
-        cand = cand[order]
-        originals = [originals[i] for i in order.tolist()]
+    """(rows, callee, called) of a run whose draws were substituted: the rows with
+    metadata["substituted"] (what the program called) in recording order, per row an
+    index of what it called (equal indices: one callable), and the callables.  Read
+    from the trace's store of substitutions (Trace.substitutions): no metadata dict
+    is made or read per row."""
+    cand, index, called = trace.substitutions()
     if not len(cand):
-        return cand, _EMPTY, originals
-    if originals.count(originals[0]) == len(originals):     # one sampler called
-        return cand, np.zeros(len(cand), dtype=np.int64), originals
-    ids = np.fromiter(map(id, originals), dtype=np.int64, count=len(originals))
-    callee = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    return cand, callee, originals
+        return cand, _EMPTY, called
+    if len(called) == 1:                                    # one sampler called
+        return cand, np.zeros(len(cand), dtype=np.int64), called
+    ids = np.fromiter(map(id, called), dtype=np.int64, count=len(called))
+    first = np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return cand, first[index], called
 
 
 def _groups(trace, cols: dict, cand: np.ndarray, callee: np.ndarray) -> dict:
@@ -514,12 +503,12 @@ _FIRST = operator.itemgetter(0)
 def _called(trace):
     """`called(row, callee)`: what call row `row` called — its callee, or for a
     fixing run's dispatcher what the program called in its place."""
-    md = trace.metadata
+    get = trace.metadata_get        # (no dict made for the row)
 
     def called(row: int, callee):
         if original_of(callee) is None:
             return callee
-        return md[row]["substituted"]
+        return get(row, "substituted")
     return called
 
 
@@ -544,7 +533,6 @@ def _read_column(trace, codes: np.ndarray, whole: bool):
 
 
 _NONE = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
-_SUBSTITUTED = operator.methodcaller("get", "substituted")
 
 
 def _copies_by_k(trace, snaps) -> dict:

@@ -94,11 +94,7 @@ class Node(_core.NodeView):
     @property
     def metadata(self) -> dict:
         """A dict for contexts and users to annotate the node (stored sparsely)."""
-        md = self._trace.metadata
-        d = md.get(self._row)
-        if d is None:
-            d = md[self._row] = {}
-        return d
+        return self._trace.node_metadata(self._row)
 
     # -- location --------------------------------------------------------------------
     @property

@@ -248,7 +248,7 @@ def _check_call(t, p: int, children: list[int]) -> None:
         raise GraphError(f"row {last}: a yield in {code.co_qualname}, no generator or coroutine")
     seen, returned = t.value(p), t.value(last)
     if seen is not returned and not t.snapshots:
-        original = t.metadata.get(p, {}).get("original", seen) if t.metadata else seen
+        original = t.metadata_get(p, "original", seen)
         if original is not returned:
             raise GraphError(f"row {p}: the caller saw {_short(seen)} but the call returned "
                              f"{_short(returned)} (row {last})")
