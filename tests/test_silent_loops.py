@@ -147,6 +147,7 @@ ARGS = (3,)
 SILENT = 2
 """,
     "break_continue": """
+import sys
 def main(xs):
     t = 0
     for x in xs:
@@ -163,7 +164,8 @@ def main(xs):
         continue
     return t
 ARGS = ([3, -1, 4, 1, -5, 9, 2, -6],)
-SILENT = 1
+# (the second loop's sides meet after the loops: evented)
+SILENT = 2 if sys.version_info >= (3, 13) else 1
 """,
     "nested": """
 def main(n):
@@ -261,6 +263,26 @@ def main(xs):
 ARGS = ([1, 2, 3],)
 SILENT = None
 """,
+    "comprehensions_over_generators": """
+def gen(n):
+    for i in range(n):
+        yield i + 1
+
+def inv(x):
+    return 10 // (x - 3)
+
+def main(n):
+    a = [v * v for v in gen(n)]
+    b = {v: [w for w in gen(v)] for v in gen(3)}
+    try:
+        c = [inv(v) for v in gen(n)]
+    except ZeroDivisionError:
+        c = None
+    d = list(v - 1 for v in gen(n))
+    return a, b, c, d
+ARGS = (5,)
+SILENT = None
+""",
     "compares_around_loops": """
 def main(n, m):
     t = 0
@@ -279,6 +301,52 @@ def main(n, m):
             t += i + 7
     return t
 ARGS = (4, 6)
+SILENT = None
+""",
+    "body_starts_with_a_compare": """
+import sys
+def main(xs, lo):
+    t = 0
+    for j in xs:
+        if j < lo:
+            continue
+        t += j
+    if t > lo:
+        t -= 1
+    return t
+ARGS = ([5, 1, 7, 2, 9, 3], 3)
+# (3.13: the body's jump keeps its BRANCH event, which shows the side; 3.12: the
+# compare's guard is checked where its segment starts, at an event)
+SILENT = 1 if sys.version_info >= (3, 13) else 0
+""",
+    "body_starts_with_a_test": """
+def gen(xs):
+    yield from xs
+
+def main(xs):
+    t = 0
+    for v in gen(xs):
+        if v:
+            t += v
+    for w in xs:
+        if not w:
+            break
+        t -= w
+    else:
+        t += 1000
+    return t
+ARGS = ([4, 0, 5, 6, 0, 1],)
+# (the second loop's body ends in a silent branch: it keeps its BRANCH event)
+SILENT = 1
+""",
+    "body_with_a_silent_branch": """
+def main(xs):
+    t = 0
+    for x in xs:
+        y = 1 if x else 2
+        t += y * x
+    return t
+ARGS = ([0, 3, 0, 4],)
 SILENT = None
 """,
     "words": """

@@ -2168,6 +2168,25 @@ cdef int _grow_ints(int** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
     return 0
 
 
+cdef bint _loop_side_ends_ok(_Prep p, _Ops side, int* silent_at) noexcept:
+    """silent.SilentBranches._loop_side_ends_ok: a loop's side ends in no silent
+    conditional jump, and on 3.12 in none after a compare planned as a RECORD_BOOL."""
+    cdef int* last = side.data + 5 * (side.n - 1)
+    cdef Py_ssize_t k
+    cdef int off
+    if last[0] != M_BRANCH:
+        return True
+    if 0 <= last[1] < p.n and silent_at[last[1] // 2]:
+        return False
+    if _py313:
+        return True
+    for k in range(side.n):
+        off = side.data[5 * k + 1]
+        if side.data[5 * k] == M_RECORD_BOOL and 0 <= off < p.n and p.opcode[off // 2] == OP_COMPARE_OP:
+            return False
+    return True
+
+
 cdef int _item_stored(const int* rc, list objs, int i, int* chain, _Ops body) except? -9:
     """silent.SilentBranches._item_stored: the local a FOR_ITER's body stores the
     next value in first (the FOR_ITER's one output slot, a plain local) and assigns
@@ -2206,7 +2225,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
     cdef int units = p.units
     # per unit: the FROM segment starting there; per segment: its first op; per
     # branch unit: the segments ending in it (a list through `chain`, in order)
-    cdef int* mem = <int*>PyMem_Malloc(sizeof(int) * (3 * units + 5 * nseg + 5))
+    cdef int* mem = <int*>PyMem_Malloc(sizeof(int) * (3 * units + 5 * nseg + 5 + units + 1))
     if mem == NULL:
         raise MemoryError()
     cdef int* from_at = mem
@@ -2217,6 +2236,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
     cdef int* ordered = chain + nseg + 1
     cdef int* ordered_loops = ordered + nseg + 1   # FOR_ITER units, after the branches
     cdef int* taken = ordered_loops + nseg + 1      # per segment: a silent branch's side
+    cdef int* silent_at = taken + nseg + 1          # per unit: a silent branch or loop
     cdef int nloops = 0, item_local
     cdef bint loop
     cdef const int* rc = (<carray.array>b.recs).data.as_ints
@@ -2233,6 +2253,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
             from_at[u] = -1
             head[u] = -1
             tail[u] = -1
+            silent_at[u] = 0
         base = 0
         for i in range(nseg):
             taken[i] = 0
@@ -2285,10 +2306,14 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
             sA = <_Ops>objs[from_at[tg // 2]]
             last0 = s0.data[5 * (s0.n - 1)]
             last1 = sA.data[5 * (sA.n - 1)]
-            if last0 == M_BRANCH or last0 == M_LOST or last1 == M_BRANCH or last1 == M_LOST:
+            if last0 == M_LOST or last1 == M_LOST:
+                continue
+            if not loop and (last0 == M_BRANCH or last1 == M_BRANCH):
                 continue
             if loop:
-                if last0 == M_FOR_ITER or last1 == M_FOR_ITER:
+                if last0 == M_FOR_ITER or last1 == M_FOR_ITER \
+                        or not _loop_side_ends_ok(p, s0, silent_at) \
+                        or not _loop_side_ends_ok(p, sA, silent_at):
                     continue
                 item_local = _item_stored(rc, objs, head[u], chain, s0)
                 if item_local < 0:
@@ -2307,7 +2332,8 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
                     op = o.data + 5 * k
                     code = op[0]
                     local = -1
-                    if code == M_CAPTURE or code == M_CAPTURE_METHOD or (code == M_RECORD and op[4] == 0):
+                    if code == M_CAPTURE or code == M_CAPTURE_METHOD or (
+                            code == M_RECORD and op[4] == 0 and not (loop and rc[op[2] + 3] == 0)):
                         captures = True
                         break
                     elif code == M_RECORD and op[4] > 0:
@@ -2336,6 +2362,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
             if clash:
                 continue
             at = nout
+            silent_at[u] = 1
             taken[from_at[nx // 2]] = 1
             taken[from_at[tg // 2]] = 1
             _grow_ints(&out, &cap, nout + 3)
