@@ -283,6 +283,26 @@ def main(n):
 ARGS = (5,)
 SILENT = None
 """,
+    "statement_calls": """
+def leaf(x, out):
+    out.append(x)
+
+def gen(xs):
+    for x in xs:
+        yield x
+
+def main(xs):
+    out = []
+    for x in xs:
+        leaf(x, out)
+    for y in xs:
+        out.append(y)
+    for z in gen(xs):
+        out.append(-z)
+    return out
+ARGS = ([1, 2, 3],)
+SILENT = 3
+""",
     "compares_around_loops": """
 def main(n, m):
     t = 0
@@ -424,6 +444,11 @@ def test_silent_loop_traces_equal_the_evented_and_general_ones(name):
         assert _silent_loops(off["main"].__code__) == 0
     if _silent_loops(on["main"].__code__):
         assert quiet.trace.events < evented.trace.events
+    # Again, with whatever the first runs switched off (events after calls, the
+    # loops' BRANCHes) off from the start.
+    again = _run(on)
+    _same_rows(again, quiet)
+    assert again.trace.events <= quiet.trace.events
 
 
 @pytest.mark.parametrize("name", ["simple", "nested", "generator_iterated", "words",
