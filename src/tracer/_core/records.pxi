@@ -392,14 +392,14 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how)
 
 cdef int _for_iter(Recorder self, FrameRec *fr, int32_t *op, int32_t dest) except -1:
     # (a silent loop's next value, op's b > 0: read back from the local its body
-    # stored it in, _loop_item; an evented one's off the stack, by _record)
+    # stored it in, _loop_value; an evented one's off the stack, by _record)
     cdef int32_t *r = fr.plan.recs + op[OP_A]
     cdef int32_t iter_depth = r[REC_INPUTS]
     cdef int64_t it = _stack(self, fr)[iter_depth]
     cdef Trace t = self.trace
     cdef int32_t row
     if dest == op[OP_C]:
-        _record(self, fr, op[OP_A], NULL, _loop_item(fr, op) if op[OP_B] > 0 else NULL)
+        _record(self, fr, op[OP_A], NULL, _loop_value(fr, op, -1) if op[OP_B] > 0 else NULL)
         _jump_row(self, fr, op[OP_OFFSET], dest, it, <PyObject *>PY_TRUE)
     else:
         if fr.open_row >= 0:

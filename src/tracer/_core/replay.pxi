@@ -789,21 +789,26 @@ cdef bint _loop_rows(Recorder self, FrameRec *fr, int32_t *op, int32_t dest, int
         w.nrefs = nrefs
         row = _rows_add(self.trace, &w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE, 0,
                         fr.call_row, op[OP_OFFSET], 0,
-                        _row_value(policy, _loop_item(fr, op) if op[OP_B] > 0
-                                   else tracer_frame_stack_item(fr.frame, r[REC_INPUTS + nin])))
+                        _row_value(policy, _loop_value(fr, op, r[REC_INPUTS + nin])))
         ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
         truth = <PyObject *>PY_TRUE
     _put_jump(self, fr, self.trace, &w, op[OP_OFFSET], dest, it, truth, policy)
     return True
 
 
-cdef inline PyObject *_loop_item(FrameRec *fr, int32_t *op) noexcept:
-    # A silent loop's next value (FOR_ITER op, b > 0: tracer.analysis.silent), at
-    # the frame's first event past the FOR_ITER: the body's first instruction
-    # stored it in local b - 1, which nothing in the body's segment assigns
+cdef PyObject *_loop_value(FrameRec *fr, int32_t *op, int32_t slot) noexcept:
+    # A FOR_ITER's next value: an evented loop's off the stack (`slot`, live at
+    # its BRANCH event); a silent loop's (b > 0: tracer.analysis.silent), at the
+    # frame's first event past the FOR_ITER, from local b - 1, where the body's
+    # first instruction stored it and nothing in the body's segment assigns it
     # again.  Unbound after all (a debugger rewrote the frame's locals): never
-    # the stack slot, which the value has left.
-    cdef PyObject *v = tracer_frame_local(fr.frame, op[OP_B] - 1)
+    # the stack slot, which the value has left.  (Not inline, one call for both:
+    # the op loop that inlines _loop_rows keeps its size, and on 3.12 gcc keeps
+    # _row_inputs inlined in it.)
+    cdef PyObject *v
+    if op[OP_B] <= 0:
+        return tracer_frame_stack_item(fr.frame, slot)
+    v = tracer_frame_local(fr.frame, op[OP_B] - 1)
     if v == NULL:
         return <PyObject *>UNKNOWN
     return v
