@@ -35,6 +35,7 @@ cdef enum:
     _R_SPECIAL = 6
     _R_FLAGS = 7
     _R_DEFER = 8
+    _R_ITEM = 9        # a FOR_ITER's b: a local + 1 (a silent loop) or 0
 
 cdef uint8_t _ROLE[M_SEND + 1][3]
 memset(_ROLE, _R_ANY, sizeof(_ROLE))
@@ -44,7 +45,7 @@ for _op, _roles in (
         (M_DELETE_LOCAL, (_R_LOCAL, _R_ANY, _R_ANY)), (M_COPY, (_R_STACK, _R_STACK, _R_ANY)),
         (M_SWAP, (_R_STACK, _R_STACK, _R_ANY)), (M_CAPTURE, (_R_STACK, _R_ANY, _R_ANY)),
         (M_CAPTURE_METHOD, (_R_STACK, _R_STACK, _R_ANY)), (M_RECORD, (_R_ANY, _R_ANY, _R_DEFER)),
-        (M_BRANCH, (_R_STACK, _R_ANY, _R_OFFSET)), (M_FOR_ITER, (_R_ANY, _R_ANY, _R_OFFSET)),
+        (M_BRANCH, (_R_STACK, _R_ANY, _R_OFFSET)), (M_FOR_ITER, (_R_ANY, _R_ITEM, _R_OFFSET)),
         (M_RETURN, (_R_STACK, _R_ANY, _R_ANY)), (M_RETURN_CONST, (_R_CONST, _R_ANY, _R_ANY)),
         (M_YIELD, (_R_STACK, _R_ANY, _R_ANY)), (M_RAISE, (_R_RAISE, _R_ANY, _R_ANY)),
         (M_SILENT_JUMP, (_R_ANY, _R_ANY, _R_OFFSET)), (M_SEND, (_R_ANY, _R_OFFSET, _R_OFFSET))):
@@ -248,8 +249,8 @@ cdef object _plan_problem(object plan, object code, _Held *held):
     cdef Py_ssize_t i, j, k, p, nops, nrecs, nunits, nsides, n
     cdef int64_t ncode, nlp, ss, nconsts, nstatics, nparams, h, x, lo, hi, st, nin, nout
     cdef int64_t d, w, last_bool, last_stop
-    cdef int64_t role_lo[_R_DEFER + 1]
-    cdef int64_t role_hi[_R_DEFER + 1]
+    cdef int64_t role_lo[_R_ITEM + 1]
+    cdef int64_t role_hi[_R_ITEM + 1]
     cdef int32_t opc, role, kw
     cdef const int32_t *op
     cdef const int32_t *rec
@@ -346,6 +347,7 @@ cdef object _plan_problem(object plan, object code, _Held *held):
     role_lo[_R_FLAGS], role_hi[_R_FLAGS] = 0, _LF_ALL + 1
     # _R_DEFER: a local + 1 (> 0), READ_RETURNED (< 0) or 0
     role_lo[_R_DEFER], role_hi[_R_DEFER] = _INT32_MIN, nlp + 1
+    role_lo[_R_ITEM], role_hi[_R_ITEM] = 0, nlp + 1
     last_bool = -1
     last_stop = -1
     for i in range(nops):

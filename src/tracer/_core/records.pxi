@@ -256,6 +256,14 @@ cdef bint _take_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t dest
             _run_to_end(self, fr)
             op = fr.plan.ops + fr.pc * OP_WORDS
     if op[OP_CODE] != M_BRANCH or op[OP_OFFSET] != offset:
+        if op[OP_CODE] == M_FOR_ITER and op[OP_OFFSET] == offset and op[OP_B] > 0 \
+                and bool_pc < 0:
+            # A silent loop taken late (_take_silent_branch) where _run_ops could
+            # not write its rows (a generator ran under the FOR_ITER, per-row
+            # hooks): _for_iter's, the value read back from its local.
+            _for_iter(self, fr, op, dest)
+            _start_segment(self, fr, fr.plan.seg_from[dest >> 1])
+            return True
         return False
     taken = dest == op[OP_C]
     kind = op[OP_B]
@@ -383,13 +391,15 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how)
 
 
 cdef int _for_iter(Recorder self, FrameRec *fr, int32_t *op, int32_t dest) except -1:
+    # (a silent loop's next value, op's b > 0: read back from the local its body
+    # stored it in, _loop_value; an evented one's off the stack, by _record)
     cdef int32_t *r = fr.plan.recs + op[OP_A]
     cdef int32_t iter_depth = r[REC_INPUTS]
     cdef int64_t it = _stack(self, fr)[iter_depth]
     cdef Trace t = self.trace
     cdef int32_t row
     if dest == op[OP_C]:
-        _record(self, fr, op[OP_A], NULL)
+        _record(self, fr, op[OP_A], NULL, _loop_value(fr, op, -1) if op[OP_B] > 0 else NULL)
         _jump_row(self, fr, op[OP_OFFSET], dest, it, <PyObject *>PY_TRUE)
     else:
         if fr.open_row >= 0:

@@ -735,12 +735,13 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     fr.pc = pc
     if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0 \
             and (not filtered or _static_unfiltered(fr, plan.recs + op[OP_A])):
-        # The loop's BRANCH event: _for_iter's rows, written by _loop_rows, and
-        # the segment the FOR_ITER leads to started.  (After the loop, not in
-        # it: the loop's registers stay the common case's.  FOR_ITER is never a
-        # silent branch, so no INSTRUCTION event's segment follows in this run.)
-        # A generator resumed under the FOR_ITER opened its row (fr.open_row):
-        # _for_iter's.
+        # The loop's BRANCH event, or a silent loop's (op's b > 0) first event
+        # past it (_take_silent_branch): _for_iter's rows, written by
+        # _loop_rows, and the segment the FOR_ITER leads to started.  (After the
+        # loop, not in it: the loop's registers stay the common case's; the
+        # segment a silent loop leads to is run by the caller, as the event
+        # asks.)  A generator resumed under the FOR_ITER opened its row
+        # (fr.open_row): _for_iter's.
         if _loop_rows(self, fr, op, dest, policy):
             _start_segment(self, fr, plan.seg_from[dest >> 1])
             return 1
@@ -788,11 +789,29 @@ cdef bint _loop_rows(Recorder self, FrameRec *fr, int32_t *op, int32_t dest, int
         w.nrefs = nrefs
         row = _rows_add(self.trace, &w, K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE, 0,
                         fr.call_row, op[OP_OFFSET], 0,
-                        _row_value(policy, tracer_frame_stack_item(fr.frame, r[REC_INPUTS + nin])))
+                        _row_value(policy, _loop_value(fr, op, r[REC_INPUTS + nin])))
         ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
         truth = <PyObject *>PY_TRUE
     _put_jump(self, fr, self.trace, &w, op[OP_OFFSET], dest, it, truth, policy)
     return True
+
+
+cdef PyObject *_loop_value(FrameRec *fr, int32_t *op, int32_t slot) noexcept:
+    # A FOR_ITER's next value: an evented loop's off the stack (`slot`, live at
+    # its BRANCH event); a silent loop's (b > 0: tracer.analysis.silent), at the
+    # frame's first event past the FOR_ITER, from local b - 1, where the body's
+    # first instruction stored it and nothing in the body's segment assigns it
+    # again.  Unbound after all (a debugger rewrote the frame's locals): never
+    # the stack slot, which the value has left.  (Not inline, one call for both:
+    # the op loop that inlines _loop_rows keeps its size, and on 3.12 gcc keeps
+    # _row_inputs inlined in it.)
+    cdef PyObject *v
+    if op[OP_B] <= 0:
+        return tracer_frame_stack_item(fr.frame, slot)
+    v = tracer_frame_local(fr.frame, op[OP_B] - 1)
+    if v == NULL:
+        return <PyObject *>UNKNOWN
+    return v
 
 
 cdef int64_t _carried(Recorder self, FrameRec *fr, int32_t *op) except? -1:

@@ -2168,9 +2168,55 @@ cdef int _grow_ints(int** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
     return 0
 
 
-def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
+cdef bint _loop_side_ends_ok(_Prep p, _Ops side, int* silent_at) noexcept:
+    """silent.SilentBranches._loop_side_ends_ok: a loop's side ends in no silent
+    conditional jump, and on 3.12 in none after a compare planned as a RECORD_BOOL."""
+    cdef int* last = side.data + 5 * (side.n - 1)
+    cdef Py_ssize_t k
+    cdef int off
+    if last[0] != M_BRANCH:
+        return True
+    if 0 <= last[1] < p.n and silent_at[last[1] // 2]:
+        return False
+    if _py313:
+        return True
+    for k in range(side.n):
+        off = side.data[5 * k + 1]
+        if side.data[5 * k] == M_RECORD_BOOL and 0 <= off < p.n and p.opcode[off // 2] == OP_COMPARE_OP:
+            return False
+    return True
+
+
+cdef int _item_stored(const int* rc, list objs, int i, int* chain, _Ops body) except? -9:
+    """silent.SilentBranches._item_stored: the local a FOR_ITER's body stores the
+    next value in first (the FOR_ITER's one output slot, a plain local) and assigns
+    nowhere else in its segment, or -1.  `i`: the first segment ending in the
+    FOR_ITER (the others through `chain`)."""
+    cdef int* first = body.data
+    cdef int* op
+    cdef int r, local
+    cdef Py_ssize_t k
+    cdef _Ops o
+    if body.n == 0 or first[0] != M_STORE_LOCAL or first[4] & (LF_CELL | LF_DYN):
+        return -1
+    while i >= 0:
+        o = <_Ops>objs[i]
+        r = o.data[5 * (o.n - 1) + 2]
+        if rc[r + 3] != 1 or first[2] != rc[r + 5 + rc[r + 2]]:
+            return -1
+        i = chain[i]
+    local = first[3]
+    for k in range(1, body.n):
+        op = body.data + 5 * k
+        if (op[0] == M_STORE_LOCAL and op[3] == local) or (op[0] == M_DELETE_LOCAL and op[2] == local):
+            return -1
+    return local
+
+
+def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops=True):
     """silent.SilentBranches.silent_branches, typed: the segments indexed by their
-    start unit, the locals read late and assigned marked with stamps."""
+    start unit, the locals read late and assigned marked with stamps.  `loops`:
+    silent.SILENT_FOR_ITER (FOR_ITERs taken too, after the conditional jumps)."""
     cdef carray.array branch_sides_at = _ints(nops, -1)
     if b.exact:
         return _ints(0, 0), branch_sides_at
@@ -2179,7 +2225,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
     cdef int units = p.units
     # per unit: the FROM segment starting there; per segment: its first op; per
     # branch unit: the segments ending in it (a list through `chain`, in order)
-    cdef int* mem = <int*>PyMem_Malloc(sizeof(int) * (3 * units + 3 * nseg + 3))
+    cdef int* mem = <int*>PyMem_Malloc(sizeof(int) * (3 * units + 5 * nseg + 5 + units + 1))
     if mem == NULL:
         raise MemoryError()
     cdef int* from_at = mem
@@ -2188,6 +2234,12 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
     cdef int* first = mem + 3 * units
     cdef int* chain = first + nseg + 1
     cdef int* ordered = chain + nseg + 1
+    cdef int* ordered_loops = ordered + nseg + 1   # FOR_ITER units, after the branches
+    cdef int* taken = ordered_loops + nseg + 1      # per segment: a silent branch's side
+    cdef int* silent_at = taken + nseg + 1          # per unit: a silent branch or loop
+    cdef int nloops = 0, item_local
+    cdef bint loop
+    cdef const int* rc = (<carray.array>b.recs).data.as_ints
     cdef int* out = NULL
     cdef Py_ssize_t nout = 0, cap = 0
     cdef int u, nx, tg, code, e0, e1, last0, last1, start, kind, s1, local, j, br, nbr = 0
@@ -2201,8 +2253,10 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
             from_at[u] = -1
             head[u] = -1
             tail[u] = -1
+            silent_at[u] = 0
         base = 0
         for i in range(nseg):
+            taken[i] = 0
             t = <tuple>segments[i]
             kind = t[0]
             start = t[1]
@@ -2213,30 +2267,57 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
             base += seg.n
             if kind == from_kind and 0 <= start <= p.n:
                 from_at[start // 2] = <int>i  # (a later segment of the same start wins, as in a dict)
-            if seg.n and seg.data[5 * (seg.n - 1)] == M_BRANCH:
+            if seg.n and (seg.data[5 * (seg.n - 1)] == M_BRANCH
+                          or (loops and seg.data[5 * (seg.n - 1)] == M_FOR_ITER)):
                 br = seg.data[5 * (seg.n - 1) + 1]
                 if 0 <= br < p.n:
                     u = br // 2
                     if head[u] < 0:
                         head[u] = <int>i
-                        ordered[nbr] = u
-                        nbr += 1
+                        if seg.data[5 * (seg.n - 1)] == M_BRANCH:
+                            ordered[nbr] = u
+                            nbr += 1
+                        else:
+                            ordered_loops[nloops] = u
+                            nloops += 1
                     else:
                         chain[tail[u]] = <int>i
                     tail[u] = <int>i
         qsort(ordered, nbr, sizeof(int), _cmp_int)
-        for j in range(nbr):
-            u = ordered[j]
+        qsort(ordered_loops, nloops, sizeof(int), _cmp_int)
+        for j in range(nbr + nloops):
+            loop = j >= nbr
+            u = ordered_loops[j - nbr] if loop else ordered[j]
             nx = p.nxt[u]
-            tg = p.target[u]
+            if loop:
+                tg = _for_iter_exit_p(p, u)
+                # (a loop whose segments end a silent branch's side: that side's
+                # end would be this loop's silent BRANCH)
+                i = head[u]
+                while i >= 0 and not taken[i]:
+                    i = chain[i]
+                if i >= 0:
+                    continue
+            else:
+                tg = p.target[u]
             if not (0 <= nx <= p.n and 0 <= tg <= p.n) or from_at[nx // 2] < 0 or from_at[tg // 2] < 0:
                 continue
             s0 = <_Ops>objs[from_at[nx // 2]]
             sA = <_Ops>objs[from_at[tg // 2]]
             last0 = s0.data[5 * (s0.n - 1)]
             last1 = sA.data[5 * (sA.n - 1)]
-            if last0 == M_BRANCH or last0 == M_LOST or last1 == M_BRANCH or last1 == M_LOST:
+            if last0 == M_LOST or last1 == M_LOST:
                 continue
+            if not loop and (last0 == M_BRANCH or last1 == M_BRANCH):
+                continue
+            if loop:
+                if last0 == M_FOR_ITER or last1 == M_FOR_ITER \
+                        or not _loop_side_ends_ok(p, s0, silent_at) \
+                        or not _loop_side_ends_ok(p, sA, silent_at):
+                    continue
+                item_local = _item_stored(rc, objs, head[u], chain, s0)
+                if item_local < 0:
+                    continue
             e0 = s0.data[5 * (s0.n - 1) + 1] if last0 == M_END else -1
             e1 = sA.data[5 * (sA.n - 1) + 1] if last1 == M_END else -1
             if not _disjoint(p, s0, sA) or (e0 >= 0 and e0 == e1):
@@ -2251,7 +2332,8 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
                     op = o.data + 5 * k
                     code = op[0]
                     local = -1
-                    if code == M_CAPTURE or code == M_CAPTURE_METHOD or (code == M_RECORD and op[4] == 0):
+                    if code == M_CAPTURE or code == M_CAPTURE_METHOD or (
+                            code == M_RECORD and op[4] == 0 and not (loop and rc[op[2] + 3] == 0)):
                         captures = True
                         break
                     elif code == M_RECORD and op[4] > 0:
@@ -2280,6 +2362,9 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
             if clash:
                 continue
             at = nout
+            silent_at[u] = 1
+            taken[from_at[nx // 2]] = 1
+            taken[from_at[tg // 2]] = 1
             _grow_ints(&out, &cap, nout + 3)
             out[nout] = 2 * u
             out[nout + 1] = nx
@@ -2309,16 +2394,21 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind):
         PyMem_Free(out)
 
 
-def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit):
+def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit, seg_from):
     """plan._Builder.build's marking of silent branches: SILENT_BRANCH on the unit
-    of each BRANCH op that ends a silent branch's segment."""
+    of each BRANCH or FOR_ITER op that ends a silent branch's segment; a silent
+    FOR_ITER's `b` word: the local its body stores the next value in, + 1 (the
+    body's first op, silent.SilentBranches._item_stored)."""
     cdef int* flags = (<carray.array>unit_flags).data.as_ints
     cdef int* o = (<carray.array>ops).data.as_ints
     cdef int* at = (<carray.array>branch_sides_at).data.as_ints
+    cdef int* sf = (<carray.array>seg_from).data.as_ints
     cdef Py_ssize_t k
     for k in range(len(branch_sides_at)):
-        if at[k] >= 0 and o[k * 5] == M_BRANCH:
+        if at[k] >= 0 and (o[k * 5] == M_BRANCH or o[k * 5] == M_FOR_ITER):
             flags[o[k * 5 + 1] // 2] |= silent_bit
+            if o[k * 5] == M_FOR_ITER:
+                o[k * 5 + 3] = o[sf[o[k * 5 + 4] // 2] * 5 + 3] + 1
 
 
 

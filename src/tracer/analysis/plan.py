@@ -57,6 +57,7 @@ from .microops import (
 )
 from .effecttable import effects_of
 from .resume import ResumeCarry, _written_first
+from . import silent
 from .silent import SilentBranches
 from .unknown import UnknownLocals
 
@@ -813,13 +814,17 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
             unit_flags[off // 2] = JUMP_EVENT
         if fast:
             branch_sides, branch_sides_at = _fastplan.silent_branches(
-                self, segments, len(ops) // OP_WORDS, FROM)
-            _fastplan.flag_silent(unit_flags, ops, branch_sides_at, SILENT_BRANCH)
+                self, segments, len(ops) // OP_WORDS, FROM, silent.SILENT_FOR_ITER)
+            _fastplan.flag_silent(unit_flags, ops, branch_sides_at, SILENT_BRANCH, seg_from)
         else:
             branch_sides, branch_sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)
             for k in range(len(branch_sides_at)):
-                if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] == M_BRANCH:
+                if branch_sides_at[k] >= 0 and ops[k * OP_WORDS] in (M_BRANCH, M_FOR_ITER):
                     unit_flags[ops[k * OP_WORDS + 1] // 2] |= SILENT_BRANCH
+                    if ops[k * OP_WORDS] == M_FOR_ITER:
+                        # (a silent FOR_ITER's b: the local its body stores the value in, + 1)
+                        body = seg_from[ops[k * OP_WORDS + 4] // 2]
+                        ops[k * OP_WORDS + 3] = ops[body * OP_WORDS + 3] + 1
         if fast:
             depth, handler, istart = _fastplan.unit_tables(self, units)
             carry = _fastplan.carry_masks(self, segments, units, FROM, _written_first)

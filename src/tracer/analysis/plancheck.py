@@ -56,20 +56,20 @@ _LAST_OK = _CLOSING.copy()
 _LAST_OK[M.M_RECORD_BOOL] = False
 
 # Operand roles: which range an op's a, b or c word must be in.
-_ANY, _STACK, _LOCAL, _CONST, _RAISE, _OFFSET, _SPECIAL, _FLAGS, _DEFER = range(9)
+_ANY, _STACK, _LOCAL, _CONST, _RAISE, _OFFSET, _SPECIAL, _FLAGS, _DEFER, _ITEM = range(10)
 _ROLES = {  # (a, b, c) per micro-op; a record number (a) is checked with the records
     M.M_LOAD_LOCAL: (_STACK, _LOCAL, _FLAGS), M.M_STORE_LOCAL: (_STACK, _LOCAL, _FLAGS),
     M.M_LOAD_CONST: (_STACK, _CONST, _ANY), M.M_SET: (_STACK, _SPECIAL, _ANY),
     M.M_DELETE_LOCAL: (_LOCAL, _ANY, _ANY), M.M_COPY: (_STACK, _STACK, _ANY),
     M.M_SWAP: (_STACK, _STACK, _ANY), M.M_CAPTURE: (_STACK, _ANY, _ANY),
     M.M_CAPTURE_METHOD: (_STACK, _STACK, _ANY), M.M_RECORD: (_ANY, _ANY, _DEFER),
-    M.M_BRANCH: (_STACK, _ANY, _OFFSET), M.M_FOR_ITER: (_ANY, _ANY, _OFFSET),
+    M.M_BRANCH: (_STACK, _ANY, _OFFSET), M.M_FOR_ITER: (_ANY, _ITEM, _OFFSET),
     M.M_RETURN: (_STACK, _ANY, _ANY), M.M_RETURN_CONST: (_CONST, _ANY, _ANY),
     M.M_YIELD: (_STACK, _ANY, _ANY), M.M_RAISE: (_RAISE, _ANY, _ANY),
     M.M_SILENT_JUMP: (_ANY, _ANY, _OFFSET), M.M_SEND: (_ANY, _OFFSET, _OFFSET),
 }
 _ROLES_ABC = np.array([_ROLES.get(m, (_ANY,) * 3) for m in range(_NMICRO)])
-_EVEN = np.array([1 if role == _OFFSET else 0 for role in range(9)], dtype=np.int32)
+_EVEN = np.array([1 if role == _OFFSET else 0 for role in range(10)], dtype=np.int32)
 
 
 def _table(*codes) -> np.ndarray:
@@ -88,9 +88,11 @@ _HEADER = np.arange(REC_INPUTS)
 
 
 def _bounds(ss: int, nlp: int, nconsts: int, ncode: int) -> tuple[np.ndarray, np.ndarray]:
-    # [lo, hi) per role; a deferral c is a local + 1 (> 0), READ_RETURNED (< 0) or 0.
-    lo = np.array([-_BIG, 0, 0, 0, -_BIG, 0, 0, 0, -_BIG], dtype=np.int64)
-    hi = np.array([_BIG, ss, nlp, nconsts, ss, ncode, NSPECIAL, _LF_ALL + 1, nlp + 1], dtype=np.int64)
+    # [lo, hi) per role; a deferral c is a local + 1 (> 0), READ_RETURNED (< 0) or 0;
+    # a FOR_ITER's b a local + 1 (a silent loop: tracer.analysis.silent) or 0.
+    lo = np.array([-_BIG, 0, 0, 0, -_BIG, 0, 0, 0, -_BIG, 0], dtype=np.int64)
+    hi = np.array([_BIG, ss, nlp, nconsts, ss, ncode, NSPECIAL, _LF_ALL + 1, nlp + 1, nlp + 1],
+                  dtype=np.int64)
     return lo, hi
 
 

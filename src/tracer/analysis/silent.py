@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from array import array
 
+from .bytecode import PY313, for_iter_exit
 from .microops import (
-    FROM, LF_DYN, LF_SAFE, M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_DELETE_LOCAL, M_END,
-    M_LOAD_LOCAL, M_LOST, M_RECORD, M_STORE_LOCAL,
+    FROM, LF_CELL, LF_DYN, LF_SAFE, M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_DELETE_LOCAL,
+    M_END, M_FOR_ITER, M_LOAD_LOCAL, M_LOST, M_RECORD, M_RECORD_BOOL, M_STORE_LOCAL,
 )
+
+
+# Whether a `for` loop's FOR_ITER may go without its BRANCH event (silent_branches);
+# tests build plans with it off to compare against the evented loop.
+SILENT_FOR_ITER = True
 
 
 class SilentBranches:
@@ -28,6 +34,17 @@ class SilentBranches:
         side.  A side that ends in another conditional branch or is lost keeps the
         branch evented (no chains).
 
+        A `for` loop's FOR_ITER goes without its BRANCH event the same way
+        (SILENT_FOR_ITER), its sides the loop's body (`next`) and its exit
+        (`for_iter_exit`, in the `target` word), when the body starts by storing
+        the next value in a plain local that the body's segment assigns nowhere
+        else: the value is read back from that local (the op's `b` word, local + 1,
+        set by the builder from the body's first op).  Loops are taken after the
+        conditional jumps, and one whose segments end a silent branch's side stays
+        evented (that side's end is its event); a side of a loop may not end in a
+        FOR_ITER, and may end in a conditional jump only if that one keeps its
+        BRANCH event (not silent; on 3.12 not after a guarded compare).
+
         Returns `branch_sides` (per silent branch: its offset, the offsets `next` and
         `target`, then for the not-taken and the taken side its END offset or -1,
         the number of offset ranges and the ranges) and `branch_sides_at` (per op: the
@@ -45,15 +62,34 @@ class SilentBranches:
             first_op[(kind, start)] = index
             index += len(seg)
         ending_at: dict[int, list[tuple[int, int]]] = {}  # branch offset -> segments
+        loops_at: dict[int, list[tuple[int, int]]] = {}   # FOR_ITER offset -> segments
         for key, seg in by_start.items():
             if seg[-1][0] == M_BRANCH:
                 ending_at.setdefault(seg[-1][1], []).append(key)
-        for branch, keys in sorted(ending_at.items()):
+            elif seg[-1][0] == M_FOR_ITER and SILENT_FOR_ITER:
+                loops_at.setdefault(seg[-1][1], []).append(key)
+        sides_taken: set[tuple[int, int]] = set()
+        silent_at: set[int] = set()
+        candidates = [(branch, keys, False) for branch, keys in sorted(ending_at.items())]
+        candidates += [(at, keys, True) for at, keys in sorted(loops_at.items())]
+        for branch, keys, loop in candidates:
             ins = self.layout.by_offset[branch]
-            succ = [(FROM, ins.next), (FROM, ins.target)]
+            if loop:
+                succ = [(FROM, ins.next), (FROM, for_iter_exit(ins, self.layout.by_offset))]
+                if any(k in sides_taken for k in keys):
+                    continue   # that side's end would be this loop's silent BRANCH
+            else:
+                succ = [(FROM, ins.next), (FROM, ins.target)]
             if any(k not in by_start for k in succ):
                 continue
-            if any(by_start[k][-1][0] in (M_BRANCH, M_LOST) for k in succ):
+            if any(by_start[k][-1][0] == M_LOST for k in succ):
+                continue
+            if loop:
+                if any(by_start[k][-1][0] == M_FOR_ITER for k in succ) \
+                        or not all(self._loop_side_ends_ok(by_start[k], silent_at) for k in succ) \
+                        or not self._item_stored(by_start, keys, by_start[succ[0]]):
+                    continue
+            elif any(by_start[k][-1][0] == M_BRANCH for k in succ):
                 continue
             members = [self.walked[k] for k in succ]
             ends = [by_start[k][-1][1] if by_start[k][-1][0] == M_END else -1 for k in succ]
@@ -64,8 +100,13 @@ class SilentBranches:
             captures = False
             for k in keys:
                 for op in by_start[k]:
-                    if op[0] in (M_CAPTURE, M_CAPTURE_METHOD) or (op[0] == M_RECORD and op[4] == 0):
-                        captures = True   # reads the stack (a record's result waiting there)
+                    if op[0] in (M_CAPTURE, M_CAPTURE_METHOD) or (
+                            op[0] == M_RECORD and op[4] == 0
+                            and not (loop and self.recs[op[2] + 3] == 0)):
+                        # reads the stack (a record's result waiting there; a loop's
+                        # no-result record, a comprehension's LIST_APPEND, reads only
+                        # its inputs' shadows)
+                        captures = True
                     elif op[0] == M_RECORD and op[4] > 0:
                         late_reads.add(op[4] - 1)
                     elif op[0] == M_LOAD_LOCAL and op[4] & LF_SAFE:
@@ -78,7 +119,9 @@ class SilentBranches:
             if captures or late_reads & assigned:
                 continue
             at = len(branch_sides)
-            branch_sides.extend([branch, ins.next, ins.target])
+            sides_taken.update(succ)
+            silent_at.add(branch)
+            branch_sides.extend([branch, succ[0][1], succ[1][1]])
             for member, end in zip(members, ends):
                 ranges = self._ranges(member)
                 branch_sides.extend([end, len(ranges) // 2])
@@ -88,6 +131,38 @@ class SilentBranches:
                 for i in range(len(by_start[k])):
                     branch_sides_at[base + i] = at
         return branch_sides, branch_sides_at
+
+    def _loop_side_ends_ok(self, side, silent_at: set[int]) -> bool:
+        # A loop's side may end in a conditional jump whose BRANCH event fires (not
+        # a silent one): that event is past the FOR_ITER and shows the side.  Not
+        # on 3.12 where the side holds a compare planned as a RECORD_BOOL: its
+        # guard must be checked where its segment starts, at an event before the
+        # compare runs (the core's compare312.pxi), and a silent loop's side
+        # starts without one.
+        last = side[-1]
+        if last[0] != M_BRANCH:
+            return True
+        if last[1] in silent_at:
+            return False
+        return PY313 or not any(op[0] == M_RECORD_BOOL
+                                and self.layout.by_offset[op[1]].opname == "COMPARE_OP"
+                                for op in side)
+
+    def _item_stored(self, by_start, keys, body) -> bool:
+        # A FOR_ITER's body that starts by storing the next value (the FOR_ITER's
+        # output slot) in a plain local and assigns that local nowhere else in its
+        # segment: the value is there at the frame's next event, wherever in the
+        # body or at its end that is.
+        first = body[0]
+        if first[0] != M_STORE_LOCAL or first[4] & (LF_CELL | LF_DYN):
+            return False
+        for k in keys:
+            r = by_start[k][-1][2]   # the FOR_ITER's record: its one output slot
+            if self.recs[r + 3] != 1 or first[2] != self.recs[r + 5 + self.recs[r + 2]]:
+                return False
+        local = first[3]
+        return not any((op[0] == M_STORE_LOCAL and op[3] == local)
+                       or (op[0] == M_DELETE_LOCAL and op[2] == local) for op in body[1:])
 
     def _ranges(self, offsets: set[int]) -> list[int]:
         # The offsets as [first, last] instruction ranges, flattened.
