@@ -78,8 +78,10 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
         return False
     plan = _cached_plan(self, code)
     if YIELDS_OFF and plan != NULL:
-        # (a delegation's yield may be off: _py_resume's check, with this plan)
-        _check_resume_plan(self, plan, offset)
+        # (a delegation's yield may be off: _py_resume's check, with this plan
+        # and this frame; the frame on top of the stack is `parent`, which has
+        # no hooks: _check_receiver's first test is answered)
+        _check_resume_here(self, plan, frame, offset)
         RESUME_CHECKED = True
     if plan == NULL or plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
             or code is TRACK_CODE or not 0 <= offset < 2 * plan.nunits:
@@ -205,7 +207,6 @@ cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *re
     cdef Trace t
     cdef int32_t *op
     cdef int64_t src = S_UNKNOWN
-    cdef int32_t row, ref
     if fr.hooks or fr.subst_pc >= 0:
         return False
     t = self.trace
@@ -230,7 +231,16 @@ cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *re
             src = _send_yielded(self, t, fr, op, retval)
     if src & 3 == 0 and _yielded_row(self, t, fr, offset, retval, <int32_t>(src >> 2)):
         return True
-    # _leave's tail with no hooks (a constant yielded, or growth).
+    _yield_rest(self, t, fr, offset, retval, src)
+    return True
+
+
+cdef int _yield_rest(Recorder self, Trace t, FrameRec *fr, int32_t offset, PyObject *retval,
+                     int64_t src) except -1:
+    """_leave's tail with no hooks (a constant yielded, or growth), for
+    _yield_plain and _yield_delegators: the ReturnNode of the value yielded
+    (its source `src`), the frame's node closed."""
+    cdef int32_t row, ref
     if src & 3 == 0:
         ref = <int32_t>(src >> 2)
     else:
@@ -238,7 +248,7 @@ cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *re
     row = t.add_row(K_RETURN, F_YIELD, fr.call_row, offset, 0, retval)
     t.add_ref(ref)
     _close_call(self, fr, retval, 0)
-    return True
+    return 0
 
 
 cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t *op,
@@ -538,6 +548,22 @@ cdef inline int _check_resume_plan(Recorder self, CPlan *plan, int32_t offset) e
     return _check_receiver(self, plan, skip, u)
 
 
+cdef inline int _check_resume_here(Recorder self, CPlan *plan, void *frame,
+                                   int32_t offset) except -1:
+    """_check_resume_plan for _resume_plain: the resumed frame is `frame` (the
+    thread's current one) and the frame record on top, its resumer's, has no
+    hooks (checked there): the receiver is checked at once."""
+    cdef uint16_t *skip = plan.end_skip
+    cdef int32_t u = offset >> 1
+    if skip == NULL or not 0 <= u < plan.nunits:
+        return 0
+    if not skip[u] & RESUME_CHECK or skip[u - 1] & (Y_OFF | Y_ON) != Y_OFF:
+        return 0
+    if not _receiver_followed(self, tracer_frame_stack_item(frame, plan.depth[u] - 2)):
+        _keep_yield_on(skip, u - 1)
+    return 0
+
+
 cdef int _check_receiver(Recorder self, CPlan *plan, uint16_t *skip, int32_t u) except -1:
     # (the resumed frame is the thread's current one)
     if self.nframes == 0 or self.frames[self.nframes - 1].hooks:
@@ -590,14 +616,18 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
     would write it."""
     cdef FrameRec *fr
     cdef int32_t *op
+    cdef int32_t *at
     cdef uint16_t *skip
     cdef int32_t y
+    cdef int64_t src
+    cdef Trace t = self.trace
+    cdef bint plain = not t.value_policy and t.timing == NULL
     while self.nframes > 1 and not self.broken:
         fr = &self.frames[self.nframes - 1]
         if fr.pending < 0 or fr.after_call or fr.plan == NULL or fr.plan.end_skip == NULL:
             return 0
         skip = fr.plan.end_skip
-        op = fr.plan.ops + fr.pc * OP_WORDS
+        at = op = fr.plan.ops + fr.pc * OP_WORDS
         while op[OP_CODE] == M_LOAD_CONST or op[OP_CODE] == M_SILENT_JUMP:
             op += OP_WORDS
         if op[OP_CODE] != M_SEND:
@@ -607,7 +637,19 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
             return 0
         if tracer_frame_previous(frame) != fr.frame and tracer_frame_caller(frame) != fr.frame:
             return 0   # (not the frame that sent to this one)
-        if not _yield_plain(self, fr, y, retval):
+        if op == at and plain and not fr.hooks and fr.subst_pc < 0 and not fr.bool_end \
+                and not TRACER_EVENT_LOG:
+            # _yield_plain for a frame at its SEND (a delegation going on, its
+            # resume's op opened): no call its body completed (after_call, checked
+            # above), no bool call, and a SEND's segment ends in no silent branch
+            # (_leave_start has nothing to do); the SEND is not the yield
+            # (_returned_source: S_UNKNOWN): the SEND's row completed with the
+            # value passed on, the yield's ReturnNode, the frame's node closed.
+            fr.body = 0
+            src = _send_yielded(self, t, fr, op, retval)
+            if not (src & 3 == 0 and _yielded_row(self, t, fr, y, retval, <int32_t>(src >> 2))):
+                _yield_rest(self, t, fr, y, retval, src)
+        elif not _yield_plain(self, fr, y, retval):
             # (hooks, a value policy or timing since the location went off: its
             # own event writes it)
             _yield_back_on(skip, y >> 1)
