@@ -78,10 +78,8 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
         return False
     plan = _cached_plan(self, code)
     if YIELDS_OFF and plan != NULL:
-        # (a delegation's yield may be off: _py_resume's check, with this plan
-        # and this frame; the frame on top of the stack is `parent`, which has
-        # no hooks: _check_receiver's first test is answered)
-        _check_resume_here(self, plan, frame, offset)
+        # (a delegation's yield may be off: _py_resume's check, with this plan)
+        _check_resume_plan(self, plan, offset)
         RESUME_CHECKED = True
     if plan == NULL or plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
             or code is TRACK_CODE or not 0 <= offset < 2 * plan.nunits:
@@ -546,22 +544,6 @@ cdef inline int _check_resume_plan(Recorder self, CPlan *plan, int32_t offset) e
     if not skip[u] & RESUME_CHECK or skip[u - 1] & (Y_OFF | Y_ON) != Y_OFF:
         return 0
     return _check_receiver(self, plan, skip, u)
-
-
-cdef inline int _check_resume_here(Recorder self, CPlan *plan, void *frame,
-                                   int32_t offset) except -1:
-    """_check_resume_plan for _resume_plain: the resumed frame is `frame` (the
-    thread's current one) and the frame record on top, its resumer's, has no
-    hooks (checked there): the receiver is checked at once."""
-    cdef uint16_t *skip = plan.end_skip
-    cdef int32_t u = offset >> 1
-    if skip == NULL or not 0 <= u < plan.nunits:
-        return 0
-    if not skip[u] & RESUME_CHECK or skip[u - 1] & (Y_OFF | Y_ON) != Y_OFF:
-        return 0
-    if not _receiver_followed(self, tracer_frame_stack_item(frame, plan.depth[u] - 2)):
-        _keep_yield_on(skip, u - 1)
-    return 0
 
 
 cdef int _check_receiver(Recorder self, CPlan *plan, uint16_t *skip, int32_t u) except -1:
