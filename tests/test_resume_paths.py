@@ -305,8 +305,8 @@ def long_chain(n):
     # chain, and a level whose receiver changes: each level's yield is written
     # at its receiver's, the first at a delegator whose segment still runs a
     # LOAD_CONST into its SEND, the others at a SEND already open (resume.pxi's
-    # _yield_delegators); with fresh columns some of them where the columns
-    # must grow (_yield_rest).
+    # _yield_delegators), which writes them itself; with fresh columns the
+    # columns grow between (the plain paths reserve room or hand over).
     out = list(relay(relay(relay(leaf(n)))))
     g = relay(relay(delegating_echo()))
     out.append(next(g))
