@@ -194,14 +194,19 @@ cdef inline int32_t _open_resumer(Recorder self, Trace t, FrameRec *fr, int32_t 
     return _rows_add(t, &w, K_NESTED, F_OPEN, fr.call_row, op_offset, 0, NULL)
 
 
-cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval) except -1:
+cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval,
+                      bint at_send) except -1:
     """A followed generator frame suspended (PY_YIELD) in one routine: the
     segment before the yield replayed, the yielded value's ReturnNode (a SEND
     that delegated to a receiver completed with the value it passes on), the
     frame's node closed and its record popped.  False (nothing done) when the
     frame has hooks, a substitution, a value policy or timing: _leave's.  `fr`
     is the yielding frame's record, the top one (_top_for, or a delegating
-    frame whose yield its receiver's yield stands for: _yield_delegators)."""
+    frame whose yield its receiver's yield stands for: _yield_delegators).
+    `at_send`: the caller found the frame's pending op to be the SEND whose
+    yield this is, with no call its body completed and no bool call pending
+    (_yield_delegators): nothing to replay or take first (a SEND's segment
+    ends in no silent branch), and a SEND is never the yield itself."""
     cdef Trace t
     cdef int32_t *op
     cdef int64_t src = S_UNKNOWN
@@ -213,20 +218,23 @@ cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *re
     # A yield is not the call's result; a call before it that its body's return
     # completed leaves the frame past that call (events.pxi's _leave_start).
     fr.body = 0
-    _leave_start(self, fr, offset)
-    if fr.pending >= 0:
-        op = fr.plan.ops + fr.pc * OP_WORDS
-        if (op[OP_CODE] != M_SEND and op[OP_CODE] != M_YIELD) or TRACER_EVENT_LOG:
-            # (a `yield from` whose receiver yielded is at its SEND already: the
-            # op loop would stop at once.)  A result the plan reads from the
-            # value yielded: READ_RETURNED.
-            self.returning = retval
-            _run_to_end(self, fr)
-            self.returning = NULL
+    op = fr.plan.ops + fr.pc * OP_WORDS
+    if not at_send:
+        _leave_start(self, fr, offset)
+        if fr.pending >= 0:
             op = fr.plan.ops + fr.pc * OP_WORDS
-        src = _returned_source(self, fr, op, offset)   # (events.pxi)
-        if op[OP_CODE] == M_SEND and op[OP_B] == offset:
-            src = _send_yielded(self, t, fr, op, retval)
+            if (op[OP_CODE] != M_SEND and op[OP_CODE] != M_YIELD) or TRACER_EVENT_LOG:
+                # (a `yield from` whose receiver yielded is at its SEND already: the
+                # op loop would stop at once.)  A result the plan reads from the
+                # value yielded: READ_RETURNED.
+                self.returning = retval
+                _run_to_end(self, fr)
+                self.returning = NULL
+                op = fr.plan.ops + fr.pc * OP_WORDS
+            src = _returned_source(self, fr, op, offset)   # (events.pxi)
+            at_send = op[OP_CODE] == M_SEND and op[OP_B] == offset
+    if at_send:
+        src = _send_yielded(self, t, fr, op, retval)
     if src & 3 == 0 and _yielded_row(self, t, fr, offset, retval, <int32_t>(src >> 2)):
         return True
     _yield_rest(self, t, fr, offset, retval, src)
@@ -601,9 +609,6 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
     cdef int32_t *at
     cdef uint16_t *skip
     cdef int32_t y
-    cdef int64_t src
-    cdef Trace t = self.trace
-    cdef bint plain = not t.value_policy and t.timing == NULL
     while self.nframes > 1 and not self.broken:
         fr = &self.frames[self.nframes - 1]
         if fr.pending < 0 or fr.after_call or fr.plan == NULL or fr.plan.end_skip == NULL:
@@ -619,19 +624,8 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
             return 0
         if tracer_frame_previous(frame) != fr.frame and tracer_frame_caller(frame) != fr.frame:
             return 0   # (not the frame that sent to this one)
-        if op == at and plain and not fr.hooks and fr.subst_pc < 0 and not fr.bool_end \
-                and not TRACER_EVENT_LOG:
-            # _yield_plain for a frame at its SEND (a delegation going on, its
-            # resume's op opened): no call its body completed (after_call, checked
-            # above), no bool call, and a SEND's segment ends in no silent branch
-            # (_leave_start has nothing to do); the SEND is not the yield
-            # (_returned_source: S_UNKNOWN): the SEND's row completed with the
-            # value passed on, the yield's ReturnNode, the frame's node closed.
-            fr.body = 0
-            src = _send_yielded(self, t, fr, op, retval)
-            if not (src & 3 == 0 and _yielded_row(self, t, fr, y, retval, <int32_t>(src >> 2))):
-                _yield_rest(self, t, fr, y, retval, src)
-        elif not _yield_plain(self, fr, y, retval):
+        if not _yield_plain(self, fr, y, retval,
+                            op == at and not fr.bool_end and not TRACER_EVENT_LOG):
             # (hooks, a value policy or timing since the location went off: its
             # own event writes it)
             _yield_back_on(skip, y >> 1)
