@@ -687,7 +687,7 @@ cdef int _py_yield(Recorder self, object code, int offset, object retval) except
     frame = fr.frame
     rc = _yield_switch(self, fr, offset)
     self.events += 1
-    if not _yield_plain(self, fr, offset, <PyObject *>retval, False):
+    if not _yield_plain(self, fr, offset, <PyObject *>retval):
         self.events -= 1   # (counted by _leave)
         _leave(self, code, offset, <PyObject *>retval, F_YIELD)
     if self.nframes == n - 1:

@@ -194,22 +194,18 @@ cdef inline int32_t _open_resumer(Recorder self, Trace t, FrameRec *fr, int32_t 
     return _rows_add(t, &w, K_NESTED, F_OPEN, fr.call_row, op_offset, 0, NULL)
 
 
-cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval,
-                      bint at_send) except -1:
+cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval) except -1:
     """A followed generator frame suspended (PY_YIELD) in one routine: the
     segment before the yield replayed, the yielded value's ReturnNode (a SEND
     that delegated to a receiver completed with the value it passes on), the
     frame's node closed and its record popped.  False (nothing done) when the
     frame has hooks, a substitution, a value policy or timing: _leave's.  `fr`
     is the yielding frame's record, the top one (_top_for, or a delegating
-    frame whose yield its receiver's yield stands for: _yield_delegators).
-    `at_send`: the caller found the frame's pending op to be the SEND whose
-    yield this is, with no call its body completed and no bool call pending
-    (_yield_delegators): nothing to replay or take first (a SEND's segment
-    ends in no silent branch), and a SEND is never the yield itself."""
+    frame whose yield its receiver's yield stands for: _yield_delegators)."""
     cdef Trace t
     cdef int32_t *op
     cdef int64_t src = S_UNKNOWN
+    cdef int32_t row, ref
     if fr.hooks or fr.subst_pc >= 0:
         return False
     t = self.trace
@@ -218,35 +214,23 @@ cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *re
     # A yield is not the call's result; a call before it that its body's return
     # completed leaves the frame past that call (events.pxi's _leave_start).
     fr.body = 0
-    op = fr.plan.ops + fr.pc * OP_WORDS
-    if not at_send:
-        _leave_start(self, fr, offset)
-        if fr.pending >= 0:
+    _leave_start(self, fr, offset)
+    if fr.pending >= 0:
+        op = fr.plan.ops + fr.pc * OP_WORDS
+        if (op[OP_CODE] != M_SEND and op[OP_CODE] != M_YIELD) or TRACER_EVENT_LOG:
+            # (a `yield from` whose receiver yielded is at its SEND already: the
+            # op loop would stop at once.)  A result the plan reads from the
+            # value yielded: READ_RETURNED.
+            self.returning = retval
+            _run_to_end(self, fr)
+            self.returning = NULL
             op = fr.plan.ops + fr.pc * OP_WORDS
-            if (op[OP_CODE] != M_SEND and op[OP_CODE] != M_YIELD) or TRACER_EVENT_LOG:
-                # (a `yield from` whose receiver yielded is at its SEND already: the
-                # op loop would stop at once.)  A result the plan reads from the
-                # value yielded: READ_RETURNED.
-                self.returning = retval
-                _run_to_end(self, fr)
-                self.returning = NULL
-                op = fr.plan.ops + fr.pc * OP_WORDS
-            src = _returned_source(self, fr, op, offset)   # (events.pxi)
-            at_send = op[OP_CODE] == M_SEND and op[OP_B] == offset
-    if at_send:
-        src = _send_yielded(self, t, fr, op, retval)
+        src = _returned_source(self, fr, op, offset)   # (events.pxi)
+        if op[OP_CODE] == M_SEND and op[OP_B] == offset:
+            src = _send_yielded(self, t, fr, op, retval)
     if src & 3 == 0 and _yielded_row(self, t, fr, offset, retval, <int32_t>(src >> 2)):
         return True
-    _yield_rest(self, t, fr, offset, retval, src)
-    return True
-
-
-cdef int _yield_rest(Recorder self, Trace t, FrameRec *fr, int32_t offset, PyObject *retval,
-                     int64_t src) except -1:
-    """_leave's tail with no hooks (a constant yielded, or growth), for
-    _yield_plain and _yield_delegators: the ReturnNode of the value yielded
-    (its source `src`), the frame's node closed."""
-    cdef int32_t row, ref
+    # _leave's tail with no hooks (a constant yielded, or growth).
     if src & 3 == 0:
         ref = <int32_t>(src >> 2)
     else:
@@ -254,7 +238,7 @@ cdef int _yield_rest(Recorder self, Trace t, FrameRec *fr, int32_t offset, PyObj
     row = t.add_row(K_RETURN, F_YIELD, fr.call_row, offset, 0, retval)
     t.add_ref(ref)
     _close_call(self, fr, retval, 0)
-    return 0
+    return True
 
 
 cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t *op,
@@ -606,7 +590,6 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
     would write it."""
     cdef FrameRec *fr
     cdef int32_t *op
-    cdef int32_t *at
     cdef uint16_t *skip
     cdef int32_t y
     while self.nframes > 1 and not self.broken:
@@ -614,7 +597,7 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
         if fr.pending < 0 or fr.after_call or fr.plan == NULL or fr.plan.end_skip == NULL:
             return 0
         skip = fr.plan.end_skip
-        at = op = fr.plan.ops + fr.pc * OP_WORDS
+        op = fr.plan.ops + fr.pc * OP_WORDS
         while op[OP_CODE] == M_LOAD_CONST or op[OP_CODE] == M_SILENT_JUMP:
             op += OP_WORDS
         if op[OP_CODE] != M_SEND:
@@ -624,8 +607,7 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
             return 0
         if tracer_frame_previous(frame) != fr.frame and tracer_frame_caller(frame) != fr.frame:
             return 0   # (not the frame that sent to this one)
-        if not _yield_plain(self, fr, y, retval,
-                            op == at and not fr.bool_end and not TRACER_EVENT_LOG):
+        if not _yield_plain(self, fr, y, retval):
             # (hooks, a value policy or timing since the location went off: its
             # own event writes it)
             _yield_back_on(skip, y >> 1)
