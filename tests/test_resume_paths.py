@@ -300,6 +300,23 @@ def many_receiver_codes(n):
     return out
 
 
+def long_chain(n):
+    # Many items through three delegating levels, values sent in through the
+    # chain, and a level whose receiver changes: each level's yield is written
+    # at its receiver's, the first at a delegator whose segment still runs a
+    # LOAD_CONST into its SEND, the others at a SEND already open (resume.pxi's
+    # _yield_delegators), which writes them itself; with fresh columns the
+    # columns grow between (the plain paths reserve room or hand over).
+    out = list(relay(relay(relay(leaf(n)))))
+    g = relay(relay(delegating_echo()))
+    out.append(next(g))
+    for i in range(n):
+        out.append(g.send(i))
+    g.close()
+    out.extend(relay(relay(deep(2, n))))
+    return out
+
+
 PROGRAMS = [
     (chain, (4,)),
     (sends, (3,)),
@@ -315,6 +332,7 @@ PROGRAMS = [
     (thrown_chain, (3,)),
     (prestarted_receiver, (3,)),
     (many_receiver_codes, (3,)),
+    (long_chain, (300,)),
 ]
 
 
