@@ -250,12 +250,17 @@ cdef inline bint _single_row_at_return(int32_t next_opc) noexcept:
 cdef inline int32_t _row_room(Recorder self, Trace t, FrameRec *fr, int32_t *r, int64_t *ss) noexcept:
     """The first half of a one-row commit (_single_row, aftercall.pxi's
     _bool_row, _straight_ops): room checked for record `r`'s row (no growth
-    here) and its input refs written past the refs in use (_row_inputs); the
+    here; below zcap, so its aux and flags are 0 already: zeroed ahead if
+    not) and its input refs written past the refs in use (_row_inputs); the
     new refs count, or -1 with nothing committed (the columns must grow, an
     input to pool first): the caller leaves the row to the general path.
     (`t` is self.trace, borrowed: no reference taken per row.)"""
-    if t.n + 2 >= t.cap or t.nrefs + r[REC_NIN] > t.refcap:
+    if t.nrefs + r[REC_NIN] > t.refcap:
         return -1
+    if _rare(t.n + 2 >= t.zcap):
+        if t.n + 2 >= t.cap or t.external:
+            return -1
+        t._zero_ahead(t.n + 3)
     return _row_inputs(fr.plan, self.session, r, ss, t.refs_, t.nrefs)
 
 
@@ -267,12 +272,10 @@ cdef inline void _commit_row(Trace t, FrameRec *fr, int32_t *op, int32_t *r, int
     cdef int32_t row = t.n
     t.parent_[row] = fr.call_row
     t.offset_[row] = op[OP_OFFSET]
-    t.aux_[row] = 0
     t.value_[row] = _row_value(t.value_policy, v)
     t.ref_start_[row + 1] = nrefs
     t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-    t.flags_[row] = 0
-    t.n = row + 1
+    t.n = row + 1   # (aux and flags: 0 already below zcap, _row_room)
     t.nrefs = nrefs
     ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
     fr.pc += 1
@@ -465,10 +468,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t budget_rows = plan.run_rows if branch_at < 0 else plan.branch_run_rows
     cdef int32_t budget_refs = plan.run_refs if branch_at < 0 else plan.branch_run_refs
     # The columns, in locals: never through a pointer to a struct that escapes,
-    # so that stores into them do not make the compiler reload the counts.
+    # so that stores into them do not make the compiler reload the counts.  No
+    # flags column: every row written here has flags 0, and a primitive's aux 0,
+    # which open_rows's room holds already (Trace.zcap): neither is stored.
     cdef Rows w
     cdef uint8_t *kinds
-    cdef uint8_t *flags
     cdef int32_t *parents
     cdef int32_t *offsets
     cdef int32_t *auxes
@@ -511,7 +515,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # is on the stack.
                 if reopen:
                     self.trace.open_rows(&w, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
@@ -533,11 +537,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     row = n
                     parents[row] = call_row
                     offsets[row] = op[OP_OFFSET]
-                    auxes[row] = 0
                     values[row] = _row_value(policy, v)
                     ref_starts[row + 1] = nrefs
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                    flags[row] = 0
                     n = row + 1
                     self.trace.n = n
                     self.trace.nrefs = nrefs
@@ -561,7 +563,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # attribute, a delete): _record's row, value None.
                 if reopen:
                     self.trace.open_rows(&w, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
@@ -571,11 +573,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     row = n
                     parents[row] = call_row
                     offsets[row] = op[OP_OFFSET]
-                    auxes[row] = 0
                     values[row] = _immortal_value(policy, <PyObject *>None)
                     ref_starts[row + 1] = nrefs
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                    flags[row] = 0
                     n = row + 1
                     self.trace.n = n
                     self.trace.nrefs = nrefs
@@ -600,7 +600,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # _jump_row's row, unconditional.
                 if reopen:
                     self.trace.open_rows(&w, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
@@ -611,7 +611,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 values[row] = _immortal_value(policy, <PyObject *>None)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_JUMP
-                flags[row] = 0
                 n = row + 1
                 self.trace.n = n
             else:
@@ -668,7 +667,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
             if reopen:
                 self.trace.open_rows(&w, budget_rows, budget_refs)
-                kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                kinds, parents, offsets = w.kind, w.parent, w.offset
                 auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                 n, nrefs = w.n, w.nrefs
                 reopen = False
@@ -682,11 +681,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 row = n
                 parents[row] = call_row
                 offsets[row] = op[OP_OFFSET]
-                auxes[row] = 0
                 values[row] = _immortal_value(policy, truth)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                flags[row] = 0
                 n = row + 1
                 self.trace.n = n
                 self.trace.nrefs = nrefs
@@ -706,7 +703,6 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             values[row] = _immortal_value(policy, truth)
             ref_starts[row + 1] = nrefs
             kinds[row] = K_JUMP
-            flags[row] = 0
             n = row + 1
             self.trace.n = n
             self.trace.nrefs = nrefs
