@@ -409,6 +409,14 @@ cdef inline PyObject *_immortal_value(int policy, PyObject *v) noexcept:
     return v
 
 
+cdef extern from *:
+    """
+    #define TRACER_PC_AT(ops, op) ((int32_t)(((op) - (ops)) / __pyx_e_6tracer_5_core_OP_WORDS))
+    """
+    # The index of op `op` in `ops` (a C division by the constant OP_WORDS).
+    int32_t _pc_at "TRACER_PC_AT"(int32_t *ops, int32_t *op) noexcept
+
+
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                   int32_t go_on_to) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op;
@@ -439,6 +447,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *op
     cdef int32_t *bop
     cdef int32_t *r
+    # The op's index is not kept in the loop (one live value and an add per op
+    # fewer): fr.pc is set from `op` where a call out or the run's end needs it.
     cdef int32_t pc = fr.pc
     cdef int32_t opc, nin, row, kind
     cdef int64_t *sl = _locals(self, fr)
@@ -485,7 +495,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             and ROWS_UNDER_FILTERS:
         fast = True
         filtered = fr.filters != NULL and (fr.hooks & H_FILTERED) != 0
-    # `op` walks the ops with `pc` (no index arithmetic per op).
+    # `op` walks the ops (its index: _pc_at, where needed).
     op = ops + pc * OP_WORDS
     while True:
         opc = op[OP_CODE]
@@ -497,13 +507,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if opc == M_LOAD_LOCAL:
                 s = sl[op[OP_B]]
                 if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
-                    fr.pc = pc
+                    fr.pc = _pc_at(ops, op)
                     s = _carried(self, fr, op)
                     reopen = True
                 ss[op[OP_A]] = s
             else:
                 ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
-            pc += 1
             op += OP_WORDS
             opc = op[OP_CODE]
         # One comparison per case on a C variable: Cython emits a switch.
@@ -547,7 +556,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     if filtered and _row_filtered(self, fr, r, row):
                         # (the value's stack slot, or -1 for a deferred one, as
                         # _record_primitive gives it)
-                        fr.pc = pc
+                        fr.pc = _pc_at(ops, op)
                         _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
                                   plan.rec_iv[op[OP_A]])
                         reopen = True
@@ -555,7 +564,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     # An input to pool first (a constant's first use in this trace).
                     # (A value on the stack is read there again: a filter's
                     # override replaces it in its slot.)
-                    fr.pc = pc
+                    fr.pc = _pc_at(ops, op)
                     _record_primitive(self, fr, r, v if op[OP_C] else NULL)
                     reopen = True
             elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
@@ -580,18 +589,18 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     self.trace.n = n
                     self.trace.nrefs = nrefs
                 else:
-                    fr.pc = pc
+                    fr.pc = _pc_at(ops, op)
                     _record(self, fr, op[OP_A], NULL)
                     reopen = True
             else:
-                fr.pc = pc
+                fr.pc = _pc_at(ops, op)
                 _record(self, fr, op[OP_A], NULL,
                         _deferred_value(self, fr, op) if op[OP_C] else NULL)
                 reopen = True
         elif opc == M_STORE_LOCAL:
             s = ss[op[OP_A]]
             if s & 3 != 0:
-                fr.pc = pc
+                fr.pc = _pc_at(ops, op)
                 s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
                 reopen = True
             sl[op[OP_B]] = s
@@ -614,7 +623,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 n = row + 1
                 self.trace.n = n
             else:
-                fr.pc = pc
+                fr.pc = _pc_at(ops, op)
                 _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
         elif opc == M_SET:
             ss[op[OP_A]] = SPECIAL_SHADOW[op[OP_B]]
@@ -707,7 +716,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             self.trace.n = n
             self.trace.nrefs = nrefs
             if TRACER_EVENT_LOG:
-                _log_segment(fr, first, pc + 1, "to end, branch taken")
+                _log_segment(fr, first, _pc_at(ops, op) + 1, "to end, branch taken")
             branch_at = -1
             pc = plan.seg_from[dest >> 1]
             if pc < 0:
@@ -724,11 +733,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             continue   # the next segment, up to the event's instruction
         else:
             break  # END or a terminal op, left for the caller
-        pc += 1
         op += OP_WORDS
     if TRACER_EVENT_LOG:
-        _log_segment(fr, first, pc, "to end")
-    fr.pc = pc
+        _log_segment(fr, first, _pc_at(ops, op), "to end")
+    fr.pc = _pc_at(ops, op)
     if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0 \
             and (not filtered or _static_unfiltered(fr, plan.recs + op[OP_A])):
         # The loop's BRANCH event: _for_iter's rows, written by _loop_rows, and
