@@ -250,12 +250,17 @@ cdef inline bint _single_row_at_return(int32_t next_opc) noexcept:
 cdef inline int32_t _row_room(Recorder self, Trace t, FrameRec *fr, int32_t *r, int64_t *ss) noexcept:
     """The first half of a one-row commit (_single_row, aftercall.pxi's
     _bool_row, _straight_ops): room checked for record `r`'s row (no growth
-    here) and its input refs written past the refs in use (_row_inputs); the
+    here; below zcap, so its aux and flags are 0 already: zeroed ahead if
+    not) and its input refs written past the refs in use (_row_inputs); the
     new refs count, or -1 with nothing committed (the columns must grow, an
     input to pool first): the caller leaves the row to the general path.
     (`t` is self.trace, borrowed: no reference taken per row.)"""
-    if t.n + 2 >= t.cap or t.nrefs + r[REC_NIN] > t.refcap:
+    if t.nrefs + r[REC_NIN] > t.refcap:
         return -1
+    if _rare(t.n + 2 >= t.zcap):
+        if t.n + 2 >= t.cap or t.external:
+            return -1
+        t._zero_ahead(t.n + 3)
     return _row_inputs(fr.plan, self.session, r, ss, t.refs_, t.nrefs)
 
 
@@ -267,12 +272,10 @@ cdef inline void _commit_row(Trace t, FrameRec *fr, int32_t *op, int32_t *r, int
     cdef int32_t row = t.n
     t.parent_[row] = fr.call_row
     t.offset_[row] = op[OP_OFFSET]
-    t.aux_[row] = 0
     t.value_[row] = _row_value(t.value_policy, v)
     t.ref_start_[row + 1] = nrefs
     t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-    t.flags_[row] = 0
-    t.n = row + 1
+    t.n = row + 1   # (aux and flags: 0 already below zcap, _row_room)
     t.nrefs = nrefs
     ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
     fr.pc += 1
@@ -406,6 +409,14 @@ cdef inline PyObject *_immortal_value(int policy, PyObject *v) noexcept:
     return v
 
 
+cdef extern from *:
+    """
+    #define TRACER_PC_AT(ops, op) ((int32_t)(((op) - (ops)) / __pyx_e_6tracer_5_core_OP_WORDS))
+    """
+    # The index of op `op` in `ops` (a C division by the constant OP_WORDS).
+    int32_t _pc_at "TRACER_PC_AT"(int32_t *ops, int32_t *op) noexcept
+
+
 cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                   int32_t go_on_to) except -1:
     """Run the pending segment's ops from fr.pc up to its END or terminal op;
@@ -436,6 +447,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t *op
     cdef int32_t *bop
     cdef int32_t *r
+    # The op's index is not kept in the loop (one live value and an add per op
+    # fewer): fr.pc is set from `op` where a call out or the run's end needs it.
     cdef int32_t pc = fr.pc
     cdef int32_t opc, nin, row, kind
     cdef int64_t *sl = _locals(self, fr)
@@ -465,10 +478,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef int32_t budget_rows = plan.run_rows if branch_at < 0 else plan.branch_run_rows
     cdef int32_t budget_refs = plan.run_refs if branch_at < 0 else plan.branch_run_refs
     # The columns, in locals: never through a pointer to a struct that escapes,
-    # so that stores into them do not make the compiler reload the counts.
+    # so that stores into them do not make the compiler reload the counts.  No
+    # flags column: every row written here has flags 0, and a primitive's aux 0,
+    # which open_rows's room holds already (Trace.zcap): neither is stored.
     cdef Rows w
     cdef uint8_t *kinds
-    cdef uint8_t *flags
     cdef int32_t *parents
     cdef int32_t *offsets
     cdef int32_t *auxes
@@ -481,7 +495,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             and ROWS_UNDER_FILTERS:
         fast = True
         filtered = fr.filters != NULL and (fr.hooks & H_FILTERED) != 0
-    # `op` walks the ops with `pc` (no index arithmetic per op).
+    # `op` walks the ops (its index: _pc_at, where needed).
     op = ops + pc * OP_WORDS
     while True:
         opc = op[OP_CODE]
@@ -493,13 +507,12 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             if opc == M_LOAD_LOCAL:
                 s = sl[op[OP_B]]
                 if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
-                    fr.pc = pc
+                    fr.pc = _pc_at(ops, op)
                     s = _carried(self, fr, op)
                     reopen = True
                 ss[op[OP_A]] = s
             else:
                 ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
-            pc += 1
             op += OP_WORDS
             opc = op[OP_CODE]
         # One comparison per case on a C variable: Cython emits a switch.
@@ -511,7 +524,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # is on the stack.
                 if reopen:
                     self.trace.open_rows(&w, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
@@ -533,11 +546,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     row = n
                     parents[row] = call_row
                     offsets[row] = op[OP_OFFSET]
-                    auxes[row] = 0
                     values[row] = _row_value(policy, v)
                     ref_starts[row + 1] = nrefs
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                    flags[row] = 0
                     n = row + 1
                     self.trace.n = n
                     self.trace.nrefs = nrefs
@@ -545,7 +556,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     if filtered and _row_filtered(self, fr, r, row):
                         # (the value's stack slot, or -1 for a deferred one, as
                         # _record_primitive gives it)
-                        fr.pc = pc
+                        fr.pc = _pc_at(ops, op)
                         _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
                                   plan.rec_iv[op[OP_A]])
                         reopen = True
@@ -553,7 +564,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     # An input to pool first (a constant's first use in this trace).
                     # (A value on the stack is read there again: a filter's
                     # override replaces it in its slot.)
-                    fr.pc = pc
+                    fr.pc = _pc_at(ops, op)
                     _record_primitive(self, fr, r, v if op[OP_C] else NULL)
                     reopen = True
             elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
@@ -561,7 +572,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # attribute, a delete): _record's row, value None.
                 if reopen:
                     self.trace.open_rows(&w, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
@@ -571,27 +582,25 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     row = n
                     parents[row] = call_row
                     offsets[row] = op[OP_OFFSET]
-                    auxes[row] = 0
                     values[row] = _immortal_value(policy, <PyObject *>None)
                     ref_starts[row + 1] = nrefs
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                    flags[row] = 0
                     n = row + 1
                     self.trace.n = n
                     self.trace.nrefs = nrefs
                 else:
-                    fr.pc = pc
+                    fr.pc = _pc_at(ops, op)
                     _record(self, fr, op[OP_A], NULL)
                     reopen = True
             else:
-                fr.pc = pc
+                fr.pc = _pc_at(ops, op)
                 _record(self, fr, op[OP_A], NULL,
                         _deferred_value(self, fr, op) if op[OP_C] else NULL)
                 reopen = True
         elif opc == M_STORE_LOCAL:
             s = ss[op[OP_A]]
             if s & 3 != 0:
-                fr.pc = pc
+                fr.pc = _pc_at(ops, op)
                 s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
                 reopen = True
             sl[op[OP_B]] = s
@@ -600,7 +609,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 # _jump_row's row, unconditional.
                 if reopen:
                     self.trace.open_rows(&w, budget_rows, budget_refs)
-                    kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
@@ -611,11 +620,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 values[row] = _immortal_value(policy, <PyObject *>None)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_JUMP
-                flags[row] = 0
                 n = row + 1
                 self.trace.n = n
             else:
-                fr.pc = pc
+                fr.pc = _pc_at(ops, op)
                 _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
         elif opc == M_SET:
             ss[op[OP_A]] = SPECIAL_SHADOW[op[OP_B]]
@@ -668,7 +676,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
             if reopen:
                 self.trace.open_rows(&w, budget_rows, budget_refs)
-                kinds, flags, parents, offsets = w.kind, w.flags, w.parent, w.offset
+                kinds, parents, offsets = w.kind, w.parent, w.offset
                 auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                 n, nrefs = w.n, w.nrefs
                 reopen = False
@@ -682,11 +690,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 row = n
                 parents[row] = call_row
                 offsets[row] = op[OP_OFFSET]
-                auxes[row] = 0
                 values[row] = _immortal_value(policy, truth)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                flags[row] = 0
                 n = row + 1
                 self.trace.n = n
                 self.trace.nrefs = nrefs
@@ -706,12 +712,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             values[row] = _immortal_value(policy, truth)
             ref_starts[row + 1] = nrefs
             kinds[row] = K_JUMP
-            flags[row] = 0
             n = row + 1
             self.trace.n = n
             self.trace.nrefs = nrefs
             if TRACER_EVENT_LOG:
-                _log_segment(fr, first, pc + 1, "to end, branch taken")
+                _log_segment(fr, first, _pc_at(ops, op) + 1, "to end, branch taken")
             branch_at = -1
             pc = plan.seg_from[dest >> 1]
             if pc < 0:
@@ -728,11 +733,10 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             continue   # the next segment, up to the event's instruction
         else:
             break  # END or a terminal op, left for the caller
-        pc += 1
         op += OP_WORDS
     if TRACER_EVENT_LOG:
-        _log_segment(fr, first, pc, "to end")
-    fr.pc = pc
+        _log_segment(fr, first, _pc_at(ops, op), "to end")
+    fr.pc = _pc_at(ops, op)
     if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0 \
             and (not filtered or _static_unfiltered(fr, plan.recs + op[OP_A])):
         # The loop's BRANCH event, or a silent loop's (op's b > 0) first event

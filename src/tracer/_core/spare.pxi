@@ -57,6 +57,7 @@ cdef void _swap_columns(Columns *c, Trace t) noexcept:
     t.kind_ = c.kind_; t.flags_ = c.flags_; t.parent_ = c.parent_
     t.offset_ = c.offset_; t.aux_ = c.aux_
     t.ref_start_ = c.ref_start_; t.value_ = c.value_; t.refs_ = c.refs_
+    t.zcap = 0   # (the rows of the trace that had them: nothing known zero)
     c[0] = tmp
 
 
