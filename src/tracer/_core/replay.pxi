@@ -355,7 +355,7 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
     cdef int32_t opc, nrefs
     cdef int64_t s
     cdef PyObject *v
-    cdef size_t cache_at
+    cdef Py_ssize_t cache_at
     while True:
         opc = op[OP_CODE]
         if opc == M_LOAD_LOCAL:
@@ -380,8 +380,8 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
                         tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + r[REC_NIN]]))
         elif opc == M_CAPTURE:
             v = tracer_frame_local(fr.frame, plan.nlocalsplus + op[OP_A])
-            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
-            if v == NULL or self.pool_cache_obj[cache_at] != v:
+            cache_at = _pool_cached(self, v) if v != NULL else -1
+            if cache_at < 0:
                 break   # (_capture pools it: the loop's)
             ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
         elif opc == M_COPY:
@@ -490,7 +490,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef PyObject **values
     cdef int32_t *refs
     cdef int32_t n, nrefs, next_refs
-    cdef size_t cache_at
+    cdef Py_ssize_t cache_at
     if not fast and (row_hooks & ~<uint32_t>ROW_FILTER_HOOKS) == 0 and fr.subst_pc < 0 \
             and ROWS_UNDER_FILTERS:
         fast = True
@@ -640,8 +640,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # inline when _pool_ref's cache has it (captured before in this
             # trace), as _capture gives it; else _capture pools it.
             v = fs[op[OP_A]]
-            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
-            if v != NULL and self.pool_cache_obj[cache_at] == v:
+            cache_at = _pool_cached(self, v) if v != NULL else -1
+            if cache_at >= 0:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
                 ss[op[OP_A]] = _capture(self, fr, op[OP_A])
@@ -651,9 +651,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # cache, where _capture_method would write the method's pool ref
             # and leave the self's shadow as it is.
             v = fs[op[OP_A]]
-            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            cache_at = _pool_cached(self, v) if v != NULL else -1
             s = ss[op[OP_B]]
-            if v != NULL and self.pool_cache_obj[cache_at] == v and s != S_DYN and s != S_UNKNOWN \
+            if cache_at >= 0 and s != S_DYN and s != S_UNKNOWN \
                     and fs[op[OP_B]] != NULL:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
@@ -937,20 +937,46 @@ cdef int64_t _capture(Recorder self, FrameRec *fr, int32_t depth) except? -1:
     return ((<int64_t>(-_pool_ref(self, v) - 1)) << 2) | 2
 
 
+cdef inline size_t _pool_set(PyObject *v) noexcept:
+    # The first of the two cache entries v may sit in.  A multiplicative hash of
+    # the whole address: objects are 16-byte aligned and the allocator places
+    # them at page-periodic addresses, so the address's low bits alone made hot
+    # callables of one program share an entry in some heap layouts (session 20).
+    return <size_t>(((<uint64_t>v) * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - POOL_SET_BITS)) << 1
+
+
+cdef inline Py_ssize_t _pool_cached(Recorder self, PyObject *v) noexcept:
+    """The entry of _pool_ref's cache that holds v (not NULL), or -1."""
+    cdef size_t h = _pool_set(v)
+    if self.pool_cache_obj[h] == v:
+        return <Py_ssize_t>h
+    if self.pool_cache_obj[h + 1] == v:
+        return <Py_ssize_t>h + 1
+    return -1
+
+
 cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
     """The pool ref of a captured constant, added once per object and trace.
 
     A global function or a method descriptor is captured at every execution of
     its load; a small cache by address finds the entry made last time (the pool
-    keeps the object alive, so its address cannot be reused meanwhile).
+    keeps the object alive, so its address cannot be reused meanwhile).  The
+    cache is 2-way set-associative: two hot callables that hash alike take both
+    ways of their set, where a single way made them evict each other on every
+    call and the pool grew by an entry per capture.
     """
-    cdef size_t h = (<size_t>v >> 4) & (POOL_CACHE - 1)
+    cdef Py_ssize_t at = _pool_cached(self, v)
+    cdef size_t h
     cdef int32_t ref
-    if self.pool_cache_obj[h] == v:
-        return self.pool_cache_ref[h]
+    if at >= 0:
+        return self.pool_cache_ref[at]
     ref = self.trace.pool_add(<object>v)
     if self.trace.value_policy and PyList_GET_ITEM(self.trace.pool, -ref - 1) != v:
         return ref   # a value policy kept something else: v may die and its address recur
+    # The newest entry in the set's first way, the one it displaces in the second.
+    h = _pool_set(v)
+    self.pool_cache_obj[h + 1] = self.pool_cache_obj[h]
+    self.pool_cache_ref[h + 1] = self.pool_cache_ref[h]
     self.pool_cache_obj[h] = v
     self.pool_cache_ref[h] = ref
     return ref
