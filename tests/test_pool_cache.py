@@ -2,10 +2,11 @@
 
 A global function or method loaded by a traced frame is captured into the
 trace's constant pool; a small cache by address finds the pool entry made the
-last time, so a callable called 10^6 times has one pool entry, not 10^6.  The
-cache is set-associative with two ways, hashed on the whole address: callables
-whose addresses share a set (which the old single way, indexed by the address's
-low bits, made evict each other on every call in some heap layouts) keep their
+last time, so a callable called 10^6 times has one pool entry, not 10^6.  Each
+object has two possible entries: its home (the address's bits 4..12) and one
+away from it (a hash of the whole address), where it moves when another object
+takes its home.  Callables whose addresses share a home (which the old single
+entry made evict each other on every call in some heap layouts) keep their
 entries.  Whatever the cache holds, the trace is the same: these tests build
 callables whose addresses collide and check the pool's size and the trace
 against the general path's.
@@ -21,12 +22,17 @@ from tracer import Context
 from helpers import assert_same_trace, track_both
 
 _MASK = (1 << 64) - 1
-_SET_BITS = 8   # layout.pxi's POOL_SET_BITS
+_BITS = 9   # layout.pxi's POOL_CACHE_BITS
 
 
-def _set_of(obj):
-    # replay.pxi's _pool_set, as a set number.
-    return ((id(obj) * 0x9E3779B97F4A7C15) & _MASK) >> (64 - _SET_BITS)
+def _home(obj):
+    # replay.pxi's _pool_home.
+    return (id(obj) >> 4) & ((1 << _BITS) - 1)
+
+
+def _away(obj):
+    # replay.pxi's _pool_away.
+    return ((id(obj) * 0x9E3779B97F4A7C15) & _MASK) >> (64 - _BITS)
 
 
 def _low_slot(obj):
@@ -71,7 +77,7 @@ def _calls(fns, n):
     return ns["run"]
 
 
-@pytest.mark.parametrize("key", [_low_slot, _set_of], ids=["old-slot", "same-set"])
+@pytest.mark.parametrize("key", [_low_slot, _home, _away], ids=["old-slot", "same-home", "same-away"])
 def test_two_colliding_callables_keep_one_entry_each(key):
     keep = []
     fa, fb = _same_key(key, 2, keep)
@@ -86,11 +92,12 @@ def test_two_colliding_callables_keep_one_entry_each(key):
     assert len(pool) < 10
 
 
-def test_three_callables_in_one_set_stay_correct():
-    # More callables than ways: they evict each other and the pool grows, but the
-    # trace is the general path's and each call's callable is the one called.
+def test_three_callables_sharing_a_home_stay_correct():
+    # More callables than entries to go to: they may evict each other and the
+    # pool grow, but the trace is the general path's and each call's callable
+    # is the one called.
     keep = []
-    fns = _same_key(_set_of, 3, keep)
+    fns = _same_key(_home, 3, keep)
     run = _calls(fns, 200)
     fast, slow = track_both(run, (200,), ReturnHook())
     assert fast.value == slow.value == 600
@@ -100,10 +107,27 @@ def test_three_callables_in_one_set_stay_correct():
         assert any(v is f for v in pool)
 
 
+def test_one_callables_away_entry_is_anothers_home():
+    # fa and fb share a home; fb's entry away is fc's home: fa takes the home,
+    # fb moves away (onto fc's home), fc takes its home back and so on.  The
+    # pool may grow; the trace must stay the general path's.
+    keep = []
+    fa, fb = _same_key(_home, 2, keep)
+    while True:
+        fc = types.FunctionType(_one.__code__, globals(), "_one")
+        keep.append(fc)
+        if _home(fc) == _away(fb) != _home(fb):
+            break
+    run = _calls([fa, fb, fc], 200)
+    fast, slow = track_both(run, (200,), ReturnHook())
+    assert fast.value == slow.value == 600
+    assert_same_trace(fast, slow, fewer_events=True)
+
+
 @pytest.mark.parametrize("fresh", [False, True])
 def test_colliding_callables_same_trace_as_general_path(fresh):
     keep = []
-    fa, fb = _same_key(_set_of, 2, keep)
+    fa, fb = _same_key(_home, 2, keep)
     run = _calls([fa, fb], 300)
     fast, slow = track_both(run, (300,), ReturnHook(), fresh=fresh)
     assert_same_trace(fast, slow, fewer_events=True)
@@ -113,7 +137,7 @@ def test_methods_and_globals_sharing_sets():
     # Bound-method captures (`word.lower`) and global captures through the same
     # cache, with colliding globals: the trace matches the general path's.
     keep = []
-    fa, fb = _same_key(_set_of, 2, keep)
+    fa, fb = _same_key(_home, 2, keep)
     globals()["_callee_m0"], globals()["_callee_m1"] = fa, fb
 
     def words(items):

@@ -937,21 +937,27 @@ cdef int64_t _capture(Recorder self, FrameRec *fr, int32_t depth) except? -1:
     return ((<int64_t>(-_pool_ref(self, v) - 1)) << 2) | 2
 
 
-cdef inline size_t _pool_set(PyObject *v) noexcept:
-    # The first of the two cache entries v may sit in.  A multiplicative hash of
-    # the whole address: objects are 16-byte aligned and the allocator places
-    # them at page-periodic addresses, so the address's low bits alone made hot
-    # callables of one program share an entry in some heap layouts (session 20).
-    return <size_t>(((<uint64_t>v) * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - POOL_SET_BITS)) << 1
+cdef inline size_t _pool_home(PyObject *v) noexcept:
+    # The entry v is looked for first: the address's bits 4..12 (objects are
+    # 16-byte aligned), as cheap as a cache index can be.
+    return (<size_t>v >> 4) & (POOL_CACHE - 1)
+
+
+cdef inline size_t _pool_away(PyObject *v) noexcept:
+    # The entry v moves to when another object takes its home: a multiplicative
+    # hash of the whole address, so that objects sharing a home (the allocator
+    # places them at page-periodic addresses) are spread apart.
+    return <size_t>(((<uint64_t>v) * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - POOL_CACHE_BITS))
 
 
 cdef inline Py_ssize_t _pool_cached(Recorder self, PyObject *v) noexcept:
     """The entry of _pool_ref's cache that holds v (not NULL), or -1."""
-    cdef size_t h = _pool_set(v)
+    cdef size_t h = _pool_home(v)
     if self.pool_cache_obj[h] == v:
         return <Py_ssize_t>h
-    if self.pool_cache_obj[h + 1] == v:
-        return <Py_ssize_t>h + 1
+    h = _pool_away(v)
+    if self.pool_cache_obj[h] == v:
+        return <Py_ssize_t>h
     return -1
 
 
@@ -960,23 +966,29 @@ cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
 
     A global function or a method descriptor is captured at every execution of
     its load; a small cache by address finds the entry made last time (the pool
-    keeps the object alive, so its address cannot be reused meanwhile).  The
-    cache is 2-way set-associative: two hot callables that hash alike take both
-    ways of their set, where a single way made them evict each other on every
-    call and the pool grew by an entry per capture.
+    keeps the object alive, so its address cannot be reused meanwhile).  Each
+    object has two possible entries, its home (cheap to find: every hit of the
+    common case is there) and an entry away from it: a new object takes its home
+    and moves the one there to that one's entry away.  Two hot callables that
+    share a home then both stay cached, where a single entry made them evict
+    each other on every call and the pool grew by an entry per capture.
     """
     cdef Py_ssize_t at = _pool_cached(self, v)
-    cdef size_t h
+    cdef size_t h, away
+    cdef PyObject *was
     cdef int32_t ref
     if at >= 0:
         return self.pool_cache_ref[at]
     ref = self.trace.pool_add(<object>v)
     if self.trace.value_policy and PyList_GET_ITEM(self.trace.pool, -ref - 1) != v:
         return ref   # a value policy kept something else: v may die and its address recur
-    # The newest entry in the set's first way, the one it displaces in the second.
-    h = _pool_set(v)
-    self.pool_cache_obj[h + 1] = self.pool_cache_obj[h]
-    self.pool_cache_ref[h + 1] = self.pool_cache_ref[h]
+    h = _pool_home(v)
+    was = self.pool_cache_obj[h]
+    if was != NULL:
+        away = _pool_away(was)
+        if away != h:
+            self.pool_cache_obj[away] = was
+            self.pool_cache_ref[away] = self.pool_cache_ref[h]
     self.pool_cache_obj[h] = v
     self.pool_cache_ref[h] = ref
     return ref
