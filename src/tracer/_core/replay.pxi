@@ -355,7 +355,7 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
     cdef int32_t opc, nrefs
     cdef int64_t s
     cdef PyObject *v
-    cdef Py_ssize_t cache_at
+    cdef size_t cache_at
     while True:
         opc = op[OP_CODE]
         if opc == M_LOAD_LOCAL:
@@ -380,9 +380,9 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
                         tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + r[REC_NIN]]))
         elif opc == M_CAPTURE:
             v = tracer_frame_local(fr.frame, plan.nlocalsplus + op[OP_A])
-            cache_at = _pool_cached(self, v) if v != NULL else -1
-            if cache_at < 0:
-                break   # (_capture pools it: the loop's)
+            cache_at = _pool_home(v)
+            if v == NULL or self.pool_cache_obj[cache_at] != v:
+                break   # (_capture pools it, or finds it away from home: the loop's)
             ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
         elif opc == M_COPY:
             ss[op[OP_A]] = ss[op[OP_B]]
@@ -490,7 +490,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
     cdef PyObject **values
     cdef int32_t *refs
     cdef int32_t n, nrefs, next_refs
-    cdef Py_ssize_t cache_at
+    cdef size_t cache_at
     if not fast and (row_hooks & ~<uint32_t>ROW_FILTER_HOOKS) == 0 and fr.subst_pc < 0 \
             and ROWS_UNDER_FILTERS:
         fast = True
@@ -640,8 +640,8 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # inline when _pool_ref's cache has it (captured before in this
             # trace), as _capture gives it; else _capture pools it.
             v = fs[op[OP_A]]
-            cache_at = _pool_cached(self, v) if v != NULL else -1
-            if cache_at >= 0:
+            cache_at = _pool_home(v)
+            if v != NULL and self.pool_cache_obj[cache_at] == v:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
                 ss[op[OP_A]] = _capture(self, fr, op[OP_A])
@@ -651,9 +651,9 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # cache, where _capture_method would write the method's pool ref
             # and leave the self's shadow as it is.
             v = fs[op[OP_A]]
-            cache_at = _pool_cached(self, v) if v != NULL else -1
+            cache_at = _pool_home(v)
             s = ss[op[OP_B]]
-            if cache_at >= 0 and s != S_DYN and s != S_UNKNOWN \
+            if v != NULL and self.pool_cache_obj[cache_at] == v and s != S_DYN and s != S_UNKNOWN \
                     and fs[op[OP_B]] != NULL:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
@@ -939,7 +939,9 @@ cdef int64_t _capture(Recorder self, FrameRec *fr, int32_t depth) except? -1:
 
 cdef inline size_t _pool_home(PyObject *v) noexcept:
     # The entry v is looked for first: the address's bits 4..12 (objects are
-    # 16-byte aligned), as cheap as a cache index can be.
+    # 16-byte aligned), as cheap as a cache index can be.  The op loops'
+    # inline captures look only there (their code as before); an object away
+    # from home is found by _pool_ref, through _capture.
     return (<size_t>v >> 4) & (POOL_CACHE - 1)
 
 
