@@ -952,17 +952,6 @@ cdef inline size_t _pool_away(PyObject *v) noexcept:
     return <size_t>(((<uint64_t>v) * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - POOL_CACHE_BITS))
 
 
-cdef inline Py_ssize_t _pool_cached(Recorder self, PyObject *v) noexcept:
-    """The entry of _pool_ref's cache that holds v (not NULL), or -1."""
-    cdef size_t h = _pool_home(v)
-    if self.pool_cache_obj[h] == v:
-        return <Py_ssize_t>h
-    h = _pool_away(v)
-    if self.pool_cache_obj[h] == v:
-        return <Py_ssize_t>h
-    return -1
-
-
 cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
     """The pool ref of a captured constant, added once per object and trace.
 
@@ -970,17 +959,27 @@ cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
     its load; a small cache by address finds the entry made last time (the pool
     keeps the object alive, so its address cannot be reused meanwhile).  Each
     object has two possible entries, its home (cheap to find: every hit of the
-    common case is there) and an entry away from it: a new object takes its home
-    and moves the one there to that one's entry away.  Two hot callables that
-    share a home then both stay cached, where a single entry made them evict
-    each other on every call and the pool grew by an entry per capture.
+    common case is there, inline) and an entry away from it (_pool_ref_away):
+    a new object takes its home and moves the one there to that one's entry
+    away.  Two hot callables that share a home then both stay cached, where a
+    single entry made them evict each other on every call and the pool grew by
+    an entry per capture.
     """
-    cdef Py_ssize_t at = _pool_cached(self, v)
-    cdef size_t h, away
+    cdef size_t h = _pool_home(v)
+    if self.pool_cache_obj[h] == v:
+        return self.pool_cache_ref[h]
+    return _pool_ref_away(self, v)
+
+
+cdef int32_t _pool_ref_away(Recorder self, PyObject *v) except? -2:
+    # _pool_ref's rest (not inline: the hit at home stays small where it is
+    # inlined): the entry away from home, else a new pool entry cached at home.
+    cdef size_t h = _pool_away(v)
+    cdef size_t away
     cdef PyObject *was
     cdef int32_t ref
-    if at >= 0:
-        return self.pool_cache_ref[at]
+    if self.pool_cache_obj[h] == v:
+        return self.pool_cache_ref[h]
     ref = self.trace.pool_add(<object>v)
     if self.trace.value_policy and PyList_GET_ITEM(self.trace.pool, -ref - 1) != v:
         return ref   # a value policy kept something else: v may die and its address recur
