@@ -116,7 +116,8 @@ WORDS = {"OP_CODE": OP_CODE, "OP_OFFSET": OP_OFFSET, "OP_A": OP_A, "OP_B": OP_B,
 cdef enum:
     FIRST_ROWS = 1024   # the columns' first capacity, grown as a trace grows (arena.pxi)
     FIRST_REFS = 2048
-    POOL_CACHE = 256    # entries of Recorder._pool_ref's cache (a power of two)
+    POOL_CACHE_BITS = 9   # Recorder._pool_ref's cache: 2**9 entries
+    POOL_CACHE = 512      # (1 << POOL_CACHE_BITS)
 
 # Shadow values: which node holds a local or stack slot, as a tagged int64.
 #   row << 2          a node of the current call

@@ -380,9 +380,9 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
                         tracer_frame_local(fr.frame, plan.nlocalsplus + r[REC_INPUTS + r[REC_NIN]]))
         elif opc == M_CAPTURE:
             v = tracer_frame_local(fr.frame, plan.nlocalsplus + op[OP_A])
-            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            cache_at = _pool_home(v)
             if v == NULL or self.pool_cache_obj[cache_at] != v:
-                break   # (_capture pools it: the loop's)
+                break   # (_capture pools it, or finds it away from home: the loop's)
             ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
         elif opc == M_COPY:
             ss[op[OP_A]] = ss[op[OP_B]]
@@ -640,7 +640,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # inline when _pool_ref's cache has it (captured before in this
             # trace), as _capture gives it; else _capture pools it.
             v = fs[op[OP_A]]
-            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            cache_at = _pool_home(v)
             if v != NULL and self.pool_cache_obj[cache_at] == v:
                 ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
             else:
@@ -651,7 +651,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             # cache, where _capture_method would write the method's pool ref
             # and leave the self's shadow as it is.
             v = fs[op[OP_A]]
-            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            cache_at = _pool_home(v)
             s = ss[op[OP_B]]
             if v != NULL and self.pool_cache_obj[cache_at] == v and s != S_DYN and s != S_UNKNOWN \
                     and fs[op[OP_B]] != NULL:
@@ -937,20 +937,59 @@ cdef int64_t _capture(Recorder self, FrameRec *fr, int32_t depth) except? -1:
     return ((<int64_t>(-_pool_ref(self, v) - 1)) << 2) | 2
 
 
+cdef inline size_t _pool_home(PyObject *v) noexcept:
+    # The entry v is looked for first: the address's bits 4..12 (objects are
+    # 16-byte aligned), as cheap as a cache index can be.  The op loops'
+    # inline captures look only there (their code as before); an object away
+    # from home is found by _pool_ref, through _capture.
+    return (<size_t>v >> 4) & (POOL_CACHE - 1)
+
+
+cdef inline size_t _pool_away(PyObject *v) noexcept:
+    # The entry v moves to when another object takes its home: a multiplicative
+    # hash of the whole address, so that objects sharing a home (the allocator
+    # places them at page-periodic addresses) are spread apart.
+    return <size_t>(((<uint64_t>v) * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - POOL_CACHE_BITS))
+
+
 cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
     """The pool ref of a captured constant, added once per object and trace.
 
     A global function or a method descriptor is captured at every execution of
     its load; a small cache by address finds the entry made last time (the pool
-    keeps the object alive, so its address cannot be reused meanwhile).
+    keeps the object alive, so its address cannot be reused meanwhile).  Each
+    object has two possible entries, its home (cheap to find: every hit of the
+    common case is there, inline) and an entry away from it (_pool_ref_away):
+    a new object takes its home and moves the one there to that one's entry
+    away.  Two hot callables that share a home then both stay cached, where a
+    single entry made them evict each other on every call and the pool grew by
+    an entry per capture.
     """
-    cdef size_t h = (<size_t>v >> 4) & (POOL_CACHE - 1)
+    cdef size_t h = _pool_home(v)
+    if self.pool_cache_obj[h] == v:
+        return self.pool_cache_ref[h]
+    return _pool_ref_away(self, v)
+
+
+cdef int32_t _pool_ref_away(Recorder self, PyObject *v) except? -2:
+    # _pool_ref's rest (not inline: the hit at home stays small where it is
+    # inlined): the entry away from home, else a new pool entry cached at home.
+    cdef size_t h = _pool_away(v)
+    cdef size_t away
+    cdef PyObject *was
     cdef int32_t ref
     if self.pool_cache_obj[h] == v:
         return self.pool_cache_ref[h]
     ref = self.trace.pool_add(<object>v)
     if self.trace.value_policy and PyList_GET_ITEM(self.trace.pool, -ref - 1) != v:
         return ref   # a value policy kept something else: v may die and its address recur
+    h = _pool_home(v)
+    was = self.pool_cache_obj[h]
+    if was != NULL:
+        away = _pool_away(was)
+        if away != h:
+            self.pool_cache_obj[away] = was
+            self.pool_cache_ref[away] = self.pool_cache_ref[h]
     self.pool_cache_obj[h] = v
     self.pool_cache_ref[h] = ref
     return ref
