@@ -497,275 +497,259 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
         filtered = fr.filters != NULL and (fr.hooks & H_FILTERED) != 0
     # `op` walks the ops (its index: _pc_at, where needed).
     op = ops + pc * OP_WORDS
-    # The outer loop: a silent loop's rows written after the inner one (its
-    # registers stay the common case's), the run goes on into the segment
-    # the FOR_ITER leads to when the event asks for it (go_on_to).
     while True:
-        while True:
+        opc = op[OP_CODE]
+        # Loads come in runs before a record: they are taken in a loop of plain
+        # conditional branches, which the CPU predicts from the segment's
+        # pattern, instead of one trip each through the switch's single
+        # indirect jump.
+        while opc == M_LOAD_LOCAL or opc == M_LOAD_CONST:
+            if opc == M_LOAD_LOCAL:
+                s = sl[op[OP_B]]
+                if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
+                    fr.pc = _pc_at(ops, op)
+                    s = _carried(self, fr, op)
+                    reopen = True
+                ss[op[OP_A]] = s
+            else:
+                ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
+            op += OP_WORDS
             opc = op[OP_CODE]
-            # Loads come in runs before a record: they are taken in a loop of plain
-            # conditional branches, which the CPU predicts from the segment's
-            # pattern, instead of one trip each through the switch's single
-            # indirect jump.
-            while opc == M_LOAD_LOCAL or opc == M_LOAD_CONST:
-                if opc == M_LOAD_LOCAL:
-                    s = sl[op[OP_B]]
-                    if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
-                        fr.pc = _pc_at(ops, op)
-                        s = _carried(self, fr, op)
-                        reopen = True
-                    ss[op[OP_A]] = s
-                else:
-                    ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
-                op += OP_WORDS
-                opc = op[OP_CODE]
-            # One comparison per case on a C variable: Cython emits a switch.
-            if opc == M_RECORD:
-                r = plan.recs + op[OP_A]
-                if fast and fr.open_row < 0 and r[REC_NOUT] == 1:
-                    # _record_primitive's row (_primitive_row), written here.  Its
-                    # result went to a local or is returned (tracer.plan.deferral), or
-                    # is on the stack.
-                    if reopen:
-                        self.trace.open_rows(&w, budget_rows, budget_refs)
-                        kinds, parents, offsets = w.kind, w.parent, w.offset
-                        auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
-                        n, nrefs = w.n, w.nrefs
-                        reopen = False
-                    nin = r[REC_NIN]
-                    # The result: on the stack, or deferred (_deferred_value: in the
-                    # local the next instruction stored it in, or returned).
-                    c = op[OP_C]
-                    if c == 0:
-                        v = fs[r[REC_INPUTS + nin]]
-                    elif c > 0:
-                        v = fl[c - 1]
-                        if v == NULL:
-                            v = <PyObject *>UNKNOWN
-                    else:
-                        v = _deferred_value(self, fr, op)
-                    next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
-                    if next_refs >= 0:
-                        nrefs = next_refs
-                        row = n
-                        parents[row] = call_row
-                        offsets[row] = op[OP_OFFSET]
-                        values[row] = _row_value(policy, v)
-                        ref_starts[row + 1] = nrefs
-                        kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                        n = row + 1
-                        self.trace.n = n
-                        self.trace.nrefs = nrefs
-                        ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
-                        if filtered and _row_filtered(self, fr, r, row):
-                            # (the value's stack slot, or -1 for a deferred one, as
-                            # _record_primitive gives it)
-                            fr.pc = _pc_at(ops, op)
-                            _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
-                                      plan.rec_iv[op[OP_A]])
-                            reopen = True
-                    else:
-                        # An input to pool first (a constant's first use in this trace).
-                        # (A value on the stack is read there again: a filter's
-                        # override replaces it in its slot.)
-                        fr.pc = _pc_at(ops, op)
-                        _record_primitive(self, fr, r, v if op[OP_C] else NULL)
-                        reopen = True
-                elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
-                    # An op with no result (a store into a subscript, a slice or an
-                    # attribute, a delete): _record's row, value None.
-                    if reopen:
-                        self.trace.open_rows(&w, budget_rows, budget_refs)
-                        kinds, parents, offsets = w.kind, w.parent, w.offset
-                        auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
-                        n, nrefs = w.n, w.nrefs
-                        reopen = False
-                    next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
-                    if next_refs >= 0:
-                        nrefs = next_refs
-                        row = n
-                        parents[row] = call_row
-                        offsets[row] = op[OP_OFFSET]
-                        values[row] = _immortal_value(policy, <PyObject *>None)
-                        ref_starts[row + 1] = nrefs
-                        kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
-                        n = row + 1
-                        self.trace.n = n
-                        self.trace.nrefs = nrefs
-                    else:
-                        fr.pc = _pc_at(ops, op)
-                        _record(self, fr, op[OP_A], NULL)
-                        reopen = True
-                else:
-                    fr.pc = _pc_at(ops, op)
-                    _record(self, fr, op[OP_A], NULL,
-                            _deferred_value(self, fr, op) if op[OP_C] else NULL)
-                    reopen = True
-            elif opc == M_STORE_LOCAL:
-                s = ss[op[OP_A]]
-                if s & 3 != 0:
-                    fr.pc = _pc_at(ops, op)
-                    s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
-                    reopen = True
-                sl[op[OP_B]] = s
-            elif opc == M_SILENT_JUMP:
-                if fast:
-                    # _jump_row's row, unconditional.
-                    if reopen:
-                        self.trace.open_rows(&w, budget_rows, budget_refs)
-                        kinds, parents, offsets = w.kind, w.parent, w.offset
-                        auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
-                        n, nrefs = w.n, w.nrefs
-                        reopen = False
-                    row = n
-                    parents[row] = call_row
-                    offsets[row] = op[OP_OFFSET]
-                    auxes[row] = op[OP_C]
-                    values[row] = _immortal_value(policy, <PyObject *>None)
-                    ref_starts[row + 1] = nrefs
-                    kinds[row] = K_JUMP
-                    n = row + 1
-                    self.trace.n = n
-                else:
-                    fr.pc = _pc_at(ops, op)
-                    _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
-            elif opc == M_SET:
-                ss[op[OP_A]] = SPECIAL_SHADOW[op[OP_B]]
-            elif opc == M_DELETE_LOCAL:
-                sl[op[OP_A]] = S_UNKNOWN
-            elif opc == M_COPY:
-                ss[op[OP_A]] = ss[op[OP_B]]
-            elif opc == M_SWAP:
-                s = ss[op[OP_A]]
-                ss[op[OP_A]] = ss[op[OP_B]]
-                ss[op[OP_B]] = s
-            elif opc == M_CAPTURE:
-                # A callable read off the stack (a global function, a builtin):
-                # inline when _pool_ref's cache has it (captured before in this
-                # trace), as _capture gives it; else _capture pools it.
-                v = fs[op[OP_A]]
-                cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
-                if v != NULL and self.pool_cache_obj[cache_at] == v:
-                    ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
-                else:
-                    ss[op[OP_A]] = _capture(self, fr, op[OP_A])
-            elif opc == M_CAPTURE_METHOD:
-                # A method and its self (`word.lower`): inline in the common case,
-                # both there, the self's shadow known and the method in _pool_ref's
-                # cache, where _capture_method would write the method's pool ref
-                # and leave the self's shadow as it is.
-                v = fs[op[OP_A]]
-                cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
-                s = ss[op[OP_B]]
-                if v != NULL and self.pool_cache_obj[cache_at] == v and s != S_DYN and s != S_UNKNOWN \
-                        and fs[op[OP_B]] != NULL:
-                    ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
-                else:
-                    _capture_method(self, fr, op[OP_A], op[OP_B])
-            elif (opc == M_RECORD_BOOL or opc == M_BRANCH) and branch_at >= 0:
-                # The branch the event showed taken: _take_branch's rows, written here.
-                bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
-                if not fast or fr.open_row >= 0 or bop[OP_CODE] != M_BRANCH \
-                        or bop[OP_OFFSET] != branch_at:
-                    break
-                if filtered and opc == M_RECORD_BOOL and \
-                        not _static_unfiltered(fr, plan.recs + op[OP_A]):
-                    break   # a row a filter may name: _take_branch's
-                # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
-                # IF_NONE/IF_NOT_NONE test `value is None`.
-                taken = dest == bop[OP_C]
-                kind = bop[OP_B]
-                if kind == 0 or kind == 3:
-                    taken = not taken
-                truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
+        # One comparison per case on a C variable: Cython emits a switch.
+        if opc == M_RECORD:
+            r = plan.recs + op[OP_A]
+            if fast and fr.open_row < 0 and r[REC_NOUT] == 1:
+                # _record_primitive's row (_primitive_row), written here.  Its
+                # result went to a local or is returned (tracer.plan.deferral), or
+                # is on the stack.
                 if reopen:
                     self.trace.open_rows(&w, budget_rows, budget_refs)
                     kinds, parents, offsets = w.kind, w.parent, w.offset
                     auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
                     n, nrefs = w.n, w.nrefs
                     reopen = False
-                if opc == M_RECORD_BOOL:
-                    # The bool the branch popped was this record's result.
-                    r = plan.recs + op[OP_A]
-                    next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
-                    if next_refs < 0:
-                        break   # an input to pool first: nothing written, _take_branch's
+                nin = r[REC_NIN]
+                # The result: on the stack, or deferred (_deferred_value: in the
+                # local the next instruction stored it in, or returned).
+                c = op[OP_C]
+                if c == 0:
+                    v = fs[r[REC_INPUTS + nin]]
+                elif c > 0:
+                    v = fl[c - 1]
+                    if v == NULL:
+                        v = <PyObject *>UNKNOWN
+                else:
+                    v = _deferred_value(self, fr, op)
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
+                if next_refs >= 0:
                     nrefs = next_refs
                     row = n
                     parents[row] = call_row
                     offsets[row] = op[OP_OFFSET]
-                    values[row] = _immortal_value(policy, truth)
+                    values[row] = _row_value(policy, v)
                     ref_starts[row + 1] = nrefs
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                     n = row + 1
                     self.trace.n = n
                     self.trace.nrefs = nrefs
-                    ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
-                s = ss[bop[OP_A]]
-                if s & 3 == 0:
-                    refs[nrefs] = <int32_t>(s >> 2)
-                    nrefs += 1
-                elif s != S_NULL and s != S_UNKNOWN and s != S_DYN:
-                    # (_ref pools a constant: the pool, never the columns)
-                    refs[nrefs] = _ref(self, fr, s)
-                    nrefs += 1
+                    ss[r[REC_INPUTS + nin]] = (<int64_t>row) << 2
+                    if filtered and _row_filtered(self, fr, r, row):
+                        # (the value's stack slot, or -1 for a deferred one, as
+                        # _record_primitive gives it)
+                        fr.pc = _pc_at(ops, op)
+                        _recorded(self, fr, r, row, -1 if op[OP_C] else r[REC_INPUTS + nin],
+                                  plan.rec_iv[op[OP_A]])
+                        reopen = True
+                else:
+                    # An input to pool first (a constant's first use in this trace).
+                    # (A value on the stack is read there again: a filter's
+                    # override replaces it in its slot.)
+                    fr.pc = _pc_at(ops, op)
+                    _record_primitive(self, fr, r, v if op[OP_C] else NULL)
+                    reopen = True
+            elif _rare(fast and fr.open_row < 0 and r[REC_NOUT] == 0):
+                # An op with no result (a store into a subscript, a slice or an
+                # attribute, a delete): _record's row, value None.
+                if reopen:
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
+                if next_refs >= 0:
+                    nrefs = next_refs
+                    row = n
+                    parents[row] = call_row
+                    offsets[row] = op[OP_OFFSET]
+                    values[row] = _immortal_value(policy, <PyObject *>None)
+                    ref_starts[row + 1] = nrefs
+                    kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+                    n = row + 1
+                    self.trace.n = n
+                    self.trace.nrefs = nrefs
+                else:
+                    fr.pc = _pc_at(ops, op)
+                    _record(self, fr, op[OP_A], NULL)
+                    reopen = True
+            else:
+                fr.pc = _pc_at(ops, op)
+                _record(self, fr, op[OP_A], NULL,
+                        _deferred_value(self, fr, op) if op[OP_C] else NULL)
+                reopen = True
+        elif opc == M_STORE_LOCAL:
+            s = ss[op[OP_A]]
+            if s & 3 != 0:
+                fr.pc = _pc_at(ops, op)
+                s = _stored(self, fr, s, op[OP_B], op[OP_C], op[OP_OFFSET])
+                reopen = True
+            sl[op[OP_B]] = s
+        elif opc == M_SILENT_JUMP:
+            if fast:
+                # _jump_row's row, unconditional.
+                if reopen:
+                    self.trace.open_rows(&w, budget_rows, budget_refs)
+                    kinds, parents, offsets = w.kind, w.parent, w.offset
+                    auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                    n, nrefs = w.n, w.nrefs
+                    reopen = False
                 row = n
                 parents[row] = call_row
-                offsets[row] = branch_at
-                auxes[row] = dest
-                values[row] = _immortal_value(policy, truth)
+                offsets[row] = op[OP_OFFSET]
+                auxes[row] = op[OP_C]
+                values[row] = _immortal_value(policy, <PyObject *>None)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_JUMP
                 n = row + 1
                 self.trace.n = n
-                self.trace.nrefs = nrefs
-                if TRACER_EVENT_LOG:
-                    _log_segment(fr, first, _pc_at(ops, op) + 1, "to end, branch taken")
-                branch_at = -1
-                pc = plan.seg_from[dest >> 1]
-                if pc < 0:
-                    fr.pending = P_LOST
-                    return 1
-                fr.pending = first = pc
-                if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
-                    fr.pc = pc
-                    if _guards_start(plan, pc):
-                        # (3.12: a compare ends it, checked before it runs)
-                        _compare_guard(self, fr, plan.cmp_guard[pc])
-                    return 1
-                op = ops + pc * OP_WORDS
-                continue   # the next segment, up to the event's instruction
             else:
-                break  # END or a terminal op, left for the caller
-            op += OP_WORDS
-        if TRACER_EVENT_LOG:
-            _log_segment(fr, first, _pc_at(ops, op), "to end")
-        fr.pc = _pc_at(ops, op)
-        if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0 \
-                and (not filtered or _static_unfiltered(fr, plan.recs + op[OP_A])):
-            # The loop's BRANCH event, or a silent loop's (op's b > 0) first event
-            # past it (_take_silent_branch): _for_iter's rows, written by
-            # _loop_rows, and the segment the FOR_ITER leads to started, or run
-            # on.  (After the inner loop, not in it: its registers stay the
-            # common case's.)  A generator resumed under the FOR_ITER opened
-            # its row (fr.open_row): _for_iter's.
-            if _loop_rows(self, fr, op, dest, policy):
-                pc = plan.seg_from[dest >> 1]
-                if pc >= 0 and go_on_to != -1 and not _guards_start(plan, pc) \
-                        and (go_on_to == RUN_ON or plan.seg_end[pc] == go_on_to):
-                    # One run where there were two: the segment the loop leads to
-                    # (its body, or past its end) up to the event's instruction,
-                    # as a silent conditional jump's run goes on (above).
-                    if TRACER_EVENT_LOG:
-                        _log_segment(fr, first, _pc_at(ops, op) + 1, "to end, loop taken")
-                    fr.pending = first = pc
-                    branch_at = -1
-                    reopen = True
-                    op = ops + pc * OP_WORDS
-                    continue
-                _start_segment(self, fr, pc)
+                fr.pc = _pc_at(ops, op)
+                _jump_row(self, fr, op[OP_OFFSET], op[OP_C], S_NULL, <PyObject *>None)
+        elif opc == M_SET:
+            ss[op[OP_A]] = SPECIAL_SHADOW[op[OP_B]]
+        elif opc == M_DELETE_LOCAL:
+            sl[op[OP_A]] = S_UNKNOWN
+        elif opc == M_COPY:
+            ss[op[OP_A]] = ss[op[OP_B]]
+        elif opc == M_SWAP:
+            s = ss[op[OP_A]]
+            ss[op[OP_A]] = ss[op[OP_B]]
+            ss[op[OP_B]] = s
+        elif opc == M_CAPTURE:
+            # A callable read off the stack (a global function, a builtin):
+            # inline when _pool_ref's cache has it (captured before in this
+            # trace), as _capture gives it; else _capture pools it.
+            v = fs[op[OP_A]]
+            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            if v != NULL and self.pool_cache_obj[cache_at] == v:
+                ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
+            else:
+                ss[op[OP_A]] = _capture(self, fr, op[OP_A])
+        elif opc == M_CAPTURE_METHOD:
+            # A method and its self (`word.lower`): inline in the common case,
+            # both there, the self's shadow known and the method in _pool_ref's
+            # cache, where _capture_method would write the method's pool ref
+            # and leave the self's shadow as it is.
+            v = fs[op[OP_A]]
+            cache_at = (<size_t>v >> 4) & (POOL_CACHE - 1)
+            s = ss[op[OP_B]]
+            if v != NULL and self.pool_cache_obj[cache_at] == v and s != S_DYN and s != S_UNKNOWN \
+                    and fs[op[OP_B]] != NULL:
+                ss[op[OP_A]] = ((<int64_t>(-self.pool_cache_ref[cache_at] - 1)) << 2) | 2
+            else:
+                _capture_method(self, fr, op[OP_A], op[OP_B])
+        elif (opc == M_RECORD_BOOL or opc == M_BRANCH) and branch_at >= 0:
+            # The branch the event showed taken: _take_branch's rows, written here.
+            bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
+            if not fast or fr.open_row >= 0 or bop[OP_CODE] != M_BRANCH \
+                    or bop[OP_OFFSET] != branch_at:
+                break
+            if filtered and opc == M_RECORD_BOOL and \
+                    not _static_unfiltered(fr, plan.recs + op[OP_A]):
+                break   # a row a filter may name: _take_branch's
+            # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+            # IF_NONE/IF_NOT_NONE test `value is None`.
+            taken = dest == bop[OP_C]
+            kind = bop[OP_B]
+            if kind == 0 or kind == 3:
+                taken = not taken
+            truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
+            if reopen:
+                self.trace.open_rows(&w, budget_rows, budget_refs)
+                kinds, parents, offsets = w.kind, w.parent, w.offset
+                auxes, ref_starts, values, refs = w.aux, w.ref_start, w.value, w.refs
+                n, nrefs = w.n, w.nrefs
+                reopen = False
+            if opc == M_RECORD_BOOL:
+                # The bool the branch popped was this record's result.
+                r = plan.recs + op[OP_A]
+                next_refs = _row_inputs(plan, session, r, ss, refs, nrefs)
+                if next_refs < 0:
+                    break   # an input to pool first: nothing written, _take_branch's
+                nrefs = next_refs
+                row = n
+                parents[row] = call_row
+                offsets[row] = op[OP_OFFSET]
+                values[row] = _immortal_value(policy, truth)
+                ref_starts[row + 1] = nrefs
+                kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+                n = row + 1
+                self.trace.n = n
+                self.trace.nrefs = nrefs
+                ss[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>row) << 2
+            s = ss[bop[OP_A]]
+            if s & 3 == 0:
+                refs[nrefs] = <int32_t>(s >> 2)
+                nrefs += 1
+            elif s != S_NULL and s != S_UNKNOWN and s != S_DYN:
+                # (_ref pools a constant: the pool, never the columns)
+                refs[nrefs] = _ref(self, fr, s)
+                nrefs += 1
+            row = n
+            parents[row] = call_row
+            offsets[row] = branch_at
+            auxes[row] = dest
+            values[row] = _immortal_value(policy, truth)
+            ref_starts[row + 1] = nrefs
+            kinds[row] = K_JUMP
+            n = row + 1
+            self.trace.n = n
+            self.trace.nrefs = nrefs
+            if TRACER_EVENT_LOG:
+                _log_segment(fr, first, _pc_at(ops, op) + 1, "to end, branch taken")
+            branch_at = -1
+            pc = plan.seg_from[dest >> 1]
+            if pc < 0:
+                fr.pending = P_LOST
                 return 1
-        return branch_at < 0 and dest >= 0
+            fr.pending = first = pc
+            if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
+                fr.pc = pc
+                if _guards_start(plan, pc):
+                    # (3.12: a compare ends it, checked before it runs)
+                    _compare_guard(self, fr, plan.cmp_guard[pc])
+                return 1
+            op = ops + pc * OP_WORDS
+            continue   # the next segment, up to the event's instruction
+        else:
+            break  # END or a terminal op, left for the caller
+        op += OP_WORDS
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, first, _pc_at(ops, op), "to end")
+    fr.pc = _pc_at(ops, op)
+    if opc == M_FOR_ITER and op[OP_OFFSET] == branch_at and fast and fr.open_row < 0 \
+            and (not filtered or _static_unfiltered(fr, plan.recs + op[OP_A])):
+        # The loop's BRANCH event, or a silent loop's (op's b > 0) first event
+        # past it (_take_silent_branch): _for_iter's rows, written by
+        # _loop_rows, and the segment the FOR_ITER leads to started.  (After the
+        # loop, not in it: the loop's registers stay the common case's; the
+        # segment a silent loop leads to is run by the caller, as the event
+        # asks.)  A generator resumed under the FOR_ITER opened its row
+        # (fr.open_row): _for_iter's.
+        if _loop_rows(self, fr, op, dest, policy):
+            _start_segment(self, fr, plan.seg_from[dest >> 1])
+            return 1
+    return branch_at < 0 and dest >= 0
 
 
 cdef bint _no_result_row(Recorder self, FrameRec *fr, int32_t *r, int32_t offset,
