@@ -11,6 +11,14 @@ import tracer
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
+class ReturnHook(tracer.Context):
+    """A context with a node hook (on returns only): every row takes the per-row
+    (general) path, the reference the op loop's fast paths are compared with."""
+
+    def trackedreturn(self, node) -> None:
+        pass
+
+
 def load_example(name):
     """The module examples/NAME.py: the tests exercise the very code it shows."""
     spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")

@@ -15,7 +15,7 @@ import tracer
 from tracer import Context, _core
 from tracer.analysis.microops import M_RECORD_BOOL, OP_WORDS
 
-from helpers import _trace_columns, TRACE_COLUMNS
+from helpers import _trace_columns, TRACE_COLUMNS, ReturnHook
 
 PY312 = sys.version_info < (3, 13)
 # What a numpy compare into a branch records: its result on 3.12; on 3.13 the
@@ -344,14 +344,6 @@ def test_guard_switches_the_jump_on_for_good():
     assert switched >= base + 5      # the jump's event from the numpy operand on
     assert tracer.track(sites, [1] * 10).trace.events >= base + 9   # on for good
     _check(sites, [1, 3, 2.5])
-
-
-class ReturnHook(Context):
-    """A node hook (on returns only): every row takes the per-row path, on the
-    plain plan."""
-
-    def trackedreturn(self, node) -> None:
-        pass
 
 
 def test_per_row_paths_on_the_plain_plan():

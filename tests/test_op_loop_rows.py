@@ -15,16 +15,9 @@ import pytest
 import tracer
 from tracer.context import Context
 
-from helpers import assert_same_trace, track_both
+from helpers import assert_same_trace, track_both, ReturnHook
 
 COLUMNS = ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs", "code")
-
-
-class ReturnHook(Context):
-    """A context with a node hook (on returns only): every row takes the per-row path."""
-
-    def trackedreturn(self, node) -> None:
-        pass
 
 
 def loop(x, n):
@@ -423,7 +416,6 @@ def test_rows_with_pooled_inputs_under_a_value_policy(values):
     # (Recorder._pool_ref then skips its cache): the refs still agree.
     args = (["Apple ", "pear", "APPLE", " fig"] * 30,)
     _same_under_policy(method_calls, args, values)
-
 
 
 def test_rows_with_pooled_inputs_in_a_second_trace():

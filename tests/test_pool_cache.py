@@ -17,9 +17,8 @@ import types
 import pytest
 
 import tracer
-from tracer import Context
 
-from helpers import assert_same_trace, track_both
+from helpers import assert_same_trace, track_both, ReturnHook
 
 _MASK = (1 << 64) - 1
 _BITS = 9   # layout.pxi's POOL_CACHE_BITS
@@ -55,13 +54,6 @@ def _same_key(key, count, keep):
         group.append(f)
         if len(group) == count:
             return group
-
-
-class ReturnHook(Context):
-    """A hook on returns: every row goes down the per-row (general) path."""
-
-    def trackedreturn(self, node) -> None:
-        pass
 
 
 def _calls(fns, n):

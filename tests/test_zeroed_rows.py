@@ -15,17 +15,8 @@ import gc
 import pytest
 
 import tracer
-from tracer.context import Context
 
-from helpers import assert_same_trace, track_both
-
-
-class ReturnHook(Context):
-    """A context with a node hook: every row takes the per-row path, which stores
-    aux and flags itself."""
-
-    def trackedreturn(self, node) -> None:
-        pass
+from helpers import assert_same_trace, track_both, ReturnHook
 
 
 def _callee(a, b, c):
