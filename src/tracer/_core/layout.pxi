@@ -117,7 +117,7 @@ cdef enum:
     FIRST_ROWS = 1024   # the columns' first capacity, grown as a trace grows (arena.pxi)
     FIRST_REFS = 2048
     POOL_CACHE_BITS = 9   # Recorder._pool_ref's cache: 2**9 entries
-    POOL_CACHE = 512      # (1 << POOL_CACHE_BITS)
+    POOL_CACHE = 1 << POOL_CACHE_BITS
 
 # Shadow values: which node holds a local or stack slot, as a tagged int64.
 #   row << 2          a node of the current call
