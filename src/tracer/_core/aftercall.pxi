@@ -70,7 +70,8 @@ cdef inline void _call_returned(Recorder self, FrameRec *parent, int32_t row) no
     needs that event: no hooks, the op's one result on the stack.  If the op is
     alone in its segment (_call_then_end: S checked its callee), the caller goes
     on at the END's instruction without needing its event (after_call).
-    (events.pxi's _return_plain has this body written out: keep them in step.)"""
+    (events.pxi's _return_plain does the same with the op's part decided at
+    the body's entry, plans.pxi's _return_targets: keep the three in step.)"""
     cdef CPlan *plan = parent.plan
     cdef int32_t *op
     cdef int32_t *r

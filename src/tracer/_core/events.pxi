@@ -188,6 +188,10 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
                      parent.hooks, need)   # the caller's context (_plain_entry_ok)
     if parent.hooks & (H_FILTERED | H_SUBST_BY):
         fr.filters = parent.filters
+    else:
+        # What this body's return does to the call op (_return_plain).
+        fr.ret_to = pp.ret_to[parent.pc] if not parent.hooks else -1
+        fr.ret_pc = parent.pc
     fr.body = 1   # callee is func
     slots = self.shadow + fr.shadow
     for i in range(nparams):
@@ -332,6 +336,9 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     fr = _push(self, frame, plan, code_id, call_row, ctx, hooks)
     fr.code = <PyObject *>code
     fr.body = body
+    if body and not parent.hooks and parent.plan != NULL and parent.pc >= 0:
+        fr.ret_to = parent.plan.ret_to[parent.pc]   # (_return_plain)
+        fr.ret_pc = parent.pc
     if hooks & (H_FILTERED | H_SUBST_BY):
         fr.filters = parent.filters if ctx == parent.ctx else _filters_of(<object>ctx)
     self.trace.add_frame(call_row, code_id)
@@ -769,6 +776,7 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
     _run_node_hook(self, fr, row)
     if flags:
         fr.body = 0   # a yield is not the call's result (aftercall.pxi)
+        fr.ret_to = -1
     _close_call(self, fr, retval, 0)
     return 0
 
@@ -782,9 +790,7 @@ cdef bint _return_plain(Recorder self, Trace t, FrameRec *fr, int32_t offset, Py
     cdef int32_t row = t.n, nrefs = t.nrefs, call_row = fr.call_row
     cdef PyObject *old
     cdef FrameRec *parent
-    cdef CPlan *pp
-    cdef int32_t *op
-    cdef int32_t *r
+    cdef int32_t to
     if row + 2 >= t.cap or nrefs >= t.refcap or t.value_policy or t.timing != NULL \
             or fr.subst_pc >= 0:
         return False
@@ -806,23 +812,19 @@ cdef bint _return_plain(Recorder self, Trace t, FrameRec *fr, int32_t offset, Py
     t.value_[call_row] = retval
     t.flags_[call_row] &= ~F_OPEN
     t.aux_[call_row] = row + 1
-    self.shadow_top -= fr.plan.nlocalsplus + fr.plan.stacksize
+    self.shadow_top = fr.shadow   # (frames are popped in the order pushed)
     self.nframes -= 1
-    if fr.body and flags == 0 and self.nframes > 0:
-        # _call_returned's body written out (aftercall.pxi; keep the two in step):
-        # gcc kept it out of line here, a call and its register saves per return.
+    to = fr.ret_to
+    if to >= 0 and flags == 0 and self.nframes > 0:
+        # _call_returned's body with what it reads of the caller's plan decided
+        # at entry (plans.pxi's _return_targets; keep the two in step): the
+        # call op still open at the pc it was entered from.
         parent = &self.frames[self.nframes - 1]
-        pp = parent.plan
-        if pp != NULL and parent.open_row == call_row and not parent.hooks and parent.pending >= 0:
-            op = pp.ops + parent.pc * OP_WORDS
-            if op[OP_CODE] == M_RECORD and op[OP_C] == 0:
-                r = pp.recs + op[OP_A]
-                if r[REC_NOUT] == 1:
-                    _stack(self, parent)[r[REC_INPUTS + r[REC_NIN]]] = (<int64_t>call_row) << 2
-                    parent.open_row = -1
-                    if _call_then_end(pp, parent.pc):
-                        parent.after_call = 1
-                    parent.pc += 1
+        if parent.open_row == call_row and parent.pc == fr.ret_pc and parent.pending >= 0:
+            _stack(self, parent)[to >> 1] = (<int64_t>call_row) << 2
+            parent.open_row = -1
+            parent.after_call = to & 1
+            parent.pc += 1
     # Released last: a destructor it runs sees the trace and the frames consistent.
     Py_XDECREF(old)
     if t.flags_[call_row] & F_FRAME and self.nframes > 0:

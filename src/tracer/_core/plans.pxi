@@ -19,6 +19,9 @@ ctypedef struct CPlan:
     int32_t *handler
     int32_t *istart
     int32_t *seg_end         # per op: offset of the END closing its segment, or -1
+    # Per op: what a body's return does to its caller's open call op at it
+    # (_return_targets): (output slot << 1) | _call_then_end, or -1 (nothing).
+    int32_t *ret_to
     int32_t *piece_start        # per op: first offset of its straight-line piece
     int32_t *unit_flags      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
     int32_t *branch_sides           # the successors of silent branches (plan.silent_branches)
@@ -68,6 +71,7 @@ cdef void _free_plan(void *p) noexcept:
         free(plan.const_refs)
         free(plan.static_refs)
         free(plan.seg_end)
+        free(plan.ret_to)
         free(plan.end_skip)
         free(plan.cmp_unit)
         free(plan.cmp_guard)
@@ -149,7 +153,8 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
         _free_plan(plan)
         raise MemoryError()
     plan.seg_end = _segment_ends(plan.ops, len(owner.ops) // OP_WORDS)
-    if plan.seg_end == NULL:
+    plan.ret_to = _return_targets(plan, len(owner.ops) // OP_WORDS)
+    if plan.seg_end == NULL or plan.ret_to == NULL:
         _free_plan(plan)
         raise MemoryError()
     _run_budget(plan, len(owner.ops) // OP_WORDS)
@@ -186,6 +191,32 @@ cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
             end = -1
         ends[i] = end
     return ends
+
+
+cdef int32_t *_return_targets(CPlan *plan, Py_ssize_t nops) noexcept:
+    # For each op, what the return of a frame entered as the body of its call
+    # does to the caller (aftercall.pxi's _call_returned): a record op with no
+    # context copy and one result, (its output slot << 1) | _call_then_end;
+    # -1 for any other op.  Decided once per plan, so a return reads one word
+    # the callee's entry copied into its frame record (FrameRec.ret_to) instead
+    # of the caller's plan, op and record.
+    cdef int32_t *to = <int32_t *>malloc((nops + 1) * sizeof(int32_t))
+    cdef int32_t *op
+    cdef int32_t *r
+    cdef Py_ssize_t pc
+    if to == NULL:
+        return NULL
+    for pc in range(nops):
+        to[pc] = -1
+        op = plan.ops + pc * OP_WORDS
+        if op[OP_CODE] != M_RECORD or op[OP_C] != 0 or plan.recs == NULL:
+            continue
+        r = plan.recs + op[OP_A]
+        if r[REC_NOUT] != 1:
+            continue
+        to[pc] = (r[REC_INPUTS + r[REC_NIN]] << 1) | _call_then_end(plan, <int32_t>pc)
+    to[nops] = -1
+    return to
 
 
 def plan_of(code, int mode=PLAN_PLAIN):

@@ -22,6 +22,9 @@ ctypedef struct FrameRec:
                           # its return is that op's result (aftercall.pxi)
     uint8_t after_call    # the pending segment's last op, a call, was completed at its
                           # body's return; control goes on at its END (aftercall.pxi)
+    int32_t ret_to        # a body whose caller has no hooks: the caller's plan's ret_to
+                          # at ret_pc, copied at entry (its return completes that op), or -1
+    int32_t ret_pc        # the caller's pc (its open call op) when ret_to was copied
     int32_t bool_end      # the END offset of a pending call of builtin isinstance/issubclass
                           # whose result its branch's direction gives if that END's
                           # event is off (aftercall.pxi), else 0
@@ -226,6 +229,7 @@ FRAME_BLANK.open_row = -1
 FRAME_BLANK.exc_row = -1
 FRAME_BLANK.code_id = -1
 FRAME_BLANK.subst_pc = -1
+FRAME_BLANK.ret_to = -1
 
 
 cdef inline FrameRec *_frame_init(Recorder self, void *frame, PyObject *code, CPlan *plan,
@@ -276,11 +280,9 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
 
 cdef inline void _pop(Recorder self) noexcept:
     cdef FrameRec *fr = &self.frames[self.nframes - 1]
-    cdef CPlan *plan = fr.plan
     if fr.subst_pc >= 0:
         _clear_substitution(fr)
-    if plan != NULL:
-        self.shadow_top -= plan.nlocalsplus + plan.stacksize
+    self.shadow_top = fr.shadow   # (frames are popped in the order pushed)
     self.nframes -= 1
 
 

@@ -294,7 +294,7 @@ cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offs
     t.value_[call_row] = retval
     t.flags_[call_row] &= ~F_OPEN
     t.aux_[call_row] = row + 1
-    self.shadow_top -= fr.plan.nlocalsplus + fr.plan.stacksize
+    self.shadow_top = fr.shadow   # (frames are popped in the order pushed)
     self.nframes -= 1
     # Released last: a destructor it runs sees the trace and the frames consistent.
     Py_XDECREF(old)
