@@ -102,16 +102,14 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     if r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX:
         return False
     plan = _cached_plan(self, code)
-    if plan == NULL or plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
-            or plan.ncellparams or code is TRACK_CODE:
+    if plan == NULL or (plan.plain_session != self.session and not _plain_plan(self, t, plan, code)):
         return False
     nin = r[REC_NIN]
     nparams = plan.nparams
     need = plan.nlocalsplus + plan.stacksize
     n = t.n
     nrefs = t.nrefs
-    if n + nparams + 3 >= t.cap or nrefs + nin > t.refcap or t.value_policy \
-            or t.timing != NULL or t.nframes == t.framecap \
+    if n + nparams + 3 >= t.cap or nrefs + nin > t.refcap or t.nframes == t.framecap \
             or self.nframes == self.framecap or self.shadow_top + need > self.shadow_cap:
         return False
     func = tracer_frame_function(frame)
@@ -219,6 +217,19 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     t.nframes += 1
     self.events += 1
     _start_segment(self, fr, plan.seg_from[offset >> 1])
+    return True
+
+
+cdef bint _plain_plan(Recorder self, Trace t, CPlan *plan, object code) noexcept:
+    """Whether _enter_plain may enter `plan`'s frames in this session: the plan
+    is this session's with a code id, its code followed as the program's own
+    (not tracer's, not `track` itself), no cell parameters, and the trace has no
+    value policy or timing (both fixed while it records).  Found once per plan
+    and session (plan.plain_session; _own_refs clears it), not at every call."""
+    if plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
+            or plan.ncellparams or code is TRACK_CODE or t.value_policy or t.timing != NULL:
+        return False
+    plan.plain_session = self.session
     return True
 
 

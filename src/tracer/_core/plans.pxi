@@ -32,6 +32,8 @@ ctypedef struct CPlan:
     int32_t stacksize
     int32_t nparams
     int64_t session          # the recording session that last used it
+    int64_t plain_session    # the session whose _enter_plain found its per-plan checks
+                             # passed (events.pxi's _plain_plan), or -1: one compare a call
     int32_t code_id          # its code id in that session's trace
     int32_t ncellparams
     int32_t cellparams[8]
@@ -145,6 +147,7 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
     plan.stacksize = code.co_stacksize
     plan.nparams = owner.nparams
     plan.session = -1
+    plan.plain_session = -1
     plan.nconsts = len(code.co_consts)
     plan.nstatics = len(owner.statics)
     plan.const_refs = <int32_t *>calloc(plan.nconsts + 1, sizeof(int32_t))
@@ -195,8 +198,9 @@ cdef int32_t *_segment_ends(int32_t *ops, Py_ssize_t nops) noexcept:
 
 cdef int32_t *_return_targets(CPlan *plan, Py_ssize_t nops) noexcept:
     # For each op, what the return of a frame entered as the body of its call
-    # does to the caller (aftercall.pxi's _call_returned): a record op with no
-    # context copy and one result, (its output slot << 1) | _call_then_end;
+    # does to the caller (aftercall.pxi's _call_returned): a record op whose
+    # value is not deferred (OP_C 0) with one result, (its output slot << 1) |
+    # _call_then_end;
     # -1 for any other op.  Decided once per plan, so a return reads one word
     # the callee's entry copied into its frame record (FrameRec.ret_to) instead
     # of the caller's plan, op and record.

@@ -16,6 +16,7 @@ cdef inline int32_t _ref(Recorder self, FrameRec *fr, int64_t s) except? -214748
 cdef void _own_refs(Recorder self, CPlan *plan) noexcept:
     # The plan's pooled constants are this session's from now on.
     plan.session = self.session
+    plan.plain_session = -1   # (its code id and verdicts to be checked again)
     memset(plan.const_refs, 0, plan.nconsts * sizeof(int32_t))
     memset(plan.static_refs, 0, plan.nstatics * sizeof(int32_t))
 
