@@ -210,9 +210,8 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     parent.body_may_be_callee = 1
     parent.callee_body_entered = 1
     parent.open_primitive = 0
-    # add_frame's common case (room checked above).
-    if t.nframes and (t.frames_[t.nframes - 1] >> 32) >= row:
-        t.frames_sorted = False
+    # add_frame's common case (room checked above).  The column stays sorted:
+    # `row` is past every row recorded, so past every entry's.
     t.frames_[t.nframes] = ((<int64_t>row) << 32) | (<uint32_t>plan.code_id)
     t.nframes += 1
     self.events += 1
