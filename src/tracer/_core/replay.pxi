@@ -422,6 +422,7 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
     cdef int32_t *op
     cdef int32_t *bop
     cdef int32_t *r = NULL
+    cdef int64_t *sl
     cdef int64_t *ss
     cdef int64_t c
     cdef int32_t opc, pc, nrefs, row, out = -1
@@ -430,12 +431,23 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
     cdef Trace t = self.trace
     if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0:
         return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
-    opc = _straight_ops(self, fr)
-    op = plan.ops + fr.pc * OP_WORDS
+    sl = _locals(self, fr)
+    ss = sl + plan.nlocalsplus
+    # The loads before the compare (fib's `n < 2`) here, the rest (if any) by
+    # _straight_ops: a call of it costs more than the loads.
+    if TRACER_EVENT_LOG:
+        pc = fr.pc
+    op = _loads_ahead(sl, ss, plan.ops + fr.pc * OP_WORDS)
+    fr.pc = _pc_at(plan.ops, op)
+    if TRACER_EVENT_LOG and fr.pc > pc:
+        _log_segment(fr, pc, fr.pc, "to end, loads (straight)")
+    opc = op[OP_CODE]
+    if opc != M_RECORD_BOOL and opc != M_BRANCH:
+        opc = _straight_ops(self, fr)
+        op = plan.ops + fr.pc * OP_WORDS
     bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
     if bop[OP_CODE] != M_BRANCH or bop[OP_OFFSET] != branch_at:
         return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
-    ss = _locals(self, fr) + plan.nlocalsplus
     if opc == M_RECORD_BOOL:
         r = plan.recs + op[OP_A]
         if r[REC_NOUT] != 1:
@@ -500,10 +512,33 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
             _compare_guard(self, fr, plan.cmp_guard[pc])
         return 0
     # On through the segment the branch leads to, as the loop runs on (its ops
-    # _straight_ops's by their kinds: the loop only from an op it stopped at).
-    if _runs_on(_straight_ops(self, fr)):
+    # _straight_ops's by their kinds: the loop only from an op it stopped at);
+    # its leading loads here (a leaf's `return n`).
+    op = _loads_ahead(sl, ss, plan.ops + pc * OP_WORDS)
+    fr.pc = _pc_at(plan.ops, op)
+    if TRACER_EVENT_LOG and fr.pc > pc:
+        _log_segment(fr, pc, fr.pc, "to end, loads (straight)")
+    if _runs_on(op[OP_CODE]) and _runs_on(_straight_ops(self, fr)):
         _run_ops(self, fr, -1, -1, -1)
     return 0
+
+
+cdef inline int32_t *_loads_ahead(int64_t *sl, int64_t *ss, int32_t *op) noexcept:
+    # The LOAD_LOCAL and LOAD_CONST ops from `op` on, run on the shadows as
+    # _straight_ops runs them; the first op that is not one, or a load of a
+    # value carried in (_carried's, the loop's), returned.
+    cdef int64_t s
+    while True:
+        if op[OP_CODE] == M_LOAD_LOCAL:
+            s = sl[op[OP_B]]
+            if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
+                return op
+            ss[op[OP_A]] = s
+        elif op[OP_CODE] == M_LOAD_CONST:
+            ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
+        else:
+            return op
+        op += OP_WORDS
 
 
 # _take_silent_branch calls _straight_branch through this pointer: gcc inlines a
