@@ -431,3 +431,26 @@ def test_the_fib_sides_are_marked_and_checked():
     assert sides[k + 1] & SIDE_STRAIGHT and sides[k + 2] & SIDE_STRAIGHT
     assert plan_violation(plan, code) is None
     assert tracer._core.plan_problem(plan, code) is None
+
+
+def _fib(n):
+    if n < 2:
+        return n
+    return _fib(n - 1) + _fib(n - 2)
+
+
+def test_marks_read_back_from_the_plan_cache(plan_dir):
+    # A plan with marked sides written to the plan cache (format 6) and read back
+    # as a new process would: the same words, marks and all, through both checks.
+    from plan_compare import plan_difference
+    from tracer.analysis.plan import CodePlan, build_plan
+    code = _fib.__code__
+    built = build_plan(code)
+    assert any(w < 0 for w in _successors(built.branch_sides))
+    cache.forget()
+    fields = cache.entry(code, PLAN_PLAIN).read()
+    assert fields is not None
+    loaded = CodePlan(code, PLAN_PLAIN, **fields)
+    assert list(loaded.branch_sides) == list(built.branch_sides)
+    assert plan_difference(loaded, built) is None
+    assert cache.FORMAT == 6

@@ -2415,26 +2415,33 @@ def straight_sides(ops, recs, seg_from, branch_sides, branch_sides_at, int side_
         raise MemoryError()
     cdef unsigned char* bad = mark + nops
     cdef unsigned char m = 0
-    cdef int opc, k, side, w, pc
+    cdef int opc, k, side, w, pc, rows = 0
     try:
         memset(bad, 0, nsides)
         for i in range(nops - 1, -1, -1):
             opc = o[5 * i]
             if opc == M_LOAD_LOCAL or opc == M_LOAD_CONST or opc == M_SET or opc == M_COPY \
-                    or opc == M_SWAP or opc == M_CAPTURE or (opc == M_RECORD and rc[o[5 * i + 2] + 3] == 1):
+                    or opc == M_SWAP or opc == M_CAPTURE:
                 pass
+            elif opc == M_RECORD and rc[o[5 * i + 2] + 3] == 1:
+                rows += 1
             elif opc == M_BRANCH:
                 m = 3
+                rows = 0
             elif opc == M_RECORD_BOOL:
                 if (m & 2) and i + 1 < nops and o[5 * (i + 1)] == M_BRANCH and rc[o[5 * i + 2] + 3] == 1:
                     m = 3
                 else:
                     m = 1
+                rows = 0
             elif opc == M_END or (opc > M_RECORD and opc != M_SILENT_JUMP):
                 m = 1
+                rows = 0
             else:
                 m = 0
-            mark[i] = m
+                rows = 0
+            # (bit 1 only where the writer writes at most one row to the end)
+            mark[i] = m if rows <= 1 else (m & 2)
         for i in range(nops):
             k = at[i]
             if 0 <= k < nsides:

@@ -41,34 +41,41 @@ def straight_sides(ops, recs, seg_from, branch_sides, branch_sides_at) -> None:
     _straight_branch (records.pxi _take_silent_branch tests the sign of the word
     it loads anyway), and the op loop's set-up is paid only where the writer
     stops for a reason known at run time (a callable or constant to pool, no
-    room, a value carried in).  FOR_ITERs (silent loops) are never marked.
+    room, a value carried in).  A side whose segment writes more than one row
+    is left to the loop (cheaper there per row, its columns opened once).
+    FOR_ITERs (silent loops) are never marked.
     `ops`, `recs`, `seg_from`: the plan's; the typed builder runs
     _fastplan.straight_sides, the same pass."""
     if not STRAIGHT_SIDES or not len(branch_sides):
         return
     nops = len(ops) // OP_WORDS
     # Per op, backwards: whether the writer reaches its segment's END or terminal
-    # op from it (to_end), or its segment's BRANCH (to_branch).
+    # op from it writing at most one row (to_end: a run of more rows is cheaper in
+    # the op loop, whose columns are opened once per run, than by one commit per
+    # row: json's sides of two records measured so), or its segment's BRANCH
+    # (to_branch).
     to_end = bytearray(nops)
     to_branch = bytearray(nops)
-    end, branch = 0, 0
+    end, branch, rows = 0, 0, 0
     for i in range(nops - 1, -1, -1):
         at = i * OP_WORDS
         opc = ops[at]
-        if opc in _STRAIGHT_KINDS or (opc == M_RECORD and recs[ops[at + 2] + REC_NOUT] == 1):
+        if opc in _STRAIGHT_KINDS:
             pass
+        elif opc == M_RECORD and recs[ops[at + 2] + REC_NOUT] == 1:
+            rows += 1
         elif opc == M_BRANCH:
-            end, branch = 1, 1
+            end, branch, rows = 1, 1, 0
         elif opc == M_RECORD_BOOL:
             # (the writer stops at it: a segment's end for a run to its end)
-            end = 1
+            end, rows = 1, 0
             branch = int(branch and i + 1 < nops and ops[at + OP_WORDS] == M_BRANCH
                          and recs[ops[at + 2] + REC_NOUT] == 1)
         elif opc == M_END or (opc > M_RECORD and opc != M_SILENT_JUMP):
-            end, branch = 1, 0
+            end, branch, rows = 1, 0, 0
         else:
-            end, branch = 0, 0   # a store, a delete, a method capture, a silent jump
-        to_end[i], to_branch[i] = end, branch
+            end, branch, rows = 0, 0, 0   # a store, a delete, a method capture, a silent jump
+        to_end[i], to_branch[i] = int(end and rows <= 1), branch
     ok: dict[int, bool] = {}
     for i in range(nops):
         k = branch_sides_at[i]
