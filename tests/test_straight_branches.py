@@ -389,9 +389,11 @@ def loop(xs, n):
     exec(compile(src, "<straight-branches loops>", "exec"), ns)
     plan = _Builder(ns["loop"].__code__, PLAN_PLAIN).build()
     ops, sides = plan.ops, plan.branch_sides
-    assert len(sides) and all(w >= 0 for w in _successors(sides))
-    assert any(ops[k * OP_WORDS] == M_FOR_ITER and plan.branch_sides_at[k] >= 0
-               for k in range(len(ops) // OP_WORDS))
+    assert all(w >= 0 for w in _successors(sides))
+    if not PY312:
+        # (3.12 keeps these evented: its FOR_ITER, and the compare's guard)
+        assert any(ops[k * OP_WORDS] == M_FOR_ITER and plan.branch_sides_at[k] >= 0
+                   for k in range(len(ops) // OP_WORDS))
 
 
 def test_marks_are_the_reference_builders():

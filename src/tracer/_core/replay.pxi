@@ -435,12 +435,11 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
     ss = sl + plan.nlocalsplus
     # The loads before the compare (fib's `n < 2`) here, the rest (if any) by
     # _straight_ops: a call of it costs more than the loads.
-    if TRACER_EVENT_LOG:
-        pc = fr.pc
-    op = _loads_ahead(sl, ss, plan.ops + fr.pc * OP_WORDS)
-    fr.pc = _pc_at(plan.ops, op)
+    pc = fr.pc
+    fr.pc = _loads_ahead(sl, ss, plan.ops, pc)
     if TRACER_EVENT_LOG and fr.pc > pc:
         _log_segment(fr, pc, fr.pc, "to end, loads (straight)")
+    op = plan.ops + fr.pc * OP_WORDS
     opc = op[OP_CODE]
     if opc != M_RECORD_BOOL and opc != M_BRANCH:
         opc = _straight_ops(self, fr)
@@ -514,31 +513,33 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
     # On through the segment the branch leads to, as the loop runs on (its ops
     # _straight_ops's by their kinds: the loop only from an op it stopped at);
     # its leading loads here (a leaf's `return n`).
-    op = _loads_ahead(sl, ss, plan.ops + pc * OP_WORDS)
-    fr.pc = _pc_at(plan.ops, op)
+    fr.pc = _loads_ahead(sl, ss, plan.ops, pc)
     if TRACER_EVENT_LOG and fr.pc > pc:
         _log_segment(fr, pc, fr.pc, "to end, loads (straight)")
-    if _runs_on(op[OP_CODE]) and _runs_on(_straight_ops(self, fr)):
+    if _runs_on(plan.ops[fr.pc * OP_WORDS + OP_CODE]) and _runs_on(_straight_ops(self, fr)):
         _run_ops(self, fr, -1, -1, -1)
     return 0
 
 
-cdef inline int32_t *_loads_ahead(int64_t *sl, int64_t *ss, int32_t *op) noexcept:
-    # The LOAD_LOCAL and LOAD_CONST ops from `op` on, run on the shadows as
-    # _straight_ops runs them; the first op that is not one, or a load of a
-    # value carried in (_carried's, the loop's), returned.
+cdef inline int32_t _loads_ahead(int64_t *sl, int64_t *ss, int32_t *ops, int32_t pc) noexcept:
+    # The LOAD_LOCAL and LOAD_CONST ops from op `pc` on, run on the shadows as
+    # _straight_ops runs them; the index of the first op that is not one, or a
+    # load of a value carried in (_carried's, the loop's).  (An index kept, not
+    # found from a pointer afterwards: _pc_at's division cost ~10 a run.)
     cdef int64_t s
+    cdef int32_t *op = ops + pc * OP_WORDS
     while True:
         if op[OP_CODE] == M_LOAD_LOCAL:
             s = sl[op[OP_B]]
             if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
-                return op
+                return pc
             ss[op[OP_A]] = s
         elif op[OP_CODE] == M_LOAD_CONST:
             ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
         else:
-            return op
+            return pc
         op += OP_WORDS
+        pc += 1
 
 
 # _take_silent_branch calls _straight_branch through this pointer: gcc inlines a
