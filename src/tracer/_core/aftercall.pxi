@@ -397,7 +397,7 @@ cdef int _bool_call_caught(Recorder self, FrameRec *fr, int32_t here, int how) e
     if side < 0:
         return 0
     fr.bool_end = 0
-    _bool_call_done(self, fr, e, k, plan.branch_sides[j + 1 + side])
+    _bool_call_done(self, fr, e, k, plan.branch_sides[j + 1 + side] & SIDE_OFFSET)
     return 0
 
 

@@ -107,11 +107,21 @@ cdef enum:  # M_SET's b: which special shadow value
     SET_UNKNOWN = 1
     SET_DYN = 2
 
+# A silent conditional jump's successor word (plan.branch_sides: its `next` and
+# `target` offsets) with this bit, the sign, set: the side written without the op
+# loop (records.pxi _take_silent_branch, replay.pxi _straight_branch), the ops of
+# the branch's segments and of the segment that side leads to all being of the
+# kinds _straight_ops takes (tracer.analysis.silent.straight_sides).  Masked off
+# (SIDE_OFFSET) wherever the word is read as an offset.
+cdef enum:
+    SIDE_STRAIGHT = -0x7fffffff - 1
+    SIDE_OFFSET = 0x7fffffff
+
 WORDS = {"OP_CODE": OP_CODE, "OP_OFFSET": OP_OFFSET, "OP_A": OP_A, "OP_B": OP_B,
          "OP_C": OP_C, "OP_WORDS": OP_WORDS, "REC_SEM": REC_SEM, "REC_FN": REC_FN,
          "REC_NIN": REC_NIN, "REC_NOUT": REC_NOUT, "REC_KW": REC_KW,
          "REC_INPUTS": REC_INPUTS, "SET_NULL": SET_NULL, "SET_UNKNOWN": SET_UNKNOWN,
-         "SET_DYN": SET_DYN}
+         "SET_DYN": SET_DYN, "SIDE_STRAIGHT": SIDE_STRAIGHT, "SIDE_OFFSET": SIDE_OFFSET}
 
 cdef enum:
     FIRST_ROWS = 1024   # the columns' first capacity, grown as a trace grows (arena.pxi)

@@ -478,7 +478,10 @@ cdef object _plan_problem(object plan, object code, _Held *held):
                         return "branch_sides is cut short"
                     p += 2 + 2 * sides.p[p + 1]
                 for j in (1, 2):
-                    w = sides.p[k + j]
+                    # (its sign: that side written without the op loop,
+                    # SIDE_STRAIGHT; any side may have it, the writer hands
+                    # what it cannot finish to the loop)
+                    w = sides.p[k + j] & SIDE_OFFSET
                     if not 0 <= w < ncode or w & 1:
                         return _out("silent branch successor", k + j, w, 0, ncode)
                 k = p

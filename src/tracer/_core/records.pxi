@@ -358,7 +358,7 @@ cdef int32_t _silent_side(CPlan *plan, int32_t k, int32_t here, int how) noexcep
 
 
 cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how) except -1:
-    cdef int32_t k, side, n, j, go_on_to
+    cdef int32_t k, side, n, j, go_on_to, dest
     cdef int32_t *p
     k = fr.plan.branch_sides_at[fr.pc]
     p = fr.plan.branch_sides + k + 3
@@ -384,9 +384,16 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how)
     if fr.pending < 0:
         return 0
     go_on_to = here if how == CATCH_INSTRUCTION else RUN_ON if how == CATCH_TO_END else -1
-    if not _run_ops(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side],
-                    go_on_to):
-        _take_branch(self, fr, fr.plan.branch_sides[k], fr.plan.branch_sides[k + 1 + side])
+    dest = fr.plan.branch_sides[k + 1 + side]
+    if dest < 0:
+        # SIDE_STRAIGHT (the word's sign, loaded here anyway): the ops up to
+        # the branch and through the segment it leads to are _straight_ops's
+        # by their kinds (tracer.analysis.silent.straight_sides).  Called, not
+        # inlined (through a pointer, replay.pxi): the other branches keep this
+        # function's registers.
+        return _straight_writer(self, fr, fr.plan.branch_sides[k], dest & SIDE_OFFSET, go_on_to)
+    if not _run_ops(self, fr, fr.plan.branch_sides[k], dest, go_on_to):
+        _take_branch(self, fr, fr.plan.branch_sides[k], dest)
     return 0
 
 

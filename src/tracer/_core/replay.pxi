@@ -401,6 +401,166 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
     return opc
 
 
+cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
+                          int32_t go_on_to) except -1:
+    """_take_silent_branch's run (_run_ops(fr, branch_at, dest, go_on_to), then
+    _take_branch if that could not write the branch) for a side marked
+    SIDE_STRAIGHT (tracer.analysis.silent.straight_sides: the ops of the
+    branch's segments and of the segment `dest` starts are all of the kinds
+    _straight_ops takes): fib's `n < 2` and its silent branch, at both of its
+    late runs per call (a leaf's return, the first call's event).  The ops up
+    to the branch run by _straight_ops, the bool's row and the jump's written
+    as the loop writes them, the segment the branch leads to started, and,
+    where the loop would run on through it (go_on_to), run by _straight_ops.
+    Called, not inlined, and only for a marked side: every other branch taken
+    late (h's loop's) pays one test of the word it loads anyway, not this
+    writer's registers (session 20's v1: h +2 instructions per node).  Where
+    the writer cannot go on (per-row hooks, a call row open, a condition or an
+    input to pool, no room, a value carried in, a callable to pool), the loop
+    goes on from where it stopped: nothing of the branch is written twice.
+    (call18's writer, session 20's gated variants: bench/RESULTS.md.)"""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *op
+    cdef int32_t *bop
+    cdef int32_t *r = NULL
+    cdef int64_t *sl
+    cdef int64_t *ss
+    cdef int64_t c
+    cdef int32_t opc, pc, nrefs, row, out = -1
+    cdef bint taken
+    cdef PyObject *truth
+    cdef Trace t = self.trace
+    if (fr.hooks & ~<uint32_t>ROW_NEUTRAL_HOOKS) != 0 or fr.open_row >= 0:
+        return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
+    sl = _locals(self, fr)
+    ss = sl + plan.nlocalsplus
+    # The loads before the compare (fib's `n < 2`) here, the rest (if any) by
+    # _straight_ops: a call of it costs more than the loads.
+    pc = fr.pc
+    fr.pc = _loads_ahead(sl, ss, plan.ops, pc)
+    if TRACER_EVENT_LOG and fr.pc > pc:
+        _log_segment(fr, pc, fr.pc, "to end, loads (straight)")
+    op = plan.ops + fr.pc * OP_WORDS
+    opc = op[OP_CODE]
+    if opc != M_RECORD_BOOL and opc != M_BRANCH:
+        opc = _straight_ops(self, fr)
+        op = plan.ops + fr.pc * OP_WORDS
+    bop = op + OP_WORDS if opc == M_RECORD_BOOL else op
+    if bop[OP_CODE] != M_BRANCH or bop[OP_OFFSET] != branch_at:
+        return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
+    if opc == M_RECORD_BOOL:
+        r = plan.recs + op[OP_A]
+        if r[REC_NOUT] != 1:
+            return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
+        out = r[REC_INPUTS + r[REC_NIN]]
+    # The jump's condition: a row (the bool's, written below, or another), or
+    # none; a constant or a pooled value is _ref's, the loop's.
+    c = ss[bop[OP_A]]
+    if bop[OP_A] != out and c & 3 != 0 and not (c == S_NULL or c == S_UNKNOWN or c == S_DYN):
+        return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
+    # Room for two rows (their aux and flags 0 already below zcap: only the
+    # jump's aux is stored) and their refs.
+    if t.nrefs + (r[REC_NIN] if r != NULL else 0) + 1 > t.refcap:
+        return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
+    if _rare(t.n + 3 >= t.zcap):
+        if t.n + 3 >= t.cap or t.external:
+            return _branch_by_loop(self, fr, branch_at, dest, go_on_to)
+        t._zero_ahead(t.n + 4)
+    # The truth the instruction tested: IF_FALSE/IF_TRUE test the value,
+    # IF_NONE/IF_NOT_NONE test `value is None`.
+    taken = dest == bop[OP_C]
+    if bop[OP_B] == 0 or bop[OP_B] == 3:
+        taken = not taken
+    truth = <PyObject *>(PY_TRUE if taken else PY_FALSE)
+    row = t.n
+    nrefs = t.nrefs
+    if r != NULL:
+        # The bool the branch popped was this record's result.
+        nrefs = _row_inputs(plan, self.session, r, ss, t.refs_, nrefs)
+        if nrefs < 0:
+            return _branch_by_loop(self, fr, branch_at, dest, go_on_to)   # an input to pool first
+        t.parent_[row] = fr.call_row
+        t.offset_[row] = op[OP_OFFSET]
+        t.value_[row] = _immortal_value(t.value_policy, truth)
+        t.ref_start_[row + 1] = nrefs
+        t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
+        ss[out] = (<int64_t>row) << 2
+        row += 1
+        c = ss[bop[OP_A]]
+    if c & 3 == 0:
+        t.refs_[nrefs] = <int32_t>(c >> 2)
+        nrefs += 1
+    t.parent_[row] = fr.call_row
+    t.offset_[row] = branch_at
+    t.aux_[row] = dest
+    t.value_[row] = _immortal_value(t.value_policy, truth)
+    t.ref_start_[row + 1] = nrefs
+    t.kind_[row] = K_JUMP
+    t.n = row + 1
+    t.nrefs = nrefs
+    if TRACER_EVENT_LOG:
+        _log_segment(fr, fr.pc, fr.pc + (2 if r != NULL else 1), "to end, branch taken (straight)")
+    pc = plan.seg_from[dest >> 1]
+    if pc < 0:
+        fr.pending = P_LOST
+        return 0
+    fr.pending = pc
+    fr.pc = pc
+    if go_on_to != RUN_ON and (go_on_to < 0 or plan.seg_end[pc] != go_on_to):
+        if _guards_start(plan, pc):
+            # (3.12: a compare ends it, checked before it runs)
+            _compare_guard(self, fr, plan.cmp_guard[pc])
+        return 0
+    # On through the segment the branch leads to, as the loop runs on (its ops
+    # _straight_ops's by their kinds: the loop only from an op it stopped at);
+    # its leading loads here (a leaf's `return n`).
+    fr.pc = _loads_ahead(sl, ss, plan.ops, pc)
+    if TRACER_EVENT_LOG and fr.pc > pc:
+        _log_segment(fr, pc, fr.pc, "to end, loads (straight)")
+    if _runs_on(plan.ops[fr.pc * OP_WORDS + OP_CODE]) and _runs_on(_straight_ops(self, fr)):
+        _run_ops(self, fr, -1, -1, -1)
+    return 0
+
+
+cdef inline int32_t _loads_ahead(int64_t *sl, int64_t *ss, int32_t *ops, int32_t pc) noexcept:
+    # The LOAD_LOCAL and LOAD_CONST ops from op `pc` on, run on the shadows as
+    # _straight_ops runs them; the index of the first op that is not one, or a
+    # load of a value carried in (_carried's, the loop's).  (An index kept, not
+    # found from a pointer afterwards: _pc_at's division cost ~10 a run.)
+    cdef int64_t s
+    cdef int32_t *op = ops + pc * OP_WORDS
+    while True:
+        if op[OP_CODE] == M_LOAD_LOCAL:
+            s = sl[op[OP_B]]
+            if s == S_UNKNOWN and (op[OP_C] & LF_SAFE):
+                return pc
+            ss[op[OP_A]] = s
+        elif op[OP_CODE] == M_LOAD_CONST:
+            ss[op[OP_A]] = ((<int64_t>op[OP_B]) << 2) | 1
+        else:
+            return pc
+        op += OP_WORDS
+        pc += 1
+
+
+# _take_silent_branch calls _straight_branch through this pointer: gcc inlines a
+# static function called once, and inlined there the writer's registers were
+# saved and restored on every branch taken late (h's loop's, never marked:
+# +1.3 instructions per node on 3.13).  (Set once, below; gcc cannot see
+# through it.)
+cdef int (*_straight_writer)(Recorder, FrameRec *, int32_t, int32_t, int32_t) except -1
+_straight_writer = _straight_branch
+
+
+cdef int _branch_by_loop(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
+                         int32_t go_on_to) except -1:
+    # _take_silent_branch's general run, from fr.pc (where _straight_branch
+    # stopped, every op before it done).
+    if not _run_ops(self, fr, branch_at, dest, go_on_to):
+        _take_branch(self, fr, branch_at, dest)
+    return 0
+
+
 cdef inline PyObject *_immortal_value(int policy, PyObject *v) noexcept:
     """_row_value for None, True or False: immortal on every Python tracer
     supports (3.12+, PEP 683), so with no policy the row holds it without a

@@ -2394,6 +2394,71 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
         PyMem_Free(out)
 
 
+def straight_sides(ops, recs, seg_from, branch_sides, branch_sides_at, int side_straight):
+    """silent.straight_sides, typed (the caller asks silent.STRAIGHT_SIDES): the
+    sides of silent conditional jumps the core writes without its op loop, marked
+    with `side_straight` (the sign) in their successor words, in place."""
+    cdef Py_ssize_t nsides = len(branch_sides), nops = len(ops) // 5, i
+    if nsides == 0 or nops == 0:
+        return
+    cdef const int* o = (<carray.array>ops).data.as_ints
+    cdef const int* rc = (<carray.array>recs).data.as_ints
+    cdef const int* sf = (<carray.array>seg_from).data.as_ints
+    cdef int* sides = (<carray.array>branch_sides).data.as_ints
+    cdef const int* at = (<carray.array>branch_sides_at).data.as_ints
+    cdef Py_ssize_t nunits = len(seg_from)
+    # per op: bit 1 the writer reaches its segment's END or terminal op from it,
+    # bit 2 its segment's BRANCH; per branch word: bit 1 a branch some op of
+    # whose segments does not reach it, bit 2 one that some op names
+    cdef unsigned char* mark = <unsigned char*>PyMem_Malloc(nops + nsides)
+    if mark == NULL:
+        raise MemoryError()
+    cdef unsigned char* bad = mark + nops
+    cdef unsigned char m = 0
+    cdef int opc, k, side, w, pc, rows = 0
+    try:
+        memset(bad, 0, nsides)
+        for i in range(nops - 1, -1, -1):
+            opc = o[5 * i]
+            if opc == M_LOAD_LOCAL or opc == M_LOAD_CONST or opc == M_SET or opc == M_COPY \
+                    or opc == M_SWAP or opc == M_CAPTURE:
+                pass
+            elif opc == M_RECORD and rc[o[5 * i + 2] + 3] == 1:
+                rows += 1
+            elif opc == M_BRANCH:
+                m = 3
+                rows = 0
+            elif opc == M_RECORD_BOOL:
+                if (m & 2) and i + 1 < nops and o[5 * (i + 1)] == M_BRANCH and rc[o[5 * i + 2] + 3] == 1:
+                    m = 3
+                else:
+                    m = 1
+                rows = 0
+            elif opc == M_END or (opc > M_RECORD and opc != M_SILENT_JUMP):
+                m = 1
+                rows = 0
+            else:
+                m = 0
+                rows = 0
+            # (bit 1 only where the writer writes at most one row to the end)
+            mark[i] = m if rows <= 1 else (m & 2)
+        for i in range(nops):
+            k = at[i]
+            if 0 <= k < nsides:
+                bad[k] |= 2 | (0 if mark[i] & 2 else 1)
+        for k in range(nsides):
+            if bad[k] != 2:
+                continue
+            for side in range(1, 3):
+                w = sides[k + side] & ~side_straight
+                if (w >> 1) < nunits:
+                    pc = sf[w >> 1]
+                    if 0 <= pc < nops and (mark[pc] & 1):
+                        sides[k + side] |= side_straight
+    finally:
+        PyMem_Free(mark)
+
+
 def flag_silent(unit_flags, ops, branch_sides_at, int silent_bit, seg_from):
     """plan._Builder.build's marking of silent branches: SILENT_BRANCH on the unit
     of each BRANCH or FOR_ITER op that ends a silent branch's segment; a silent

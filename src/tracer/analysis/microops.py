@@ -26,6 +26,10 @@ MICRO_OPS = tuple(m.name[2:] for m in MicroOp)
 # instruction, and c = READ_RETURNED: the next instruction returns it; the recorder
 # reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
 OP_WORDS = WORDS["OP_WORDS"]  # opcode, instruction offset, a, b, c
+REC_NOUT = WORDS["REC_NOUT"]  # a record's word: its number of outputs
+# A silent branch's successor word (plan.branch_sides) with the sign set: that side
+# is written without the op loop (silent.straight_sides); SIDE_OFFSET masks it off.
+SIDE_STRAIGHT, SIDE_OFFSET = WORDS["SIDE_STRAIGHT"], WORDS["SIDE_OFFSET"]
 READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
 JUMP_EVENT, SILENT_BRANCH = int(UnitFlag.JUMP_EVENT), int(UnitFlag.SILENT_BRANCH)
 LF_SAFE, LF_CELL, LF_DYN = (int(f) for f in LocalFlag)  # of LOAD_LOCAL / STORE_LOCAL

@@ -52,8 +52,8 @@ from .microops import (
     M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY, M_DELETE_LOCAL, M_END, M_FOR_ITER, M_JUMP,
     M_LOAD_CONST, M_LOAD_LOCAL, M_LOST, M_RAISE, M_RECORD, M_RECORD_BOOL, M_RETURN,
     M_RETURN_CONST, M_SEND, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, M_YIELD, OP_WORDS,
-    PLAN_EXACT, PLAN_INTERVENE, PLAN_INTERVENE_CALLS, PLAN_PLAIN, READ_RETURNED, SILENT_BRANCH,
-    SPECIAL_SHADOW,
+    PLAN_EXACT, PLAN_INTERVENE, PLAN_INTERVENE_CALLS, PLAN_PLAIN, READ_RETURNED, SIDE_STRAIGHT,
+    SILENT_BRANCH, SPECIAL_SHADOW,
 )
 from .effecttable import effects_of
 from .resume import ResumeCarry, _written_first
@@ -143,7 +143,7 @@ class CodePlan:
     jump_events: frozenset  # offsets of unconditional jumps whose JUMP event is used
     unit_flags: array  # int32 per code unit: JUMP_EVENT | SILENT_BRANCH bits
     piece_start: array  # int32 per micro-op: first offset of its straight-line piece
-    branch_sides: array  # int32: per silent branch, its two successors (see silent_branches)
+    branch_sides: array  # int32: per silent branch, its two successors (see silent_branches; a successor's sign: silent.straight_sides)
     branch_sides_at: array  # int32 per micro-op: index in `branch_sides` of the silent branch ending its segment, or -1
     carry: array  # int32 per code unit: stack slots a generator resumed there carries in (bits)
     nparams: int
@@ -825,6 +825,14 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
                         # (a silent FOR_ITER's b: the local its body stores the value in, + 1)
                         body = seg_from[ops[k * OP_WORDS + 4] // 2]
                         ops[k * OP_WORDS + 3] = ops[body * OP_WORDS + 3] + 1
+        # (the sides of silent branches written without the op loop: a bit in
+        # branch_sides, after the loops' `b` words above)
+        if fast:
+            if silent.STRAIGHT_SIDES:
+                _fastplan.straight_sides(ops, self.recs, seg_from, branch_sides, branch_sides_at,
+                                         SIDE_STRAIGHT)
+        else:
+            silent.straight_sides(ops, self.recs, seg_from, branch_sides, branch_sides_at)
         if fast:
             depth, handler, istart = _fastplan.unit_tables(self, units)
             carry = _fastplan.carry_masks(self, segments, units, FROM, _written_first)

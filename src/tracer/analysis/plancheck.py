@@ -40,6 +40,7 @@ M = _core.MicroOp
 W = _core.WORDS
 OP_WORDS = W["OP_WORDS"]
 REC_INPUTS = W["REC_INPUTS"]
+SIDE_OFFSET = W["SIDE_OFFSET"]
 NSPECIAL = 3  # SET_NULL, SET_UNKNOWN, SET_DYN: the core's SPECIAL_SHADOW entries
 _NMICRO = len(M)
 _NSEM = len(_core.RecordSem)
@@ -299,7 +300,9 @@ def plan_violation(plan, code: CodeType) -> str | None:
                     p += 2 + 2 * sw[p + 1]
                 k = p
             at = np.array(valid)
-            to = np.concatenate((sides[at + 1], sides[at + 2]))
+            # (a successor's sign: that side is written without the op loop,
+            # silent.straight_sides; the offset is the rest)
+            to = np.concatenate((sides[at + 1], sides[at + 2])) & SIDE_OFFSET
             r.add("silent branch successor", to, 0, ncode)
             evens.append(to)
             # Which words start a silent branch; the extra last one stands for -1

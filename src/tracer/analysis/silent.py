@@ -7,14 +7,87 @@ from array import array
 
 from .bytecode import PY313, for_iter_exit
 from .microops import (
-    FROM, LF_CELL, LF_DYN, LF_SAFE, M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_DELETE_LOCAL,
-    M_END, M_FOR_ITER, M_LOAD_LOCAL, M_LOST, M_RECORD, M_RECORD_BOOL, M_STORE_LOCAL,
+    FROM, LF_CELL, LF_DYN, LF_SAFE, M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY,
+    M_DELETE_LOCAL, M_END, M_FOR_ITER, M_LOAD_CONST, M_LOAD_LOCAL, M_LOST, M_RECORD,
+    M_RECORD_BOOL, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, OP_WORDS, REC_NOUT,
+    SIDE_OFFSET, SIDE_STRAIGHT,
 )
 
 
 # Whether a `for` loop's FOR_ITER may go without its BRANCH event (silent_branches);
 # tests build plans with it off to compare against the evented loop.
 SILENT_FOR_ITER = True
+
+# Whether straight_sides marks the sides a silent branch's late run writes without
+# the op loop; tests build plans with it off to compare against the op loop's rows.
+STRAIGHT_SIDES = True
+
+# The ops the core's straight-line writer takes (replay.pxi _straight_ops), besides
+# RECORDs of one result.
+_STRAIGHT_KINDS = frozenset((M_LOAD_LOCAL, M_LOAD_CONST, M_SET, M_COPY, M_SWAP, M_CAPTURE))
+
+
+def straight_sides(ops, recs, seg_from, branch_sides, branch_sides_at) -> None:
+    """Mark, in `branch_sides` (in place), each side of a silent conditional jump
+    whose late run the core writes without its op loop: SIDE_STRAIGHT (the sign)
+    set in that side's successor word (`next` or `target`).
+
+    A side is marked when, by the ops' kinds alone, the core's straight-line
+    writer (replay.pxi _straight_ops: SET, LOAD_LOCAL, LOAD_CONST, COPY, SWAP,
+    CAPTURE, a RECORD of one result) reaches the branch from every op of every
+    segment ending in it (a RECORD_BOOL of one result right before the BRANCH or
+    not), and reaches the END or terminal op of the segment the side leads to
+    from its first op.  The core then writes that side's branch by
+    _straight_branch (records.pxi _take_silent_branch tests the sign of the word
+    it loads anyway), and the op loop's set-up is paid only where the writer
+    stops for a reason known at run time (a callable or constant to pool, no
+    room, a value carried in).  A side whose segment writes more than one row
+    is left to the loop (cheaper there per row, its columns opened once).
+    FOR_ITERs (silent loops) are never marked.
+    `ops`, `recs`, `seg_from`: the plan's; the typed builder runs
+    _fastplan.straight_sides, the same pass."""
+    if not STRAIGHT_SIDES or not len(branch_sides):
+        return
+    nops = len(ops) // OP_WORDS
+    # Per op, backwards: whether the writer reaches its segment's END or terminal
+    # op from it writing at most one row (to_end: a run of more rows is cheaper in
+    # the op loop, whose columns are opened once per run, than by one commit per
+    # row: json's sides of two records measured so), or its segment's BRANCH
+    # (to_branch).
+    to_end = bytearray(nops)
+    to_branch = bytearray(nops)
+    end, branch, rows = 0, 0, 0
+    for i in range(nops - 1, -1, -1):
+        at = i * OP_WORDS
+        opc = ops[at]
+        if opc in _STRAIGHT_KINDS:
+            pass
+        elif opc == M_RECORD and recs[ops[at + 2] + REC_NOUT] == 1:
+            rows += 1
+        elif opc == M_BRANCH:
+            end, branch, rows = 1, 1, 0
+        elif opc == M_RECORD_BOOL:
+            # (the writer stops at it: a segment's end for a run to its end)
+            end, rows = 1, 0
+            branch = int(branch and i + 1 < nops and ops[at + OP_WORDS] == M_BRANCH
+                         and recs[ops[at + 2] + REC_NOUT] == 1)
+        elif opc == M_END or (opc > M_RECORD and opc != M_SILENT_JUMP):
+            end, branch, rows = 1, 0, 0
+        else:
+            end, branch, rows = 0, 0, 0   # a store, a delete, a method capture, a silent jump
+        to_end[i], to_branch[i] = int(end and rows <= 1), branch
+    ok: dict[int, bool] = {}
+    for i in range(nops):
+        k = branch_sides_at[i]
+        if k >= 0:
+            ok[k] = ok.get(k, True) and bool(to_branch[i])
+    for k, good in ok.items():
+        if not good:
+            continue   # (a loop's FOR_ITER: never to_branch)
+        for side in (1, 2):
+            pc = seg_from[(branch_sides[k + side] & SIDE_OFFSET) >> 1]
+            if pc >= 0 and to_end[pc]:
+                branch_sides[k + side] |= SIDE_STRAIGHT
 
 
 class SilentBranches:
