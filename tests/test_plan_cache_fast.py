@@ -397,7 +397,7 @@ def test_a_padding_that_is_not_nuls_is_refused_alike(plan_dir):
 
 def test_entries_of_format_2_are_not_read():
     # (an older format's entries live in another folder, and are refused if met)
-    assert cache.FORMAT == 5 and cache.PACK_FORMAT == 2
+    assert cache.FORMAT == 6 and cache.PACK_FORMAT == 2
     assert all(p.startswith(cache._fingerprint()) for p in cache._PREFIXES)
     from tracer import _core
     assert len(cache._PREFIXES) == len(_core.PlanMode)

@@ -111,7 +111,10 @@ __all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", 
 # 4: 3.12's COMPARE_OP into a branch planned as a RECORD_BOOL in plain plans.
 # 5: a `for` loop's FOR_ITER may be a silent branch (its BRANCH event off, its `b`
 # word the local its body stores the next value in + 1: tracer.analysis.silent).
-FORMAT = 5
+# 6: an UNPACK_SEQUENCE whose outputs the next instructions store in plain locals
+# has them read back from there (RECORD's c = READ_STORED: tracer.analysis.plan
+# deferral), without an event right after it.
+FORMAT = 6
 MAGIC = b"TRPLAN\r\n"
 # A pack: magic, format, number of entries, CRC-32 of the index; then the index
 # (per entry: key, offset in the pack, size), then the entries one after another,

@@ -27,6 +27,9 @@ MICRO_OPS = tuple(m.name[2:] for m in MicroOp)
 # reads it from the local, or takes the PY_RETURN event's value (_Builder.deferral).
 OP_WORDS = WORDS["OP_WORDS"]  # opcode, instruction offset, a, b, c
 READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
+# RECORD's c of an UNPACK_SEQUENCE whose outputs the STORE_LOCAL ops right after it
+# store in plain locals (STORE_FAST, STORE_FAST_STORE_FAST): each read from its local.
+READ_STORED = WORDS["READ_STORED"]
 JUMP_EVENT, SILENT_BRANCH = int(UnitFlag.JUMP_EVENT), int(UnitFlag.SILENT_BRANCH)
 LF_SAFE, LF_CELL, LF_DYN = (int(f) for f in LocalFlag)  # of LOAD_LOCAL / STORE_LOCAL
 

@@ -9,6 +9,7 @@ from .bytecode import PY313, for_iter_exit
 from .microops import (
     FROM, LF_CELL, LF_DYN, LF_SAFE, M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_DELETE_LOCAL,
     M_END, M_FOR_ITER, M_LOAD_LOCAL, M_LOST, M_RECORD, M_RECORD_BOOL, M_STORE_LOCAL,
+    READ_STORED,
 )
 
 
@@ -99,7 +100,8 @@ class SilentBranches:
             late_reads: set[int] = set()
             captures = False
             for k in keys:
-                for op in by_start[k]:
+                seg = by_start[k]
+                for i, op in enumerate(seg):
                     if op[0] in (M_CAPTURE, M_CAPTURE_METHOD) or (
                             op[0] == M_RECORD and op[4] == 0
                             and not (loop and self.recs[op[2] + 3] == 0)):
@@ -109,6 +111,10 @@ class SilentBranches:
                         captures = True
                     elif op[0] == M_RECORD and op[4] > 0:
                         late_reads.add(op[4] - 1)
+                    elif op[0] == M_RECORD and op[4] == READ_STORED:
+                        # an UNPACK_SEQUENCE's outputs, read from the locals the
+                        # STORE_LOCALs right after it store them in
+                        late_reads.update(o[3] for o in seg[i + 1:i + 1 + self.recs[op[2] + 3]])
                     elif op[0] == M_LOAD_LOCAL and op[4] & LF_SAFE:
                         late_reads.add(op[3])
                     elif op[0] == M_STORE_LOCAL and op[4] & LF_DYN:
