@@ -33,6 +33,20 @@
 # The event right after a call may be switched off (aftercall.pxi): a segment
 # starting there would be started late, after its compare ran, so such an END
 # stays on (_end_skip_of asks _guards_start).
+#
+# A silent `for` loop's sides (tracer.analysis.silent) start without an event:
+# the frame's next event takes the loop, after a compare at the start of the
+# body or the exit ran.  Its guard is checked where the FOR_ITER's own segment
+# starts instead (the loop's INSTRUCTION event, before next() runs): the side's
+# locals are the same there (the FOR_ITER assigns none), its stack slots below
+# the iterator live, and the next value -- the body's first store, the item --
+# is told by peeking into an exact list, tuple or range iterator (G_ITEM:
+# tracer_next_is_exact_scalar; any other iterator fails the guard).  The side's
+# own guard is dropped (started late it would read the item's slot, dead by
+# then).  Where that cannot be done (the FOR_ITER does not start its segment,
+# both sides end in guarded compares, an operand no guard follows) the side's
+# jump keeps its event for good (CMP_ON); its event, before the loop was taken,
+# takes it first (_compare_event's _catch_up).
 
 cdef extern from "Python.h":
     PyTypeObject PyLong_Type
@@ -56,6 +70,7 @@ cdef enum:
     G_STACK = 2           # a stack slot live at the start
     G_CONST = 3           # a constant (co_consts index)
     G_ARITH = 4           # + - * of two origins
+    G_ITEM = 5            # the next value of the iterator in a stack slot (a silent loop's)
 
 import dis as _dis
 import operator as _operator
@@ -90,8 +105,11 @@ cdef int _compare_guard(Recorder self, FrameRec *fr, int32_t g) noexcept:
         return 0
     p += 2
     while p < end:
-        if not _exact_builtin(tracer_frame_local(fr.frame, p[1]) if p[0] == G_LOCAL
-                              else tracer_frame_stack_item(fr.frame, p[1])):
+        if p[0] == G_ITEM:
+            if not tracer_next_is_exact_scalar(tracer_frame_stack_item(fr.frame, p[1])):
+                break
+        elif not _exact_builtin(tracer_frame_local(fr.frame, p[1]) if p[0] == G_LOCAL
+                                else tracer_frame_stack_item(fr.frame, p[1])):
             break
         p += 2
     else:
@@ -120,6 +138,8 @@ cdef int _compare_event(Recorder self, FrameRec *fr, int32_t offset) except -1:
         _none_call_caught(self, fr, offset, CATCH_INSIDE)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
+    # (a silent loop whose side this compare starts: taken first)
+    _catch_up(self, fr, offset, CATCH_INSIDE)
     if fr.pending >= 0:
         _run_to_end(self, fr)
         op = plan.ops + fr.pc * OP_WORDS
@@ -221,6 +241,56 @@ cdef object _origins(CPlan *plan, int32_t first, int32_t end, int32_t depth):
     return at
 
 
+cdef int _loop_guards(CPlan *plan, Py_ssize_t nops, list prog, dict guard_of,
+                      dict units) except -1:
+    """The guards of silent loops' sides moved to where their FOR_ITER's segment
+    starts (see the top of this file): per silent FOR_ITER (b > 0), the first
+    side whose segment has a guard gets it there, its item leaf (the FOR_ITER's
+    output slot) turned into G_ITEM of the iterator's slot; that side's own
+    guard dropped; any other guarded side, or one that cannot be moved, keeps
+    its jump's event for good (CMP_ON)."""
+    cdef int32_t *op
+    cdef int32_t *r
+    cdef int32_t k, at, it, item, g, n, kind, idx, first
+    cdef bint moved
+    if plan.branch_sides == NULL:
+        return 0
+    for k in range(nops):
+        op = plan.ops + k * OP_WORDS
+        if op[OP_CODE] != M_FOR_ITER or op[OP_B] <= 0 or plan.branch_sides_at[k] < 0:
+            continue
+        at = plan.branch_sides_at[k]
+        r = plan.recs + op[OP_A]
+        it = r[REC_INPUTS]
+        item = r[REC_INPUTS + r[REC_NIN]]
+        # (its own segment, started at its INSTRUCTION event: nothing runs
+        # between that event and its next())
+        first = plan.seg_at[op[OP_OFFSET] >> 1]
+        moved = False
+        for side in (plan.seg_from[op[OP_C] >> 1], plan.seg_from[plan.branch_sides[at + 2] >> 1]):
+            if side < 0 or side not in guard_of:
+                continue
+            g = guard_of.pop(side)
+            n = prog[g + 1]
+            words = [prog[g], n]
+            for j in range(n):
+                kind, idx = prog[g + 2 + 2 * j], prog[g + 3 + 2 * j]
+                if kind == G_STACK and idx == item:
+                    words += [G_ITEM, it]
+                elif kind == G_LOCAL or (kind == G_STACK and idx < it):
+                    words += [kind, idx]
+                else:
+                    words = None
+                    break
+            if words is None or moved or first != k:
+                units[prog[g]] = CMP_SITE | CMP_ON
+                continue
+            guard_of[k] = len(prog)
+            prog.extend(words)
+            moved = True
+    return 0
+
+
 cdef int _compare_guards(CPlan *plan, object code, Py_ssize_t nops) except -1:
     """3.12, plain plans: find the segments ending in a compare's RECORD_BOOL and
     its BRANCH (the instruction a COMPARE_OP) and make each one's guard (in
@@ -271,6 +341,7 @@ cdef int _compare_guards(CPlan *plan, object code, Py_ssize_t nops) except -1:
         units.setdefault(jump, CMP_SITE)
         guard_of[first] = len(prog)
         prog.extend(words)
+    _loop_guards(plan, nops, prog, guard_of, units)
     if not units:
         return 0
     plan.cmp_unit = <uint8_t *>calloc(plan.nunits, 1)

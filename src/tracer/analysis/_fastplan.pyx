@@ -2231,21 +2231,11 @@ cdef int _grow_ints(int** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
 
 cdef bint _loop_side_ends_ok(_Prep p, _Ops side, int* silent_at) noexcept:
     """silent.SilentBranches._loop_side_ends_ok: a loop's side ends in no silent
-    conditional jump, and on 3.12 in none after a compare planned as a RECORD_BOOL."""
+    conditional jump."""
     cdef int* last = side.data + 5 * (side.n - 1)
-    cdef Py_ssize_t k
-    cdef int off
     if last[0] != M_BRANCH:
         return True
-    if 0 <= last[1] < p.n and silent_at[last[1] // 2]:
-        return False
-    if _py313:
-        return True
-    for k in range(side.n):
-        off = side.data[5 * k + 1]
-        if side.data[5 * k] == M_RECORD_BOOL and 0 <= off < p.n and p.opcode[off // 2] == OP_COMPARE_OP:
-            return False
-    return True
+    return not (0 <= last[1] < p.n and silent_at[last[1] // 2])
 
 
 cdef int _item_stored(const int* rc, list objs, int i, int* chain, _Ops body) except? -9:
