@@ -371,14 +371,16 @@ def test_read_stored_words_and_the_reference_builder():
     code = ns["main"].__code__
     plan = _Builder(code, PLAN_PLAIN).build()
     import dis
-    unpacks = [i for i in dis.get_instructions(code) if i.opname == "UNPACK_SEQUENCE"]
+    instrs = list(dis.get_instructions(code))
+    unpacks = [(ins, instrs[n + 1]) for n, ins in enumerate(instrs)
+               if ins.opname == "UNPACK_SEQUENCE"]
+    assert len(unpacks) == 2
     ops = plan.ops
-    for ins in unpacks:
+    for ins, after in unpacks:
         (k,) = [k for k in range(len(ops) // OP_WORDS)
                 if ops[k * OP_WORDS] == M_RECORD and ops[k * OP_WORDS + 1] == ins.offset]
         assert ops[k * OP_WORDS + 4] == READ_STORED
-        nxt = ins.offset + 2 + 2 * (ins.cache_info and sum(n for _c, n, _d in ins.cache_info) or 0)
-        assert nxt not in plan.events
+        assert after.offset not in plan.events
 
 
 def test_a_finalizer_run_by_the_stores():
