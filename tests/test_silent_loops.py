@@ -379,7 +379,21 @@ def main(xs, lo):
         if j < lo:
             t += 7
     t += len([x for x in xs if x < lo])
-    return t
+    for j in xs:
+        if j < lo:
+            continue
+        t += j
+        leaf(j)
+    return t + sum(below(xs, lo))
+
+def leaf(x):
+    return x
+
+def below(xs, lo):
+    for j in xs:
+        if j >= lo:
+            continue
+        yield j
 
 class F(float):
     pass
@@ -402,7 +416,7 @@ ARGS = ([5, 1, 7, 2, 9, 3], 3)
 # on for good, which takes the loop first; a float subclass after the loop: the
 # exit's guard fails at the loop's event; the comprehension's loop: evented, its
 # body's compare leads to the loop's own FOR_ITER)
-SILENT = 7
+SILENT = 8
 """,
     "body_starts_with_a_test": """
 def gen(xs):

@@ -46,7 +46,7 @@
 # then).  Where that cannot be done (the FOR_ITER does not start its segment,
 # both sides end in guarded compares, an operand no guard follows) the side's
 # jump keeps its event for good (CMP_ON); its event, before the loop was taken,
-# takes it first (_compare_event's _catch_up).
+# takes it first (_compare_event).
 
 cdef extern from "Python.h":
     PyTypeObject PyLong_Type
@@ -138,8 +138,9 @@ cdef int _compare_event(Recorder self, FrameRec *fr, int32_t offset) except -1:
         _none_call_caught(self, fr, offset, CATCH_INSIDE)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
-    # (a silent loop whose side this compare starts: taken first)
-    _catch_up(self, fr, offset, CATCH_INSIDE)
+    if fr.pending >= 0 and plan.branch_sides_at[fr.pc] >= 0:
+        # (a silent loop whose side this compare starts: taken first)
+        _take_silent_branch(self, fr, offset, CATCH_INSIDE)
     if fr.pending >= 0:
         _run_to_end(self, fr)
         op = plan.ops + fr.pc * OP_WORDS
