@@ -91,22 +91,47 @@ cdef inline bint _exact_builtin(PyObject *v) noexcept:
     return t == &PyLong_Type or t == &PyFloat_Type or t == &PyBool_Type or t == &PyUnicode_Type
 
 
+cdef bint _next_item_ok(FrameRec *fr, int32_t it) noexcept:
+    # G_ITEM: the value the iterator in stack slot `it` gives next is an exact
+    # builtin, or there is none (tracer_next_is_exact_scalar).
+    return tracer_next_is_exact_scalar(tracer_frame_stack_item(fr.frame, it)) != 0
+
+
 cdef int _compare_guard(Recorder self, FrameRec *fr, int32_t g) noexcept:
     """The segment just started in fr ends in a compare whose jump's event may be
     off: it stays off only if both operands are proved exact builtins now; else
     it is switched on for good (restart_events, where it may be off)."""
     cdef CPlan *plan = fr.plan
     cdef int32_t *p = plan.cmp_prog + g       # its jump's unit, n, n (G_*, index) leaves
-    cdef int32_t unit = p[0]
     cdef int32_t *end = p + 2 + 2 * p[1]
-    cdef uint8_t bits = plan.cmp_unit[unit]
-    cdef PyObject *res
-    if bits & CMP_ON:
+    if plan.cmp_unit[p[0]] & CMP_ON:
         return 0
     p += 2
     while p < end:
+        if not _exact_builtin(tracer_frame_local(fr.frame, p[1]) if p[0] == G_LOCAL
+                              else tracer_frame_stack_item(fr.frame, p[1])):
+            # (the rest out of line, a tail call through a pointer gcc cannot
+            # inline: this loop, which every guarded compare runs, then keeps
+            # no register across a call)
+            return _GUARD_LEAF_FAILED(self, fr, g, p)
+        p += 2
+    return 0
+
+
+cdef int _guard_leaf_failed(Recorder self, FrameRec *fr, int32_t g, int32_t *p) noexcept:
+    """Guard `g`'s leaf at `p` is no exact builtin.  A silent loop's item leaf
+    (G_ITEM: its iterator's slot) is asked what comes next (_next_item_ok) and
+    the leaves after it checked; anything else switches the jump's event on for
+    good (restart_events, where a callback may have switched it off)."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *prog = plan.cmp_prog + g
+    cdef int32_t unit = prog[0]
+    cdef int32_t *end = prog + 2 + 2 * prog[1]
+    cdef uint8_t bits = plan.cmp_unit[unit]
+    cdef PyObject *res
+    while p < end:
         if p[0] == G_ITEM:
-            if not tracer_next_is_exact_scalar(tracer_frame_stack_item(fr.frame, p[1])):
+            if not _next_item_ok(fr, p[1]):
                 break
         elif not _exact_builtin(tracer_frame_local(fr.frame, p[1]) if p[0] == G_LOCAL
                                 else tracer_frame_stack_item(fr.frame, p[1])):
@@ -122,6 +147,10 @@ cdef int _compare_guard(Recorder self, FrameRec *fr, int32_t g) noexcept:
         else:
             Py_DECREF(<object>res)
     return 0
+
+
+ctypedef int (*_GuardLeafFailed)(Recorder, FrameRec *, int32_t, int32_t *) noexcept
+cdef _GuardLeafFailed _GUARD_LEAF_FAILED = _guard_leaf_failed
 
 
 cdef int _compare_event(Recorder self, FrameRec *fr, int32_t offset) except -1:
@@ -274,15 +303,18 @@ cdef int _loop_guards(CPlan *plan, Py_ssize_t nops, list prog, dict guard_of,
             g = guard_of.pop(side)
             n = prog[g + 1]
             words = [prog[g], n]
+            leaves = []
             for j in range(n):
                 kind, idx = prog[g + 2 + 2 * j], prog[g + 3 + 2 * j]
                 if kind == G_STACK and idx == item:
                     words += [G_ITEM, it]
                 elif kind == G_LOCAL or (kind == G_STACK and idx < it):
-                    words += [kind, idx]
+                    leaves += [kind, idx]
                 else:
                     words = None
                     break
+            if words is not None:
+                words += leaves
             if words is None or moved or first != k:
                 units[prog[g]] = CMP_SITE | CMP_ON
                 continue
