@@ -165,8 +165,9 @@ def main(xs):
         continue
     return t
 ARGS = ([3, -1, 4, 1, -5, 9, 2, -6],)
-# (the second loop's sides meet after the loops: evented)
-SILENT = 2 if sys.version_info >= (3, 13) else 1
+# (the second loop's sides meet after the loops: evented; 3.12: the first loop's
+# body starts with guarded compares, checked at the loop's INSTRUCTION event)
+SILENT = 2
 """,
     "nested": """
 def main(n):
@@ -339,9 +340,84 @@ def main(xs, lo):
         t -= 1
     return t
 ARGS = ([5, 1, 7, 2, 9, 3], 3)
-# (3.13: the body's jump keeps its BRANCH event, which shows the side; 3.12: the
-# compare's guard is checked where its segment starts, at an event)
-SILENT = 1 if sys.version_info >= (3, 13) else 0
+# (the body's jump keeps its BRANCH event, which shows the side; 3.12: the
+# compare's guard is checked at the loop's INSTRUCTION event, the item peeked)
+SILENT = 1
+""",
+    "guarded_compares_at_the_body": """
+class Odd:
+    def __init__(self, v):
+        self.v = v
+    def __lt__(self, other):
+        return 'less' if self.v < other else ''
+
+def gen(xs):
+    yield from xs
+
+def main(xs, lo):
+    t = 0
+    for j in xs:
+        if j < lo:
+            continue
+        t += j
+    for j in [Odd(1), 5, Odd(7), 2]:
+        if j < lo:
+            t += 100
+    for j in gen(xs):
+        if j < lo:
+            t -= 1
+    for j in (4, 1.5, True, 'a'):
+        if j != lo:
+            t += 1
+    for j in range(6):
+        if j < lo:
+            t += 2
+    for j in [3.5, 2]:
+        if lo > j:
+            t += 5
+    for j in [1, 6, Odd(0), 8]:
+        if j < lo:
+            t += 7
+    t += len([x for x in xs if x < lo])
+    for j in xs:
+        if j < lo:
+            continue
+        t += j
+        leaf(j)
+    return t + sum(below(xs, lo))
+
+def leaf(x):
+    return x
+
+def below(xs, lo):
+    for j in xs:
+        if j >= lo:
+            continue
+        yield j
+
+class F(float):
+    pass
+
+def second(xs, lo):
+    t = 0
+    for j in xs:
+        t += j
+    if t > lo:
+        t -= 1
+    return t
+    for j in xs:
+        t += j
+    if t > lo:
+        t -= 1
+    return t + second(xs, F(lo)) + second(xs, lo)
+ARGS = ([5, 1, 7, 2, 9, 3], 3)
+# (3.12: a list, tuple or range iterator's next item peeked at the loop's event;
+# an Odd item, whose `<` gives a str, or a generator: the jump's event switched
+# on for good, which takes the loop first; a float subclass after the loop: the
+# exit's guard fails at the loop's event; the comprehension's loop: evented, its
+# body's compare leads to the loop's own FOR_ITER; the loop whose body ends in a
+# call statement: evented, as on 3.13)
+SILENT = 7
 """,
     "body_starts_with_a_test": """
 def gen(xs):
@@ -576,3 +652,15 @@ def test_a_silent_loops_value_is_read_from_its_local():
     assert loop in plan.events
     fors = [i for i in dis.get_instructions(code) if i.opname == "FOR_ITER"]
     assert [i.offset for i in fors] == [loop]
+
+
+def test_a_silent_loops_body_compare_needs_no_event():
+    # `for j in xs: if j < lo: continue`: the loop's BRANCH off, and on 3.12 the
+    # compare's guard passes at the loop's INSTRUCTION event (a list of ints:
+    # the next item peeked), so the jump's event stays off too: one event fewer
+    # per round and at the exit, on both interpreters.
+    on = _load("body_starts_with_a_compare", True)
+    off = _load("body_starts_with_a_compare", False)
+    quiet, evented = _run(on), _run(off)
+    _same_rows(quiet, evented)
+    assert evented.trace.events - quiet.trace.events == len(on["ARGS"][0]) + 1

@@ -11,6 +11,10 @@
 #endif
 #include "internal/pycore_interp.h"
 #include "internal/pycore_gil.h"
+#if PY_VERSION_HEX < 0x030D0000
+#include "internal/pycore_list.h"
+#include "internal/pycore_tuple.h"
+#endif
 #include "_frame.h"
 
 /* On 3.14 frame slots are tagged _PyStackRef values; before that plain pointers. */
@@ -169,3 +173,41 @@ int tracer_code_nlocalsplus(PyObject *code)
 {
     return ((PyCodeObject *)code)->co_nlocalsplus;
 }
+
+#if PY_VERSION_HEX < 0x030D0000
+static int exact_scalar(PyObject *v)
+{
+    return PyLong_CheckExact(v) || PyFloat_CheckExact(v) || PyBool_Check(v)
+        || PyUnicode_CheckExact(v);
+}
+
+int tracer_next_is_exact_scalar(PyObject *it)
+{
+    Py_ssize_t i;
+    if (it == NULL)
+        return 0;
+    if (Py_IS_TYPE(it, &PyRangeIter_Type))
+        return 1;   /* exact ints, or exhausted */
+    if (Py_IS_TYPE(it, &PyListIter_Type)) {
+        PyListObject *seq = ((_PyListIterObject *)it)->it_seq;
+        i = ((_PyListIterObject *)it)->it_index;
+        if (seq == NULL || i < 0 || i >= PyList_GET_SIZE(seq))
+            return 1;   /* exhausted: FOR_ITER leaves the loop */
+        return exact_scalar(PyList_GET_ITEM(seq, i));
+    }
+    if (Py_IS_TYPE(it, &PyTupleIter_Type)) {
+        PyTupleObject *tup = ((_PyTupleIterObject *)it)->it_seq;
+        i = ((_PyTupleIterObject *)it)->it_index;
+        if (tup == NULL || i < 0 || i >= PyTuple_GET_SIZE(tup))
+            return 1;
+        return exact_scalar(PyTuple_GET_ITEM(tup, i));
+    }
+    return 0;
+}
+#else
+int tracer_next_is_exact_scalar(PyObject *it)
+{
+    (void)it;
+    return 0;   /* (asked on 3.12 only: compare312.pxi) */
+}
+#endif

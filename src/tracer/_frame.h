@@ -159,4 +159,12 @@ int tracer_gen_unstarted(PyObject *gen);
 /* co_nlocalsplus of a code object: fast locals, cells and free variables. */
 int tracer_code_nlocalsplus(PyObject *code);
 
+/* Whether the value FOR_ITER will take next from iterator `it` is an exact int,
+ * float, bool or str, or there is none (the iterator is exhausted): 1; 0 when
+ * that cannot be told without running it.  Exact list, tuple and range
+ * iterators are read in place (no code runs); any other iterator answers 0.
+ * For 3.12's compare guards (compare312.pxi): FOR_ITER runs no code between the
+ * INSTRUCTION event that asks and its next(). */
+int tracer_next_is_exact_scalar(PyObject *it);
+
 #endif

@@ -33,6 +33,20 @@
 # The event right after a call may be switched off (aftercall.pxi): a segment
 # starting there would be started late, after its compare ran, so such an END
 # stays on (_end_skip_of asks _guards_start).
+#
+# A silent `for` loop's sides (tracer.analysis.silent) start without an event:
+# the frame's next event takes the loop, after a compare at the start of the
+# body or the exit ran.  Its guard is checked where the FOR_ITER's own segment
+# starts instead (the loop's INSTRUCTION event, before next() runs): the side's
+# locals are the same there (the FOR_ITER assigns none), its stack slots below
+# the iterator live, and the next value -- the body's first store, the item --
+# is told by peeking into an exact list, tuple or range iterator (G_ITEM:
+# tracer_next_is_exact_scalar; any other iterator fails the guard).  The side's
+# own guard is dropped (started late it would read the item's slot, dead by
+# then).  Where that cannot be done (the FOR_ITER does not start its segment,
+# both sides end in guarded compares, an operand no guard follows) the side's
+# jump keeps its event for good (CMP_ON); its event, before the loop was taken,
+# takes it first (_compare_event).
 
 cdef extern from "Python.h":
     PyTypeObject PyLong_Type
@@ -56,6 +70,7 @@ cdef enum:
     G_STACK = 2           # a stack slot live at the start
     G_CONST = 3           # a constant (co_consts index)
     G_ARITH = 4           # + - * of two origins
+    G_ITEM = 5            # the next value of the iterator in a stack slot (a silent loop's)
 
 import dis as _dis
 import operator as _operator
@@ -76,22 +91,50 @@ cdef inline bint _exact_builtin(PyObject *v) noexcept:
     return t == &PyLong_Type or t == &PyFloat_Type or t == &PyBool_Type or t == &PyUnicode_Type
 
 
+cdef bint _next_item_ok(FrameRec *fr, int32_t it) noexcept:
+    # G_ITEM: the value the iterator in stack slot `it` gives next is an exact
+    # builtin, or there is none (tracer_next_is_exact_scalar).
+    return tracer_next_is_exact_scalar(tracer_frame_stack_item(fr.frame, it)) != 0
+
+
 cdef int _compare_guard(Recorder self, FrameRec *fr, int32_t g) noexcept:
     """The segment just started in fr ends in a compare whose jump's event may be
     off: it stays off only if both operands are proved exact builtins now; else
     it is switched on for good (restart_events, where it may be off)."""
     cdef CPlan *plan = fr.plan
     cdef int32_t *p = plan.cmp_prog + g       # its jump's unit, n, n (G_*, index) leaves
-    cdef int32_t unit = p[0]
     cdef int32_t *end = p + 2 + 2 * p[1]
-    cdef uint8_t bits = plan.cmp_unit[unit]
-    cdef PyObject *res
-    if bits & CMP_ON:
+    if plan.cmp_unit[p[0]] & CMP_ON:
         return 0
     p += 2
     while p < end:
         if not _exact_builtin(tracer_frame_local(fr.frame, p[1]) if p[0] == G_LOCAL
                               else tracer_frame_stack_item(fr.frame, p[1])):
+            # (the rest out of line, a tail call through a pointer gcc cannot
+            # inline: this loop, which every guarded compare runs, then keeps
+            # no register across a call)
+            return _GUARD_LEAF_FAILED(self, fr, g, p)
+        p += 2
+    return 0
+
+
+cdef int _guard_leaf_failed(Recorder self, FrameRec *fr, int32_t g, int32_t *p) noexcept:
+    """Guard `g`'s leaf at `p` is no exact builtin.  A silent loop's item leaf
+    (G_ITEM: its iterator's slot) is asked what comes next (_next_item_ok) and
+    the leaves after it checked; anything else switches the jump's event on for
+    good (restart_events, where a callback may have switched it off)."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *prog = plan.cmp_prog + g
+    cdef int32_t unit = prog[0]
+    cdef int32_t *end = prog + 2 + 2 * prog[1]
+    cdef uint8_t bits = plan.cmp_unit[unit]
+    cdef PyObject *res
+    while p < end:
+        if p[0] == G_ITEM:
+            if not _next_item_ok(fr, p[1]):
+                break
+        elif not _exact_builtin(tracer_frame_local(fr.frame, p[1]) if p[0] == G_LOCAL
+                                else tracer_frame_stack_item(fr.frame, p[1])):
             break
         p += 2
     else:
@@ -104,6 +147,10 @@ cdef int _compare_guard(Recorder self, FrameRec *fr, int32_t g) noexcept:
         else:
             Py_DECREF(<object>res)
     return 0
+
+
+ctypedef int (*_GuardLeafFailed)(Recorder, FrameRec *, int32_t, int32_t *) noexcept
+cdef _GuardLeafFailed _GUARD_LEAF_FAILED = _guard_leaf_failed
 
 
 cdef int _compare_event(Recorder self, FrameRec *fr, int32_t offset) except -1:
@@ -120,6 +167,9 @@ cdef int _compare_event(Recorder self, FrameRec *fr, int32_t offset) except -1:
         _none_call_caught(self, fr, offset, CATCH_INSIDE)   # (aftercall.pxi)
     if fr.after_call:
         _past_call(self, fr)
+    if fr.pending >= 0 and plan.branch_sides_at[fr.pc] >= 0:
+        # (a silent loop whose side this compare starts: taken first)
+        _take_silent_branch(self, fr, offset, CATCH_INSIDE)
     if fr.pending >= 0:
         _run_to_end(self, fr)
         op = plan.ops + fr.pc * OP_WORDS
@@ -221,6 +271,59 @@ cdef object _origins(CPlan *plan, int32_t first, int32_t end, int32_t depth):
     return at
 
 
+cdef int _loop_guards(CPlan *plan, Py_ssize_t nops, list prog, dict guard_of,
+                      dict units) except -1:
+    """The guards of silent loops' sides moved to where their FOR_ITER's segment
+    starts (see the top of this file): per silent FOR_ITER (b > 0), the first
+    side whose segment has a guard gets it there, its item leaf (the FOR_ITER's
+    output slot) turned into G_ITEM of the iterator's slot; that side's own
+    guard dropped; any other guarded side, or one that cannot be moved, keeps
+    its jump's event for good (CMP_ON)."""
+    cdef int32_t *op
+    cdef int32_t *r
+    cdef int32_t k, at, it, item, g, n, kind, idx, first
+    cdef bint moved
+    if plan.branch_sides == NULL:
+        return 0
+    for k in range(nops):
+        op = plan.ops + k * OP_WORDS
+        if op[OP_CODE] != M_FOR_ITER or op[OP_B] <= 0 or plan.branch_sides_at[k] < 0:
+            continue
+        at = plan.branch_sides_at[k]
+        r = plan.recs + op[OP_A]
+        it = r[REC_INPUTS]
+        item = r[REC_INPUTS + r[REC_NIN]]
+        # (its own segment, started at its INSTRUCTION event: nothing runs
+        # between that event and its next())
+        first = plan.seg_at[op[OP_OFFSET] >> 1]
+        moved = False
+        for side in (plan.seg_from[op[OP_C] >> 1], plan.seg_from[plan.branch_sides[at + 2] >> 1]):
+            if side < 0 or side not in guard_of:
+                continue
+            g = guard_of.pop(side)
+            n = prog[g + 1]
+            words = [prog[g], n]
+            leaves = []
+            for j in range(n):
+                kind, idx = prog[g + 2 + 2 * j], prog[g + 3 + 2 * j]
+                if kind == G_STACK and idx == item:
+                    words += [G_ITEM, it]
+                elif kind == G_LOCAL or (kind == G_STACK and idx < it):
+                    leaves += [kind, idx]
+                else:
+                    words = None
+                    break
+            if words is not None:
+                words += leaves
+            if words is None or moved or first != k:
+                units[prog[g]] = CMP_SITE | CMP_ON
+                continue
+            guard_of[k] = len(prog)
+            prog.extend(words)
+            moved = True
+    return 0
+
+
 cdef int _compare_guards(CPlan *plan, object code, Py_ssize_t nops) except -1:
     """3.12, plain plans: find the segments ending in a compare's RECORD_BOOL and
     its BRANCH (the instruction a COMPARE_OP) and make each one's guard (in
@@ -271,6 +374,7 @@ cdef int _compare_guards(CPlan *plan, object code, Py_ssize_t nops) except -1:
         units.setdefault(jump, CMP_SITE)
         guard_of[first] = len(prog)
         prog.extend(words)
+    _loop_guards(plan, nops, prog, guard_of, units)
     if not units:
         return 0
     plan.cmp_unit = <uint8_t *>calloc(plan.nunits, 1)

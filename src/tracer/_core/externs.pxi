@@ -39,6 +39,7 @@ cdef extern from "_frame.h":
     PyObject *tracer_frame_local(void *frame, int index)
     int tracer_frame_lasti(void *frame)
     int tracer_code_nlocalsplus(PyObject *code)
+    int tracer_next_is_exact_scalar(PyObject *it)
     const Py_ssize_t tracer_localsplus_offset   # _PyInterpreterFrame.localsplus
 
 # 3.12, whose COMPARE_OP into a branch is checked before it runs (compare312.pxi).

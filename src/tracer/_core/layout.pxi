@@ -65,6 +65,14 @@ cdef enum:
     OP_C = 4
     OP_WORDS = 5
 
+# A RECORD's c word (tracer.analysis.plan deferral): 0, the result read off the
+# stack; local + 1, read from the local the next instruction stores it in; -1
+# (READ_RETURNED, the analysis's), the value returned or yielded next; and
+# READ_STORED, an UNPACK_SEQUENCE whose outputs the STORE_LOCAL ops right after
+# it store in plain locals: each output read from its local (_stored_output).
+cdef enum:
+    READ_STORED = -2
+
 # A record (plan.recs): REC_INPUTS words of header, then nin input slots (a static
 # as -(index + 1)), then nout output slots.
 cdef enum:
@@ -121,7 +129,8 @@ WORDS = {"OP_CODE": OP_CODE, "OP_OFFSET": OP_OFFSET, "OP_A": OP_A, "OP_B": OP_B,
          "OP_C": OP_C, "OP_WORDS": OP_WORDS, "REC_SEM": REC_SEM, "REC_FN": REC_FN,
          "REC_NIN": REC_NIN, "REC_NOUT": REC_NOUT, "REC_KW": REC_KW,
          "REC_INPUTS": REC_INPUTS, "SET_NULL": SET_NULL, "SET_UNKNOWN": SET_UNKNOWN,
-         "SET_DYN": SET_DYN, "SIDE_STRAIGHT": SIDE_STRAIGHT, "SIDE_OFFSET": SIDE_OFFSET}
+         "SET_DYN": SET_DYN, "SIDE_STRAIGHT": SIDE_STRAIGHT, "SIDE_OFFSET": SIDE_OFFSET,
+         "READ_STORED": READ_STORED}
 
 cdef enum:
     FIRST_ROWS = 1024   # the columns' first capacity, grown as a trace grows (arena.pxi)

@@ -423,6 +423,10 @@ cdef object _plan_problem(object plan, object code, _Held *held):
             return f"record {st}: a RECORD_BOOL or SEND without an output"
         if opc == M_FOR_ITER and (nin < 1 or not 0 <= rec[REC_INPUTS] < ss):
             return f"record {st}: a FOR_ITER without an iterator slot"
+        # READ_STORED: an UNPACK_SEQUENCE's outputs read from the locals the
+        # STORE_LOCALs after it store them in (_stored_output stops at any other op).
+        if opc == M_RECORD and op[OP_C] == READ_STORED and nout < 2:
+            return f"record {st}: READ_STORED with fewer than two outputs"
         # Inputs are stack slots or statics (-(index + 1)), outputs stack slots.
         for j in range(nin):
             if not -nstatics <= rec[REC_INPUTS + j] < ss:

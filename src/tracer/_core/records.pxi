@@ -87,17 +87,21 @@ cdef int _record_primitive(Recorder self, FrameRec *fr, int32_t *r, PyObject *kn
 
 
 cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
-                 PyObject *known=NULL) except -1:
+                 PyObject *known=NULL, int32_t stop=-1) except -1:
     """Record op `rec` at its end event (or its failure, with `raised`).
 
     `known` is its one output's value when that is no longer on the stack (a
-    RECORD_BOOL recorded at its branch).
+    RECORD_BOOL recorded at its branch).  An UNPACK_SEQUENCE whose outputs were
+    stored in locals (READ_STORED, the op at fr.pc) has them read there
+    (_stored_output); `stop` >= 0: it is recorded early, the instruction at
+    that offset executing (replay.pxi's _run).
     """
     cdef int32_t *r = fr.plan.recs + rec
     cdef int32_t sem = r[REC_SEM], nin = r[REC_NIN], nout = r[REC_NOUT], j, row, extra
     cdef int32_t *outs = r + 5 + nin
     cdef int64_t *ss = _stack(self, fr)
     cdef PyObject *v
+    cdef int32_t *stored = NULL
     if fr.open_row >= 0:
         row = fr.open_row
         fr.open_row = -1
@@ -131,14 +135,24 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
     if nout == 0:
         self.trace.set_value(row, <PyObject *>None)
         return _run_node_hook(self, fr, row)
-    v = known if known != NULL else tracer_frame_stack_item(fr.frame, outs[0])
+    if nout > 1 and known == NULL:
+        stored = fr.plan.ops + fr.pc * OP_WORDS
+        if stored[OP_CODE] != M_RECORD or stored[OP_A] != rec or stored[OP_C] != READ_STORED:
+            stored = NULL
+    if known != NULL:
+        v = known
+    elif stored != NULL:
+        v = _stored_output(fr, stored, outs[0], stop)
+    else:
+        v = tracer_frame_stack_item(fr.frame, outs[0])
     self.trace.set_value(row, v)
     ss[outs[0]] = (<int64_t>row) << 2
     if fr.hooks:
         _recorded(self, fr, r, row, outs[0] if known == NULL and nout == 1 else -1,
                   fr.plan.rec_iv[rec])
     for j in range(1, nout):
-        v = tracer_frame_stack_item(fr.frame, outs[j])
+        v = _stored_output(fr, stored, outs[j], stop) if stored != NULL \
+            else tracer_frame_stack_item(fr.frame, outs[j])
         if fr.hooks & H_SNAP_ANY:
             v = _kept(self, fr, v)
         extra = self.trace.add_row(K_SPECIAL, 0, fr.call_row, self.trace.offset_[row], j, v)
@@ -146,6 +160,31 @@ cdef int _record(Recorder self, FrameRec *fr, int32_t rec, PyObject *raised,
         ss[outs[j]] = (<int64_t>extra) << 2
         _run_node_hook(self, fr, extra)
     return 0
+
+
+cdef PyObject *_stored_output(FrameRec *fr, int32_t *op, int32_t slot, int32_t stop) noexcept:
+    """Output `slot` of READ_STORED record `op` (an UNPACK_SEQUENCE whose outputs
+    the STORE_LOCAL ops right after it store in plain locals that nothing later
+    in the segment assigns: tracer.analysis.plan stored_locals): read from its
+    local once its store ran -- at the segment's end event (`stop` < 0), or
+    before instruction `stop`, which is executing (it raised or entered a
+    frame).  A store at or after `stop` has not finished: the value is still in
+    its stack slot, read there only if the plan's depth at `stop` proves the
+    slot live.  UNKNOWN if neither holds it (a debugger unbound the local)."""
+    cdef int32_t *q = op + OP_WORDS
+    cdef PyObject *v = NULL
+    # (the plan's last op closes its segment, so the scan stops inside the ops)
+    while q[OP_CODE] == M_STORE_LOCAL:
+        if q[OP_A] == slot:
+            if stop < 0 or q[OP_OFFSET] < stop:
+                v = tracer_frame_local(fr.frame, q[OP_B])
+            elif stop < 2 * fr.plan.nunits and slot < fr.plan.depth[stop >> 1]:
+                v = tracer_frame_stack_item(fr.frame, slot)
+            break
+        q += OP_WORDS
+    if v == NULL:
+        return <PyObject *>UNKNOWN
+    return v
 
 
 cdef int _recorded(Recorder self, FrameRec *fr, int32_t *r, int32_t row, int32_t out,

@@ -754,9 +754,11 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     _record(self, fr, op[OP_A], NULL)
                     reopen = True
             else:
+                # (a READ_STORED record's outputs: _record reads them from their locals)
                 fr.pc = _pc_at(ops, op)
                 _record(self, fr, op[OP_A], NULL,
-                        _deferred_value(self, fr, op) if op[OP_C] else NULL)
+                        _deferred_value(self, fr, op) if op[OP_C] and op[OP_C] != READ_STORED
+                        else NULL)
                 reopen = True
         elif opc == M_STORE_LOCAL:
             s = ss[op[OP_A]]
@@ -1057,6 +1059,13 @@ cdef int _run(Recorder self, FrameRec *fr, int32_t stop_offset, bint before_reco
             # the executing one (it entered a frame or raised) does not either.
             _record(self, fr, op[OP_A], NULL,
                     _deferred_value(self, fr, op) if op[OP_C] > 0 else NULL)
+            fr.pc += 1
+            continue
+        if opc == M_RECORD and op[OP_C] == READ_STORED and stop_offset >= 0:
+            # An UNPACK_SEQUENCE before the executing instruction whose outputs
+            # go to locals: each from its local if its store ran, else from its
+            # slot, which the executing store has not left yet (_stored_output).
+            _record(self, fr, op[OP_A], NULL, NULL, stop_offset)
             fr.pc += 1
             continue
         if opc >= M_RECORD or opc == M_END:

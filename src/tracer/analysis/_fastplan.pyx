@@ -413,7 +413,14 @@ cdef int M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SI
 cdef int M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE
 cdef int OP_FOR_ITER = -1, OP_RESUME = -1, OP_IS_OP = -1, OP_CONTAINS_OP = -1, OP_COMPARE_OP = -1, OP_UNARY_NOT = -1
 cdef int READ_RETURNED, R_OP, OP_STORE_FAST = -1, OP_SFLF = -1, OP_SFSF = -1, OP_RETURN_VALUE = -1
-cdef int OP_YIELD_VALUE = -1
+cdef int OP_YIELD_VALUE = -1, OP_UNPACK_SEQUENCE = -1, READ_STORED = -2
+cdef bint _stored_unpack = True   # plan.STORED_UNPACK (plan.set_stored_unpack)
+
+
+def set_stored_unpack(bint on):
+    """plan.set_stored_unpack's half for the typed builder."""
+    global _stored_unpack
+    _stored_unpack = on
 cdef int OP_CALL = -1, OP_CALL_KW = -1, OP_KW_NAMES = -1, OP_TO_BOOL = -1, OP_LOAD_ATTR = -1
 cdef int OP_LOAD_CONST = -1, OP_FORMAT_SIMPLE = -1, OP_CONVERT_VALUE = -1, OP_EXTENDED_ARG = -1
 cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
@@ -431,7 +438,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     global M_RETURN, M_RETURN_CONST, M_YIELD, M_RAISE, M_LOST, M_RECORD_BOOL, M_SILENT_JUMP
     global M_SEND, OTHER, CAPTURED, METH, METH_SELF, LF_CELL, LF_DYN, LF_SAFE, READ_RETURNED, R_OP
     global OP_FOR_ITER, OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
-    global OP_YIELD_VALUE, OP_CALL, OP_CALL_KW, OP_KW_NAMES, OP_TO_BOOL, OP_LOAD_ATTR
+    global OP_YIELD_VALUE, OP_UNPACK_SEQUENCE, READ_STORED, OP_CALL, OP_CALL_KW, OP_KW_NAMES, OP_TO_BOOL, OP_LOAD_ATTR
     global OP_LOAD_CONST, OP_FORMAT_SIMPLE, OP_CONVERT_VALUE, OP_EXTENDED_ARG
     global _SPECIAL_SHADOW, _Rec, _walk_ready
     M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
@@ -444,6 +451,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     OTHER, CAPTURED, METH, METH_SELF = k["OTHER"], k["CAPTURED"], k["METH"], k["METH_SELF"]
     LF_CELL, LF_DYN, LF_SAFE = k["LF_CELL"], k["LF_DYN"], k["LF_SAFE"]
     READ_RETURNED, R_OP = k["READ_RETURNED"], k["R_OP"]
+    READ_STORED = k["READ_STORED"]
     names = list(_opnames)
     def op_of(name):
         return names.index(name) if name in names else -1
@@ -460,6 +468,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     OP_SFSF = op_of("STORE_FAST_STORE_FAST")
     OP_RETURN_VALUE = op_of("RETURN_VALUE")
     OP_YIELD_VALUE = op_of("YIELD_VALUE")
+    OP_UNPACK_SEQUENCE = op_of("UNPACK_SEQUENCE")
     OP_POP_JUMP_IF_FALSE = op_of("POP_JUMP_IF_FALSE")
     OP_POP_JUMP_IF_TRUE = op_of("POP_JUMP_IF_TRUE")
     _SPECIAL_SHADOW = dict(special_shadow)
@@ -1117,15 +1126,26 @@ cdef inline bint _jump_target(_Prep p, int off) noexcept:
 
 cdef inline int _deferral(_Prep p, int u, int d, int nout, int out0, bint exact) noexcept:
     # plan._Builder.deferral (nout, out0: how many outputs the record has, the first)
-    if exact or nout != 1 or p.control[u] != C_NONE:
+    cdef int nx, op
+    if exact or p.control[u] != C_NONE:
+        return 0
+    if nout > 1 and p.opcode[u] == OP_UNPACK_SEQUENCE and _stored_unpack:
+        nx = p.nxt[u]
+        if not _reachable(p, nx) or not p.isstart[nx // 2]:
+            return 0
+        op = p.opcode[nx // 2]
+        if op == OP_STORE_FAST or op == OP_SFSF or op == OP_SFLF:
+            return READ_STORED
+        return 0
+    if nout != 1:
         return 0
     if d + out0 != d - p.pops[u] + p.pushes[u] - 1:
         return 0
-    cdef int nx = p.nxt[u]
+    nx = p.nxt[u]
     if not _reachable(p, nx) or not p.isstart[nx // 2]:
         return 0
     cdef int v = nx // 2
-    cdef int op = p.opcode[v]
+    op = p.opcode[v]
     if op == OP_STORE_FAST:
         return p.arg[v] + 1
     if op == OP_SFLF or op == OP_SFSF:
@@ -1433,15 +1453,56 @@ cdef inline bint _local_ok(_Prep p, int local) noexcept:
     return 0 <= local < p.nloc
 
 
-cdef void _check_deferred(_Prep p, _Ops o, set needs) except *:
+cdef int _stored_locals(const int* rc, _Ops o, Py_ssize_t i, int* locals_out) noexcept:
+    """plan._Builder.stored_locals: 1 with the locals READ_STORED record op i is
+    read back from written to `locals_out` by output (at most 255 of them), or 0."""
+    cdef int* op = o.data + 5 * i
+    cdef int r = op[2]
+    cdef int nin = rc[r + 2], nout = rc[r + 3], j, k, found
+    cdef Py_ssize_t m
+    cdef int* q
+    if nout > 255 or i + nout >= o.n:
+        return 0
+    for j in range(nout):
+        q = o.data + 5 * (i + 1 + j)
+        if q[0] != M_STORE_LOCAL or q[4] & (LF_CELL | LF_DYN):
+            return 0
+    for j in range(nout):
+        found = 0
+        for k in range(nout):
+            q = o.data + 5 * (i + 1 + k)
+            if q[2] == rc[r + 5 + nin + j]:
+                found += 1
+                locals_out[j] = q[3]
+        if found != 1:
+            return 0
+    for j in range(nout):
+        for k in range(j + 1, nout):
+            if locals_out[j] == locals_out[k]:
+                return 0
+    for m in range(i + 1 + nout, o.n):
+        q = o.data + 5 * m
+        for j in range(nout):
+            if (q[0] == M_STORE_LOCAL and q[3] == locals_out[j]) or \
+                    (q[0] == M_DELETE_LOCAL and q[2] == locals_out[j]):
+                return 0
+    return 1
+
+
+cdef void _check_deferred(_Prep p, _Ops o, set needs, const int* rc) except *:
     # plan._Builder._check_deferred
     cdef Py_ssize_t i, j, nops = o.n
     cdef int local, count
     cdef bint first_is_store
     cdef int* op
     cdef int* q
+    cdef int stored[256]
     for i in range(nops):
         op = o.data + 5 * i
+        if op[0] == M_RECORD and op[4] == READ_STORED:
+            if not _stored_locals(rc, o, i, stored):
+                needs.add(p.nxt[op[1] // 2])
+            continue
         if op[0] != M_RECORD or op[4] <= 0:
             continue
         local = op[4] - 1
@@ -1749,7 +1810,7 @@ cdef _Ops _walk(b, _Prep p, int kind, int start, set needs, int at_kind, set jum
             off = p.nxt[u]
     _event_before_reassign(p, o, needs)  # tracer.analysis.unknown
     _mark_safe_loads(p, o)
-    _check_deferred(p, o, needs)
+    _check_deferred(p, o, needs, (<carray.array>b.recs).data.as_ints)
     return o
 
 
@@ -2170,21 +2231,11 @@ cdef int _grow_ints(int** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
 
 cdef bint _loop_side_ends_ok(_Prep p, _Ops side, int* silent_at) noexcept:
     """silent.SilentBranches._loop_side_ends_ok: a loop's side ends in no silent
-    conditional jump, and on 3.12 in none after a compare planned as a RECORD_BOOL."""
+    conditional jump."""
     cdef int* last = side.data + 5 * (side.n - 1)
-    cdef Py_ssize_t k
-    cdef int off
     if last[0] != M_BRANCH:
         return True
-    if 0 <= last[1] < p.n and silent_at[last[1] // 2]:
-        return False
-    if _py313:
-        return True
-    for k in range(side.n):
-        off = side.data[5 * k + 1]
-        if side.data[5 * k] == M_RECORD_BOOL and 0 <= off < p.n and p.opcode[off // 2] == OP_COMPARE_OP:
-            return False
-    return True
+    return not (0 <= last[1] < p.n and silent_at[last[1] // 2])
 
 
 cdef int _item_stored(const int* rc, list objs, int i, int* chain, _Ops body) except? -9:
@@ -2338,6 +2389,16 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
                         break
                     elif code == M_RECORD and op[4] > 0:
                         local = op[4] - 1
+                    elif code == M_RECORD and op[4] == READ_STORED:
+                        # (an UNPACK_SEQUENCE's outputs, read from the locals
+                        # the STORE_LOCALs right after it store them in)
+                        for j in range(rc[op[2] + 3]):
+                            if k + 1 + j < o.n:
+                                local = o.data[5 * (k + 1 + j) + 3]
+                                if not _local_ok(p, local):
+                                    raise AssertionError("a local index past the code's locals")
+                                p.lstamp[local] = s1
+                        local = -1
                     elif code == M_LOAD_LOCAL and op[4] & LF_SAFE:
                         local = op[3]
                     elif code == M_STORE_LOCAL and op[4] & LF_DYN:

@@ -112,7 +112,10 @@ __all__ = ["set_plan_cache", "set_plan_cache_limit", "plan_cache_dir", "entry", 
 # 5: a `for` loop's FOR_ITER may be a silent branch (its BRANCH event off, its `b`
 # word the local its body stores the next value in + 1: tracer.analysis.silent).
 # 6: a silent conditional jump's successor word in branch_sides may have its sign
-# set: that side is written without the op loop (tracer.analysis.silent.straight_sides).
+# set: that side is written without the op loop (tracer.analysis.silent.straight_sides);
+# an UNPACK_SEQUENCE whose outputs the next instructions store in plain locals
+# has them read back from there (RECORD's c = READ_STORED: tracer.analysis.plan
+# deferral), without an event right after it.
 FORMAT = 6
 MAGIC = b"TRPLAN\r\n"
 # A pack: magic, format, number of entries, CRC-32 of the index; then the index

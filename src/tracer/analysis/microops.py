@@ -31,6 +31,9 @@ REC_NOUT = WORDS["REC_NOUT"]  # a record's word: its number of outputs
 # is written without the op loop (silent.straight_sides); SIDE_OFFSET masks it off.
 SIDE_STRAIGHT, SIDE_OFFSET = WORDS["SIDE_STRAIGHT"], WORDS["SIDE_OFFSET"]
 READ_RETURNED = -1  # RECORD's c: its result is the value the frame returns next
+# RECORD's c of an UNPACK_SEQUENCE whose outputs the STORE_LOCAL ops right after it
+# store in plain locals (STORE_FAST, STORE_FAST_STORE_FAST): each read from its local.
+READ_STORED = WORDS["READ_STORED"]
 JUMP_EVENT, SILENT_BRANCH = int(UnitFlag.JUMP_EVENT), int(UnitFlag.SILENT_BRANCH)
 LF_SAFE, LF_CELL, LF_DYN = (int(f) for f in LocalFlag)  # of LOAD_LOCAL / STORE_LOCAL
 

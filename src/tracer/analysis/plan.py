@@ -52,7 +52,8 @@ from .microops import (
     M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY, M_DELETE_LOCAL, M_END, M_FOR_ITER, M_JUMP,
     M_LOAD_CONST, M_LOAD_LOCAL, M_LOST, M_RAISE, M_RECORD, M_RECORD_BOOL, M_RETURN,
     M_RETURN_CONST, M_SEND, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, M_YIELD, OP_WORDS,
-    PLAN_EXACT, PLAN_INTERVENE, PLAN_INTERVENE_CALLS, PLAN_PLAIN, READ_RETURNED, SIDE_STRAIGHT,
+    PLAN_EXACT, PLAN_INTERVENE, PLAN_INTERVENE_CALLS, PLAN_PLAIN, READ_RETURNED, READ_STORED,
+    SIDE_STRAIGHT,
     SILENT_BRANCH, SPECIAL_SHADOW,
 )
 from .effecttable import effects_of
@@ -569,11 +570,23 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         recorder reads it back from there when it replays the segment at a later
         event, provided nothing in the segment assigns the local again
         (_check_deferred).  READ_RETURNED when the next instruction returns or yields
-        it: the PY_RETURN or PY_YIELD event hands the value over.  0 when it must be read off the stack
-        at an event right after `ins`.  Plans for contexts that intervene keep every
-        value on the stack at its own event.
+        it: the PY_RETURN or PY_YIELD event hands the value over.  READ_STORED for
+        an UNPACK_SEQUENCE whose outputs the next instructions store in plain locals
+        (STORE_FAST, STORE_FAST_STORE_FAST, STORE_FAST_LOAD_FAST): each output read
+        back from its local, provided those stores follow in the same segment and
+        nothing after them assigns the locals again (_check_deferred).  0 when it
+        must be read off the stack at an event right after `ins`.  Plans for
+        contexts that intervene keep every value on the stack at its own event.
         """
-        if self.exact or len(rec.outputs) != 1 or eff.control is not None:
+        if self.exact or eff.control is not None:
+            return 0
+        if len(rec.outputs) > 1 and ins.opname == "UNPACK_SEQUENCE" and STORED_UNPACK:
+            nxt = self.layout.by_offset.get(ins.next)
+            if nxt is not None and nxt.offset in self.layout.depth and nxt.opname in (
+                    "STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"):
+                return READ_STORED
+            return 0
+        if len(rec.outputs) != 1:
             return 0
         if d + rec.outputs[0] != d - eff.pops + eff.pushes - 1:
             return 0  # not the top of the stack
@@ -679,6 +692,10 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         # segment is replayed: a later store or delete of that local in the same
         # segment would hide it, so that record gets its own event after all.
         for i, op in enumerate(ops):
+            if op[0] == M_RECORD and op[4] == READ_STORED:
+                if self.stored_locals(ops, i) is None:
+                    needs.add(self.layout.by_offset[op[1]].next)
+                continue
             if op[0] != M_RECORD or op[4] <= 0:
                 continue
             local = op[4] - 1
@@ -687,6 +704,27 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
                       or (o[0] == M_DELETE_LOCAL and o[2] == local)]
             if len(stores) > 1 or not stores or stores[0][0] != M_STORE_LOCAL:
                 needs.add(self.layout.by_offset[op[1]].next)
+
+    def stored_locals(self, ops: list[list[int]], i: int) -> list[int] | None:
+        """The locals READ_STORED record ops[i] (an UNPACK_SEQUENCE's) is read back
+        from, by output, or None where they cannot be: the ops right after it must
+        store its outputs, each in a plain local of its own, and no later op of the
+        segment may assign one of those locals again."""
+        r = ops[i][2]
+        nin, nout = self.recs[r + 2], self.recs[r + 3]
+        outs = self.recs[r + 5 + nin:r + 5 + nin + nout]
+        stores = ops[i + 1:i + 1 + nout]
+        if nout > 255 or len(stores) != nout or any(o[0] != M_STORE_LOCAL or o[4] & (LF_CELL | LF_DYN)
+                                      for o in stores):
+            return None
+        local_of = {o[2]: o[3] for o in stores}
+        if sorted(local_of) != sorted(outs) or len(set(local_of.values())) != nout:
+            return None
+        later = {o[3] if o[0] == M_STORE_LOCAL else o[2] for o in ops[i + 1 + nout:]
+                 if o[0] in (M_STORE_LOCAL, M_DELETE_LOCAL)}
+        if later & set(local_of.values()):
+            return None
+        return [local_of[x] for x in outs]
 
     @staticmethod
     def _mark_safe_loads(ops: list[list[int]]) -> None:
@@ -861,6 +899,22 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
         return plan
 
 
+# Whether an UNPACK_SEQUENCE's outputs stored in plain locals are read back from
+# there (READ_STORED, deferral); tests build plans with it off to compare against
+# the event right after the UNPACK_SEQUENCE (set_stored_unpack).
+STORED_UNPACK = True
+
+
+def set_stored_unpack(on: bool) -> bool:
+    """Switch READ_STORED deferrals on or off for plans built from now on (both
+    builders); returns the previous setting.  For tests."""
+    global STORED_UNPACK
+    was, STORED_UNPACK = STORED_UNPACK, bool(on)
+    if _fastplan is not None:
+        _fastplan.set_stored_unpack(STORED_UNPACK)
+    return was
+
+
 def _init_fastplan() -> None:
     # The typed walk gets the analysis's numbers from their home modules.
     from . import microops
@@ -868,7 +922,7 @@ def _init_fastplan() -> None:
     names = {k: getattr(microops, k) for k in dir(microops) if k.startswith("M_")}
     names.update(OTHER=OTHER, CAPTURED=CAPTURED, METH=METH, METH_SELF=METH_SELF,
                  LF_CELL=LF_CELL, LF_DYN=LF_DYN, LF_SAFE=LF_SAFE,
-                 READ_RETURNED=READ_RETURNED, R_OP=R_OP)
+                 READ_RETURNED=READ_RETURNED, READ_STORED=READ_STORED, R_OP=R_OP)
     _fastplan.init_walk(names, Rec, SPECIAL_SHADOW)
     _fastplan.init_branch_kinds(BRANCH_KINDS)
     _fastplan.init_record(dict(R_CALL=R_CALL, R_CALL_EX=R_CALL_EX, IV_NONE=IV_NONE,

@@ -41,6 +41,7 @@ W = _core.WORDS
 OP_WORDS = W["OP_WORDS"]
 REC_INPUTS = W["REC_INPUTS"]
 SIDE_OFFSET = W["SIDE_OFFSET"]
+READ_STORED = W["READ_STORED"]
 NSPECIAL = 3  # SET_NULL, SET_UNKNOWN, SET_DYN: the core's SPECIAL_SHADOW entries
 _NMICRO = len(M)
 _NSEM = len(_core.RecordSem)
@@ -259,6 +260,8 @@ def plan_violation(plan, code: CodeType) -> str | None:
             r.add("outputs of RECORD_BOOL/SEND (none: 0)",
                   nout | ~_NEEDS_OUT.take(rop, mode="clip"), 1, _BIG)
             r.add("inputs of FOR_ITER (none: 0)", nin | (rop != M.M_FOR_ITER), 1, _BIG)
+            r.add("outputs of a READ_STORED record (none: 2)",
+                  np.where((rop == M.M_RECORD) & (c[ri] == READ_STORED), nout, 2), 2, _BIG)
             # Every input and output word at once: inputs are stack slots or statics
             # (-(index + 1)), outputs stack slots.  (Counts clipped: a bad one is
             # reported above, and must not make these arrays huge.)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from array import array
 
-from .bytecode import PY313, for_iter_exit
+from .bytecode import for_iter_exit
 from .microops import (
     FROM, LF_CELL, LF_DYN, LF_SAFE, M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY,
     M_DELETE_LOCAL, M_END, M_FOR_ITER, M_LOAD_CONST, M_LOAD_LOCAL, M_LOST, M_RECORD,
-    M_RECORD_BOOL, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, OP_WORDS, REC_NOUT,
-    SIDE_OFFSET, SIDE_STRAIGHT,
+    M_RECORD_BOOL, M_SET, M_SILENT_JUMP, M_STORE_LOCAL, M_SWAP, OP_WORDS, READ_STORED,
+    REC_NOUT, SIDE_OFFSET, SIDE_STRAIGHT,
 )
 
 
@@ -116,7 +116,8 @@ class SilentBranches:
         conditional jumps, and one whose segments end a silent branch's side stays
         evented (that side's end is its event); a side of a loop may not end in a
         FOR_ITER, and may end in a conditional jump only if that one keeps its
-        BRANCH event (not silent; on 3.12 not after a guarded compare).
+        BRANCH event (not silent; on 3.12 a guarded compare before it has its
+        guard checked at the loop's INSTRUCTION event: compare312.pxi).
 
         Returns `branch_sides` (per silent branch: its offset, the offsets `next` and
         `target`, then for the not-taken and the taken side its END offset or -1,
@@ -172,7 +173,8 @@ class SilentBranches:
             late_reads: set[int] = set()
             captures = False
             for k in keys:
-                for op in by_start[k]:
+                seg = by_start[k]
+                for i, op in enumerate(seg):
                     if op[0] in (M_CAPTURE, M_CAPTURE_METHOD) or (
                             op[0] == M_RECORD and op[4] == 0
                             and not (loop and self.recs[op[2] + 3] == 0)):
@@ -182,6 +184,10 @@ class SilentBranches:
                         captures = True
                     elif op[0] == M_RECORD and op[4] > 0:
                         late_reads.add(op[4] - 1)
+                    elif op[0] == M_RECORD and op[4] == READ_STORED:
+                        # an UNPACK_SEQUENCE's outputs, read from the locals the
+                        # STORE_LOCALs right after it store them in
+                        late_reads.update(o[3] for o in seg[i + 1:i + 1 + self.recs[op[2] + 3]])
                     elif op[0] == M_LOAD_LOCAL and op[4] & LF_SAFE:
                         late_reads.add(op[3])
                     elif op[0] == M_STORE_LOCAL and op[4] & LF_DYN:
@@ -207,19 +213,15 @@ class SilentBranches:
 
     def _loop_side_ends_ok(self, side, silent_at: set[int]) -> bool:
         # A loop's side may end in a conditional jump whose BRANCH event fires (not
-        # a silent one): that event is past the FOR_ITER and shows the side.  Not
-        # on 3.12 where the side holds a compare planned as a RECORD_BOOL: its
-        # guard must be checked where its segment starts, at an event before the
-        # compare runs (the core's compare312.pxi), and a silent loop's side
-        # starts without one.
+        # a silent one): that event is past the FOR_ITER and shows the side.  On
+        # 3.12 also after a compare planned as a RECORD_BOOL: its guard, which must
+        # be checked before the compare runs, is checked where the FOR_ITER's own
+        # segment starts, at the loop's INSTRUCTION event (the core's
+        # compare312.pxi, _loop_guards), or else the jump keeps its event.
         last = side[-1]
         if last[0] != M_BRANCH:
             return True
-        if last[1] in silent_at:
-            return False
-        return PY313 or not any(op[0] == M_RECORD_BOOL
-                                and self.layout.by_offset[op[1]].opname == "COMPARE_OP"
-                                for op in side)
+        return last[1] not in silent_at
 
     def _item_stored(self, by_start, keys, body) -> bool:
         # A FOR_ITER's body that starts by storing the next value (the FOR_ITER's
