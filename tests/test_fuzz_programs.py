@@ -79,3 +79,14 @@ def test_a_crash_is_attributed_to_its_program():
     results = run_programs([("first", fine), ("boom", crashing), ("last", fine)])
     assert [(r.id, r.outcome) for r in results] == [("first", "ok"), ("boom", "crash"), ("last", "ok")]
     assert "SIGSEGV" in results[1].detail
+
+
+def test_a_crash_at_exit_is_attributed_to_the_last_program():
+    # A child that dies in interpreter finalization, after every program reported:
+    # the last program's finding (alone, it crashes the same way), not a harness error.
+    fine = "LOG = []\n\ndef main(a, b):\n    return a + b\n\nARGS = (1, 2)\n"
+    at_exit = ("import atexit, os, signal\nLOG = []\n\ndef main(a, b):\n"
+               "    atexit.register(os.kill, os.getpid(), signal.SIGSEGV)\n\nARGS = (1, 2)\n")
+    results = run_programs([("first", fine), ("exits", at_exit)])
+    assert [(r.id, r.outcome) for r in results] == [("first", "ok"), ("exits", "crash")]
+    assert "SIGSEGV" in results[1].detail

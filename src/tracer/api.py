@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import sys
@@ -149,6 +150,20 @@ def _remember(root: NestedCallNode, returned: bool) -> None:
     else:
         _state.last = root
         _state.last_returned = None
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    # The trace of a call that raised, kept for last_trace(), holds values the
+    # program dropped long ago.  Released at exit, while every module still works,
+    # they die as they would have in the program: their finalizers and
+    # deallocators see a working interpreter.  Kept until the interpreter's last
+    # collection, CPython 3.12.1-3.12.3 crashed there finalizing an asyncio
+    # future's iterator that a trace kept (gh-115874, fixed in 3.12.4;
+    # tests/fuzz/reproducers/exit_after_raised_async.py).  Other threads' slots
+    # went with their threads.
+    _state.last = None
+    _state.last_returned = None
 
 
 def recording(thread: threading.Thread | int | None = None):

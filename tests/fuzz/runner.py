@@ -85,7 +85,13 @@ def _run_child(python: str, programs: list[tuple[str, str]]):
         records, running = _read_progress(progress)
     if proc.returncode == 0 and running is None and len(records) == len(programs):
         return records, None
-    if running is None:  # died before the first program or between two
+    if running is None and len(records) == len(programs):
+        # Every program reported, then the child died or hung on its way out
+        # (interpreter finalization: what a trace kept alive is freed there): the
+        # last program's finding, its report replaced by the crash.
+        running = programs[-1][0]
+        del records[running]
+    elif running is None:  # died before the first program or between two
         running = next(pid for pid, _ in programs if pid not in records)
     if hung:
         return records, (running, HANG, f"no result after {time.monotonic() - started:.0f} s; killed")
