@@ -86,6 +86,29 @@ def assert_same_trace(a, b, *, fewer_events=False):
     tracer.validate(b)
 
 
+def assert_same_rows(a, b, *, same_events=False):
+    """`a` and `b` (roots of two runs of one program compiled twice, so its
+    functions and classes are distinct objects of the same names) hold the same
+    columns; each row's two values are of the same type name and of the same
+    repr but for addresses, and plain scalars are equal (NaN matching NaN); with
+    `same_events`, the same event count; both validate."""
+    ca, ta = _trace_columns(a)
+    cb, tb = _trace_columns(b)
+    for name in TRACE_COLUMNS:
+        assert ca[name] == cb[name], f"column {name} differs"
+    for row in range(len(ta)):
+        va, vb = ta.value(row), tb.value(row)
+        assert type(va).__qualname__ == type(vb).__qualname__, f"row {row}"
+        if isinstance(va, (int, float, str, type(None))):
+            assert va == vb or (va != va and vb != vb), f"row {row}: {va!r} against {vb!r}"
+        assert _ADDRESS.sub("@", repr(va)) == _ADDRESS.sub("@", repr(vb)), \
+            f"row {row}: {va!r} against {vb!r}"
+    if same_events:
+        assert ta.events == tb.events
+    tracer.validate(a)
+    tracer.validate(b)
+
+
 def track_both(f, args, reference_ctx, *, fresh=False):
     """`f(*args)` traced twice: on the default (fast) paths and under
     `reference_ctx` (a context whose hooks send every event down the general

@@ -19,7 +19,6 @@ carried in), fresh columns that grow inside runs, a second trace, value policies
 """
 
 import gc
-import re
 import sys
 
 import pytest
@@ -31,7 +30,7 @@ from tracer.analysis.microops import (M_BRANCH, M_FOR_ITER, OP_WORDS, PLAN_PLAIN
                                       SIDE_OFFSET, SIDE_STRAIGHT)
 from tracer.analysis.plan import _Builder
 
-from helpers import TRACE_COLUMNS, ReturnHook, _trace_columns, assert_same_trace
+from helpers import TRACE_COLUMNS, ReturnHook, _trace_columns, assert_same_rows, assert_same_trace
 
 PY312 = sys.version_info < (3, 13)
 
@@ -282,28 +281,6 @@ def _run(ns, ctx=None):
     return tracer.track(ns["main"], *ns["ARGS"], ctx=ctx)
 
 
-_ADDRESS = re.compile(r"0x[0-9a-f]+")
-
-
-def _same_rows(a, b):
-    # Two runs of the same program compiled twice (its functions distinct objects
-    # of the same names): every column, and every value equal, or of the same
-    # type and repr but for addresses.
-    ca, ta = _trace_columns(a)
-    cb, tb = _trace_columns(b)
-    for col in TRACE_COLUMNS:
-        assert ca[col] == cb[col], f"column {col} differs"
-    for row in range(len(ta)):
-        va, vb = ta.value(row), tb.value(row)
-        assert type(va).__name__ == type(vb).__name__, f"row {row}"
-        if isinstance(va, (int, float, str, type(None))):
-            assert va == vb or (va != va and vb != vb), f"row {row}: {va!r} against {vb!r}"
-        else:
-            assert _ADDRESS.sub("@", repr(va)) == _ADDRESS.sub("@", repr(vb)), f"row {row}"
-    assert ta.events == tb.events
-    tracer.validate(a)
-    tracer.validate(b)
-
 
 def _check_marks(on, off):
     expected = on["STRAIGHT"]
@@ -323,11 +300,11 @@ def test_straight_branches_equal_the_op_loops_and_the_general_path(name):
     loop = _run(off)
     general = _run(on, ReturnHook())
     assert repr(straight.value) == repr(loop.value) == repr(on["main"](*on["ARGS"]))
-    _same_rows(straight, loop)
+    assert_same_rows(straight, loop, same_events=True)
     assert_same_trace(straight, general, fewer_events=True)
     # Again, with what the first runs switched off off from the start, and the
     # pool's constants and callables known (the writer's common case).
-    _same_rows(_run(on), _run(off))
+    assert_same_rows(_run(on), _run(off), same_events=True)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -343,7 +320,7 @@ def test_straight_branches_with_fresh_columns(name):
         b = _run(off)
     finally:
         spare_columns_limit(old)
-    _same_rows(a, b)
+    assert_same_rows(a, b, same_events=True)
 
 
 @pytest.mark.parametrize("values", ["none", "summary", "weak"])
@@ -369,7 +346,7 @@ def test_a_deep_fib_equals_the_op_loops():
     a = tracer.track(on["fib"], 18)
     b = tracer.track(off["fib"], 18)
     assert a.value == b.value == 2584
-    _same_rows(a, b)
+    assert_same_rows(a, b, same_events=True)
 
 
 def test_only_conditional_jumps_are_marked():

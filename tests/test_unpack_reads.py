@@ -16,7 +16,6 @@ finalizer run by the stores, and cells.
 """
 
 import gc
-import re
 
 import pytest
 
@@ -26,7 +25,7 @@ from tracer.analysis import cache, plan as plan_mod
 from tracer.analysis.microops import M_RECORD, OP_WORDS, PLAN_PLAIN, READ_STORED
 from tracer.analysis.plan import _Builder
 
-from helpers import TRACE_COLUMNS, _trace_columns, assert_same_trace
+from helpers import TRACE_COLUMNS, _trace_columns, assert_same_rows, assert_same_trace
 from test_call_paths import FollowAll
 
 PROGRAMS = {
@@ -264,27 +263,6 @@ def _run(ns, ctx=None):
     return tracer.track(ns["main"], *ns["ARGS"], ctx=ctx)
 
 
-_ADDRESS = re.compile(r"0x[0-9a-f]+")
-
-
-def _same_rows(a, b):
-    # Two runs of the same program compiled twice: every column equal, and every
-    # value equal, or of the same type name and repr but for addresses.
-    ca, ta = _trace_columns(a)
-    cb, tb = _trace_columns(b)
-    for col in TRACE_COLUMNS:
-        assert ca[col] == cb[col], f"column {col} differs"
-    for row in range(len(ta)):
-        va, vb = ta.value(row), tb.value(row)
-        assert type(va).__qualname__ == type(vb).__qualname__, f"row {row}"
-        if isinstance(va, (int, float, str, type(None), tuple, list, dict)):
-            assert va == vb or _ADDRESS.sub("@", repr(va)) == _ADDRESS.sub("@", repr(vb)), \
-                f"row {row}: {va!r} against {vb!r}"
-        else:
-            assert _ADDRESS.sub("@", repr(va)) == _ADDRESS.sub("@", repr(vb)), f"row {row}"
-    tracer.validate(a)
-    tracer.validate(b)
-
 
 @pytest.mark.parametrize("name", sorted(set(PROGRAMS) - {"finalizer_in_the_stores"}))
 def test_stored_unpacking_traces_equal_the_evented_and_general_ones(name):
@@ -295,7 +273,7 @@ def test_stored_unpacking_traces_equal_the_evented_and_general_ones(name):
     general = _run(on, FollowAll())
     assert quiet.value == evented.value == on["main"](*on["ARGS"])
     assert_same_trace(quiet, general, fewer_events=True)
-    _same_rows(quiet, evented)
+    assert_same_rows(quiet, evented)
     expected = on["STORED"]
     if expected is not None:
         assert _stored_records(on["main"].__code__) == expected
@@ -305,7 +283,7 @@ def test_stored_unpacking_traces_equal_the_evented_and_general_ones(name):
     else:
         assert quiet.trace.events <= evented.trace.events
     again = _run(on)
-    _same_rows(again, quiet)
+    assert_same_rows(again, quiet)
 
 
 @pytest.mark.parametrize("name", ["items", "enumerate_zip_pairs", "statement", "nested",
