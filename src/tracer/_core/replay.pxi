@@ -347,36 +347,10 @@ cdef int32_t _straight_ops(Recorder self, FrameRec *fr) noexcept:
     take (a value carried in, a callable to pool, a row that needs the columns
     grown or an input pooled, a store...), from which _run_ops goes on.  Only
     with no per-row hooks and no call row open (the callers ask)."""
-    return _straight_run(self, fr, _locals(self, fr), fr.pc)
-
-
-# _straight_run inlined for certain: gcc kept a copy of its own, called by
-# both callers (the call it was to save, and more: fib +10 instructions per
-# call on 3.13); and _deferred_value, which gcc then stopped inlining into
-# _single_row (+7 a fib call).  (The prototypes name Cython's C names for them
-# and their types.)
-cdef extern from *:
-    """
-    struct __pyx_obj_6tracer_5_core_Recorder;
-    struct __pyx_t_6tracer_5_core_FrameRec;
-    static inline int32_t __pyx_f_6tracer_5_core__straight_run(
-        struct __pyx_obj_6tracer_5_core_Recorder *, struct __pyx_t_6tracer_5_core_FrameRec *,
-        int64_t *, int32_t) __attribute__((always_inline));
-    static inline PyObject *__pyx_f_6tracer_5_core__deferred_value(
-        struct __pyx_obj_6tracer_5_core_Recorder *, struct __pyx_t_6tracer_5_core_FrameRec *,
-        int32_t *) __attribute__((always_inline));
-    """
-
-
-cdef inline int32_t _straight_run(Recorder self, FrameRec *fr, int64_t *sl, int32_t pc) noexcept:
-    # _straight_ops' loop from op `pc` (fr.pc is set to where it stops), `sl`
-    # the frame's locals' shadows: inline, so that _straight_branch (called
-    # through a pointer, off h's path) runs the side's segment without a call
-    # (its prologue, epilogue and the set-up read again: ~40 a fib call);
-    # _straight_ops is the out-of-line one for every other caller.
     cdef CPlan *plan = fr.plan
-    cdef int32_t first = pc
+    cdef int32_t pc = fr.pc, first = fr.pc
     cdef int32_t *op = plan.ops + pc * OP_WORDS
+    cdef int64_t *sl = _locals(self, fr)
     cdef int64_t *ss = sl + plan.nlocalsplus
     cdef int32_t *r
     cdef int32_t opc, nrefs
@@ -538,10 +512,12 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
             _compare_guard(self, fr, plan.cmp_guard[pc])
         return 0
     # On through the segment the branch leads to, as the loop runs on (its ops
-    # _straight_ops's by their kinds: the loop only from an op it stopped at),
-    # by _straight_ops' loop inline (a leaf's `return n`, fib's segment before
-    # its first call: no call of _straight_ops).
-    if _runs_on(_straight_run(self, fr, sl, pc)):
+    # _straight_ops's by their kinds: the loop only from an op it stopped at);
+    # its leading loads here (a leaf's `return n`).
+    fr.pc = _loads_ahead(sl, ss, plan.ops, pc)
+    if TRACER_EVENT_LOG and fr.pc > pc:
+        _log_segment(fr, pc, fr.pc, "to end, loads (straight)")
+    if _runs_on(plan.ops[fr.pc * OP_WORDS + OP_CODE]) and _runs_on(_straight_ops(self, fr)):
         _run_ops(self, fr, -1, -1, -1)
     return 0
 
