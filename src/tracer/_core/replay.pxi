@@ -547,9 +547,12 @@ cdef inline int32_t _loads_ahead(int64_t *sl, int64_t *ss, int32_t *ops, int32_t
 # static function called once, and inlined there the writer's registers were
 # saved and restored on every branch taken late (h's loop's, never marked:
 # +1.3 instructions per node on 3.13).  (Set once, below; gcc cannot see
-# through it.)
-cdef int (*_straight_writer)(Recorder, FrameRec *, int32_t, int32_t, int32_t) except -1
-_straight_writer = _straight_branch
+# through it.)  Its type says noexcept, the writer is `except -1`: the caller
+# returns what it returns without a check of its own (a tail call), and its
+# -1, the exception set, is checked by _take_silent_branch's callers.
+ctypedef int (*_writer_fn)(Recorder, FrameRec *, int32_t, int32_t, int32_t) noexcept
+cdef _writer_fn _straight_writer
+_straight_writer = <_writer_fn>_straight_branch
 
 
 cdef int _branch_by_loop(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
