@@ -349,6 +349,42 @@ def test_a_deep_fib_equals_the_op_loops():
     assert_same_rows(a, b, same_events=True)
 
 
+@pytest.mark.parametrize("fail_at", [1, 2, 5, 40])
+def test_a_hook_error_inside_the_straight_writer_stops_tracking(fail_at):
+    # A per-row hook hands a marked branch to the op loop from inside the
+    # straight writer (_branch_by_loop), which _take_silent_branch tail-calls:
+    # the hook's error (at the jump's row) comes back through that call as the
+    # loop's does on the unmarked plan: tracking stops at once, the same hooks
+    # ran, and the partial traces are the same.
+    class Fails(Context):
+        def __init__(self):
+            super().__init__()
+            self.rows = []
+
+        def trackedjump(self, node):
+            self.rows.append(node.row)
+            if len(self.rows) == fail_at:
+                raise KeyError("bad hook")
+
+    results = []
+    for straight in (True, False):
+        ns = _load("fib", straight)
+        assert (_marked(ns["fib"].__code__) > 0) == straight
+        ctx = Fails()
+        with pytest.raises(tracer.TrackingError, match="bad hook") as err:
+            tracer.track(ns["fib"], 10, ctx=ctx)
+        assert isinstance(err.value.__cause__, KeyError)
+        assert len(ctx.rows) == fail_at   # no hook ran after the failing one
+        partial = tracer.last_trace()
+        tracer.validate(partial)
+        assert ns["fib"](10) == 55   # the function runs normally afterwards
+        results.append((ctx.rows, partial))
+    (rows_on, a), (rows_off, b) = results
+    assert rows_on == rows_off
+    assert_same_rows(a, b, same_events=True)
+    assert tracer.track(_load("fib", True)["fib"], 10).value == 55
+
+
 def test_only_conditional_jumps_are_marked():
     # Silent loops' FOR_ITERs are never marked, and a side whose segment holds a
     # store (h's `while i < n` shape) is not either.

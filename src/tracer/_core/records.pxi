@@ -429,7 +429,9 @@ cdef int _take_silent_branch(Recorder self, FrameRec *fr, int32_t here, int how)
         # the branch and through the segment it leads to are _straight_ops's
         # by their kinds (tracer.analysis.silent.straight_sides).  Called, not
         # inlined (through a pointer, replay.pxi): the other branches keep this
-        # function's registers.
+        # function's registers.  A tail call: the writer's -1 (an exception
+        # set) is returned unchecked here (its pointer's type is noexcept) and
+        # checked by this function's callers.
         return _straight_writer(self, fr, fr.plan.branch_sides[k], dest & SIDE_OFFSET, go_on_to)
     if not _run_ops(self, fr, fr.plan.branch_sides[k], dest, go_on_to):
         _take_branch(self, fr, fr.plan.branch_sides[k], dest)
