@@ -352,10 +352,12 @@ def test_a_deep_fib_equals_the_op_loops():
 @pytest.mark.parametrize("fail_at", [1, 2, 5, 40])
 def test_a_hook_error_inside_the_straight_writer_stops_tracking(fail_at):
     # A per-row hook hands a marked branch to the op loop from inside the
-    # straight writer (_branch_by_loop), which _take_silent_branch tail-calls:
-    # the hook's error (at the jump's row) comes back through that call as the
-    # loop's does on the unmarked plan: tracking stops at once, the same hooks
-    # ran, and the partial traces are the same.
+    # straight writer (_branch_by_loop, reached through _take_silent_branch's
+    # tail call): a hook that raises at a jump's row there stops tracking as on
+    # the unmarked plan: at once, after the same hooks, with the same partial
+    # trace.  (The hook's error is caught where it runs, _stop_for_hook: it
+    # does not come back as the writer's -1, which only an internal failure,
+    # a column that cannot grow, returns.)
     class Fails(Context):
         def __init__(self):
             super().__init__()
