@@ -688,8 +688,22 @@ cdef int _jump(Recorder self, object code, int offset, int dest) except -1:
     return EV_CONTINUE
 
 
+# _leave in two copies (a fused type as a compile-time tag, the value passed
+# unused): a return's, the only call of which is _py_return's (the compiler
+# then inlines it into _py_return and that into callbacks.pxi's _cb_py_return,
+# with `flags` a constant 0), and a yield's (_py_yield's: a yield _yield_plain
+# declined, whose frame has hooks, a substitution, a value policy or timing:
+# _leave's general path).  With one copy for both, _leave stayed a call of its
+# own on every return.
+ctypedef signed char _Returning
+ctypedef short _Yielding
+ctypedef fused _LeaveKind:
+    _Returning
+    _Yielding
+
+
 cdef int _py_return(Recorder self, object code, int offset, object retval) except -1:
-    return _leave(self, code, offset, <PyObject *>retval, 0)
+    return _leave(self, code, offset, <PyObject *>retval, <_Returning>0)
 
 
 cdef int _py_yield(Recorder self, object code, int offset, object retval) except -1:
@@ -706,7 +720,7 @@ cdef int _py_yield(Recorder self, object code, int offset, object retval) except
     self.events += 1
     if not _yield_plain(self, fr, offset, <PyObject *>retval):
         self.events -= 1   # (counted by _leave)
-        _leave(self, code, offset, <PyObject *>retval, F_YIELD)
+        _leave(self, code, offset, <PyObject *>retval, <_Yielding>0)
     if self.nframes == n - 1:
         _yield_delegators(self, frame, <PyObject *>retval)
     return rc
@@ -738,7 +752,10 @@ cdef inline int64_t _returned_source(Recorder self, FrameRec *fr, int32_t *op,
     return S_UNKNOWN
 
 
-cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
+cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *retval,
+                       _LeaveKind kind) except -1:
+    # (`kind` is a tag: a return or a yield, see _LeaveKind)
+    cdef uint8_t flags = F_YIELD if _LeaveKind is _Yielding else 0
     cdef FrameRec *fr = _top_for(self, code)
     cdef object copy
     cdef int32_t *op
@@ -769,9 +786,12 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)
-    if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, flags,
-                                                               <int32_t>(src >> 2)):
-        return 0
+    if _LeaveKind is _Returning:
+        # (a yield here is one _yield_plain declined, for what _return_plain
+        # declines too or the general path handles alike: hooks of any kind)
+        if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, 0,
+                                                                   <int32_t>(src >> 2)):
+            return 0
     if fr.hooks & H_SNAP_ANY:
         copy = _snapshot(self, fr, <object>retval)  # one snapshot for the return and the call
         retval = <PyObject *>copy
