@@ -137,7 +137,7 @@ def returns_a_value(n):
     # A generator's own return (PY_RETURN of a generator frame) and a yield
     # from one whose frame returns into the delegating frame.
     total = yield n
-    total = (total or 0) + (yield leaf(n))
+    total = (total or 0) + ((yield leaf(n)) or 0)
     return total + 1
 
 

@@ -688,22 +688,23 @@ cdef int _jump(Recorder self, object code, int offset, int dest) except -1:
     return EV_CONTINUE
 
 
-# _leave in two copies (a fused type as a compile-time tag, the value passed
-# unused): a return's, the only call of which is _py_return's (the compiler
-# then inlines it into _py_return and that into callbacks.pxi's _cb_py_return,
-# with `flags` a constant 0), and a yield's (_py_yield's: a yield _yield_plain
-# declined, whose frame has hooks, a substitution, a value policy or timing:
-# _leave's general path).  With one copy for both, _leave stayed a call of its
-# own on every return.
-ctypedef signed char _Returning
-ctypedef short _Yielding
+# _leave in two copies, a fused type its last parameter's (`kind`): the fast
+# return's (_FastReturn, the value unused, `flags` a constant 0), whose only call
+# is callbacks.pxi's _cb_py_return's, so that the compiler inlines it (and its
+# _return_plain) into that callback: no call of its own on every return; and
+# any leave's (_AnyLeave, the value the flags: 0 or F_YIELD), _py_return's (the
+# generic callback's handler: an event log, a thread's own slot) and
+# _py_yield's.  Each copy has its own _return_plain (same tag), each called once.
+# With one copy for both, _leave stayed a call of its own on every return.
+ctypedef signed char _FastReturn
+ctypedef short _AnyLeave
 ctypedef fused _LeaveKind:
-    _Returning
-    _Yielding
+    _FastReturn
+    _AnyLeave
 
 
 cdef int _py_return(Recorder self, object code, int offset, object retval) except -1:
-    return _leave(self, code, offset, <PyObject *>retval, <_Returning>0)
+    return _leave(self, code, offset, <PyObject *>retval, <_AnyLeave>0)
 
 
 cdef int _py_yield(Recorder self, object code, int offset, object retval) except -1:
@@ -720,7 +721,7 @@ cdef int _py_yield(Recorder self, object code, int offset, object retval) except
     self.events += 1
     if not _yield_plain(self, fr, offset, <PyObject *>retval):
         self.events -= 1   # (counted by _leave)
-        _leave(self, code, offset, <PyObject *>retval, <_Yielding>0)
+        _leave(self, code, offset, <PyObject *>retval, <_AnyLeave>F_YIELD)
     if self.nframes == n - 1:
         _yield_delegators(self, frame, <PyObject *>retval)
     return rc
@@ -754,8 +755,8 @@ cdef inline int64_t _returned_source(Recorder self, FrameRec *fr, int32_t *op,
 
 cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *retval,
                        _LeaveKind kind) except -1:
-    # (`kind` is a tag: a return or a yield, see _LeaveKind)
-    cdef uint8_t flags = F_YIELD if _LeaveKind is _Yielding else 0
+    # (`kind`: see _LeaveKind)
+    cdef uint8_t flags = 0 if _LeaveKind is _FastReturn else <uint8_t>kind
     cdef FrameRec *fr = _top_for(self, code)
     cdef object copy
     cdef int32_t *op
@@ -786,12 +787,9 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)
-    if _LeaveKind is _Returning:
-        # (a yield here is one _yield_plain declined, for what _return_plain
-        # declines too or the general path handles alike: hooks of any kind)
-        if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, 0,
-                                                                   <int32_t>(src >> 2)):
-            return 0
+    if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, kind,
+                                                               <int32_t>(src >> 2)):
+        return 0
     if fr.hooks & H_SNAP_ANY:
         copy = _snapshot(self, fr, <object>retval)  # one snapshot for the return and the call
         retval = <PyObject *>copy
@@ -812,7 +810,7 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
 
 
 cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval,
-                        uint8_t flags, int32_t ref) except -1:
+                        _LeaveKind kind, int32_t ref) except -1:
     """The common end of a frame in one routine: its ReturnNode (the value
     returned or yielded, from row `ref`), its call row closed and the frame
     record popped, with no hooks, value policy, timing or growth in the way;
@@ -820,6 +818,7 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
     columns are read into locals through `self.trace` (no reference to the
     trace taken and dropped: the incref/decref of a Trace argument cost ~11
     instructions per return; none of it is read after the last release)."""
+    cdef uint8_t flags = 0 if _LeaveKind is _FastReturn else <uint8_t>kind   # (_LeaveKind)
     cdef int32_t row = self.trace.n, nrefs = self.trace.nrefs, call_row = fr.call_row
     cdef PyObject *old
     cdef PyObject **value
