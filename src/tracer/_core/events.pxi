@@ -758,10 +758,8 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
     # (`kind`: see _LeaveKind)
     cdef uint8_t flags = 0 if _LeaveKind is _FastReturn else <uint8_t>kind
     cdef FrameRec *fr = _top_for(self, code)
-    cdef object copy
     cdef int32_t *op
     cdef int64_t src = S_UNKNOWN
-    cdef int32_t row, ref
     if fr == NULL:
         return 0
     self.events += 1
@@ -777,8 +775,11 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
         # `return geom(rng, n + 1, beta)`: the call op's result is read from the
         # value returned, so its body's return left it open): its row completed
         # here, as at an INSTRUCTION event (_close_open_call), not by _run_ops.
-        if fr.pending < 0 or fr.open_row < 0 or not _plain_close_ok(self, fr) \
-                or not _close_open_call(self, self.trace, fr):
+        # (The _AnyLeave copy leaves it to _run_to_end, as under hooks: no second
+        # call of _close_open_call, which flipped the compiler's inlining of the
+        # op loop's helpers on 3.12.)
+        if fr.pending < 0 or fr.open_row < 0 or _LeaveKind is _AnyLeave \
+                or not _plain_close_ok(self, fr) or not _close_open_call(self, self.trace, fr):
             _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS
@@ -790,6 +791,15 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
     if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, kind,
                                                                <int32_t>(src >> 2)):
         return 0
+    return _leave_general(self, fr, offset, retval, flags, src)
+
+
+cdef int _leave_general(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval,
+                        uint8_t flags, int64_t src) except -1:
+    """_leave's general end (hooks, a value policy, timing, growth, a constant
+    returned), out of line: one copy for both of _leave's (_LeaveKind)."""
+    cdef object copy
+    cdef int32_t row, ref
     if fr.hooks & H_SNAP_ANY:
         copy = _snapshot(self, fr, <object>retval)  # one snapshot for the return and the call
         retval = <PyObject *>copy
