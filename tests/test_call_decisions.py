@@ -127,9 +127,57 @@ def calls_dropper(n):
     return a + drops_on_return(leaf(a))
 
 
+def from_c(n):
+    # Bodies entered from C (map, sorted's key, a __del__ above): each returns
+    # into a caller whose open call is the builtin's row, not the callee's.
+    return sum(map(leaf, range(n))) + sorted(range(n), key=leaf)[-1]
+
+
+def returns_a_value(n):
+    # A generator's own return (PY_RETURN of a generator frame) and a yield
+    # from one whose frame returns into the delegating frame.
+    total = yield n
+    total = (total or 0) + ((yield leaf(n)) or 0)
+    return total + 1
+
+
+def delegates(n):
+    got = yield from returns_a_value(n)
+    return got * 2
+
+
+def drives_returns(n):
+    g = delegates(n)
+    out = [next(g), g.send(3)]
+    try:
+        g.send(4)
+    except StopIteration as stop:
+        out.append(stop.value)
+    return out + list(returns_a_value(leaf(n)))
+
+
+def raises_after_calls(n):
+    # A callee that raises after calls of its own returned: its frame leaves by
+    # PY_UNWIND, the caller's call op completed by the exception.
+    y = leaf(n)
+    if y > 4:
+        raise ValueError(leaf(y))
+    return y
+
+
+def catches_late(n):
+    out = 0
+    for i in range(n):
+        try:
+            out += raises_after_calls(i)
+        except ValueError as e:
+            out += e.args[0]
+    return out
+
+
 PROGRAMS = [then_end, used_in_segment, returned_directly, method_calls,
             star_and_keyword_calls, fib, caught, calls_cell_param, driven,
-            calls_dropper]
+            calls_dropper, from_c, drives_returns, catches_late]
 
 
 @pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
@@ -159,7 +207,7 @@ def test_a_filtered_callers_calls_complete_as_before():
     assert_same_trace(plain, general, fewer_events=True)
 
 
-@pytest.mark.parametrize("f", [then_end, fib, calls_cell_param])
+@pytest.mark.parametrize("f", [then_end, fib, calls_cell_param, drives_returns])
 def test_each_session_checks_the_plan_again(f):
     # The same plans under the default, a value policy, timing and the default
     # again: each trace is that context's general one; the policy reaches every
