@@ -98,13 +98,15 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     call_row = parent.call_row
     # The instruction the caller executes is the call its pending op records
     # (the event before the CALL read its inputs: nothing to replay first):
-    # the op's offset, kind and inputs in one word (plans.pxi's _call_entries).
-    lasti = tracer_frame_lasti(parent.frame)
-    if not 0 <= lasti < 2 * pp.nunits:
-        return False
-    here = pp.istart[lasti >> 1]
+    # the op's offset, the code units of its instruction, its inputs in one
+    # word (plans.pxi's _call_entries).  The caller's lasti, in any unit of
+    # that instruction (one unsigned compare; -1 is out of range too).
     w = pp.call_in[pc]
-    if w < 0 or <int32_t>(w >> 32) != here:
+    if w < 0:
+        return False
+    lasti = tracer_frame_lasti(parent.frame)
+    here = <int32_t>(w >> 40)
+    if <uint32_t>((lasti >> 1) - (here >> 1)) >= <uint32_t>((w >> 32) & CALL_UNITS):
         return False
     plan = _entry_plan(code, self.plan_mode)   # (plans.pxi)
     if plan == NULL or (plan.plain_session != self.session and not _plain_plan(self, t, plan, code)):
@@ -133,27 +135,19 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     refs = t.refs_
     first = nrefs
     for i in range(nin):
-        x = ins[i]
-        if x >= 0:
-            s = ss[x]
-            if s & 1 == 0:
-                ref = (<int32_t>(s >> 2)) ^ -(<int32_t>((s >> 1) & 1))
-            elif s == S_NULL:
-                continue
-            elif s & 3 == 1:
-                if pp.session != self.session:
-                    return False
-                ref = pp.const_refs[s >> 2]
-                if ref == 0:
-                    return False   # a constant's first use in this trace: pooled by _open
-            else:
-                ref = -1   # unknown (pool[0])
-        else:
+        s = ss[ins[i]]   # (every input a stack slot: _call_entries)
+        if s & 1 == 0:
+            ref = (<int32_t>(s >> 2)) ^ -(<int32_t>((s >> 1) & 1))
+        elif s == S_NULL:
+            continue
+        elif s & 3 == 1:
             if pp.session != self.session:
                 return False
-            ref = pp.static_refs[-x - 1]
+            ref = pp.const_refs[s >> 2]
             if ref == 0:
-                return False
+                return False   # a constant's first use in this trace: pooled by _open
+        else:
+            ref = -1   # unknown (pool[0])
         refs[nrefs] = ref
         nrefs += 1
     if nrefs == first:

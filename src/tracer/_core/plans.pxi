@@ -255,32 +255,38 @@ cdef int32_t *_return_targets(CPlan *plan, Py_ssize_t nops) noexcept:
     return to
 
 
-# _call_entries' low half: bits 0..7 the number of inputs, the index of the
-# first in recs above them.
+# _call_entries' words: the number of inputs in bits 0..7, the index of the
+# first in recs above them (the low half); the code units of the call's
+# instruction in bits 32..39, its offset above them.
 cdef enum:
     CALL_NIN = 0xff
+    CALL_UNITS = 0xff
 
 
 cdef int64_t *_call_entries(CPlan *plan, Py_ssize_t nops) noexcept:
     # For each op, what the entry of a frame under it reads (events.pxi's
     # _enter_plain), decided once per plan: a call record op (R_CALL, R_CALL_EX)
-    # whose segment does not end in a silent branch gives
-    # (offset << 32) | (first input's index in recs << 8) | nin; any other op (or
-    # one with more than CALL_NIN inputs, or a recs index past 2**23) -1.  One
-    # load and one compare at entry then stand for the op's code and offset, its
-    # record's kind and input count and the silent-branch test.
+    # whose segment does not end in a silent branch and whose inputs are all
+    # stack slots gives (offset << 40) | (its instruction's code units << 32) |
+    # (first input's index in recs << 8) | nin; any other op (or one past what
+    # the fields hold: more than CALL_NIN inputs, an offset past 2**23 bytes) -1.
+    # One load and two compares at entry then stand for the op's code and
+    # offset, the unit the caller executes mapped to its instruction (istart),
+    # its record's kind and input count and the silent-branch test.
     cdef int64_t *at = <int64_t *>malloc((nops + 1) * sizeof(int64_t))
     cdef int32_t *op
     cdef int32_t *r
-    cdef int32_t nin, first
+    cdef int32_t nin, first, i, off, units
     cdef Py_ssize_t pc
     if at == NULL:
         return NULL
     for pc in range(nops):
         at[pc] = -1
         op = plan.ops + pc * OP_WORDS
+        off = op[OP_OFFSET]
         if op[OP_CODE] != M_RECORD or plan.recs == NULL or plan.branch_sides_at[pc] >= 0 \
-                or op[OP_OFFSET] < 0:
+                or off < 0 or off >= (1 << 23) or off & 1 or off >= 2 * plan.nunits \
+                or plan.istart[off >> 1] != off:
             continue
         r = plan.recs + op[OP_A]
         if r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX:
@@ -289,7 +295,17 @@ cdef int64_t *_call_entries(CPlan *plan, Py_ssize_t nops) noexcept:
         first = op[OP_A] + REC_INPUTS
         if nin > CALL_NIN or first >= (1 << 23):
             continue
-        at[pc] = ((<int64_t>op[OP_OFFSET]) << 32) | ((<int64_t>first) << 8) | nin
+        units = 1
+        while (off >> 1) + units < plan.nunits and plan.istart[(off >> 1) + units] == off:
+            units += 1
+        if units > CALL_UNITS:
+            continue
+        for i in range(nin):
+            if r[REC_INPUTS + i] < 0:
+                break   # a static input (the analysis makes none for calls): the general entry's
+        else:
+            at[pc] = ((<int64_t>off) << 40) | ((<int64_t>units) << 32) \
+                | ((<int64_t>first) << 8) | nin
     at[nops] = -1
     return at
 
