@@ -63,8 +63,8 @@ def constants_in_calls(n):
     # use in the trace, read from the plan's const_refs by the plain one after;
     # a global's value among them (a pool entry, not a row).
     total = 0
-    for i in range(3):
-        total += three(1, "x" if i > 5 else 2, n) + three(n, 2, 3) + leaf(None is None)
+    for i in range(n):
+        total += three(1, 2, n) + three(n, 2, 3) + leaf(None is None)
         total += three(SCALE, n, SCALE)
     return total + many(1, 2.5, n, e=None is None)
 
@@ -129,7 +129,7 @@ def wide_frames(n):
     def big(a, b):
         c = d = e = f = g = h = i = j = k = m = a + b
         return [a, b, c, d, e, f, g, h, i, j, k, m, [a, [b, [c, [d, (e, f)]]]]]
-    return [big(i, n) for i in range(3)]
+    return big(1, n) + big(2, n)
 
 
 # 300 arguments (the compiler passes them as one tuple: CALL_FUNCTION_EX).
@@ -174,6 +174,32 @@ def _compare(f, *args):
 @pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
 def test_the_plain_entries_equal_the_general_ones(f):
     _compare(f, 4)
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def _general_starts(f, *args):
+    # Frame starts of a trace (plans warm) that the plain entry left to _enter,
+    # and the trace's frames.
+    tracer.track(f, *args)
+    before = _core._general_starts()
+    root = tracer.track(f, *args)
+    return _core._general_starts() - before, len(root.trace.frames()[0])
+
+
+@pytest.mark.parametrize("f, n", [(many_calls, 400), (deep, 300), (fib, 12),
+                                  (constants_in_calls, 40)],
+                         ids=["many_calls", "deep", "fib", "constants_in_calls"])
+def test_the_plain_entry_takes_all_but_a_few_calls(f, n):
+    # What goes to the general entry is per trace, not per call: the root (its
+    # caller is track's frame), a callee's first entry in a session (its plan
+    # taken over), a constant's first use, and a growth of the frame stack, the
+    # shadow or a column (geometric: a handful in a trace).
+    general, frames = _general_starts(f, n)
+    assert frames > 100
+    assert 1 <= general <= 12
 
 
 def test_deep_recursion_grows_the_shadow():

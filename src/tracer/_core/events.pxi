@@ -25,9 +25,21 @@ cdef int _py_throw(Recorder self, object code, int offset, object exception) exc
     return _frame_entered(self, code, offset, THROWN)
 
 
+# Frame starts followed that _enter_plain left to _enter (in every thread, every
+# recorder), for the tests: which calls the plain entry takes.
+cdef Py_ssize_t GENERAL_STARTS = 0
+
+
+def _general_starts():
+    """How many followed frame starts the plain entry left to the general one
+    so far (all recorders, all threads; for the tests)."""
+    return GENERAL_STARTS
+
+
 cdef inline int _frame_entered(Recorder self, object code, int offset, int how) except -1:
     # A frame starts or goes on; it is followed if the frame calling it is the one
     # the recorder follows now (this thread, the top of its frame stack).
+    global GENERAL_STARTS
     cdef void *frame
     cdef FrameRec *parent
     if self.nframes == 0 or not tracer_on_thread(self.tstate_cell, self.tstate):
@@ -43,8 +55,10 @@ cdef inline int _frame_entered(Recorder self, object code, int offset, int how) 
     if parent.after_call and \
             _executing(self, parent) != parent.plan.ops[(parent.pc - 1) * OP_WORDS + OP_OFFSET]:
         _past_call(self, parent)   # (not while the caller still executes the CALL)
-    if how == STARTED and _enter_plain(self, self.trace, parent, frame, code, offset):
-        return EV_CONTINUE
+    if how == STARTED:
+        if _enter_plain(self, self.trace, parent, frame, code, offset):
+            return EV_CONTINUE
+        GENERAL_STARTS += 1
     if how == RESUMED and _resume_plain(self, self.trace, parent, frame, code, offset):
         return EV_CONTINUE   # (resume.pxi)
     _enter(self, parent, frame, code, offset, how)
