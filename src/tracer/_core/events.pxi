@@ -25,6 +25,18 @@ cdef int _py_throw(Recorder self, object code, int offset, object exception) exc
     return _frame_entered(self, code, offset, THROWN)
 
 
+# Frame starts followed that _enter_plain left to _enter (in every thread, every
+# recorder), for the tests: which calls the plain entry takes.  Counted in
+# _enter, off the inlined entry (a count there moved gcc's code: fib +9).
+cdef Py_ssize_t GENERAL_STARTS = 0
+
+
+def _general_starts():
+    """How many followed frame starts the plain entry left to the general one
+    so far (all recorders, all threads; for the tests)."""
+    return GENERAL_STARTS
+
+
 cdef inline int _frame_entered(Recorder self, object code, int offset, int how) except -1:
     # A frame starts or goes on; it is followed if the frame calling it is the one
     # the recorder follows now (this thread, the top of its frame stack).
@@ -66,18 +78,19 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     """
     cdef CPlan *pp = parent.plan
     cdef CPlan *plan
-    cdef int32_t *op
-    cdef int32_t *r
-    cdef int32_t lasti, here, nin, nparams, i, x, ref, row, n, nrefs, first
+    cdef int32_t *ins
+    cdef int32_t lasti, here, nin, nparams, i, x, ref, row, n, nrefs, first, pc, call_row
+    cdef int32_t nframes, code_id
     cdef int64_t *ss
     cdef int64_t *slots
-    cdef int64_t s, need
+    cdef int64_t s, need, w
     cdef int32_t *refs
     cdef PyObject *func
     cdef PyObject *callee
     cdef PyObject *v
+    cdef PyObject *ctx
     cdef FrameRec *fr
-    cdef bint own
+    cdef uint32_t hooks
     cdef uint8_t *kinds
     cdef uint8_t *flags
     cdef int32_t *parents
@@ -86,78 +99,83 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     cdef int32_t *ref_starts
     cdef PyObject **values
     if pp == NULL or parent.open_row >= 0 or parent.pending < 0 \
-            or parent.subst_pc >= 0 or pp.branch_sides_at[parent.pc] >= 0 \
-            or not _plain_entry_ok(self, parent, frame, code):   # (filters.pxi)
+            or parent.subst_pc >= 0 or not _plain_entry_ok(self, parent, frame, code):   # (filters.pxi)
         return False
+    # What the caller's record is read for, in locals before any store: the
+    # column and frame-record stores below are int32 and pointer stores the
+    # compiler must assume alias parent's fields.
+    pc = parent.pc
+    hooks = parent.hooks
+    ctx = parent.ctx
+    call_row = parent.call_row
     # The instruction the caller executes is the call its pending op records
-    # (the event before the CALL read its inputs: nothing to replay first).
+    # (the event before the CALL read its inputs: nothing to replay first):
+    # the op's offset, the code units of its instruction, its inputs in one
+    # word (plans.pxi's _call_entries).  The caller's lasti, in any unit of
+    # that instruction (one unsigned compare; -1 is out of range too).
+    w = pp.call_in[pc]
+    if w < 0:
+        return False
     lasti = tracer_frame_lasti(parent.frame)
-    if not 0 <= lasti < 2 * pp.nunits:
+    here = <int32_t>(w >> 40)
+    if <uint32_t>((lasti >> 1) - (here >> 1)) >= <uint32_t>((w >> 32) & CALL_UNITS):
         return False
-    here = pp.istart[lasti >> 1]
-    op = pp.ops + parent.pc * OP_WORDS
-    if op[OP_CODE] != M_RECORD or op[OP_OFFSET] != here:
-        return False
-    r = pp.recs + op[OP_A]
-    if r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX:
-        return False
-    plan = _cached_plan(self, code)
+    plan = _entry_plan(code, self.plan_mode)   # (plans.pxi)
     if plan == NULL or (plan.plain_session != self.session and not _plain_plan(self, t, plan, code)):
         return False
-    nin = r[REC_NIN]
+    nin = <int32_t>w & CALL_NIN
+    ins = pp.recs + (<int32_t>w >> 8)
     nparams = plan.nparams
     need = plan.nlocalsplus + plan.stacksize
+    code_id = plan.code_id
     n = t.n
     nrefs = t.nrefs
-    if n + nparams + 3 >= t.cap or nrefs + nin > t.refcap or t.nframes == t.framecap \
+    nframes = t.nframes
+    if n + nparams + 3 >= t.zcap:
+        # Rows past zcap are not known to have aux and flags 0 (arena.pxi),
+        # which the rows below leave unstored: zeroed ahead, in the room there.
+        if n + nparams + 3 >= t.cap or t.external:
+            return False
+        t._zero_ahead(n + nparams + 3)
+    if nrefs + nin > t.refcap or nframes == t.framecap \
             or self.nframes == self.framecap or self.shadow_top + need > self.shadow_cap:
         return False
-    func = tracer_frame_function(frame)
-    if func == NULL:
-        return False
     # The call row's inputs, written past the refs in use: committed only once
-    # the callee is known to be this frame's function.
-    own = pp.session == self.session
+    # the callee is known to be this frame's function.  A row's shadow (tag 0)
+    # and a pool entry's (tag 2) decode without a branch apart.
     ss = _stack(self, parent)
     refs = t.refs_
     first = nrefs
-    for i in range(REC_INPUTS, REC_INPUTS + nin):
-        x = r[i]
-        if x >= 0:
-            s = ss[x]
-            if s & 3 == 0:
-                ref = <int32_t>(s >> 2)
-            elif s & 3 == 2:
-                ref = -<int32_t>(s >> 2) - 1
-            elif s & 3 == 1:
-                if not own:
-                    return False
-                ref = pp.const_refs[s >> 2]
-                if ref == 0:
-                    return False   # a constant's first use in this trace: pooled by _open
-            elif s == S_NULL:
-                continue
-            else:
-                ref = -1   # unknown (pool[0])
-        else:
-            if not own:
+    for i in range(nin):
+        s = ss[ins[i]]   # (every input a stack slot: _call_entries)
+        if s & 1 == 0:
+            ref = (<int32_t>(s >> 2)) ^ -(<int32_t>((s >> 1) & 1))
+        elif s == S_NULL:
+            continue
+        elif s & 3 == 1:
+            if pp.session != self.session:
                 return False
-            ref = pp.static_refs[-x - 1]
+            ref = pp.const_refs[s >> 2]
             if ref == 0:
-                return False
+                return False   # a constant's first use in this trace: pooled by _open
+        else:
+            ref = -1   # unknown (pool[0])
         refs[nrefs] = ref
         nrefs += 1
     if nrefs == first:
         return False
     ref = refs[first]
     callee = t.value_[ref] if ref >= 0 else PyList_GET_ITEM(t.pool, -ref - 1)
-    if callee != func:
+    func = tracer_frame_function(frame)
+    if func == NULL or callee != func:
         return False   # a frame entered from C under the call (a nested node of its own)
     # The call row (open until the frame returns), then the function's and the
     # parameters' argument rows, through local column pointers (stores through
     # t.kind_ and the like could alias t's own fields and force reloads): the
     # call row and the function's written out, one loop over the parameters
     # (fixed-count loops over six columns cost more in set-up than in stores).
+    # Their aux and flags are 0 already (below zcap) but for the call row's
+    # F_OPEN and the parameters' positions.
     kinds = t.kind_
     flags = t.flags_
     parents = t.parent_
@@ -168,42 +186,52 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     row = n
     kinds[row] = K_NESTED
     flags[row] = F_OPEN
-    parents[row] = parent.call_row
+    parents[row] = call_row
     offsets[row] = here
-    auxes[row] = 0
     values[row] = NULL
     ref_starts[row + 1] = nrefs
     kinds[row + 1] = K_ARGUMENT
-    flags[row + 1] = 0
     parents[row + 1] = row
     offsets[row + 1] = -1
-    auxes[row + 1] = 0
     ref_starts[row + 2] = nrefs
-    Py_XINCREF(func)
+    Py_INCREF(<object>func)
     values[row + 1] = func
     # The frame record and its shadow (_frame_init); parameters are their rows.
-    fr = _frame_init(self, frame, <PyObject *>code, plan, plan.code_id, row, parent.ctx,
-                     parent.hooks, need)   # the caller's context (_plain_entry_ok)
-    if parent.hooks & (H_FILTERED | H_SUBST_BY):
+    fr = _frame_init(self, frame, <PyObject *>code, plan, code_id, row, ctx,
+                     hooks, need)   # the caller's context (_plain_entry_ok)
+    if hooks & (H_FILTERED | H_SUBST_BY):
         fr.filters = parent.filters
     else:
         # What this body's return does to the call op (_return_plain).
-        fr.ret_to = pp.ret_to[parent.pc] if not parent.hooks else -1
-        fr.ret_pc = parent.pc
+        fr.ret_to = pp.ret_to[pc] if not hooks else -1
+        fr.ret_pc = pc
     fr.body = 1   # callee is func
     slots = self.shadow + fr.shadow
-    for i in range(nparams):
-        x = row + 2 + i
+    # The first parameter written out, the rest in a loop: the loop's set-up
+    # (a pointer per column) cost more than its one pass for a one-parameter
+    # function.
+    if nparams:
+        x = row + 2
         kinds[x] = K_ARGUMENT
-        flags[x] = 0
         parents[x] = row
         offsets[x] = -1
-        auxes[x] = i + 1
+        auxes[x] = 1
         ref_starts[x + 1] = nrefs
-        v = tracer_frame_local(frame, i)
+        v = tracer_frame_local(frame, 0)
         Py_XINCREF(v)
         values[x] = v
-        slots[i] = (<int64_t>x) << 2
+        slots[0] = (<int64_t>x) << 2
+        for i in range(1, nparams):
+            x = row + 2 + i
+            kinds[x] = K_ARGUMENT
+            parents[x] = row
+            offsets[x] = -1
+            auxes[x] = i + 1
+            ref_starts[x + 1] = nrefs
+            v = tracer_frame_local(frame, i)
+            Py_XINCREF(v)
+            values[x] = v
+            slots[i] = (<int64_t>x) << 2
     t.n = row + nparams + 2
     t.nrefs = nrefs
     parent.open_row = row
@@ -212,8 +240,8 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     parent.open_primitive = 0
     # add_frame's common case (room checked above).  The column stays sorted:
     # `row` is past every row recorded, so past every entry's.
-    t.frames_[t.nframes] = ((<int64_t>row) << 32) | (<uint32_t>plan.code_id)
-    t.nframes += 1
+    t.frames_[nframes] = ((<int64_t>row) << 32) | (<uint32_t>code_id)
+    t.nframes = nframes + 1
     self.events += 1
     _start_segment(self, fr, plan.seg_from[offset >> 1])
     return True
@@ -249,6 +277,9 @@ cdef int _enter(Recorder self, FrameRec *parent, void *frame, object code, int o
     cdef int32_t row
     cdef bint under_op
     cdef bint body = False
+    global GENERAL_STARTS
+    if not resumed:
+        GENERAL_STARTS += 1   # (_general_starts)
     self.events += 1
     # Which node the new activation records into: the op of the instruction the
     # caller is executing, if that instruction is a recorded one.

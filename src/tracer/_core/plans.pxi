@@ -22,6 +22,10 @@ ctypedef struct CPlan:
     # Per op: what a body's return does to its caller's open call op at it
     # (_return_targets): (output slot << 1) | _call_then_end, or -1 (nothing).
     int32_t *ret_to
+    # Per op: what _enter_plain reads of a call op (_call_entries): its offset
+    # in the high half, (first input's index in recs << 8) | nin in the low
+    # half; -1 for an op a plain entry never enters under.
+    int64_t *call_in
     int32_t *piece_start        # per op: first offset of its straight-line piece
     int32_t *unit_flags      # per code unit: JUMP_EVENT | SILENT_BRANCH (tracer.plan)
     int32_t *branch_sides           # the successors of silent branches (plan.silent_branches)
@@ -74,6 +78,7 @@ cdef void _free_plan(void *p) noexcept:
         free(plan.static_refs)
         free(plan.seg_end)
         free(plan.ret_to)
+        free(plan.call_in)
         free(plan.end_skip)
         free(plan.cmp_unit)
         free(plan.cmp_guard)
@@ -89,6 +94,32 @@ for _mode in range(4):
 
 cdef inline Py_ssize_t _extra_index(int mode) noexcept:
     return CODE_EXTRA_INDEX[mode]
+
+
+cdef extern from *:
+    """
+    /* PyUnstable_Code_GetExtra's read, inline: a code object's co_extra is
+       CPython's _PyCodeObjectExtra (pycore_code.h: the slot count, then the
+       slots), the same on 3.12 and 3.13; other versions call the function. */
+    static inline void *tracer_code_extra(PyObject *code, Py_ssize_t index) {
+    #if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030E0000
+        typedef struct { Py_ssize_t ce_size; void *ce_extras[1]; } tracer_extra_t;
+        tracer_extra_t *e = (tracer_extra_t *)((PyCodeObject *)code)->co_extra;
+        return (e != NULL && index < e->ce_size) ? e->ce_extras[index] : NULL;
+    #else
+        void *extra = NULL;
+        PyUnstable_Code_GetExtra(code, index, &extra);
+        return extra;
+    #endif
+    }
+    """
+    void *_code_extra "tracer_code_extra"(object code, Py_ssize_t index) noexcept
+
+
+cdef inline CPlan *_entry_plan(object code, int mode) noexcept:
+    # replay.pxi's _cached_plan without the call (the plain entry's; `code` is
+    # the code object a PY_START event hands over).
+    return <CPlan *>_code_extra(code, CODE_EXTRA_INDEX[mode])
 
 
 cdef inline int32_t *_buffer_address(object arr) except? NULL:
@@ -157,7 +188,8 @@ cdef CPlan *_plan_for(object code, int mode=PLAN_PLAIN) except NULL:
         raise MemoryError()
     plan.seg_end = _segment_ends(plan.ops, len(owner.ops) // OP_WORDS)
     plan.ret_to = _return_targets(plan, len(owner.ops) // OP_WORDS)
-    if plan.seg_end == NULL or plan.ret_to == NULL:
+    plan.call_in = _call_entries(plan, len(owner.ops) // OP_WORDS)
+    if plan.seg_end == NULL or plan.ret_to == NULL or plan.call_in == NULL:
         _free_plan(plan)
         raise MemoryError()
     _run_budget(plan, len(owner.ops) // OP_WORDS)
@@ -221,6 +253,61 @@ cdef int32_t *_return_targets(CPlan *plan, Py_ssize_t nops) noexcept:
         to[pc] = (r[REC_INPUTS + r[REC_NIN]] << 1) | _call_then_end(plan, <int32_t>pc)
     to[nops] = -1
     return to
+
+
+# _call_entries' words: the number of inputs in bits 0..7, the index of the
+# first in recs above them (the low half); the code units of the call's
+# instruction in bits 32..39, its offset above them.
+cdef enum:
+    CALL_NIN = 0xff
+    CALL_UNITS = 0xff
+
+
+cdef int64_t *_call_entries(CPlan *plan, Py_ssize_t nops) noexcept:
+    # For each op, what the entry of a frame under it reads (events.pxi's
+    # _enter_plain), decided once per plan: a call record op (R_CALL, R_CALL_EX)
+    # whose segment does not end in a silent branch and whose inputs are all
+    # stack slots gives (offset << 40) | (its instruction's code units << 32) |
+    # (first input's index in recs << 8) | nin; any other op (or one past what
+    # the fields hold: more than CALL_NIN inputs, an offset past 2**23 bytes) -1.
+    # One load and two compares at entry then stand for the op's code and
+    # offset, the unit the caller executes mapped to its instruction (istart),
+    # its record's kind and input count and the silent-branch test.
+    cdef int64_t *at = <int64_t *>malloc((nops + 1) * sizeof(int64_t))
+    cdef int32_t *op
+    cdef int32_t *r
+    cdef int32_t nin, first, i, off, units
+    cdef Py_ssize_t pc
+    if at == NULL:
+        return NULL
+    for pc in range(nops):
+        at[pc] = -1
+        op = plan.ops + pc * OP_WORDS
+        off = op[OP_OFFSET]
+        if op[OP_CODE] != M_RECORD or plan.recs == NULL or plan.branch_sides_at[pc] >= 0 \
+                or off < 0 or off >= (1 << 23) or off & 1 or off >= 2 * plan.nunits \
+                or plan.istart[off >> 1] != off:
+            continue
+        r = plan.recs + op[OP_A]
+        if r[REC_SEM] != R_CALL and r[REC_SEM] != R_CALL_EX:
+            continue
+        nin = r[REC_NIN]
+        first = op[OP_A] + REC_INPUTS
+        if nin > CALL_NIN or first >= (1 << 23):
+            continue
+        units = 1
+        while (off >> 1) + units < plan.nunits and plan.istart[(off >> 1) + units] == off:
+            units += 1
+        if units > CALL_UNITS:
+            continue
+        for i in range(nin):
+            if r[REC_INPUTS + i] < 0:
+                break   # a static input (the analysis makes none for calls): the general entry's
+        else:
+            at[pc] = ((<int64_t>off) << 40) | ((<int64_t>units) << 32) \
+                | ((<int64_t>first) << 8) | nin
+    at[nops] = -1
+    return at
 
 
 def plan_of(code, int mode=PLAN_PLAIN):

@@ -38,9 +38,11 @@ ctypedef struct FrameRec:
 
 
 # Entries of Recorder's cache of callee verdicts by module (_may_recur_cached), a
-# power of two.
+# power of two.  Slots of the shadow allocated past its capacity (shadow_cap):
+# _shadow_fill writes a frame's slots four at a time, past its last.
 cdef enum:
     VERDICT_CACHE = 64
+    SHADOW_SLACK = 4
 
 
 @cython.final
@@ -90,7 +92,7 @@ cdef class Recorder:
         self.framecap = 64
         self.frames = <FrameRec *>malloc(self.framecap * sizeof(FrameRec))
         self.shadow_cap = 4096
-        self.shadow = <int64_t *>malloc(self.shadow_cap * sizeof(int64_t))
+        self.shadow = <int64_t *>malloc((self.shadow_cap + SHADOW_SLACK) * sizeof(int64_t))
         if self.frames == NULL or self.shadow == NULL:
             raise MemoryError()
         self.nframes = 0
@@ -204,32 +206,21 @@ cdef class Recorder:
 # -- frame stack -----------------------------------------------------------------
 cdef extern from *:
     """
-    /* A fresh shadow: every slot S_UNKNOWN (7), four stores an iteration, which
-       the compiler pairs into vector stores (a plain loop over int64 was ~3
-       instructions a slot; a memset cannot write a 7 in every int64). */
+    /* A fresh shadow: every slot S_UNKNOWN (7), four stores a step, which the
+       compiler pairs into vector stores, up to the next multiple of four past
+       n: the shadow has SHADOW_SLACK slots of room past its capacity for the
+       last step (a loop for the remainder cost more than the steps: ~30
+       instructions a frame of fib's 6 slots; a memset cannot write a 7 in
+       every int64). */
     static inline void tracer_shadow_fill(int64_t *p, Py_ssize_t n, int64_t v) {
         Py_ssize_t i = 0;
-        for (; i + 4 <= n; i += 4) {
+        do {
             p[i] = v; p[i + 1] = v; p[i + 2] = v; p[i + 3] = v;
-        }
-        for (; i < n; i++) p[i] = v;
+            i += 4;
+        } while (i < n);
     }
     """
     void _shadow_fill "tracer_shadow_fill"(int64_t *p, Py_ssize_t n, int64_t v) noexcept
-
-
-# A frame record's fields that start the same for every frame (no segment
-# pending, nothing open, no substitution), copied in one struct copy by
-# _frame_init (a few vector moves) before the per-frame ones are set.
-cdef FrameRec FRAME_BLANK
-memset(&FRAME_BLANK, 0, sizeof(FrameRec))
-FRAME_BLANK.pending = P_NONE
-FRAME_BLANK.pc = 0
-FRAME_BLANK.open_row = -1
-FRAME_BLANK.exc_row = -1
-FRAME_BLANK.code_id = -1
-FRAME_BLANK.subst_pc = -1
-FRAME_BLANK.ret_to = -1
 
 
 cdef inline FrameRec *_frame_init(Recorder self, void *frame, PyObject *code, CPlan *plan,
@@ -244,15 +235,36 @@ cdef inline FrameRec *_frame_init(Recorder self, void *frame, PyObject *code, CP
     cdef FrameRec *fr = &self.frames[self.nframes]
     cdef int64_t top = self.shadow_top
     self.nframes += 1
-    fr[0] = FRAME_BLANK
+    # Every field stored once, in the struct's order (no segment pending,
+    # nothing open, no substitution): gcc merges the constant neighbours, and
+    # drops the stores a caller overwrites right after (_enter_plain's
+    # ret_to, body, pending); a copy of a blank record was ~16 instructions
+    # per frame on top of the stores of the per-frame fields.
     fr.frame = frame
     fr.code = code
     fr.plan = plan
     fr.code_id = code_id
     fr.call_row = call_row
+    fr.pending = P_NONE
+    fr.pc = 0
+    fr.open_row = -1
+    fr.exc_row = -1
     fr.shadow = <int32_t>top
+    fr.open_primitive = 0
+    fr.body_may_be_callee = 0
+    fr.callee_body_entered = 0
+    fr.body = 0
+    fr.after_call = 0
+    fr.ret_to = -1
+    fr.ret_pc = 0
+    fr.bool_end = 0
     fr.ctx = ctx
     fr.hooks = hooks
+    fr.filters = NULL
+    fr.subst_pc = -1
+    fr.subst_new = NULL
+    fr.subst_orig = NULL
+    fr.subst_args = NULL
     # Through a local pointer: stores through self.shadow could alias
     # self.shadow_top (both int64), which kept the compiler from vectorising.
     _shadow_fill(self.shadow + top, need, S_UNKNOWN)
@@ -271,7 +283,8 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
     if self.shadow_top + need > self.shadow_cap:
         while self.shadow_top + need > self.shadow_cap:
             self.shadow_cap *= 2
-        self.shadow = <int64_t *>_realloc(self.shadow, self.shadow_cap * sizeof(int64_t))
+        self.shadow = <int64_t *>_realloc(self.shadow,
+                                          (self.shadow_cap + SHADOW_SLACK) * sizeof(int64_t))
     fr = _frame_init(self, frame, NULL, plan, code_id, call_row, ctx, hooks, need)
     if self.trace.timing != NULL:
         _timing_call(self.trace.timing, call_row)
