@@ -32,6 +32,7 @@ ctypedef PyObject *(*vectorcall_fn)(PyObject *, PyObject **, size_t, PyObject *)
 ctypedef int (*code_handler)(PyObject *, PyObject *, int) noexcept
 ctypedef int (*dest_handler)(PyObject *, PyObject *, int, int) noexcept
 ctypedef int (*value_handler)(PyObject *, PyObject *, int, PyObject *) noexcept
+ctypedef int (*fast_leave_fn)(PyObject *, PyObject *, int32_t, PyObject *, signed char) noexcept
 
 # The recorder each sys.monitoring tool id feeds in the current thread (NULL: none),
 # one slot per tool id in C thread-local storage: the lookup is one TLS read, and
@@ -303,8 +304,11 @@ cdef PyObject *_cb_py_return(PyObject *k, PyObject **args, size_t nargsf,
     cdef PyObject *rec = _only_for((<_Callback *>k).tool, nargsf, 3, kwnames)
     if rec == NULL or (<Recorder>rec).broken or TRACER_EVENT_LOG:
         return (<vectorcall_fn>_SHAPES[2])(k, args, nargsf, kwnames)   # _cb_value
-    return _reply(rec, (<value_handler><void *>_py_return)(rec, args[0], _small_int(args[1]),
-                                                           args[2]))
+    # (_leave's fast-return copy, called here only, so inlined: events.pxi's
+    # _LeaveKind; through a noexcept pointer as the handlers are, _reply takes -1)
+    return _reply(rec, (<fast_leave_fn><void *>_leave[_FastReturn])(rec, args[0],
+                                                                    _small_int(args[1]),
+                                                                    args[2], 0))
 
 
 # The handlers are events.pxi's, called directly (they are `except -1`; the

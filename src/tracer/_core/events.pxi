@@ -719,8 +719,23 @@ cdef int _jump(Recorder self, object code, int offset, int dest) except -1:
     return EV_CONTINUE
 
 
+# _leave in two copies, a fused type its last parameter's (`kind`): the fast
+# return's (_FastReturn, the value unused, `flags` a constant 0), whose only call
+# is callbacks.pxi's _cb_py_return's, so that the compiler inlines it (and its
+# _return_plain) into that callback: no call of its own on every return; and
+# any leave's (_AnyLeave, the value the flags: 0 or F_YIELD), _py_return's (the
+# generic callback's handler: an event log, a thread's own slot) and
+# _py_yield's.  Each copy has its own _return_plain (same tag), each called once.
+# With one copy for both, _leave stayed a call of its own on every return.
+ctypedef signed char _FastReturn
+ctypedef short _AnyLeave
+ctypedef fused _LeaveKind:
+    _FastReturn
+    _AnyLeave
+
+
 cdef int _py_return(Recorder self, object code, int offset, object retval) except -1:
-    return _leave(self, code, offset, <PyObject *>retval, 0)
+    return _leave(self, code, offset, <PyObject *>retval, <_AnyLeave>0)
 
 
 cdef int _py_yield(Recorder self, object code, int offset, object retval) except -1:
@@ -737,7 +752,7 @@ cdef int _py_yield(Recorder self, object code, int offset, object retval) except
     self.events += 1
     if not _yield_plain(self, fr, offset, <PyObject *>retval):
         self.events -= 1   # (counted by _leave)
-        _leave(self, code, offset, <PyObject *>retval, F_YIELD)
+        _leave(self, code, offset, <PyObject *>retval, <_AnyLeave>F_YIELD)
     if self.nframes == n - 1:
         _yield_delegators(self, frame, <PyObject *>retval)
     return rc
@@ -769,12 +784,13 @@ cdef inline int64_t _returned_source(Recorder self, FrameRec *fr, int32_t *op,
     return S_UNKNOWN
 
 
-cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *retval, uint8_t flags) except -1:
+cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *retval,
+                       _LeaveKind kind) except -1:
+    # (`kind`: see _LeaveKind)
+    cdef uint8_t flags = 0 if _LeaveKind is _FastReturn else <uint8_t>kind
     cdef FrameRec *fr = _top_for(self, code)
-    cdef object copy
     cdef int32_t *op
     cdef int64_t src = S_UNKNOWN
-    cdef int32_t row, ref
     if fr == NULL:
         return 0
     self.events += 1
@@ -790,8 +806,11 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
         # `return geom(rng, n + 1, beta)`: the call op's result is read from the
         # value returned, so its body's return left it open): its row completed
         # here, as at an INSTRUCTION event (_close_open_call), not by _run_ops.
-        if fr.pending < 0 or fr.open_row < 0 or not _plain_close_ok(self, fr) \
-                or not _close_open_call(self, self.trace, fr):
+        # (The _AnyLeave copy leaves it to _run_to_end, as under hooks: no second
+        # call of _close_open_call, which flipped the compiler's inlining of the
+        # op loop's helpers on 3.12.)
+        if fr.pending < 0 or fr.open_row < 0 or _LeaveKind is _AnyLeave \
+                or not _plain_close_ok(self, fr) or not _close_open_call(self, self.trace, fr):
             _run_to_end(self, fr)
         self.returning = NULL
         op = fr.plan.ops + fr.pc * OP_WORDS
@@ -800,9 +819,18 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)
-    if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, flags,
+    if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, kind,
                                                                <int32_t>(src >> 2)):
         return 0
+    return _leave_general(self, fr, offset, retval, flags, src)
+
+
+cdef int _leave_general(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval,
+                        uint8_t flags, int64_t src) except -1:
+    """_leave's general end (hooks, a value policy, timing, growth, a constant
+    returned), out of line: one copy for both of _leave's (_LeaveKind)."""
+    cdef object copy
+    cdef int32_t row, ref
     if fr.hooks & H_SNAP_ANY:
         copy = _snapshot(self, fr, <object>retval)  # one snapshot for the return and the call
         retval = <PyObject *>copy
@@ -823,7 +851,7 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
 
 
 cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval,
-                        uint8_t flags, int32_t ref) except -1:
+                        _LeaveKind kind, int32_t ref) except -1:
     """The common end of a frame in one routine: its ReturnNode (the value
     returned or yielded, from row `ref`), its call row closed and the frame
     record popped, with no hooks, value policy, timing or growth in the way;
@@ -831,6 +859,7 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
     columns are read into locals through `self.trace` (no reference to the
     trace taken and dropped: the incref/decref of a Trace argument cost ~11
     instructions per return; none of it is read after the last release)."""
+    cdef uint8_t flags = 0 if _LeaveKind is _FastReturn else <uint8_t>kind   # (_LeaveKind)
     cdef int32_t row = self.trace.n, nrefs = self.trace.nrefs, call_row = fr.call_row
     cdef PyObject *old
     cdef PyObject **value
