@@ -62,14 +62,21 @@ def _trace_columns(root):
     return out, trace
 
 
-def assert_same_trace(a, b, *, fewer_events=False):
-    """`a` and `b` (roots of two traces of the same run, e.g. a fast path's and
-    the general path's) hold the same columns, values and event count (with
-    `fewer_events`, `a` may have seen fewer events), and both validate."""
+def assert_same_columns(a, b):
+    """`a` and `b` (roots) hold the same columns (values as their rows' kinds
+    and refs say, pool entries by repr but for addresses); their two traces."""
     ca, ta = _trace_columns(a)
     cb, tb = _trace_columns(b)
     for name in TRACE_COLUMNS:
         assert ca[name] == cb[name], f"column {name} differs"
+    return ta, tb
+
+
+def assert_same_trace(a, b, *, fewer_events=False):
+    """`a` and `b` (roots of two traces of the same run, e.g. a fast path's and
+    the general path's) hold the same columns, values and event count (with
+    `fewer_events`, `a` may have seen fewer events), and both validate."""
+    ta, tb = assert_same_columns(a, b)
     for row in range(len(ta)):
         va, vb = ta.value(row), tb.value(row)
         assert type(va) is type(vb), f"value of row {row}"
@@ -92,10 +99,7 @@ def assert_same_rows(a, b, *, same_events=False):
     columns; each row's two values are of the same type name and of the same
     repr but for addresses, and plain scalars are equal (NaN matching NaN); with
     `same_events`, the same event count; both validate."""
-    ca, ta = _trace_columns(a)
-    cb, tb = _trace_columns(b)
-    for name in TRACE_COLUMNS:
-        assert ca[name] == cb[name], f"column {name} differs"
+    ta, tb = assert_same_columns(a, b)
     for row in range(len(ta)):
         va, vb = ta.value(row), tb.value(row)
         assert type(va).__qualname__ == type(vb).__qualname__, f"row {row}"

@@ -15,7 +15,7 @@ import tracer
 from tracer import Context, _core
 from tracer.analysis.microops import M_RECORD_BOOL, OP_WORDS
 
-from helpers import _trace_columns, TRACE_COLUMNS, ReturnHook
+from helpers import ReturnHook, assert_same_columns
 
 PY312 = sys.version_info < (3, 13)
 # What a numpy compare into a branch records: its result on 3.12; on 3.13 the
@@ -39,10 +39,7 @@ def _check(f, *args):
     and edges; the plain one with no more events.  Returns the plain root."""
     fast = tracer.track(f, *args)
     exact = tracer.track(f, *args, ctx=Context(snapshot="copy"))
-    ca, ta = _trace_columns(fast)
-    cb, tb = _trace_columns(exact)
-    for name in TRACE_COLUMNS:
-        assert ca[name] == cb[name], f"column {name} differs"
+    ta, tb = assert_same_columns(fast, exact)
     for row in range(len(ta)):
         assert _same_value(ta.value(row), tb.value(row)), \
             f"row {row}: {ta.value(row)!r} against {tb.value(row)!r}"
@@ -257,10 +254,7 @@ def test_the_jump_raises_on_a_value_without_truth():
     with pytest.raises(ValueError):
         tracer.track(truth_raises, np.array([1, 5]), ctx=Context(snapshot="copy"))
     exact = tracer.last_trace()
-    ca, _ = _trace_columns(partial)
-    cb, _ = _trace_columns(exact)
-    for name in TRACE_COLUMNS:
-        assert ca[name] == cb[name], f"column {name} differs"
+    assert_same_columns(partial, exact)
     values = _compare_values(partial)
     # (3.12: the compare's array, then the jump raises; 3.13: the compare raises)
     assert len(values) == 1 and type(values[0]) is (np.ndarray if PY312 else ValueError)
@@ -350,10 +344,7 @@ def test_per_row_paths_on_the_plain_plan():
     for args in ((1.01, 30), (1.01, np.int64(5)), (1.01, 30)):
         fast = tracer.track(loop, *args)
         hooked = tracer.track(loop, *args, ctx=ReturnHook())
-        ca, ta = _trace_columns(fast)
-        cb, tb = _trace_columns(hooked)
-        for name in TRACE_COLUMNS:
-            assert ca[name] == cb[name], f"column {name} differs"
+        ta, tb = assert_same_columns(fast, hooked)
         for row in range(len(ta)):
             assert _same_value(ta.value(row), tb.value(row))
         assert ta.events == tb.events

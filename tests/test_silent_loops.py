@@ -27,7 +27,7 @@ from tracer.analysis import cache, silent
 from tracer.analysis.microops import M_FOR_ITER, OP_WORDS, PLAN_PLAIN
 from tracer.analysis.plan import _Builder
 
-from helpers import TRACE_COLUMNS, _trace_columns, assert_same_rows, assert_same_trace
+from helpers import assert_same_columns, assert_same_rows, assert_same_trace
 from test_call_paths import FollowAll
 
 PY312 = sys.version_info < (3, 13)
@@ -538,10 +538,7 @@ def test_silent_loop_rows_equal_an_exact_plans(name):
     on = _load(name, True)
     quiet = _run(on)
     exact = _run(on, Context(snapshot="copy"))
-    ca, ta = _trace_columns(quiet)
-    cb, tb = _trace_columns(exact)
-    for col in TRACE_COLUMNS:
-        assert ca[col] == cb[col], f"column {col} differs"
+    ta, tb = assert_same_columns(quiet, exact)
     for row in range(len(ta)):
         va, vb = ta.value(row), tb.value(row)
         if isinstance(va, (int, str, type(None))):

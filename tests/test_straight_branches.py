@@ -30,7 +30,7 @@ from tracer.analysis.microops import (M_BRANCH, M_FOR_ITER, OP_WORDS, PLAN_PLAIN
                                       SIDE_OFFSET, SIDE_STRAIGHT)
 from tracer.analysis.plan import _Builder
 
-from helpers import TRACE_COLUMNS, ReturnHook, _trace_columns, assert_same_rows, assert_same_trace
+from helpers import ReturnHook, assert_same_columns, assert_same_rows, assert_same_trace
 
 PY312 = sys.version_info < (3, 13)
 
@@ -330,10 +330,7 @@ def test_straight_branches_under_a_value_policy(name, values):
     off = _load(name, False)
     a = _run(on, Context(values=values))
     b = _run(off, Context(values=values))
-    ca, _ = _trace_columns(a)
-    cb, _ = _trace_columns(b)
-    for col in TRACE_COLUMNS:
-        assert ca[col] == cb[col], f"column {col} differs"
+    assert_same_columns(a, b)
     assert a.trace.events == b.trace.events
     tracer.validate(a)
     tracer.validate(b)

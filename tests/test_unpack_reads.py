@@ -25,7 +25,7 @@ from tracer.analysis import cache, plan as plan_mod
 from tracer.analysis.microops import M_RECORD, OP_WORDS, PLAN_PLAIN, READ_STORED
 from tracer.analysis.plan import _Builder
 
-from helpers import TRACE_COLUMNS, _trace_columns, assert_same_rows, assert_same_trace
+from helpers import assert_same_columns, assert_same_rows, assert_same_trace
 from test_call_paths import FollowAll
 
 PROGRAMS = {
@@ -294,10 +294,7 @@ def test_stored_unpacking_rows_equal_an_exact_plans(name):
     on = _load(name, True)
     quiet = _run(on)
     exact = _run(on, Context(snapshot="copy"))
-    ca, ta = _trace_columns(quiet)
-    cb, tb = _trace_columns(exact)
-    for col in TRACE_COLUMNS:
-        assert ca[col] == cb[col], f"column {col} differs"
+    ta, tb = assert_same_columns(quiet, exact)
     for row in range(len(ta)):
         va, vb = ta.value(row), tb.value(row)
         if isinstance(va, (int, str, tuple, type(None))):
@@ -381,11 +378,8 @@ def test_a_finalizer_run_by_the_stores():
         assert root.value == 96 and ns["LOG"] == untraced
         runs.append(root)
     quiet, evented, general = runs
-    ca, _ = _trace_columns(quiet)
     for other in (evented, general):
-        cb, _ = _trace_columns(other)
-        for col in TRACE_COLUMNS:
-            assert ca[col] == cb[col], f"column {col} differs"
+        assert_same_columns(quiet, other)
         tracer.validate(other)
     tracer.validate(quiet)
     assert quiet.trace.events < evented.trace.events
