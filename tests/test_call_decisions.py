@@ -283,3 +283,77 @@ def test_threads_tracing_the_same_code_at_once():
     assert len(results) == 40
     for root in results:
         assert_same_trace(root, reference, fewer_events=True)
+
+
+# -- the return's guard decided at entry (FrameRec.plain_ret) ---------------------------
+def square(x):
+    return x * x
+
+
+def cube(x):
+    return x * x * x
+
+
+def returns_substituted(n):
+    # The substituted call's result is what the frame returns: its return comes
+    # right after the substitution.
+    return square(n + 1)
+
+
+def substitutes_then_goes_on(n):
+    y = square(n)
+    return leaf(y) + square(y + 1)
+
+
+def recurs_over_substituted(n):
+    if n < 2:
+        return square(n)
+    return recurs_over_substituted(n - 1) + recurs_over_substituted(n - 2)
+
+
+def calls_substituting(n):
+    # Frames that substitute, returning into followed frames that do not.
+    return returns_substituted(n) + leaf(substitutes_then_goes_on(n)) + recurs_over_substituted(5)
+
+
+class ToCube(Context):
+    def substitute(self, f, *args, **kwargs):
+        return cube if f is square else None
+
+
+class ToCubeGeneral(ToCube):
+    # (a node hook: every return takes _leave's general path)
+    def trackedreturn(self, node) -> None:
+        pass
+
+
+SUBSTITUTING = [returns_substituted, substitutes_then_goes_on, recurs_over_substituted,
+                calls_substituting]
+
+
+@pytest.mark.parametrize("f", SUBSTITUTING, ids=[f.__name__ for f in SUBSTITUTING])
+def test_frames_that_substitute_return_as_the_general_path(f):
+    # A frame whose context substitutes enters with its return plain (no
+    # snapshot or node hook, no value policy or timing) and loses that at its
+    # first substitution (_substitute): its return, the substituted call's row
+    # still open or not, then writes what the general path writes.
+    gc.collect()
+    gc.disable()
+    try:
+        plain = tracer.track(f, 4, ctx=ToCube())
+        again = tracer.track(f, 4, ctx=ToCube())
+        general = tracer.track(f, 4, ctx=ToCubeGeneral())
+    finally:
+        gc.enable()
+    old_square = globals()["square"]
+    try:
+        globals()["square"] = cube
+        expected = f(4)
+    finally:
+        globals()["square"] = old_square
+    assert plain.value == again.value == general.value == expected
+    assert_same_trace(plain, general, fewer_events=True)
+    assert_same_trace(again, general, fewer_events=True)
+    swapped = [row for row in range(len(plain.trace))
+               if plain.trace.metadata_get(row, "substituted") is square]
+    assert swapped, "no call was substituted"

@@ -198,7 +198,9 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     values[row + 1] = func
     # The frame record and its shadow (_frame_init); parameters are their rows.
     fr = _frame_init(self, frame, <PyObject *>code, plan, code_id, row, ctx,
-                     hooks, need)   # the caller's context (_plain_entry_ok)
+                     hooks, need, _plain_return_ok(hooks))   # the caller's context
+                                                             # (_plain_entry_ok; no value
+                                                             # policy or timing: _plain_plan)
     if hooks & (H_FILTERED | H_SUBST_BY):
         fr.filters = parent.filters
     else:
@@ -819,8 +821,7 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
             # The receiver of `yield from` / `await` yielded: its value is what
             # this frame's YIELD_VALUE passes on.
             src = _finish_send(self, fr, op, retval)
-    if src & 3 == 0 and _plain_return_ok(fr) and _return_plain(self, fr, offset, retval, kind,
-                                                               <int32_t>(src >> 2)):
+    if src & 3 == 0 and _return_plain(self, fr, offset, retval, kind, <int32_t>(src >> 2)):
         return 0
     return _leave_general(self, fr, offset, retval, flags, src)
 
@@ -868,8 +869,9 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
     cdef FrameRec *parent
     cdef int32_t to
     cdef uint8_t cflags
-    if row + 2 >= self.trace.cap or nrefs >= self.trace.refcap or self.trace.value_policy \
-            or self.trace.timing != NULL or fr.subst_pc >= 0:
+    # (fr.plain_ret: no snapshot or node hook, value policy, timing or substitution,
+    # decided at entry: _frame_init)
+    if not fr.plain_ret or row + 2 >= self.trace.cap or nrefs >= self.trace.refcap:
         return False
     value = self.trace.value_
     fl = self.trace.flags_

@@ -172,10 +172,12 @@ cdef inline bint _plain_close_ok(Recorder self, FrameRec *fr) noexcept:
     return _no_filtered_hook(self, fr, fr.plan.recs + op[OP_A], fr.open_row)
 
 
-cdef inline bint _plain_return_ok(FrameRec *fr) noexcept:
-    """Whether `fr` may return through _return_plain: its context takes no
-    snapshot of the value and has no node hook (filters act on the caller's row)."""
-    return (fr.hooks & (H_SNAP_ANY | H_NODE_ALL)) == 0
+cdef inline bint _plain_return_ok(uint32_t hooks) noexcept:
+    """Whether a frame whose context has hook mask `hooks` may return through
+    _return_plain: its context takes no snapshot of the value and has no node
+    hook (filters act on the caller's row).  Asked once per frame, at its entry
+    (recorder.pxi's _frame_init: FrameRec.plain_ret)."""
+    return (hooks & (H_SNAP_ANY | H_NODE_ALL)) == 0
 
 
 cdef PyObject *_row_callee(Recorder self, FrameRec *fr, int32_t *r, int32_t row) noexcept:

@@ -134,6 +134,7 @@ cdef int _substitute(Recorder self, FrameRec *fr, int32_t *op) except -1:
     fr.subst_new = <PyObject *>new
     fr.subst_orig = <PyObject *>f
     fr.subst_pc = fr.pc
+    fr.plain_ret = 0   # (its return takes _leave's general path from now on)
     return 0
 
 

@@ -22,6 +22,10 @@ ctypedef struct FrameRec:
                           # its return is that op's result (aftercall.pxi)
     uint8_t after_call    # the pending segment's last op, a call, was completed at its
                           # body's return; control goes on at its END (aftercall.pxi)
+    uint8_t plain_ret     # 1: its return may take _return_plain as far as all but room
+                          # goes (no snapshot or node hook, no value policy, no timing,
+                          # no substitution): decided once at entry (_frame_init),
+                          # cleared by a substitution (_substitute); one test per return
     int32_t ret_to        # a body whose caller has no hooks: the caller's plan's ret_to
                           # at ret_pc, copied at entry (its return completes that op), or -1
     int32_t ret_pc        # the caller's pc (its open call op) when ret_to was copied
@@ -225,11 +229,12 @@ cdef extern from *:
 
 cdef inline FrameRec *_frame_init(Recorder self, void *frame, PyObject *code, CPlan *plan,
                                   int32_t code_id, int32_t call_row, PyObject *ctx,
-                                  uint32_t hooks, int64_t need) noexcept:
+                                  uint32_t hooks, int64_t need, bint plain_ret) noexcept:
     """The next frame record on the stack, set up for `frame` (running `code`
     under `plan`, recorded under `call_row`, context `ctx` with mask `hooks`)
     with a fresh shadow of `need` slots, all S_UNKNOWN; the caller has checked
-    the room in both.  The one set-up of a frame record: _push (the general
+    the room in both.  `plain_ret`: whether its return may take _return_plain
+    but for room (FrameRec.plain_ret), which each caller knows.  The one set-up of a frame record: _push (the general
     path), _enter_plain and resume.pxi's _resume_plain.  No filters (a caller
     whose context has call filters sets them), no timing (_push's)."""
     cdef FrameRec *fr = &self.frames[self.nframes]
@@ -255,6 +260,7 @@ cdef inline FrameRec *_frame_init(Recorder self, void *frame, PyObject *code, CP
     fr.callee_body_entered = 0
     fr.body = 0
     fr.after_call = 0
+    fr.plain_ret = plain_ret
     fr.ret_to = -1
     fr.ret_pc = 0
     fr.bool_end = 0
@@ -285,7 +291,11 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
             self.shadow_cap *= 2
         self.shadow = <int64_t *>_realloc(self.shadow,
                                           (self.shadow_cap + SHADOW_SLACK) * sizeof(int64_t))
-    fr = _frame_init(self, frame, NULL, plan, code_id, call_row, ctx, hooks, need)
+    # (_return_plain's guard but room, in one byte: the trace's value policy and
+    # timing are fixed before any followed frame starts, the hooks are ctx's)
+    fr = _frame_init(self, frame, NULL, plan, code_id, call_row, ctx, hooks, need,
+                     _plain_return_ok(hooks) and self.trace.value_policy == VP_KEEP
+                     and self.trace.timing == NULL)
     if self.trace.timing != NULL:
         _timing_call(self.trace.timing, call_row)
     return fr

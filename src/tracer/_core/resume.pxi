@@ -123,7 +123,7 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     # no filters and no timing; a generator's frame is no call's body:
     # aftercall.pxi).
     fr = _frame_init(self, frame, <PyObject *>code, plan, plan.code_id, call_row, parent.ctx,
-                     0, need)
+                     0, need, True)   # (no hooks, value policy or timing: a plain return)
     slots = self.shadow + fr.shadow
     # add_frame's common case (room checked above).
     if t.nframes and (t.frames_[t.nframes - 1] >> 32) >= call_row:
