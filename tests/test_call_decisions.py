@@ -175,9 +175,23 @@ def catches_late(n):
     return out
 
 
+def branches_then_calls(n):
+    # INSTRUCTION events past a silent branch (taken at the event: _instruction's
+    # common path) before calls, in a loop and after it.
+    out = 0
+    for i in range(n):
+        if i % 2:
+            out += leaf(i)
+        else:
+            out -= leaf(leaf(i)) + (leaf(1) if i > 2 else 0)
+    if out > 0:
+        return leaf(out)
+    return out - leaf(n)
+
+
 PROGRAMS = [then_end, used_in_segment, returned_directly, method_calls,
             star_and_keyword_calls, fib, caught, calls_cell_param, driven,
-            calls_dropper, from_c, drives_returns, catches_late]
+            calls_dropper, from_c, drives_returns, catches_late, branches_then_calls]
 
 
 @pytest.mark.parametrize("f", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])

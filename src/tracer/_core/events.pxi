@@ -505,26 +505,74 @@ cdef bint _root_program_frame(Recorder self, FrameRec *root, void *frame) except
 
 
 cdef int _instruction(Recorder self, object code, int offset) except -1:
-    cdef CPlan *plan
+    """An INSTRUCTION event.  The common one here: a followed frame with no hooks,
+    a segment pending, no call completed at its body's return and no bool call
+    pending (aftercall.pxi), the event at the end of the pending segment or past
+    the silent branch that ends it (taken here, _catch_up's work) and no call row
+    open: the segment run to its end, the next one started, its call's END
+    checked.  Everything else, before any side effect or from where this path
+    stops, out of line (_instruction_unfollowed, _instruction_general,
+    _instruction_rest): their branches and registers are not this path's."""
     cdef FrameRec *fr = _top_for(self, code)
-    cdef int32_t first, h
+    cdef CPlan *plan
+    cdef int32_t first
     cdef int32_t *op
-    if fr != NULL:
-        plan = fr.plan      # the frame being followed runs `code`
-    else:
-        plan = _cached_plan(self, code)
-        if plan == NULL:
-            return EV_DISABLE
-        if plan.seg_at[offset >> 1] < 0:
-            if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1]:
-                # (3.12, a compare's jump: on for good if a followed frame's guard
-                # needs it, else off, as a guard that fails must know)
-                if plan.cmp_unit[offset >> 1] & CMP_ON or self.plan_mode != PLAN_PLAIN:
-                    return EV_CONTINUE
-                plan.cmp_unit[offset >> 1] |= CMP_MAY_BE_OFF
-            return EV_DISABLE
-        return EV_CONTINUE
+    if fr == NULL:
+        return _instruction_unfollowed(self, code, offset)
+    plan = fr.plan      # the frame being followed runs `code`
     first = plan.seg_at[offset >> 1]
+    if first < 0 or fr.after_call or fr.bool_end or fr.hooks or fr.pending < 0:
+        return _instruction_general(self, fr, offset, first)
+    self.events += 1
+    if plan.seg_end[fr.pc] != offset:
+        # (_catch_up, bool_end 0)
+        if plan.branch_sides_at[fr.pc] >= 0:
+            _take_silent_branch(self, fr, offset, CATCH_INSTRUCTION)
+        if fr.pending < 0 or plan.seg_end[fr.pc] != offset:
+            return _instruction_rest(self, fr, offset, first, 0)
+    if fr.open_row >= 0:
+        return _instruction_rest(self, fr, offset, first, 0)
+    # _instruction_rest's run to the segment's end for this case (no hooks, no
+    # call row open): keep the two in step.
+    op = plan.ops + fr.pc * OP_WORDS
+    if _runs_on(op[OP_CODE]):
+        if op[OP_CODE] == M_RECORD and _single_row_at_return(op[OP_WORDS + OP_CODE]):
+            if not _single_row(self, fr, op):
+                _run_ops(self, fr, -1, -1, -1)
+        elif not (op[OP_CODE] == M_SET and not _runs_on(_straight_ops(self, fr))):
+            _run_ops(self, fr, -1, -1, -1)
+    elif TRACER_EVENT_LOG:
+        _log_segment(fr, fr.pc, fr.pc, "to end")
+    _start_segment(self, fr, first)
+    if plan.end_skip == NULL and not plan.bool_sites and self.plan_mode == PLAN_PLAIN:
+        _find_bool_sites(plan)   # (once per plan: aftercall.pxi)
+    if plan.end_skip != NULL and plan.end_skip[offset >> 1] & (S_CHECK | SEND_CHECK) \
+            and not _call_end_settled(self, fr, plan.end_skip, offset, first):
+        _check_skip(self, fr, offset, first)
+    return EV_CONTINUE
+
+
+cdef int _instruction_unfollowed(Recorder self, object code, int offset) except -1:
+    """_instruction for a frame the recorder does not follow."""
+    cdef CPlan *plan = _cached_plan(self, code)
+    if plan == NULL:
+        return EV_DISABLE
+    if plan.seg_at[offset >> 1] < 0:
+        if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1]:
+            # (3.12, a compare's jump: on for good if a followed frame's guard
+            # needs it, else off, as a guard that fails must know)
+            if plan.cmp_unit[offset >> 1] & CMP_ON or self.plan_mode != PLAN_PLAIN:
+                return EV_CONTINUE
+            plan.cmp_unit[offset >> 1] |= CMP_MAY_BE_OFF
+        return EV_DISABLE
+    return EV_CONTINUE
+
+
+cdef int _instruction_general(Recorder self, FrameRec *fr, int offset, int32_t first) except -1:
+    """_instruction for a followed frame, any case (`first`: the segment the
+    event's offset starts, or -1)."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t *op
     if first < 0:
         if TRACER_PY312 and plan.cmp_unit != NULL and plan.cmp_unit[offset >> 1]:
             return _compare_event(self, fr, offset)   # (3.12: compare312.pxi)
@@ -545,11 +593,22 @@ cdef int _instruction(Recorder self, object code, int offset) except -1:
                 _check_skip(self, fr, offset, first)
             return _end_event_done(self, fr, offset)
         _past_call(self, fr)
-    cdef bint sent = False
     if fr.pending >= 0 and not _ends_at(self, fr, offset):
         _catch_up(self, fr, offset, CATCH_INSTRUCTION)
-        if fr.pending >= 0 and not _ends_at(self, fr, offset):
-            sent = _send_returned(self, fr, offset)
+    return _instruction_rest(self, fr, offset, first, bool_end)
+
+
+cdef int _instruction_rest(Recorder self, FrameRec *fr, int offset, int32_t first,
+                           int32_t bool_end) except -1:
+    """_instruction_general from where the silent branch before the event has
+    been taken (_catch_up), and _instruction's common path where it stops
+    (`bool_end`: the frame's at the event, cleared since)."""
+    cdef CPlan *plan = fr.plan
+    cdef int32_t h
+    cdef int32_t *op
+    cdef bint sent = False
+    if fr.pending >= 0 and not _ends_at(self, fr, offset):
+        sent = _send_returned(self, fr, offset)
     h = plan.handler[offset >> 1]
     if sent:
         pass  # the segment that led here is recorded (a SEND's target)
