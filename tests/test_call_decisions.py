@@ -20,6 +20,7 @@ general code), across the shapes that change what the return does to its caller.
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 
 import pytest
@@ -371,3 +372,12 @@ def test_frames_that_substitute_return_as_the_general_path(f):
     swapped = [row for row in range(len(plain.trace))
                if plain.trace.metadata_get(row, "substituted") is square]
     assert swapped, "no call was substituted"
+    # The substitution's references (the replacement, the original) are dropped
+    # with the frame (_close_call's), not left behind by a plain return.
+    del plain, again, general
+    gc.collect()
+    held = sys.getrefcount(cube), sys.getrefcount(square)
+    for _ in range(3):
+        tracer.track(f, 4, ctx=ToCube())
+    gc.collect()
+    assert (sys.getrefcount(cube), sys.getrefcount(square)) == held
