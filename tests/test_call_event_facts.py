@@ -57,11 +57,15 @@ def test_eval_breaker_runs_before_py_start_only_from_3_13(tool):
     M.set_local_events(tool, _callee.__code__, E.PY_START)
     gc.callbacks.append(on_gc)
     old = gc.get_threshold()
+    was_enabled = gc.isenabled()
     try:
+        gc.enable()
         gc.set_threshold(1)
         _caller(1)
     finally:
         gc.set_threshold(*old)
+        if not was_enabled:
+            gc.disable()
         gc.callbacks.remove(on_gc)
         M.set_local_events(tool, _caller.__code__, 0)
         M.set_local_events(tool, _callee.__code__, 0)
