@@ -197,10 +197,10 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     Py_INCREF(<object>func)
     values[row + 1] = func
     # The frame record and its shadow (_frame_init); parameters are their rows.
+    # The caller's context (_plain_entry_ok); its return plain but for the hooks
+    # (no value policy or timing: _plain_plan).
     fr = _frame_init(self, frame, <PyObject *>code, plan, code_id, row, ctx,
-                     hooks, need, _plain_return_ok(hooks))   # the caller's context
-                                                             # (_plain_entry_ok; no value
-                                                             # policy or timing: _plain_plan)
+                     hooks, need, _plain_return_ok(hooks))
     if hooks & (H_FILTERED | H_SUBST_BY):
         fr.filters = parent.filters
     else:

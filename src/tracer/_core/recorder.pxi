@@ -234,9 +234,10 @@ cdef inline FrameRec *_frame_init(Recorder self, void *frame, PyObject *code, CP
     under `plan`, recorded under `call_row`, context `ctx` with mask `hooks`)
     with a fresh shadow of `need` slots, all S_UNKNOWN; the caller has checked
     the room in both.  `plain_ret`: whether its return may take _return_plain
-    but for room (FrameRec.plain_ret), which each caller knows.  The one set-up of a frame record: _push (the general
-    path), _enter_plain and resume.pxi's _resume_plain.  No filters (a caller
-    whose context has call filters sets them), no timing (_push's)."""
+    but for room (FrameRec.plain_ret), which each caller knows.  The one set-up
+    of a frame record: _push (the general path), _enter_plain and resume.pxi's
+    _resume_plain.  No filters (a caller whose context has call filters sets
+    them), no timing (_push's)."""
     cdef FrameRec *fr = &self.frames[self.nframes]
     cdef int64_t top = self.shadow_top
     self.nframes += 1
