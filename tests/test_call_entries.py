@@ -255,3 +255,76 @@ def nested_sessions(n):
 def test_plans_shared_with_a_nested_track():
     tracer.track(nested_sessions, 2)
     _compare(nested_sessions, 2)
+
+
+# Calls whose arguments hold a branch (a conditional expression, `and`, `or`):
+# the event before the CALL is the branch's, the call op comes after ops still to
+# run in the caller's segment (no INSTRUCTION at the call); the plain entry runs
+# them as _enter does (events.pxi's _run_to_call) and takes the call.
+
+def cond_arg(n):
+    total = 0
+    for i in range(n):
+        total += three(1, 3 if i & 1 else 2, n)
+    return total
+
+
+def and_arg(n):
+    total = 0
+    for i in range(n):
+        total += three(1, i and 2, n)
+    return total
+
+
+def or_arg(n):
+    total = 0
+    for i in range(n):
+        total += three(i or n, 1, n)
+    return total
+
+
+def nested_arg(n):
+    total = 0
+    for i in range(n):
+        total += three(i & 1 and (5 if i & 2 else i) or -1, leaf(i if i > 2 else n), n)
+    return total
+
+
+def last_arg_branches(n):
+    total = 0
+    for i in range(n):
+        total += three(n, i, 7 if i % 3 else i)
+    return total
+
+
+def method_cond_arg(n):
+    b = Box(2)
+    total = 0
+    for i in range(n):
+        total += b.times(i if i & 1 else n) + Box.twice(n and i)
+    return total
+
+
+def once_cond(n):
+    # Not in a loop: each call once.
+    a = three(1, 2 if n else 3, n)
+    b = leaf(n or 4)
+    return a + b + three(n and 1, n or 2, 3 if n > 1 else n)
+
+
+BRANCHY = [cond_arg, and_arg, or_arg, nested_arg, last_arg_branches, method_cond_arg]
+
+
+@pytest.mark.parametrize("f", BRANCHY + [once_cond], ids=[f.__name__ for f in BRANCHY + [once_cond]])
+def test_calls_with_branching_arguments_equal_the_general_entries(f):
+    _compare(f, 41)
+    _compare(f, 0)
+
+
+@pytest.mark.parametrize("f", BRANCHY, ids=[f.__name__ for f in BRANCHY])
+def test_calls_with_branching_arguments_take_the_plain_entry(f):
+    # As many general entries as with constant arguments: per trace, not per call
+    # (was one per call).
+    general, frames = _general_starts(f, 41)
+    assert frames > 40
+    assert 1 <= general <= 6, general

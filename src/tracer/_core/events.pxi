@@ -115,7 +115,12 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     # that instruction (one unsigned compare; -1 is out of range too).
     w = pp.call_in[pc]
     if w < 0:
-        return False
+        # Ops of the caller's segment before the call still to run (no event
+        # at the call: its inputs were read at a branch before it), out of line.
+        if not _run_to_call(self, parent):
+            return False
+        pc = parent.pc
+        w = pp.call_in[pc]
     lasti = tracer_frame_lasti(parent.frame)
     here = <int32_t>(w >> 40)
     if <uint32_t>((lasti >> 1) - (here >> 1)) >= <uint32_t>((w >> 32) & CALL_UNITS):
@@ -247,6 +252,27 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     self.events += 1
     _start_segment(self, fr, plan.seg_from[offset >> 1])
     return True
+
+
+cdef bint _run_to_call(Recorder self, FrameRec *parent) except -1:
+    """For _enter_plain, a call whose op is further on in the caller's pending
+    segment (the event before it was a branch or a silent one's, e.g. at a
+    conditional expression among the arguments: no INSTRUCTION at the call):
+    what _enter does first, the ops before the executing instruction run
+    (_run), so the pending op is the call's and the plain entry goes on from
+    it.  Whether it is one the plain entry takes (pc at a call_in op, nothing
+    opened); the state is the one _enter reaches either way (its _catch_up a
+    no-op, its _run with nothing left to run).  A segment ending in a silent
+    branch, or a boolean call's end pending (what _catch_up acts on), is left
+    to _enter untouched."""
+    cdef int32_t here
+    if parent.bool_end or parent.plan.branch_sides_at[parent.pc] >= 0:
+        return False
+    here = _executing(self, parent)
+    if parent.plan.ops[parent.pc * OP_WORDS + OP_OFFSET] != here:
+        _run(self, parent, here, True)
+    return parent.pending >= 0 and parent.open_row < 0 and parent.subst_pc < 0 \
+        and parent.plan.call_in[parent.pc] >= 0
 
 
 cdef bint _plain_plan(Recorder self, Trace t, CPlan *plan, object code) noexcept:
