@@ -13,27 +13,13 @@ from setuptools import Extension, setup
 
 DEBUG = os.environ.get("TRACER_DEBUG") == "1"
 
-
-def _gcc_inlining() -> list[str]:
-    """GCC's cap on how much inlining may grow a translation unit, raised for the
-    core.  The core is one large unit (every .pxi in _core.pyx), and at GCC's
-    default (40 %) the cap is reached before GCC is done with the event paths: it
-    then leaves small ``inline`` helpers called out of line in them (the op loop's
-    input refs, the segment run of a generator's yield, ``Py_XDECREF`` in
-    hundreds of places).  Measured with callgrind in bench/RESULTS.md (session 25).
-    Only for GCC (``CC`` names the compiler the build uses; clang has no such
-    parameter and inlines by its own rules)."""
-    import sysconfig
-    cc = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "").split()
-    return ["--param=inline-unit-growth=400"] if cc and "gcc" in os.path.basename(cc[0]) else []
-
 core = Extension(
     "tracer._core",
     sources=["src/tracer/_core.pyx", "src/tracer/_frame.c"],
     depends=["src/tracer/_frame.h", *glob.glob("src/tracer/_core/*.pxi")],
     include_dirs=["src/tracer"],
     define_macros=[("TRACER_DEBUG_BUILD", "1")] if DEBUG else [],
-    extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2", *_gcc_inlining()])
+    extra_compile_args=(["-O0", "-g"] if DEBUG else ["-O2"])
     + ["-Werror=implicit-function-declaration", "-Werror=int-conversion"],
 )
 
