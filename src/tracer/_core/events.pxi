@@ -116,7 +116,7 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     w = pp.call_in[pc]
     if w < 0:
         # Ops of the caller's segment before the call still to run (no event
-        # at the call: its inputs were read at a branch before it), out of line.
+        # at the call: its inputs were read at a branch before it).
         if not _run_to_call(self, parent):
             return False
         pc = parent.pc
