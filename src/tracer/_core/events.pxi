@@ -68,8 +68,10 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     """The common frame entry in one routine: a Python function called by the
     call op the caller's pending segment is at, under a context with no hooks
     (or only primitives and filters that leave this callee alone:
-    _plain_entry_ok) and no value policy, its plan this session's, no growth;
-    False (nothing written) for anything else, which _enter handles.
+    _plain_entry_ok), its plan this session's, no growth; False (nothing
+    written) for anything else, which _enter handles.  Under a value policy
+    the rows are written with the objects, as without one, and what the policy
+    keeps replaces them once the frame is entered (_policy_rows).
 
     What _enter, _open, _push, _argument_rows and add_frame do for that case,
     with the columns and counts in locals (`t` is borrowed, so no reference
@@ -203,7 +205,7 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     values[row + 1] = func
     # The frame record and its shadow (_frame_init); parameters are their rows.
     # The caller's context (_plain_entry_ok); its return plain but for the hooks
-    # (no value policy or timing: _plain_plan).
+    # (no timing: _plain_plan).
     fr = _frame_init(self, frame, <PyObject *>code, plan, code_id, row, ctx,
                      hooks, need, _plain_return_ok(hooks))
     if hooks & (H_FILTERED | H_SUBST_BY):
@@ -251,7 +253,29 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     t.nframes = nframes + 1
     self.events += 1
     _start_segment(self, fr, plan.seg_from[offset >> 1])
+    if t.value_policy:
+        # (the argument rows' values as _enter's add_row keeps them: applied
+        # last, when the trace and the frames are consistent, since a policy
+        # may allocate and so run the collector and finalizers)
+        _policy_rows(t, row + 1, row + nparams + 2)
     return True
+
+
+cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
+    """Rows [first, end) of a trace recorded under a value policy, written
+    with the program's objects (new references, as without a policy), made to
+    hold what the policy keeps instead, in row order (the order add_row would
+    have applied it in).  The program still holds each object (a parameter, a
+    value returned), so dropping the row's reference frees nothing."""
+    cdef int32_t i
+    cdef PyObject *v
+    cdef PyObject **values = t.value_
+    for i in range(first, end):
+        v = values[i]
+        if v != NULL:
+            values[i] = _policy_value(t.value_policy, v)   # a new reference
+            Py_DECREF(<object>v)
+    return 0
 
 
 cdef bint _run_to_call(Recorder self, FrameRec *parent) except -1:
@@ -279,10 +303,11 @@ cdef bint _plain_plan(Recorder self, Trace t, CPlan *plan, object code) noexcept
     """Whether _enter_plain may enter `plan`'s frames in this session: the plan
     is this session's with a code id, its code followed as the program's own
     (not tracer's, not `track` itself), no cell parameters, and the trace has no
-    value policy or timing (both fixed while it records).  Found once per plan
-    and session (plan.plain_session; _own_refs clears it), not at every call."""
+    timing (fixed while it records; a value policy is applied by _enter_plain
+    itself).  Found once per plan and session (plan.plain_session; _own_refs
+    clears it), not at every call."""
     if plan.session != self.session or plan.code_id < 0 or plan.own != 2 \
-            or plan.ncellparams or code is TRACK_CODE or t.value_policy or t.timing != NULL:
+            or plan.ncellparams or code is TRACK_CODE or t.timing != NULL:
         return False
     plan.plain_session = self.session
     return True
@@ -913,8 +938,8 @@ cdef inline int _leave(Recorder self, object code, int32_t offset, PyObject *ret
 
 cdef int _leave_general(Recorder self, FrameRec *fr, int32_t offset, PyObject *retval,
                         uint8_t flags, int64_t src) except -1:
-    """_leave's general end (hooks, a value policy, timing, growth, a constant
-    returned), out of line: one copy for both of _leave's (_LeaveKind)."""
+    """_leave's general end (hooks, timing, growth, a constant returned), out
+    of line: one copy for both of _leave's (_LeaveKind)."""
     cdef object copy
     cdef int32_t row, ref
     if fr.hooks & H_SNAP_ANY:
@@ -940,7 +965,8 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
                         _LeaveKind kind, int32_t ref) except -1:
     """The common end of a frame in one routine: its ReturnNode (the value
     returned or yielded, from row `ref`), its call row closed and the frame
-    record popped, with no hooks, value policy, timing or growth in the way;
+    record popped, with no hooks, timing or growth in the way (a value policy
+    applied at the end, _policy_rows);
     False (nothing written) otherwise: _leave's general path.  The trace's
     columns are read into locals through `self.trace` (no reference to the
     trace taken and dropped: the incref/decref of a Trace argument cost ~11
@@ -954,8 +980,8 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
     cdef FrameRec *parent
     cdef int32_t to
     cdef uint8_t cflags
-    # (fr.plain_ret: no snapshot or node hook, value policy, timing or substitution,
-    # decided at entry: _frame_init)
+    # (fr.plain_ret: no snapshot or node hook, timing or substitution, decided at
+    # entry: _frame_init)
     if not fr.plain_ret or row + 2 >= self.trace.cap or nrefs >= self.trace.refcap:
         return False
     value = self.trace.value_
@@ -993,6 +1019,11 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
             parent.open_row = -1
             parent.after_call = to & 1
             parent.pc += 1
+    if self.trace.value_policy:
+        # What the policy keeps, for the ReturnNode and then the call row (the
+        # order _leave's general path applies it in), now that all is consistent.
+        _policy_rows(self.trace, row, row + 1)
+        _policy_rows(self.trace, call_row, call_row + 1)
     # Released last: a destructor it runs sees the trace and the frames consistent.
     Py_XDECREF(old)
     if cflags & F_FRAME and self.nframes > 0:

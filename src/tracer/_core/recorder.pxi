@@ -23,7 +23,7 @@ ctypedef struct FrameRec:
     uint8_t after_call    # the pending segment's last op, a call, was completed at its
                           # body's return; control goes on at its END (aftercall.pxi)
     uint8_t plain_ret     # 1: its return may take _return_plain as far as all but room
-                          # goes (no snapshot or node hook, no value policy, no timing,
+                          # goes (no snapshot or node hook, no timing,
                           # no substitution): decided once at entry (_frame_init),
                           # cleared by a substitution (_substitute); one test per return
     int32_t ret_to        # a body whose caller has no hooks: the caller's plan's ret_to
@@ -292,11 +292,10 @@ cdef FrameRec *_push(Recorder self, void *frame, CPlan *plan, int32_t code_id, i
             self.shadow_cap *= 2
         self.shadow = <int64_t *>_realloc(self.shadow,
                                           (self.shadow_cap + SHADOW_SLACK) * sizeof(int64_t))
-    # (_return_plain's guard but room, in one byte: the trace's value policy and
-    # timing are fixed before any followed frame starts, the hooks are ctx's)
+    # (_return_plain's guard but room, in one byte: the trace's timing is fixed
+    # before any followed frame starts, the hooks are ctx's)
     fr = _frame_init(self, frame, NULL, plan, code_id, call_row, ctx, hooks, need,
-                     _plain_return_ok(hooks) and self.trace.value_policy == VP_KEEP
-                     and self.trace.timing == NULL)
+                     _plain_return_ok(hooks) and self.trace.timing == NULL)
     if self.trace.timing != NULL:
         _timing_call(self.trace.timing, call_row)
     return fr

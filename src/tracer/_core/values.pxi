@@ -125,6 +125,10 @@ cdef class NotKept:
 
 
 NOT_KEPT = NotKept()
+# The same object for the C code that stores it per row: a module-level Python
+# name is a dict lookup at every use on 3.12+ (Cython keeps no cache of module
+# globals there), which made `values="none"` slower than keeping every value.
+cdef object _NOT_KEPT = NOT_KEPT
 
 
 @cython.final
@@ -467,7 +471,7 @@ cdef inline PyObject *_policy_value(int policy, PyObject *v) noexcept:
     # The values most rows hold first, without a call: ints and floats.
     if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
         if policy == VP_NONE:
-            v = <PyObject *>NOT_KEPT
+            v = <PyObject *>_NOT_KEPT
         Py_INCREF(<object>v)
         return v
     return _policy_value_slow(policy, v)
@@ -485,7 +489,7 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
             # frames seen through the trace).
             kept = _summarise(v)
         elif policy == VP_NONE:
-            kept = NOT_KEPT
+            kept = _NOT_KEPT
         elif policy == VP_SUMMARY:
             if _is_immutable(v, 0) and not ((PyUnicode_CheckExact(v) or PyBytes_CheckExact(v))
                                             and len(<object>v) > SHORT_TEXT):
@@ -499,7 +503,7 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
         else:
             kept = _summarise(v)
     except BaseException:
-        kept = NOT_KEPT
+        kept = _NOT_KEPT
     Py_INCREF(kept)
     return <PyObject *>kept
 

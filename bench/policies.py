@@ -1,0 +1,69 @@
+"""tracer's value policies side by side: each workload traced under `values="keep"`
+(the default), `"none"`, `"summary"` and `"weak"`, as ratios to the untraced run.
+
+Usage::
+
+    python bench/policies.py [--only NAME,...] [--policies P,...] [--repeat N]
+
+For every workload of ``bench/workloads.py`` (or those named) this times, in one
+process and interleaved round by round (``gc.collect()`` before each timed run,
+fresh arguments each time, best of N, the calling thread's CPU time), the plain
+call and ``tracer.track`` under a ``Context(values=P)`` per policy.  The trace of
+each run is dropped before the next one starts (outside the timed region).
+
+What it shows: a policy that keeps less should cost no more than keeping every
+value (`"none"` writes one shared sentinel per row); `"summary"` and `"weak"` pay
+for the objects they make per mutable value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import sys
+import time
+
+import tracer
+from tracer.context import Context
+
+from workloads import BY_NAME, WORKLOADS
+
+POLICIES = ("keep", "none", "summary", "weak")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="workloads, comma-separated (default: all)")
+    ap.add_argument("--policies", default=",".join(POLICIES), help="policies, comma-separated")
+    ap.add_argument("--repeat", type=int, default=7, help="rounds (best of N)")
+    opts = ap.parse_args(argv)
+    names = [n for n in opts.only.split(",") if n] or [w.name for w in WORKLOADS]
+    policies = [p for p in opts.policies.split(",") if p]
+    print(f"Python {platform.python_version()} | tracer {tracer.__version__} | "
+          f"best of {opts.repeat}, interleaved, cpu clock")
+    print(f"{'workload':<10} " + " ".join(f"{p:>8}" for p in policies))
+    for name in names:
+        w = BY_NAME[name]
+        contexts = {p: Context(values=p) for p in policies}
+        best = dict.fromkeys(["untraced", *policies], float("inf"))
+        for _ in range(opts.repeat):
+            for p in ["untraced", *policies]:
+                args, kwargs = w.make_args()
+                gc.collect()
+                if p == "untraced":
+                    t0 = time.thread_time_ns()
+                    result = w.func(*args, **kwargs)
+                    t1 = time.thread_time_ns()
+                else:
+                    t0 = time.thread_time_ns()
+                    result = tracer.track(w.func, *args, ctx=contexts[p], **kwargs)
+                    t1 = time.thread_time_ns()
+                del result
+                best[p] = min(best[p], t1 - t0)
+        print(f"{name:<10} " + " ".join(f"{best[p] / best['untraced']:>7.2f}x" for p in policies),
+              flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
