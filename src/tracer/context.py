@@ -122,6 +122,11 @@ class Context:
     **kwargs)`; the parameters before `*args` of a hook a subclass defines are
     made positional-only when the class is created, so a traced keyword argument
     named `f` or `self` reaches `**kwargs` instead of colliding with them.
+    Under a value policy the trace may not hold the arguments (a value "weak"
+    keeps alive is the object), so `canrecur` and `enter` then get them from the
+    Python body being entered: its parameters as bound (defaults included),
+    positional ones in `args`, keyword-only ones in `kwargs`; a callee the policy
+    does not keep either (a bound method under "none") reaches them as kept.
 
     `timing=True` (the root context's, for the whole trace) timestamps each
     followed call when its frame starts and when it returns, yields or unwinds,

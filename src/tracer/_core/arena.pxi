@@ -634,6 +634,23 @@ cdef inline PyObject *_row_value(int policy, PyObject *v) noexcept:
     return v
 
 
+cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
+    """Rows [first, end) of a trace recorded under a value policy, written
+    with the program's objects (new references, as without a policy), made to
+    hold what the policy keeps instead, in row order (the order add_row would
+    have applied it in).  The program still holds each object (a parameter, a
+    value returned), so dropping the row's reference frees nothing."""
+    cdef int32_t i
+    cdef PyObject *v
+    cdef PyObject **values = t.value_
+    for i in range(first, end):
+        v = values[i]
+        if v != NULL:
+            values[i] = _policy_value(t.value_policy, v)   # a new reference
+            Py_DECREF(<object>v)
+    return 0
+
+
 cdef extern from "Python.h":
     ctypedef int (*gc_visit "visitproc")(PyObject *, void *) noexcept
     ctypedef int (*gc_traverse "traverseproc")(PyObject *, gc_visit, void *) noexcept

@@ -261,23 +261,6 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     return True
 
 
-cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
-    """Rows [first, end) of a trace recorded under a value policy, written
-    with the program's objects (new references, as without a policy), made to
-    hold what the policy keeps instead, in row order (the order add_row would
-    have applied it in).  The program still holds each object (a parameter, a
-    value returned), so dropping the row's reference frees nothing."""
-    cdef int32_t i
-    cdef PyObject *v
-    cdef PyObject **values = t.value_
-    for i in range(first, end):
-        v = values[i]
-        if v != NULL:
-            values[i] = _policy_value(t.value_policy, v)   # a new reference
-            Py_DECREF(<object>v)
-    return 0
-
-
 cdef bint _run_to_call(Recorder self, FrameRec *parent) except -1:
     """For _enter_plain, a call whose op is further on in the caller's pending
     segment (the event before it was a branch or a silent one's, e.g. at a

@@ -14,7 +14,7 @@
 # shadow names rows of another node.
 #
 # The plain paths cover a followed frame resumed by a followed frame with a plan
-# (no hooks, no substitution, no value policy, no timing), the generator's plan
+# (no hooks, no substitution, no timing), the generator's plan
 # this session's, its code not tracer's own, no frame stack, shadow or frames
 # column growth; they write the rows the general paths write, through the column
 # pointers in locals (tests/test_resume_paths.py compares them with a context
@@ -85,7 +85,7 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
             or code is TRACK_CODE or not 0 <= offset < 2 * plan.nunits:
         return False
     need = plan.nlocalsplus + plan.stacksize
-    if t.value_policy or t.timing != NULL or t.nframes == t.framecap \
+    if t.timing != NULL or t.nframes == t.framecap \
             or self.nframes == self.framecap or self.shadow_top + need > self.shadow_cap:
         return False
     self.events += 1
@@ -123,7 +123,7 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     # no filters and no timing; a generator's frame is no call's body:
     # aftercall.pxi).
     fr = _frame_init(self, frame, <PyObject *>code, plan, plan.code_id, call_row, parent.ctx,
-                     0, need, True)   # (no hooks, value policy or timing: a plain return)
+                     0, need, True)   # (no hooks or timing: a plain return)
     slots = self.shadow + fr.shadow
     # add_frame's common case (room checked above).
     if t.nframes and (t.frames_[t.nframes - 1] >> 32) >= call_row:
@@ -146,6 +146,10 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
         carry >>= 1
         k += 1
     _start_segment(self, fr, plan.seg_from[offset >> 1])
+    if t.value_policy:
+        # (the carried values as _enter's add_row keeps them, applied once the
+        # frame is consistent: arena.pxi's _policy_rows)
+        _policy_rows(t, call_row + 1, t.n)
     return True
 
 
@@ -199,7 +203,7 @@ cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *re
     segment before the yield replayed, the yielded value's ReturnNode (a SEND
     that delegated to a receiver completed with the value it passes on), the
     frame's node closed and its record popped.  False (nothing done) when the
-    frame has hooks, a substitution, a value policy or timing: _leave's.  `fr`
+    frame has hooks, a substitution or timing: _leave's.  `fr`
     is the yielding frame's record, the top one (_top_for, or a delegating
     frame whose yield its receiver's yield stands for: _yield_delegators)."""
     cdef Trace t
@@ -209,7 +213,7 @@ cdef bint _yield_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *re
     if fr.hooks or fr.subst_pc >= 0:
         return False
     t = self.trace
-    if t.value_policy or t.timing != NULL:
+    if t.timing != NULL:
         return False
     # A yield is not the call's result; a call before it that its body's return
     # completed leaves the frame past that call (events.pxi's _leave_start).
@@ -256,10 +260,12 @@ cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t 
     if t.kind_[row] == K_NESTED and t.flags_[row] & F_OPEN:
         t.aux_[row] = t.n
     t.flags_[row] &= ~F_OPEN
-    # set_value with no value policy; the old value released last.
+    # set_value, the old value released last.
     old = t.value_[row]
     Py_XINCREF(value)
     t.value_[row] = value
+    if t.value_policy:
+        _policy_rows(t, row, row + 1)
     Py_XDECREF(old)
     s = (<int64_t>row) << 2
     _stack(self, fr)[r[REC_INPUTS + r[REC_NIN]]] = s
@@ -269,7 +275,7 @@ cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t 
 cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offset,
                               PyObject *retval, int32_t ref) except -1:
     """_return_plain(fr, offset, retval, F_YIELD, ref) for _yield_plain, whose
-    caller checked hooks, substitution, value policy and timing: the ReturnNode
+    caller checked hooks, substitution and timing: the ReturnNode
     of the value yielded (its one ref `ref`), the frame's node closed, its record
     popped; False (nothing written) when the columns must grow.  (Its own copy:
     a second caller of _return_plain kept the compiler from inlining it into
@@ -296,6 +302,11 @@ cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offs
     t.aux_[call_row] = row + 1
     self.shadow_top = fr.shadow   # (frames are popped in the order pushed)
     self.nframes -= 1
+    if t.value_policy:
+        # (what the policy keeps, for the ReturnNode, then the call row: as
+        # events.pxi's _return_plain)
+        _policy_rows(t, row, row + 1)
+        _policy_rows(t, call_row, call_row + 1)
     # Released last: a destructor it runs sees the trace and the frames consistent.
     Py_XDECREF(old)
     if t.flags_[call_row] & F_FRAME and self.nframes > 0:
