@@ -194,3 +194,29 @@ def test_hooks_get_the_arguments_under_a_policy(policy):
         (("Items", 4), {"offset": 2}),
         (("Items", 5), {"offset": 0}),
     ]
+
+
+def walk(n):
+    total, i = 0, 0
+    while i < n:
+        if i % 3 == 0 or fib(2) > 5:
+            total += i
+        else:
+            [].append(i)
+        i += 1
+    return total
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_keeps_none_true_and_false(policy):
+    # A branch's bool and a jump's None are kept under every policy (they tell
+    # which way the program went), whichever writer stored them: the same values
+    # as with every value kept, row by row.
+    keep = tracer.track(walk, 9)
+    root = tracer.track(walk, 9, ctx=Context(values=policy))
+    assert root.value == keep.value == walk(9)
+    flags = [keep.trace.value(row) for row in range(len(keep.trace))]
+    assert sum(v is True for v in flags) and sum(v is False for v in flags) and None in flags
+    for row, v in enumerate(flags):
+        if v is None or v is True or v is False:
+            assert root.trace.value(row) is v, f"row {row}"

@@ -468,11 +468,16 @@ cdef object _exception_message(PyObject *v):
 
 cdef inline PyObject *_policy_value(int policy, PyObject *v) noexcept:
     """A new reference to what a trace with `policy` stores for value `v` (not NULL)."""
-    # The values most rows hold first, without a call: ints and floats.
+    # The values most rows hold first, without a call: ints and floats, then a
+    # branch's bool and a jump's None, kept under every policy (immortal on every
+    # Python tracer supports, 3.12+, PEP 683: no reference counted, as
+    # replay.pxi's _immortal_value holds them).
     if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
         if policy == VP_NONE:
             v = <PyObject *>_NOT_KEPT
         Py_INCREF(<object>v)
+        return v
+    if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE:
         return v
     return _policy_value_slow(policy, v)
 
