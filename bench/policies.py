@@ -19,17 +19,21 @@ for the objects they make per mutable value.
 from __future__ import annotations
 
 import argparse
-import gc
+import functools
 import platform
 import sys
-import time
 
 import tracer
 from tracer.context import Context
 
+import compare
 from workloads import BY_NAME, WORKLOADS
 
 POLICIES = ("keep", "none", "summary", "weak")
+
+
+def _traced_under(ctx: Context, func, /, *args, **kwargs):
+    return tracer.track(func, *args, ctx=ctx, **kwargs)
 
 
 def main(argv=None) -> None:
@@ -43,24 +47,16 @@ def main(argv=None) -> None:
     print(f"Python {platform.python_version()} | tracer {tracer.__version__} | "
           f"best of {opts.repeat}, interleaved, cpu clock")
     print(f"{'workload':<10} " + " ".join(f"{p:>8}" for p in policies))
+    compare.clock = compare.CLOCKS["cpu"]   # (compare.timed's clock)
+    runs = {"untraced": compare.untraced}
+    for p in policies:
+        runs[p] = functools.partial(_traced_under, Context(values=p))
     for name in names:
         w = BY_NAME[name]
-        contexts = {p: Context(values=p) for p in policies}
-        best = dict.fromkeys(["untraced", *policies], float("inf"))
+        best = dict.fromkeys(runs, float("inf"))
         for _ in range(opts.repeat):
-            for p in ["untraced", *policies]:
-                args, kwargs = w.make_args()
-                gc.collect()
-                if p == "untraced":
-                    t0 = time.thread_time_ns()
-                    result = w.func(*args, **kwargs)
-                    t1 = time.thread_time_ns()
-                else:
-                    t0 = time.thread_time_ns()
-                    result = tracer.track(w.func, *args, ctx=contexts[p], **kwargs)
-                    t1 = time.thread_time_ns()
-                del result
-                best[p] = min(best[p], t1 - t0)
+            for p, call in runs.items():
+                best[p] = min(best[p], compare.timed(w, call))
         print(f"{name:<10} " + " ".join(f"{best[p] / best['untraced']:>7.2f}x" for p in policies),
               flush=True)
 

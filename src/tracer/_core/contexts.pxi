@@ -228,19 +228,20 @@ cdef tuple _call_parts(Recorder self, int32_t row, CPlan *plan, int32_t *r, void
     for i in range(t.ref_start_[row], t.ref_start_[row + 1]):
         ref = t.refs_[i]
         values.append(t.value(ref) if ref >= 0 else t.pool[-ref - 1])
-    if t.value_policy and r != NULL and _stand_ins(values):
-        # Under a value policy the rows hold what the policy keeps, not the
-        # arguments: a hook gets the call as its body's parameters show it
-        # (the arguments bound, defaults included, as for f(*it) below); else
-        # what the rows hold, a weakly kept value that is alive as the object.
-        func = tracer_frame_function(frame)
-        if _is_callee(self, row, func):
-            callee = values[0] if type(values[0]) is not WeakValue else (<WeakValue>values[0]).get()
-            args, kwargs = _frame_arguments(frame, code)
-            if callee is not <object>func and args:
-                args = args[1:]   # a bound method called: its instance is not an argument
-            return (callee, args, kwargs)
+    if t.value_policy and r != NULL:
+        # A weakly kept value read as Trace.value reads a row's: the object
+        # while it is alive, else its summary (a pool entry is stored as kept).
         values = [(<WeakValue>v).get() if type(v) is WeakValue else v for v in values]
+        if _stand_ins(values):
+            # The rows hold what the policy keeps, not the arguments: a hook
+            # gets the call as its body's parameters show it (the arguments
+            # bound, defaults included, as for f(*it) below).
+            func = tracer_frame_function(frame)
+            if _is_callee(self, row, func):
+                args, kwargs = _frame_arguments(frame, code)
+                if values[0] is not <object>func and args:
+                    args = args[1:]   # a bound method called: its instance is not an argument
+                return (values[0], args, kwargs)
     if r == NULL:  # the root: f, its positional arguments, then its keywords' values
         k = len(values) - len(t.root_keywords or ())
         return (values[0], tuple(values[1:k]), dict(zip(t.root_keywords or (), values[k:])))
@@ -448,10 +449,10 @@ cdef object _node_view(Trace t, int32_t row):
 
 
 cdef bint _stand_ins(list values) noexcept:
-    # Whether any of a call row's input values is what a value policy kept in
-    # the argument's place (NOT_KEPT, a summary, a weak reference).
+    # Whether any of a call row's input values (weak ones read) is what a value
+    # policy kept in the argument's place: NOT_KEPT or a summary.
     for v in values:
-        if type(v) is NotKept or type(v) is ValueSummary or type(v) is WeakValue:
+        if type(v) is NotKept or type(v) is ValueSummary:
             return True
     return False
 
