@@ -72,6 +72,19 @@ def assert_same_columns(a, b):
     return ta, tb
 
 
+def assert_same_structure(a, b):
+    """`a` and `b` (roots of two traces of one run, e.g. with every value kept and
+    under a value policy) hold the same rows and edges, values aside: every column
+    but the values, a pool entry counted as one whatever it holds (a policy pools
+    by what it keeps: an object "keep" pools once may be pooled at each use)."""
+    ca, cb = a.trace.columns(), b.trace.columns()
+    for name in TRACE_COLUMNS:
+        x, y = ca[name].tolist(), cb[name].tolist()
+        if name == "refs":
+            x, y = [max(r, -1) for r in x], [max(r, -1) for r in y]
+        assert x == y, f"column {name} differs"
+
+
 def assert_same_trace(a, b, *, fewer_events=False):
     """`a` and `b` (roots of two traces of the same run, e.g. a fast path's and
     the general path's) hold the same columns, values and event count (with

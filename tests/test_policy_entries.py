@@ -18,6 +18,7 @@ the policy keeps replaces them once the frame is consistent (arena.pxi's
 from __future__ import annotations
 
 import gc
+import types
 import weakref
 
 import pytest
@@ -131,10 +132,12 @@ class Seen(Context):
     def __init__(self, **kw):
         super().__init__(**kw)
         self.calls = []
+        self.callees = []
 
     def canrecur(self, f, /, *args, **kwargs) -> bool:
         if getattr(f, "__name__", None) == "scaled":
             self.calls.append((args, dict(kwargs)))
+            self.callees.append(f)
         return True
 
 
@@ -186,14 +189,19 @@ def test_hooks_get_the_arguments_under_a_policy(policy):
         assert [_shown(args, kw) for args, kw in ctx.calls] == [_shown(a, k) for a, k in keep.calls]
         return
     # "none" and "summary" keep no argument: the hook gets them as the body's
-    # parameters show them (defaults included).  A callee the policy does not
-    # keep either (a bound method) reaches the hook as what the trace holds.
+    # parameters show them (defaults included).  A bound method called (kept
+    # as its summary) reaches the hook as a method of the same function bound
+    # to the same instance.
     assert [_shown(args, kw) for args, kw in ctx.calls] == [
         (("Items", 2), {"offset": 0}),
         (("Items", 3), {"offset": 1}),
         (("Items", 4), {"offset": 2}),
         (("Items", 5), {"offset": 0}),
+        ((6,), {"offset": 3}),
     ]
+    bound = ctx.callees[-1]
+    assert type(bound) is types.MethodType and bound.__func__ is Items.scaled
+    assert type(bound.__self__) is Items
 
 
 def walk(n):

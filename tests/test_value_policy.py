@@ -2,6 +2,7 @@
 values, and that under every policy but "keep" the program's objects die when the
 program drops them."""
 
+import functools
 import gc
 import io
 import pickle
@@ -16,6 +17,7 @@ import tracer
 from tracer import _core
 from tracer.context import Context, with_values
 from tracer.views import ReturnNode
+from helpers import assert_same_structure
 
 POLICIES = ["none", "summary", "weak"]
 EVENTS: list = []
@@ -252,3 +254,53 @@ def test_raised_calls_validate_and_round_trip(traced, policy):
     assert repr(call.value) == "⟨ValueError raised: 1⟩"
     back = pickle.loads(pickle.dumps(root))
     tracer.validate(back)
+
+
+class Base:
+    def __init__(self, x):
+        self.x = x
+
+    def plus(self, y):
+        return self.x + y
+
+
+class Derived(Base):
+    def __init__(self, x):
+        super().__init__(x * 2)
+
+
+def calls_bound_methods(n):
+    d = Derived(n)                    # super().__init__: a bound method called
+    plus = d.plus                     # a bound method kept in a local, then called
+    part = functools.partial(d.plus, 1)
+    return plus(3) + getattr(d, "plus")(4) + part() + Base.plus(d, 5)
+
+
+@pytest.mark.parametrize("policy", ["none", "summary", "weak"])
+def test_bound_method_calls_have_their_bodies_under_every_policy(traced, policy):
+    # A bound method's body is the call's own node (its function row first), as
+    # with every value kept.  Before, under a policy the trace held a stand-in
+    # for the method, the frame was not known as the call's body, and each such
+    # call got an extra node, as for a frame entered from C.
+    keep = traced(calls_bound_methods, 2)
+    root = traced(calls_bound_methods, 2, ctx=Context(values=policy))
+    assert root.value == keep.value == calls_bound_methods(2)
+    assert_same_structure(keep, root)
+    def calls(node):
+        return [c for c in node.children if c.kind == "nested"]
+
+    init = calls(calls(root)[0])[0]               # Derived(2) -> Derived.__init__
+    super_call = calls(init)[0]
+    assert super_call.children[0].value is Base.__init__
+    kept = super_call.callee
+    if policy == "weak":
+        kept = getattr(kept, "summary", kept)     # (the method died at once)
+    assert isinstance(kept, _core.ValueSummary) and kept.function is Base.__init__
+
+
+def test_a_filter_matches_a_bound_method_under_none(traced):
+    seen = []
+    root = traced(calls_bound_methods, 2, ctx=Context(values="none", on_call={Base.plus: seen.append}))
+    assert root.value == calls_bound_methods(2)
+    # plus(3), getattr(d, "plus")(4) and Base.plus(d, 5); the partial calls from C.
+    assert len(seen) == 3

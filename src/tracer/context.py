@@ -97,8 +97,10 @@ class Context:
 
     - "keep" (the default): the objects themselves, alive as long as the trace;
     - "none": structure and edges only — every value is `tracer._core.NOT_KEPT`
-      but None, True and False (branch outcomes) and the program's code
-      (functions, classes, builtins, modules: callees stay recognisable);
+      but None, True and False (branch outcomes), the program's code
+      (functions, classes, builtins, modules: callees stay recognisable) and a
+      bound method's `ValueSummary` (its function, not its instance: the frame
+      it starts stays the call's body, a filter naming its function matches);
     - "summary": immutable scalars (int, float, complex, bool, None, str and
       bytes up to 80 characters) and code kept, every other value a
       `ValueSummary` (type, shape, dtype, length, a bounded text), made in C
@@ -125,8 +127,9 @@ class Context:
     Under a value policy the trace may not hold the arguments (a value "weak"
     keeps alive is the object), so `canrecur` and `enter` then get them from the
     Python body being entered: its parameters as bound (defaults included),
-    positional ones in `args`, keyword-only ones in `kwargs`; a callee the policy
-    does not keep either (a bound method under "none") reaches them as kept.
+    positional ones in `args`, keyword-only ones in `kwargs`; a bound method
+    the trace holds as its summary reaches them as a method of the same
+    function bound to the same instance.
 
     `timing=True` (the root context's, for the whole trace) timestamps each
     followed call when its frame starts and when it returns, yields or unwinds,

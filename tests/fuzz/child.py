@@ -16,13 +16,21 @@ import sys
 import time
 import traceback
 import types
+import zlib
 from collections import Counter
+
+import numpy as np
 
 import tracer
 from tracer._core import FLAGS
 from tracer.views import UNKNOWN
 from tracer.views.nodes import node_at
 
+# Each program is traced a second time under one value policy but "keep", chosen
+# by its id (a replay runs the same one): the program must behave as untraced, and
+# its trace must have the structure of the "keep" trace, value for value aside.
+POLICIES = ("none", "summary", "weak")
+STRUCTURE = ("kind", "flags", "parent", "offset", "aux", "code", "ref_start", "refs")
 PRINT_LEVELS = 3
 ALL_LEVELS = sys.getrecursionlimit()
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -84,7 +92,62 @@ def run_program(source: str, name: str) -> dict:
         record["nodes"] = len(root.trace)
         record.update(check_trace(root, module.LOG, complete="tracker_error" not in record))
     record["seconds"] = [round(untraced_seconds, 4), round(time.perf_counter() - started - untraced_seconds, 4)]
+    if "tracker_error" not in record:
+        record["policy"] = run_under_policy(source, name, root)
     return record
+
+
+def policy_of(name: str) -> str:
+    """The value policy program `name` is traced under a second time."""
+    return POLICIES[zlib.crc32(name.encode()) % len(POLICIES)]
+
+
+def run_under_policy(source: str, name: str, keep_root) -> dict:
+    """Trace `main(*ARGS)` again, in a fresh copy of the module, under policy_of(name):
+    its outcome and LOG (compared with the untraced run's by classify), and where its
+    trace's structure differs from the "keep" trace `keep_root`'s (None if it does not)."""
+    values = policy_of(name)
+    module = load(source, name)
+    root = None
+    try:
+        root = tracer.track(module.main, *module.ARGS, ctx=tracer.Context(values=values))
+        traced = {"returned": safe_repr(root.value)}
+    except tracer.TrackingError as err:
+        return {"values": values, "tracker_error": _describe(err)}
+    except Exception as exc:
+        traced = {"raised": type(exc).__name__, "message": str(exc)}
+        root = tracer.last_trace()
+    out = {"values": values, "traced": traced, "log_traced": safe_repr(module.LOG)}
+    if root is not None:
+        out["validate"] = _check(lambda: tracer.validate(root))
+        out["structure"] = _guard(lambda: _structure_difference(keep_root, root))
+    return out
+
+
+def _rows_only(refs):
+    """`refs` with every pool entry (a negative ref) as -1: a policy pools constants
+    by what it keeps of them, so one object the "keep" trace pools once (a closure's
+    cell) may be pooled at each use when the pool does not hold it."""
+    return np.where(refs < 0, -1, refs)
+
+
+def _structure_difference(keep_root, root) -> str | None:
+    """Where trace `root`'s columns (all but its values) first differ from `keep_root`'s."""
+    if keep_root is None:
+        return "no trace under keep to compare with"
+    a, b = keep_root.trace.columns(), root.trace.columns()
+    if len(keep_root.trace) != len(root.trace):
+        return f"{len(root.trace)} rows, {len(keep_root.trace)} under keep"
+    for column in STRUCTURE:
+        x, y = a[column], b[column]
+        if column == "refs":
+            x, y = _rows_only(x), _rows_only(y)
+        if len(x) != len(y) or (x != y).any():
+            at = next((i for i in range(min(len(x), len(y))) if x[i] != y[i]), min(len(x), len(y)))
+            return f"column {column} differs from keep's at {at}"
+    if keep_root.trace.events != root.trace.events:
+        return f"{root.trace.events} events, {keep_root.trace.events} under keep"
+    return None
 
 
 def check_trace(root, log: list, complete: bool) -> dict:

@@ -27,9 +27,16 @@ def classify(record: dict) -> tuple[str, str]:
         return TRACKER_ERROR, record["tracker_error"]
     if untraced != traced or record["log_untraced"] != record["log_traced"]:
         return MISMATCH, _difference(record)
+    policy = record.get("policy") or {}
+    under = f"under values={policy.get('values')!r}"
+    if policy.get("tracker_error"):
+        return TRACKER_ERROR, f"{under}: {policy['tracker_error']}"
+    if policy and (untraced != policy["traced"] or record["log_untraced"] != policy["log_traced"]):
+        return MISMATCH, _difference(dict(record, **policy)) + f" ({under})"
     broken = [f"{what}: {record[what]}" for what in ("validate", "printlevels", "printlevels_all", "complete",
                                                        "sources")
               if record.get(what)]
+    broken += [f"{what} {under}: {policy[what]}" for what in ("validate", "structure") if policy.get(what)]
     if broken:
         return TRACE_BROKEN, "; ".join(broken)
     if "raised" in untraced and untraced["raised"] not in INTENDED:
@@ -56,7 +63,9 @@ def failure_keys(outcome: str, detail: str) -> list[str]:
     A broken trace has one class per check that failed."""
     if outcome == MISMATCH:
         what = [w for w in ("outcome", "LOG") if f"{w} untraced" in detail]
-        return [f"{outcome}: {' and '.join(what)} differ" + ("; tracker error" if "after " in detail else "")]
+        under = re.search(r"\(under values='\w+'\)$", detail)
+        return [f"{outcome}: {' and '.join(what)} differ" + ("; tracker error" if "after " in detail else "")
+                + (f" {under.group(0)}" if under else "")]
     if outcome in (CRASH, HANG):
         return [f"{outcome}: {detail.splitlines()[0] if detail else ''}"]
     if outcome == TRACE_BROKEN:

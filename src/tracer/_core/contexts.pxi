@@ -10,6 +10,12 @@ cdef bint _is_callee(Recorder self, int32_t row, PyObject *func) except -1:
         return False
     if callee is <object>func:
         return True
+    if type(callee) is WeakValue:
+        callee = (<WeakValue>callee).get()   # (a weakly kept pool entry)
+    if type(callee) is ValueSummary:
+        # What a value policy keeps of a bound method: its function (code, kept
+        # under every policy), not its instance.
+        return (<ValueSummary>callee).function is <object>func
     return getattr(callee, "__func__", None) is <object>func
 
 
@@ -239,9 +245,16 @@ cdef tuple _call_parts(Recorder self, int32_t row, CPlan *plan, int32_t *r, void
             func = tracer_frame_function(frame)
             if _is_callee(self, row, func):
                 args, kwargs = _frame_arguments(frame, code)
-                if values[0] is not <object>func and args:
-                    args = args[1:]   # a bound method called: its instance is not an argument
-                return (values[0], args, kwargs)
+                callee = values[0]
+                if callee is not <object>func and args:
+                    # A bound method called: its instance is not an argument,
+                    # and where the policy kept a summary of the method, the
+                    # hook gets one bound to the same instance and function
+                    # (equal to the program's, which the trace does not hold).
+                    if type(callee) is ValueSummary or callee is NOT_KEPT:
+                        callee = PyMethod_New(<object>func, args[0])
+                    args = args[1:]
+                return (callee, args, kwargs)
     if r == NULL:  # the root: f, its positional arguments, then its keywords' values
         k = len(values) - len(t.root_keywords or ())
         return (values[0], tuple(values[1:k]), dict(zip(t.root_keywords or (), values[k:])))

@@ -20,6 +20,7 @@ cdef extern from "Python.h":
     bint PyCell_Check(PyObject *)
     bint PyMethod_Check(PyObject *) nogil
     PyObject *PyMethod_GET_SELF(PyObject *) nogil
+    object PyMethod_New(object func, object self)
     PyObject *PyCell_GET(PyObject *)
     bint PyType_IS_GC(PyTypeObject *t)
     PyTypeObject *Py_TYPE(PyObject *o)

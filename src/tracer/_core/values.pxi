@@ -494,7 +494,11 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
             # frames seen through the trace).
             kept = _summarise(v)
         elif policy == VP_NONE:
-            kept = _NOT_KEPT
+            # A bound method: its summary (its function, which every policy
+            # keeps, and its type; not its instance), so that the frame it
+            # starts is still known as the call's body and a filter naming its
+            # function still matches it.
+            kept = _summarise(v) if PyMethod_Check(v) else _NOT_KEPT
         elif policy == VP_SUMMARY:
             if _is_immutable(v, 0) and not ((PyUnicode_CheckExact(v) or PyBytes_CheckExact(v))
                                             and len(<object>v) > SHORT_TEXT):
