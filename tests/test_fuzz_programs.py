@@ -1,8 +1,10 @@
 """Generated-program differential fuzzing (issue 9): a fixed-seed sample of programs runs
 untraced and traced in child interpreters; results, LOG and exceptions must agree, and
-every trace must pass `tracer.validate` and `tracer.printlevels`.
+every trace must pass `tracer.validate` and `tracer.printlevels`.  Each program is also
+traced under one value policy, which must not change what it does nor the trace's
+structure (tests/fuzz/README.md).
 
-The sample takes about 40 s of CPU per interpreter (a minute or more of wall time on a
+The sample takes about 60 s of CPU per interpreter (a minute or more of wall time on a
 loaded machine); TRACER_FUZZ_COUNT changes its size; `scripts/fuzz --minutes N` runs
 longer (tests/fuzz/README.md).
 """

@@ -334,8 +334,9 @@ cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offs
 # only from an INSTRUCTION event at the instruction before it, SEND_CHECK, or
 # from the RESUME after it, RESUME_CHECK, through LOAD_CONST and silent jumps
 # alone) is switched off only while one recorder runs, under a plain plan, with
-# no hooks, value policy or timing (Y_OFF); from then on, a delegation that
-# starts (SEND_CHECK) or goes on (RESUME_CHECK) with any other receiver switches
+# no hooks or timing (Y_OFF; a value policy is applied there as at its own
+# event); from then on, a delegation that starts (SEND_CHECK) or goes on
+# (RESUME_CHECK) with any other receiver switches
 # every location back on (restart_events, before its SEND runs: the frame is
 # executing, so CPython re-instruments its code at once) and keeps that yield on
 # for good (Y_ON).  An event that fires anyway for a yield already written
@@ -486,9 +487,11 @@ cdef bint _gen_followed(Recorder self, PyObject *v) except -1:
 
 
 cdef inline bint _may_switch_off(Recorder self, FrameRec *fr) noexcept:
-    # One recorder in the process, a plain plan, nothing but the plain paths.
+    # One recorder in the process, a plain plan, nothing but the plain paths (a
+    # value policy among them: _yield_plain applies it, at the receiver's yield
+    # as at the frame's own).
     return self.plan_mode == PLAN_PLAIN and ALLOW_DISABLE and LIVE_RECORDERS == 1 \
-        and not fr.hooks and fr.subst_pc < 0 and not self.trace.value_policy \
+        and not fr.hooks and fr.subst_pc < 0 \
         and self.trace.timing == NULL and not self.broken
 
 
@@ -502,8 +505,8 @@ cdef int _keep_yield_on(uint16_t *skip, int32_t y) except -1:
 
 cdef int _yield_back_on(uint16_t *skip, int32_t y) except -1:
     """The delegation yield at unit y fires again (a frame with hooks, or a
-    recorder with a value policy or timing, writes it at its own event); a
-    plain run may switch it off again."""
+    recorder with timing, writes it at its own event); a plain run may switch
+    it off again."""
     skip[y] &= ~Y_OFF
     _RESTART_EVENTS()
     return 0
@@ -619,8 +622,8 @@ cdef int _yield_delegators(Recorder self, void *frame, PyObject *retval) except 
         if tracer_frame_previous(frame) != fr.frame and tracer_frame_caller(frame) != fr.frame:
             return 0   # (not the frame that sent to this one)
         if not _yield_plain(self, fr, y, retval):
-            # (hooks, a value policy or timing since the location went off: its
-            # own event writes it)
+            # (hooks or timing since the location went off: its own event
+            # writes it)
             _yield_back_on(skip, y >> 1)
             return 0
         frame = fr.frame
