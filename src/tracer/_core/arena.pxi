@@ -641,13 +641,30 @@ cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
     have applied it in).  The program still holds each object (a parameter, a
     value returned), so dropping the row's reference frees nothing."""
     cdef int32_t i
+    cdef int policy = t.value_policy
     cdef PyObject *v
+    cdef PyObject *kept
     cdef PyObject **values = t.value_
     for i in range(first, end):
         v = values[i]
-        if v != NULL:
-            values[i] = _policy_value(t.value_policy, v)   # a new reference
-            Py_DECREF(<object>v)
+        # What _policy_value gives, without a reference taken and dropped for
+        # the values every policy keeps as they are (most of a call's rows: ints
+        # and floats but under "none", None, True, False, the function).
+        if v == NULL or v == <PyObject *>None or v == <PyObject *>PY_TRUE \
+                or v == <PyObject *>PY_FALSE or PyFunction_Check(v):
+            continue
+        if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
+            if policy != VP_NONE:
+                continue
+            kept = <PyObject *>_NOT_KEPT
+            Py_INCREF(<object>kept)
+        else:
+            kept = _policy_value_slow(policy, v)   # a new reference
+            if kept == v:
+                Py_DECREF(<object>kept)
+                continue
+        values[i] = kept
+        Py_DECREF(<object>v)
     return 0
 
 

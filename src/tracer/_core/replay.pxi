@@ -481,7 +481,7 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
             return _branch_by_loop(self, fr, branch_at, dest, go_on_to)   # an input to pool first
         t.parent_[row] = fr.call_row
         t.offset_[row] = op[OP_OFFSET]
-        t.value_[row] = _immortal_value(t.value_policy, truth)
+        t.value_[row] = _immortal_value(truth)
         t.ref_start_[row + 1] = nrefs
         t.kind_[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
         ss[out] = (<int64_t>row) << 2
@@ -493,7 +493,7 @@ cdef int _straight_branch(Recorder self, FrameRec *fr, int32_t branch_at, int32_
     t.parent_[row] = fr.call_row
     t.offset_[row] = branch_at
     t.aux_[row] = dest
-    t.value_[row] = _immortal_value(t.value_policy, truth)
+    t.value_[row] = _immortal_value(truth)
     t.ref_start_[row + 1] = nrefs
     t.kind_[row] = K_JUMP
     t.n = row + 1
@@ -564,12 +564,11 @@ cdef int _branch_by_loop(Recorder self, FrameRec *fr, int32_t branch_at, int32_t
     return 0
 
 
-cdef inline PyObject *_immortal_value(int policy, PyObject *v) noexcept:
+cdef inline PyObject *_immortal_value(PyObject *v) noexcept:
     """_row_value for None, True or False: immortal on every Python tracer
-    supports (3.12+, PEP 683), so with no policy the row holds it without a
-    reference counted (a decref of an immortal object changes nothing)."""
-    if policy:
-        return _policy_value(policy, v)
+    supports (3.12+, PEP 683), so the row holds it without a reference counted
+    (a decref of an immortal object changes nothing), and kept under every
+    value policy (they tell which way the program went: _policy_value)."""
     return v
 
 
@@ -746,7 +745,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                     row = n
                     parents[row] = call_row
                     offsets[row] = op[OP_OFFSET]
-                    values[row] = _immortal_value(policy, <PyObject *>None)
+                    values[row] = _immortal_value(<PyObject *>None)
                     ref_starts[row + 1] = nrefs
                     kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                     n = row + 1
@@ -783,7 +782,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 parents[row] = call_row
                 offsets[row] = op[OP_OFFSET]
                 auxes[row] = op[OP_C]
-                values[row] = _immortal_value(policy, <PyObject *>None)
+                values[row] = _immortal_value(<PyObject *>None)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_JUMP
                 n = row + 1
@@ -856,7 +855,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
                 row = n
                 parents[row] = call_row
                 offsets[row] = op[OP_OFFSET]
-                values[row] = _immortal_value(policy, truth)
+                values[row] = _immortal_value(truth)
                 ref_starts[row + 1] = nrefs
                 kinds[row] = K_SPECIAL if r[REC_SEM] == R_SPECIAL else K_PRIMITIVE
                 n = row + 1
@@ -875,7 +874,7 @@ cdef int _run_ops(Recorder self, FrameRec *fr, int32_t branch_at, int32_t dest,
             parents[row] = call_row
             offsets[row] = branch_at
             auxes[row] = dest
-            values[row] = _immortal_value(policy, truth)
+            values[row] = _immortal_value(truth)
             ref_starts[row + 1] = nrefs
             kinds[row] = K_JUMP
             n = row + 1

@@ -479,6 +479,9 @@ cdef inline PyObject *_policy_value(int policy, PyObject *v) noexcept:
         return v
     if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE:
         return v
+    if PyFunction_Check(v):
+        Py_INCREF(<object>v)   # (code: kept under every policy, _is_code)
+        return v
     return _policy_value_slow(policy, v)
 
 
