@@ -9,6 +9,8 @@ cdef extern from "Python.h":
 
 cdef object _numpy_module = None
 
+from types import MethodType as _MethodType
+
 
 cdef object _np():
     # numpy is a dependency of the package, but importing it with the core would cost
@@ -156,6 +158,12 @@ cdef inline int32_t _arg_source(Trace t, const Bindings *sources, PyObject **poo
     else:
         src = pos if pos < nin else -2
     if src == -1 or src == -3:
+        return src
+    if t.snapshots and sources.given:
+        # The values are what a value policy or a snapshot kept, not the objects
+        # (under "none" every one is the same NOT_KEPT): no binding can be checked
+        # against them.  The table is made for the callee each call's row holds
+        # (tracer.views.binding: a bound method's self from the callee).
         return src
     if src >= 0 and _passes(t, pool, call, src, arg):
         return src
@@ -365,6 +373,39 @@ cdef int32_t _count_children(Trace t, int32_t row) noexcept:
         k += 1
         c = t._end(c)
     return k
+
+
+def callee_kinds(Trace t, calls):
+    """For each call row in `calls` (int32), what its callee (first input) was,
+    as the trace holds it: 1 a bound method (the object, or what a value policy
+    kept of one: its summary, alive or dead under "weak"), 2 not known (NOT_KEPT,
+    a summary of another type, no input), 0 anything else (a function, a class).
+    For the binding table of a trace whose values are not the objects
+    (tracer.views.binding)."""
+    np = _np()
+    cdef int32_t[::1] rows = np.ascontiguousarray(calls, dtype=np.int32)
+    out = np.zeros(rows.shape[0], dtype=np.int8)
+    cdef int8_t[::1] kinds = out
+    cdef Py_ssize_t i
+    cdef int32_t call, ref
+    cdef object v
+    for i in range(rows.shape[0]):
+        call = rows[i]
+        if call < 0 or call >= t.n or t.ref_start_[call] == t.ref_start_[call + 1]:
+            kinds[i] = 2
+            continue
+        ref = t.refs_[t.ref_start_[call]]
+        v = t.value(ref) if ref >= 0 else t.pool[-ref - 1]
+        if type(v) is WeakValue:
+            v = (<WeakValue>v).get()
+        if PyMethod_Check(<PyObject *>v):
+            kinds[i] = 1
+        elif type(v) is ValueSummary:
+            # (a loaded trace's summary keeps the type, not the function)
+            kinds[i] = 1 if (<ValueSummary>v).type is _MethodType else 2
+        elif v is NOT_KEPT:
+            kinds[i] = 2
+    return out
 
 
 def child_rows(Trace t, int32_t row):

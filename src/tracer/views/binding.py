@@ -38,7 +38,10 @@ def arg_sources(trace) -> tuple[np.ndarray, np.ndarray]:
     refs of the input it was bound from (0 for the callee); `GATHERED` when it
     gathered several arguments (`*args`, `**kwargs`, a star call); `NO_SOURCE` for a
     default value.  Other rows have no source.  The core checks each binding against
-    the objects (see `_arg_source` in _core/graph.pxi).  Cached on the trace."""
+    the objects (see `_arg_source` in _core/graph.pxi); in a trace whose values are
+    not the objects (a value policy, a snapshot) it cannot, and each call is bound
+    here for the callee its row holds: a bound method binds its instance from the
+    callee and the other parameters one input on.  Cached on the trace."""
     cache = trace._cache
     if cache is None:
         cache = trace._cache = {}
@@ -78,13 +81,48 @@ def _bind(trace) -> tuple[np.ndarray, np.ndarray]:
     ncodes = max(len(trace.codes), 1)
     groups, which = group_keys(site_of.astype(np.int64) * ncodes + code[args],
                                len(site_codes) * ncodes)
+    # A trace whose values are not the objects (a value policy, a snapshot): the
+    # core cannot check a binding against them and takes this table as it is, so
+    # each call is bound for the callee its row holds (_core.callee_kinds).
+    held = _core.callee_kinds(trace, calls) if trace.snapshots else None
     for g, key in enumerate(groups.tolist()):
         site, callee_code = divmod(key, ncodes)
         site_code, site_offset = int(site_codes[site]), int(site_offsets[site])
         members = np.flatnonzero(which == g)
         rule = _site_rule(trace.codes[site_code], site_offset, trace.codes[callee_code])
-        out[members] = _apply(rule, position[members], nin[members])
+        if held is None:
+            out[members] = _apply(rule, position[members], nin[members])
+            continue
+        for kind, apply in ((_PLAIN, _apply), (_BOUND, _apply_bound), (_UNKNOWN, _apply_unknown)):
+            part = members[held[members] == kind]
+            if len(part):
+                out[part] = apply(rule, position[part], nin[part])
     return args, out
+
+
+# What _core.callee_kinds says a call's callee was.
+_PLAIN, _BOUND, _UNKNOWN = 0, 1, 2
+
+
+def _apply_bound(rule, position: np.ndarray, nin: np.ndarray) -> np.ndarray:
+    """_apply for a bound method called (the callee, input 0, is the method): its
+    first parameter is bound from the callee, the others as if its function had
+    been called without it."""
+    if rule is None or not rule[1]:
+        return _apply(rule, position, nin)
+    kwnames, params = rule
+    # (the instance's parameter lands on position 0 here, which _apply binds to
+    # the callee; the function's own row, -1 here, is set back to the callee)
+    out = _apply((kwnames, params[1:]), position - 1, nin)
+    out[position == 0] = 0
+    return out
+
+
+def _apply_unknown(rule, position: np.ndarray, nin: np.ndarray) -> np.ndarray:
+    """A call whose callee the trace does not say: every input counts."""
+    out = np.full(len(position), UNKNOWN_SOURCE, dtype=np.int32)
+    out[position == 0] = 0
+    return out
 
 
 def _site_rule(site_code, site_offset: int, callee_code):
