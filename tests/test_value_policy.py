@@ -350,3 +350,30 @@ def test_slices_across_calls_are_keeps_under_every_policy(traced, policy):
         for forward in (False, True):
             want = reach(keep.trace, [row], forward, True).tolist()
             assert reach(root.trace, [row], forward, True).tolist() == want, (row, forward)
+
+
+def appends(a, b):
+    xs = []
+    xs.append(a * 2)
+    ys = []
+    ys.append(b * 3)
+    return sum(xs)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_through_mutation_needs_the_objects(traced, policy, tmp_path):
+    # In-place changes are followed by the changed objects' identities; under a
+    # policy the trace holds stand-ins (one NOT_KEPT for every value, a summary
+    # shared by the lists of one length), which pinned ys.append(b * 3) on xs.
+    keep = traced(appends, 1, 2)
+    got = tracer.query(keep.children[-1], "backward", through_mutation=True)
+    assert keep[1].row in got.rows and keep[2].row not in got.rows
+    root = traced(appends, 1, 2, ctx=Context(values=policy))
+    with pytest.raises(ValueError, match="values='keep'"):
+        tracer.query(root.children[-1], "backward", through_mutation=True)
+    # A saved trace says what it was recorded with.
+    root.trace.save(tmp_path / "t.parquet")
+    loaded = tracer.load(tmp_path / "t.parquet")
+    assert loaded.trace.values_kept == policy
+    with pytest.raises(ValueError, match=f"values='{policy}'"):
+        tracer.query(loaded.children[-1], "backward", through_mutation=True)

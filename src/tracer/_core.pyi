@@ -290,7 +290,7 @@ def trace_from_columns(kind: Any, flags: Any, parent: Any, code: Any, offset: An
                        pool: list[Any], codes: list[Any], metadata: dict[Any, Any],
                        substituted_operators: dict[Any, Any], stopped: bool, snapshots: bool,
                        exception: Any, events: int, root_keywords: Any,
-                       source: Any = None) -> Trace: ...
+                       source: Any = None, values_kept: str | None = None) -> Trace: ...
 
 # -- call filters (src/tracer/_core/filters.pxi) --------------------------------------------
 

@@ -61,7 +61,7 @@ def trace_from_columns(kind, flags, parent, code, offset, aux, ref_start, refs,
                        const int32_t[::1] value_index, list objects, list pool,
                        list codes, dict metadata, dict substituted_operators,
                        bint stopped, bint snapshots, object exception, long events,
-                       object root_keywords, object source=None):
+                       object root_keywords, object source=None, str values_kept=None):
     """A Trace whose node columns are the given buffers, for tracer.persist.
 
     The columns (uint8 `kind` and `flags`, int32 others, C-contiguous and aligned)
@@ -70,7 +70,8 @@ def trace_from_columns(kind, flags, parent, code, offset, aux, ref_start, refs,
     returns views of them; the trace cannot grow.  `value_index[row]` is the row's
     value as an index into `objects` (-1: no value); `pool` holds the constants
     negative refs name; `codes` the code objects (or stand-ins) the code column
-    indexes; `source` is kept as the trace's `source` (what the columns came from).
+    indexes; `source` is kept as the trace's `source` (what the columns came from);
+    `values_kept` the value policy the trace was recorded with (None: "keep").
     Raises ValueError for columns that do not form a trace.
     """
     # Python memoryviews hold an export of each buffer for the trace's lifetime:
@@ -161,6 +162,11 @@ def trace_from_columns(kind, flags, parent, code, offset, aux, ref_start, refs,
     t.substituted_operators = substituted_operators
     t.stopped = stopped
     t.snapshots = snapshots
+    if values_kept is not None and values_kept != "keep":
+        if values_kept not in _POLICY_NAMES:
+            raise ValueError(f"unknown value policy {values_kept!r} (one of "
+                             f"{', '.join(_POLICY_NAMES)})")
+        t._values_kept = values_kept
     t.exception = exception
     t.events = events
     t.root_keywords = root_keywords

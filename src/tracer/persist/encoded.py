@@ -93,6 +93,7 @@ def encode_trace(trace, values: str = "encode") -> EncodedTrace:
               # Pickled one by one, values lose their identity (a return's value is
               # no longer its operand's object): copies, as a snapshot policy keeps.
               "snapshots": bool(trace.snapshots) or values == "pickle",
+              "values_kept": trace.values_kept,
               "exception": exception,
               "events": int(trace.events), "root_keywords": list(trace.root_keywords or ()),
               "pickled": values == "pickle",
@@ -157,13 +158,23 @@ def decode_trace(enc: EncodedTrace, allow_pickle: bool = False):
         cols["kind"], cols["flags"], cols["parent"], cols["code"], cols["offset"], cols["aux"],
         cols["ref_start"], cols["refs"], cols["value"], objects, pool, codes, metadata,
         substituted, bool(info.get("stopped")), bool(info.get("snapshots")),
-        entry(exception) if exception >= 0 else None, events, keywords, enc.source)
+        entry(exception) if exception >= 0 else None, events, keywords, enc.source,
+        _values_kept(info))
     if enc.timing is not None:
         try:
             _core.set_timing_table(trace, enc.timing)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"the trace's timing is damaged ({exc})") from None
     return trace
+
+
+def _values_kept(info: dict) -> str | None:
+    """The value policy a saved trace was recorded with (files before it was saved:
+    None, "keep")."""
+    kept = info.get("values_kept")
+    if kept is not None and not isinstance(kept, str):
+        raise ValueError(f"the trace's attributes are damaged (values_kept {kept!r})")
+    return kept
 
 
 def arena_column(col, dtype, name: str) -> np.ndarray:

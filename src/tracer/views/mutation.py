@@ -4,7 +4,8 @@ place depends on the change.
 `xs.append(v)` records a call that returns None: without this module the later
 `sum(xs)` reads only the node that built `xs`, so a slice of the sum misses `v`.
 Here an object is known by its address (values are kept by reference, so the
-addresses of a trace's values are distinct objects); a *mutation* is a call known to
+addresses of a trace's values are distinct objects; a trace recorded under a value
+policy keeps stand-ins, and is refused with a ValueError); a *mutation* is a call known to
 change one of its arguments in place (list/dict/set/bytearray/deque methods, item
 and attribute stores, augmented assignment that returns its target, heapq,
 shuffles, ndarray.sort/fill, numpy.copyto).  A Python function that changes an
@@ -96,6 +97,15 @@ def mutations(trace) -> tuple[np.ndarray, np.ndarray]:
     got = cache.get("mutations")
     if got is not None:
         return got
+    kept = trace.values_kept
+    if kept != "keep":
+        # Under a policy a changed object is a stand-in: NOT_KEPT for every value,
+        # or a summary shared by every list of one length ("weak" keeps lists and
+        # dicts that way too: they cannot be weakly referenced), so changes would
+        # be pinned on unrelated objects.
+        raise ValueError(f"following in-place changes needs the objects' identities, and this "
+                         f"trace was recorded with values={kept!r}, which keeps stand-ins; "
+                         f"record it with values='keep' (the default) to use through_mutation")
     if _MUTATORS is None:
         _MUTATORS = _mutators()
     tb = table(trace)

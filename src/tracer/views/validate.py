@@ -11,7 +11,7 @@ from .. import callables as ops
 from .._core import FLAGS, KINDS, NOT_KEPT, ValueSummary, lint_structure, value_addresses
 from .checks import node_arg
 from .nodes import Node, node_at
-from .values import short_value
+from .values import SavedText, short_value
 
 __all__ = ["validate", "GraphError"]
 
@@ -260,8 +260,9 @@ def _exception_kept(t, value) -> bool:
         return True
     if isinstance(value, ValueSummary):
         return issubclass(value.type, BaseException)
-    # A value policy's trace saved and loaded holds the stand-ins of its summaries.
-    return t.snapshots and t.values_kept == "keep"
+    # A value policy's trace saved and loaded holds the stand-ins of its summaries
+    # (and one saved before files said the policy reads as "keep").
+    return t.snapshots and (t.values_kept == "keep" or isinstance(value, SavedText))
 
 
 def _short(value) -> str:
