@@ -2,7 +2,8 @@
 untraced and traced in child interpreters; results, LOG and exceptions must agree, and
 every trace must pass `tracer.validate` and `tracer.printlevels`.  Each program is also
 traced under one value policy, which must not change what it does nor the trace's
-structure (tests/fuzz/README.md).
+structure, and on the recorder's general paths, which must record what the fast paths
+did (tests/fuzz/README.md).
 
 The sample takes about 60 s of CPU per interpreter (a minute or more of wall time on a
 loaded machine); TRACER_FUZZ_COUNT changes its size; `scripts/fuzz --minutes N` runs

@@ -96,6 +96,7 @@ def run_program(source: str, name: str) -> dict:
     record["seconds"] = [round(untraced_seconds, 4), round(time.perf_counter() - started - untraced_seconds, 4)]
     if "tracker_error" not in record:
         record["policy"] = run_under_policy(source, name, root)
+        record["general"] = run_on_general_paths(source, name, root)
     return record
 
 
@@ -104,22 +105,46 @@ def policy_of(name: str) -> str:
     return POLICIES[zlib.crc32(name.encode()) % len(POLICIES)]
 
 
+class GeneralPaths(tracer.Context):
+    """A canrecur hook that follows every call and a node hook on returns: every
+    call, resume, yield and row takes the recorder's general paths, the reference
+    its fast paths are compared with."""
+
+    def canrecur(self, f, /, *args, **kwargs) -> bool:
+        return True
+
+    def trackedreturn(self, node) -> None:
+        pass
+
+
 def run_under_policy(source: str, name: str, keep_root) -> dict:
     """Trace `main(*ARGS)` again, in a fresh copy of the module, under policy_of(name):
     its outcome and LOG (compared with the untraced run's by classify), and where its
     trace's structure differs from the "keep" trace `keep_root`'s (None if it does not)."""
     values = policy_of(name)
+    return _run_again(source, name, keep_root, lambda: tracer.Context(values=values),
+                      {"values": values})
+
+
+def run_on_general_paths(source: str, name: str, keep_root) -> dict:
+    """Trace `main(*ARGS)` again, in a fresh copy of the module, with GeneralPaths:
+    its outcome and LOG, and where its trace (columns and values) differs from
+    `keep_root`'s, the one the fast paths recorded."""
+    return _run_again(source, name, keep_root, GeneralPaths, {"general": True})
+
+
+def _run_again(source: str, name: str, keep_root, make_ctx, out: dict) -> dict:
     module = load(source, name)
     root = None
     try:
-        root = tracer.track(module.main, *module.ARGS, ctx=tracer.Context(values=values))
+        root = tracer.track(module.main, *module.ARGS, ctx=make_ctx())
         traced = {"returned": safe_repr(root.value)}
     except tracer.TrackingError as err:
-        return {"values": values, "tracker_error": _describe(err)}
+        return dict(out, tracker_error=_describe(err))
     except Exception as exc:
         traced = {"raised": type(exc).__name__, "message": str(exc)}
         root = tracer.last_trace()
-    out = {"values": values, "traced": traced, "log_traced": safe_repr(module.LOG)}
+    out = dict(out, traced=traced, log_traced=safe_repr(module.LOG))
     if root is not None:
         out["validate"] = _check(lambda: tracer.validate(root))
         if "asyncio" not in source:
@@ -128,30 +153,46 @@ def run_under_policy(source: str, name: str, keep_root) -> dict:
             # inside the traced call, as untraced; the "keep" trace holds the
             # task, so the callback runs later or never.  And its event loop's
             # state differs from run to run.)
-            out["structure"] = _guard(lambda: _structure_difference(keep_root, root))
+            out["structure"] = _guard(lambda: _difference(keep_root, root, "general" in out))
             if out["structure"]:
-                # The collector runs at other times under a policy (the trace
+                # The collector runs at other times in another run (the trace
                 # holds other objects), and with it the finalizers of cyclic
                 # garbage: a difference counts if it stays with the collector
                 # off in two fresh runs.
-                out["structure"] = _guard(lambda: _without_collector(source, name, values))
+                out["structure"] = _guard(lambda: _without_collector(source, name, make_ctx,
+                                                                     "general" in out))
     return out
 
 
-def _without_collector(source: str, name: str, values: str) -> str | None:
+def _without_collector(source: str, name: str, make_ctx, values: bool) -> str | None:
     roots = []
     gc.collect()
     gc.disable()
     try:
-        for policy in ("keep", values):
+        for ctx in (tracer.Context(), make_ctx()):
             module = load(source, name)
             try:
-                roots.append(tracer.track(module.main, *module.ARGS, ctx=tracer.Context(values=policy)))
+                roots.append(tracer.track(module.main, *module.ARGS, ctx=ctx))
             except Exception:
                 roots.append(tracer.last_trace())
     finally:
         gc.enable()
-    return _structure_difference(*roots)
+    return _difference(*roots, values)
+
+
+def _difference(keep_root, root, values: bool) -> str | None:
+    """_structure_difference, then (`values`: both traces keep the objects) where
+    the two rows' values differ in type or in repr (addresses left out)."""
+    found = _structure_difference(keep_root, root)
+    if found or not values:
+        return found
+    a, b = keep_root.trace, root.trace
+    for row in range(len(a)):
+        va, vb = a.value(row), b.value(row)
+        if type(va).__qualname__ != type(vb).__qualname__ or \
+                ADDRESS.sub("", safe_repr(va)) != ADDRESS.sub("", safe_repr(vb)):
+            return f"the value of row {row} differs from the fast paths' ({type(vb).__qualname__})"
+    return None
 
 
 def _structure_difference(keep_root, root) -> str | None:

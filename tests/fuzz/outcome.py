@@ -27,21 +27,27 @@ def classify(record: dict) -> tuple[str, str]:
         return TRACKER_ERROR, record["tracker_error"]
     if untraced != traced or record["log_untraced"] != record["log_traced"]:
         return MISMATCH, _difference(record)
-    policy = record.get("policy") or {}
-    under = f"under values={policy.get('values')!r}"
-    if policy.get("tracker_error"):
-        return TRACKER_ERROR, f"{under}: {policy['tracker_error']}"
-    if policy and (untraced != policy["traced"] or record["log_untraced"] != policy["log_traced"]):
-        return MISMATCH, _difference(dict(record, **policy)) + f" ({under})"
+    # The program traced again: under a value policy, and on the general paths.
+    again = [(run, _pass_name(run)) for run in (record.get("policy"), record.get("general")) if run]
+    for run, under in again:
+        if run.get("tracker_error"):
+            return TRACKER_ERROR, f"{under}: {run['tracker_error']}"
+        if untraced != run["traced"] or record["log_untraced"] != run["log_traced"]:
+            return MISMATCH, _difference(dict(record, **run)) + f" ({under})"
     broken = [f"{what}: {record[what]}" for what in ("validate", "printlevels", "printlevels_all", "complete",
                                                        "sources")
               if record.get(what)]
-    broken += [f"{what} {under}: {policy[what]}" for what in ("validate", "structure") if policy.get(what)]
+    broken += [f"{what} {under}: {run[what]}" for run, under in again for what in ("validate", "structure")
+               if run.get(what)]
     if broken:
         return TRACE_BROKEN, "; ".join(broken)
     if "raised" in untraced and untraced["raised"] not in INTENDED:
         return INVALID, f"untraced run raised {untraced['raised']}: {untraced['message']}"
     return OK, ""
+
+
+def _pass_name(run: dict) -> str:
+    return "on the general paths" if run.get("general") else f"under values={run.get('values')!r}"
 
 
 def _difference(record: dict) -> str:
@@ -63,7 +69,7 @@ def failure_keys(outcome: str, detail: str) -> list[str]:
     A broken trace has one class per check that failed."""
     if outcome == MISMATCH:
         what = [w for w in ("outcome", "LOG") if f"{w} untraced" in detail]
-        under = re.search(r"\(under values='\w+'\)$", detail)
+        under = re.search(r"\((under values='\w+'|on the general paths)\)$", detail)
         return [f"{outcome}: {' and '.join(what)} differ" + ("; tracker error" if "after " in detail else "")
                 + (f" {under.group(0)}" if under else "")]
     if outcome in (CRASH, HANG):
