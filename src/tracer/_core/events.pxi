@@ -488,7 +488,9 @@ cdef inline bint _own_code_planned(Recorder self, object code, CPlan *plan) exce
 cdef bint _argument_rows(Recorder self, FrameRec *fr, int32_t nparams, int32_t call_row,
                          PyObject *func) except -1:
     """A started frame's argument rows (the function, then each parameter) in one
-    block, when no value policy or growth is in the way; False if not written.
+    block, when no growth is in the way; False if not written.  Under a value
+    policy the rows are written with the objects, then given what it keeps, in
+    row order, as add_row gives it (_policy_rows).
 
     The rows the loop in _enter writes one add_row at a time (kind ARGUMENT, no
     flags, offset -1, aux = the parameter's index + 1, no refs), each column
@@ -499,7 +501,7 @@ cdef bint _argument_rows(Recorder self, FrameRec *fr, int32_t nparams, int32_t c
     cdef int32_t nrefs = t.nrefs
     cdef PyObject *v
     cdef int64_t *sl
-    if r + nparams + 2 >= t.cap or t.value_policy:
+    if r + nparams + 2 >= t.cap:
         return False
     sl = _locals(self, fr)
     memset(t.kind_ + r, K_ARGUMENT, nparams + 1)
@@ -517,6 +519,8 @@ cdef bint _argument_rows(Recorder self, FrameRec *fr, int32_t nparams, int32_t c
         t.value_[r + 1 + i] = v
         sl[i] = (<int64_t>(r + 1 + i)) << 2
     t.n = r + nparams + 1
+    if t.value_policy:
+        _policy_rows(t, r, t.n)
     return True
 
 
