@@ -9,6 +9,7 @@ instruction allocated; on 3.13 at the next eval-breaker check.  Every trace must
 pass `validate`, and the traced call must return or raise what the untraced one did.
 
     PYTHONPATH=tests .venv-3.12/bin/python -m fuzz.pressure --seed 20000 --count 400
+    PYTHONPATH=tests .venv-3.12/bin/python -m fuzz.pressure --values weak   # under a value policy
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def outcome(call) -> tuple[str, str]:
         return "raised", ADDRESS.sub("", f"{type(exc).__name__}: {exc}")
 
 
-def run_one(seed: int, threshold: int, counts: Counter, examples: dict) -> None:
+def run_one(seed: int, threshold: int, counts: Counter, examples: dict, values: str = "keep") -> None:
     source = generate(seed).source()
     untraced = load(source, str(seed))
     want = outcome(lambda: untraced.main(*untraced.ARGS))
@@ -99,7 +100,7 @@ def run_one(seed: int, threshold: int, counts: Counter, examples: dict) -> None:
 
     def traced():
         roots.append(None)
-        root = tracer.track(module.main, *module.ARGS)
+        root = tracer.track(module.main, *module.ARGS, ctx=tracer.Context(values=values))
         roots[-1] = root
         return root.value
 
@@ -127,13 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--threshold", type=int, default=7,
                     help="gen-0 collection threshold while a program runs (default 7)")
+    ap.add_argument("--values", default="keep", choices=("keep", "none", "summary", "weak"),
+                    help="the value policy the programs are traced under (default keep): "
+                         "a policy makes summaries and weak references as rows are written")
     args = ap.parse_args(argv)
     counts: Counter = Counter()
     examples: dict = {}
     for seed in range(args.seed, args.seed + args.count):
-        run_one(seed, args.threshold, counts, examples)
+        run_one(seed, args.threshold, counts, examples, args.values)
     print(f"Python {sys.version.split()[0]}, seeds {args.seed}..{args.seed + args.count - 1}, "
-          f"threshold {args.threshold}")
+          f"threshold {args.threshold}, values={args.values}")
     for key, n in sorted(counts.items()):
         print(f"  {key}: {n:,}")
     for key, (seed, text) in examples.items():
