@@ -200,6 +200,11 @@ def test_the_plain_entry_takes_all_but_a_few_calls(f, n):
     general, frames = _general_starts(f, n)
     assert frames > 100
     assert 1 <= general <= 12
+    # Twice the work adds growths (geometric), not starts per call: fib(2n) has
+    # ~160 times fib(n)'s frames (fib(12): 4 general starts, fib(24): 13).
+    twice, more_frames = _general_starts(f, 2 * n)
+    assert more_frames > frames
+    assert general <= twice <= general + (12 if f is fib else 3), (general, twice)
 
 
 def test_deep_recursion_grows_the_shadow():
@@ -328,3 +333,9 @@ def test_calls_with_branching_arguments_take_the_plain_entry(f):
     general, frames = _general_starts(f, 41)
     assert frames > 40
     assert 1 <= general <= 6, general
+    # Twice and four times the calls add a growth (of a column, the frame stack or
+    # the shadow) per doubling at most, not a general start per call (+41, +82).
+    twice, _ = _general_starts(f, 82)
+    four_times, _ = _general_starts(f, 164)
+    assert general <= twice <= general + 3 and twice <= four_times <= twice + 3, \
+        (general, twice, four_times)
