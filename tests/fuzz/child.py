@@ -100,9 +100,19 @@ def run_program(source: str, name: str) -> dict:
     return record
 
 
-def policy_of(name: str) -> str:
-    """The value policy program `name` is traced under a second time."""
-    return POLICIES[zlib.crc32(name.encode()) % len(POLICIES)]
+def policy_of(name: str) -> tuple[str, bool]:
+    """The value policy program `name` is traced under a second time, and whether
+    through the general call entry (FollowCalls) rather than the plain one."""
+    h = zlib.crc32(name.encode())
+    return POLICIES[h % len(POLICIES)], bool(h & 8)
+
+
+class FollowCalls(tracer.Context):
+    """A canrecur hook that follows every call: every frame starts on the general
+    entry, its rows on the fast paths."""
+
+    def canrecur(self, f, /, *args, **kwargs) -> bool:
+        return True
 
 
 class GeneralPaths(tracer.Context):
@@ -121,9 +131,10 @@ def run_under_policy(source: str, name: str, keep_root) -> dict:
     """Trace `main(*ARGS)` again, in a fresh copy of the module, under policy_of(name):
     its outcome and LOG (compared with the untraced run's by classify), and where its
     trace's structure differs from the "keep" trace `keep_root`'s (None if it does not)."""
-    values = policy_of(name)
-    return _run_again(source, name, keep_root, lambda: tracer.Context(values=values),
-                      {"values": values})
+    values, follow = policy_of(name)
+    kind = FollowCalls if follow else tracer.Context
+    return _run_again(source, name, keep_root, lambda: kind(values=values),
+                      {"values": values, "follow": follow})
 
 
 def run_on_general_paths(source: str, name: str, keep_root) -> dict:

@@ -47,7 +47,9 @@ def classify(record: dict) -> tuple[str, str]:
 
 
 def _pass_name(run: dict) -> str:
-    return "on the general paths" if run.get("general") else f"under values={run.get('values')!r}"
+    if run.get("general"):
+        return "on the general paths"
+    return f"under values={run.get('values')!r}" + (" through canrecur" if run.get("follow") else "")
 
 
 def _difference(record: dict) -> str:
@@ -69,7 +71,7 @@ def failure_keys(outcome: str, detail: str) -> list[str]:
     A broken trace has one class per check that failed."""
     if outcome == MISMATCH:
         what = [w for w in ("outcome", "LOG") if f"{w} untraced" in detail]
-        under = re.search(r"\((under values='\w+'|on the general paths)\)$", detail)
+        under = re.search(r"\((under values='\w+'( through canrecur)?|on the general paths)\)$", detail)
         return [f"{outcome}: {' and '.join(what)} differ" + ("; tracker error" if "after " in detail else "")
                 + (f" {under.group(0)}" if under else "")]
     if outcome in (CRASH, HANG):
