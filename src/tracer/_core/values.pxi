@@ -18,6 +18,10 @@ cdef extern from "Python.h":
     bint PyExceptionInstance_Check(PyObject *)
     bint PyObject_TypeCheck(PyObject *, PyTypeObject *)
     Py_ssize_t PyTuple_GET_SIZE(PyObject *)
+    Py_ssize_t PyDict_GET_SIZE(PyObject *)
+    Py_ssize_t PySet_GET_SIZE(PyObject *)
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject *)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject *)
     object PyWeakref_NewRef(object ob, object callback)
     PyObject *PyCFunction_GET_SELF(PyObject *)
     PyTypeObject PyWrapperDescr_Type
@@ -32,6 +36,9 @@ cdef extern from "Python.h":
     PyTypeObject PySet_Type
     PyTypeObject PyFrozenSet_Type
     PyTypeObject PyByteArray_Type
+    PyTypeObject PyGen_Type
+    PyTypeObject PyCoro_Type
+    PyTypeObject PyAsyncGen_Type
 
 cdef extern from *:
     """
@@ -320,7 +327,7 @@ cdef ValueSummary _summarise(PyObject *v):
     cdef ValueSummary s
     # Type checks in C: isinstance() would read a non-instance's __class__, which
     # a program's class may define as a property.
-    if _NDARRAY and PyObject_TypeCheck(v, <PyTypeObject *>_NDARRAY):
+    if _NDARRAY is not None and PyObject_TypeCheck(v, <PyTypeObject *>_NDARRAY):
         # The array's own C getters: no Python code of the program runs.
         s = ValueSummary.__new__(ValueSummary)
         s.type = <object>tp
@@ -371,10 +378,22 @@ cdef PyObject *_summary_slots[SUMMARY_SLOTS]
 cdef Py_ssize_t _summary_filled = 0
 
 
+cdef inline size_t _summary_slot(PyTypeObject *tp, Py_ssize_t n) noexcept:
+    cdef uint64_t h = ((<uint64_t><size_t>tp) >> 4) ^ (<uint64_t>(n + 1) * <uint64_t>0x9E3779B9)
+    return <size_t>((h * <uint64_t>0x9E3779B97F4A7C15) >> 54)   # 10 bits: 1024 slots
+
+
+cdef inline PyObject *_summary_cached(PyTypeObject *tp, Py_ssize_t n) noexcept:
+    # The shared summary of (tp, n) if the cache holds it (borrowed), else NULL.
+    cdef PyObject *s = _summary_slots[_summary_slot(tp, n)]
+    if s != NULL and <PyTypeObject *>(<ValueSummary>s).type == tp and (<ValueSummary>s).n == n:
+        return s
+    return NULL
+
+
 cdef ValueSummary _shared_summary(PyTypeObject *tp, Py_ssize_t n):
     global _summary_filled
-    cdef uint64_t h = ((<uint64_t><size_t>tp) >> 4) ^ (<uint64_t>(n + 1) * <uint64_t>0x9E3779B9)
-    cdef size_t i = <size_t>((h * <uint64_t>0x9E3779B97F4A7C15) >> 54)   # 10 bits: 1024 slots
+    cdef size_t i = _summary_slot(tp, n)
     cdef PyObject *old = _summary_slots[i]
     cdef ValueSummary s
     if old != NULL:
@@ -485,7 +504,55 @@ cdef inline PyObject *_policy_value(int policy, PyObject *v) noexcept:
     return _policy_value_slow(policy, v)
 
 
+# _policy_value_slow calls the rest (_policy_value_made) through this pointer:
+# inlined (gcc inlines a static function called once), its try's frame and
+# registers were set up on every call, for the plain data too (json under
+# "summary": ~100 instructions a call).  (Set once, after it; gcc cannot see
+# through it.)
+ctypedef PyObject *(*_policy_fn)(int, PyObject *) noexcept
+cdef _policy_fn _policy_value_made_out
+
+
 cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
+    # The program's plain data first (str, bytes, list, dict, tuple, set, a
+    # generator or coroutine: what most rows that reach here hold), decided from its
+    # exact type, without the checks of _policy_value_made (each PyObject_TypeCheck
+    # of a value that is no instance, a module's or an array's, is a call) and
+    # outside its try (which reads the thread state): the same answers, for a
+    # shared summary when the cache holds it already.
+    cdef PyTypeObject *tp = Py_TYPE(v)
+    cdef PyObject *kept = NULL
+    cdef Py_ssize_t n = -1        # a shared summary's length (-1: none)
+    cdef bint shared = True       # a shared summary under "summary" and "weak"
+    if tp == &PyUnicode_Type or tp == &PyBytes_Type:
+        shared = False
+        if policy == VP_NONE:
+            kept = <PyObject *>_NOT_KEPT
+        elif policy == VP_WEAK or (PyUnicode_GET_LENGTH(v) if tp == &PyUnicode_Type
+                                   else PyBytes_GET_SIZE(v)) <= SHORT_TEXT:
+            kept = v
+    elif tp == &PyList_Type:
+        n = PyList_GET_SIZE(<object>v)
+    elif tp == &PyDict_Type:
+        n = PyDict_GET_SIZE(v)
+    elif tp == &PyTuple_Type and policy != VP_WEAK:
+        n = PyTuple_GET_SIZE(v)   # ("weak" keeps a tuple of immutables)
+    elif tp == &PySet_Type and policy != VP_WEAK:
+        n = PySet_GET_SIZE(v)     # ("weak" refers to a set weakly)
+    elif (tp == &PyGen_Type or tp == &PyCoro_Type or tp == &PyAsyncGen_Type) \
+            and policy != VP_WEAK:
+        pass                      # (its type alone; "weak" refers to it weakly)
+    else:
+        shared = False
+    if shared:
+        kept = <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
+    if kept != NULL:
+        Py_INCREF(<object>kept)
+        return kept
+    return _policy_value_made_out(policy, v)
+
+
+cdef PyObject *_policy_value_made(int policy, PyObject *v) noexcept:
     cdef object kept
     try:
         if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE or _is_code(v):
@@ -519,6 +586,9 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
     Py_INCREF(kept)
     return <PyObject *>kept
 
+
+
+_policy_value_made_out = _policy_value_made
 
 cdef inline size_t _summary_key(PyObject *v) noexcept:
     # The address a CallFilter matches for a callee the policy summarised.
