@@ -108,9 +108,12 @@ def _apply_bound(rule, position: np.ndarray, nin: np.ndarray) -> np.ndarray:
     """_apply for a bound method called (the callee, input 0, is the method): its
     first parameter is bound from the callee, the others as if its function had
     been called without it."""
-    if rule is None or not rule[1]:
+    if rule is None:
         return _apply(rule, position, nin)
     kwnames, params = rule
+    if not params or params[0][0] != "pos":
+        # (the instance went to *args, or nowhere: which input is which is not known)
+        return _apply_unknown(rule, position, nin)
     # (the instance's parameter lands on position 0 here, which _apply binds to
     # the callee; the function's own row, -1 here, is set back to the callee)
     out = _apply((kwnames, params[1:]), position - 1, nin)
