@@ -18,6 +18,7 @@ from tracer import _core
 from tracer.context import Context, with_values
 from tracer.views import ReturnNode
 from helpers import assert_same_structure
+from test_query import uses_keywords
 from tracer.views.queries import reach
 
 POLICIES = ["none", "summary", "weak"]
@@ -320,14 +321,6 @@ def uses_methods(a, b):
     m = d.plus
     return (m(a) + d.plus(b, 2) + Scaled.plus(d, a) + m(y=b, w=a) + m(a, b)
             + uses_keywords(a, b))
-
-
-def keywords(a, b, *rest, scale=1.0, **extra):
-    return (a - b) * scale + sum(rest)
-
-
-def uses_keywords(x, y):
-    return keywords(b=y, a=x, scale=2.0) + keywords(x, y, x, y)
 
 
 @pytest.mark.parametrize("policy", POLICIES)

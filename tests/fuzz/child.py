@@ -27,9 +27,10 @@ from tracer._core import FLAGS, NodeKind
 from tracer.views import UNKNOWN
 from tracer.views.nodes import node_at
 
-# Each program is traced a second time under one value policy but "keep", chosen
-# by its id (a replay runs the same one): the program must behave as untraced, and
-# its trace must have the structure of the "keep" trace, value for value aside.
+# Each program is traced again under one value policy but "keep", chosen by its id
+# (a replay runs the same one), and on the general paths: the program must behave
+# as untraced, and its trace must have the structure of the "keep" trace (and, on
+# the general paths, its values too).
 POLICIES = ("none", "summary", "weak")
 STRUCTURE = ("kind", "flags", "parent", "offset", "aux", "code", "ref_start", "refs")
 KIND_NESTED = int(NodeKind.K_NESTED)
@@ -115,13 +116,10 @@ class FollowCalls(tracer.Context):
         return True
 
 
-class GeneralPaths(tracer.Context):
-    """A canrecur hook that follows every call and a node hook on returns: every
-    call, resume, yield and row takes the recorder's general paths, the reference
-    its fast paths are compared with."""
-
-    def canrecur(self, f, /, *args, **kwargs) -> bool:
-        return True
+class GeneralPaths(FollowCalls):
+    """FollowCalls and a node hook on returns: every call, resume, yield and row
+    takes the recorder's general paths, the reference its fast paths are compared
+    with."""
 
     def trackedreturn(self, node) -> None:
         pass
@@ -175,7 +173,7 @@ def _run_again(source: str, name: str, keep_root, make_ctx, out: dict) -> dict:
     return out
 
 
-def _without_collector(source: str, name: str, make_ctx, values: bool) -> str | None:
+def _without_collector(source: str, name: str, make_ctx, with_values: bool) -> str | None:
     roots = []
     gc.collect()
     gc.disable()
@@ -188,14 +186,14 @@ def _without_collector(source: str, name: str, make_ctx, values: bool) -> str | 
                 roots.append(tracer.last_trace())
     finally:
         gc.enable()
-    return _difference(*roots, values)
+    return _difference(*roots, with_values)
 
 
-def _difference(keep_root, root, values: bool) -> str | None:
-    """_structure_difference, then (`values`: both traces keep the objects) where
+def _difference(keep_root, root, with_values: bool) -> str | None:
+    """_structure_difference, then (`with_values`: both traces keep the objects) where
     the two rows' values differ in type or in repr (addresses left out)."""
     found = _structure_difference(keep_root, root)
-    if found or not values:
+    if found or not with_values:
         return found
     a, b = keep_root.trace, root.trace
     for row in range(len(a)):

@@ -422,6 +422,14 @@ cdef class Trace:
             return (<WeakValue>v).get()
         return <object>v
 
+    cdef object _ref_value(self, int32_t ref):
+        # The value a ref names, a row's or a pool entry's, read as value() reads a
+        # row's (a weakly kept one: the object while alive, else its summary).
+        if ref >= 0:
+            return self.value(ref)
+        v = self.pool[-ref - 1]
+        return (<WeakValue>v).get() if type(v) is WeakValue else v
+
     cpdef int end(self, int32_t row) except -1:
         """One past the last row of the subtree under `row` (so far, if still open)."""
         self._check(row)

@@ -10,8 +10,6 @@ cdef bint _is_callee(Recorder self, int32_t row, PyObject *func) except -1:
         return False
     if callee is <object>func:
         return True
-    if type(callee) is WeakValue:
-        callee = (<WeakValue>callee).get()   # (a weakly kept pool entry)
     if type(callee) is ValueSummary:
         # What a value policy keeps of a bound method: its function (code, kept
         # under every policy), not its instance.
@@ -203,11 +201,9 @@ cdef object _callee(Recorder self, int32_t row):
     """The value of a call row's first input (its callee), or None."""
     cdef Trace t = self.trace
     cdef int32_t first = t.ref_start_[row]
-    cdef int32_t ref
     if first == t.ref_start_[row + 1]:
         return None
-    ref = t.refs_[first]
-    return t.value(ref) if ref >= 0 else t.pool[-ref - 1]
+    return t._ref_value(t.refs_[first])
 
 
 cdef int32_t *_open_rec(Recorder self, FrameRec *fr) noexcept:
@@ -228,16 +224,12 @@ cdef tuple _call_parts(Recorder self, int32_t row, CPlan *plan, int32_t *r, void
     (already consumed by CPython) the arguments are read off its parameters.
     """
     cdef Trace t = self.trace
-    cdef int32_t i, ref, k
+    cdef int32_t i, k
     cdef list values = []
     cdef PyObject *func
     for i in range(t.ref_start_[row], t.ref_start_[row + 1]):
-        ref = t.refs_[i]
-        values.append(t.value(ref) if ref >= 0 else t.pool[-ref - 1])
+        values.append(t._ref_value(t.refs_[i]))
     if t.value_policy and r != NULL:
-        # A weakly kept value read as Trace.value reads a row's: the object
-        # while it is alive, else its summary (a pool entry is stored as kept).
-        values = [(<WeakValue>v).get() if type(v) is WeakValue else v for v in values]
         if _stand_ins(values):
             # The rows hold what the policy keeps, not the arguments: a hook
             # gets the call as its body's parameters show it (the arguments
@@ -251,7 +243,7 @@ cdef tuple _call_parts(Recorder self, int32_t row, CPlan *plan, int32_t *r, void
                     # and where the policy kept a summary of the method, the
                     # hook gets one bound to the same instance and function
                     # (equal to the program's, which the trace does not hold).
-                    if type(callee) is ValueSummary or callee is NOT_KEPT:
+                    if type(callee) is ValueSummary:
                         callee = PyMethod_New(<object>func, args[0])
                     args = args[1:]
                 return (callee, args, kwargs)

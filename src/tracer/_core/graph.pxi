@@ -387,17 +387,14 @@ def callee_kinds(Trace t, calls):
     out = np.zeros(rows.shape[0], dtype=np.int8)
     cdef int8_t[::1] kinds = out
     cdef Py_ssize_t i
-    cdef int32_t call, ref
+    cdef int32_t call
     cdef object v
     for i in range(rows.shape[0]):
         call = rows[i]
         if call < 0 or call >= t.n or t.ref_start_[call] == t.ref_start_[call + 1]:
             kinds[i] = 2
             continue
-        ref = t.refs_[t.ref_start_[call]]
-        v = t.value(ref) if ref >= 0 else t.pool[-ref - 1]
-        if type(v) is WeakValue:
-            v = (<WeakValue>v).get()
+        v = t._ref_value(t.refs_[t.ref_start_[call]])
         if PyMethod_Check(<PyObject *>v):
             kinds[i] = 1
         elif type(v) is ValueSummary:

@@ -587,8 +587,8 @@ cdef PyObject *_policy_value_made(int policy, PyObject *v) noexcept:
     return <PyObject *>kept
 
 
-
 _policy_value_made_out = _policy_value_made
+
 
 cdef inline size_t _summary_key(PyObject *v) noexcept:
     # The address a CallFilter matches for a callee the policy summarised.
