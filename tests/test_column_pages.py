@@ -135,13 +135,24 @@ def test_a_freed_big_trace_is_kept_lazily_and_reused(limits):
     for name in ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs"):
         assert np.array_equal(expected[name], again[name]), name
     drop(held)
-    # A small trace takes the lazy set, and gives it back when it finishes.
-    kept = spare_columns_bytes()
-    small = tracer.track(loop, 10)
-    tracer.validate(small)
-    assert small.value == loop(10)
-    assert spare_columns_bytes() == kept
-    del small
+    # A small trace takes the lazy set and cuts it to its own size when it
+    # finishes, in place: the mappings stay (no column is made afresh), and a big
+    # trace recorded into them once the small one is freed grows back within them.
+    mappings = column_memory()
+    small = [tracer.track(loop, 10)]
+    tracer.validate(small[0])
+    assert small[0].value == loop(10)
+    assert spare_columns_bytes() == 0
+    assert small[0].trace.capacity == (1024, 2048)
+    assert column_memory() == mappings
+    drop(small)
+    held = [tracer.track(loop, N)]
+    assert column_memory() == mappings
+    tracer.validate(held[0])
+    again = columns_of(held[0])
+    for name in ("kind", "flags", "parent", "offset", "aux", "ref_start", "refs"):
+        assert np.array_equal(expected[name], again[name]), name
+    drop(held)
 
 
 @linux

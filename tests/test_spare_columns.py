@@ -4,7 +4,7 @@ A traced program pays a page fault for every 4 KiB of fresh trace memory; keepin
 the columns of the last freed trace (up to `tracer.views.spare_columns_limit()` bytes)
 lets repeated tracing reuse memory it has already touched.  These tests check that
 a trace recorded into reused columns is exactly the trace recorded into fresh
-ones, that a small trace does not keep a big trace's columns, and the limit.
+ones, that a small trace cuts a big trace's columns to its own size, and the limit.
 
 Every trace made here is validated.
 """
@@ -105,17 +105,42 @@ def test_a_trace_growing_past_reused_columns(limit):
     assert len(held[0].trace) > spare // 30
 
 
-def test_a_small_trace_gives_big_spare_columns_back(limit):
+def test_a_small_trace_cuts_big_spare_columns_to_its_size(limit):
     held = [record(loop, 20000)]
+    big_rows, big_refs = held[0].trace.capacity
     drop(held)
-    big = tracer.views.spare_columns_bytes()
     small = record(nothing)
-    # It was recorded in the big columns, then moved into columns of its own size
-    # when it finished, and the big ones are spare again.
-    assert tracer.views.spare_columns_bytes() == big
+    # It was recorded in the big columns, and cut them, in place, to the capacity
+    # its own growth would have reached (nothing copied): it holds them now.
+    assert tracer.views.spare_columns_bytes() == 0
+    assert small.trace.capacity == (1024, 2048)
+    assert big_rows > 4 * 1024 and big_refs > 4 * 2048
     assert small.value is None
-    assert small.trace.nbytes < 1000
     tracer.validate(small)
+    # Freed, the cut columns are the spare set: a trace that then grows past them
+    # (into the big mappings' lazily freed pages, or heap columns grown again) is
+    # the trace recorded into fresh columns.
+    tracer.views.spare_columns_limit(0)
+    fresh = [record(loop, 20000)]
+    expected = snapshot(fresh[0])
+    drop(fresh)
+    tracer.views.spare_columns_limit(64 << 20)
+    small = [small]
+    drop(small)
+    assert 0 < tracer.views.spare_columns_bytes() < 1024 * 64
+    held = [record(loop, 20000)]
+    assert snapshot(held[0]) == expected
+
+
+def test_a_trace_that_fills_a_quarter_keeps_its_columns(limit):
+    held = [record(loop, 20000)]
+    rows, refs = held[0].trace.capacity
+    drop(held)
+    # Half the rows of the trace before: its row columns are not cut.  (Its refs
+    # are: the refs column grew fourfold past what the bigger trace needed.)
+    held = [record(loop, 10000)]
+    assert held[0].trace.capacity[0] == rows
+    assert held[0].trace.num_refs * 4 >= held[0].trace.capacity[1]
 
 
 def test_traces_alive_together_do_not_share_columns(limit):

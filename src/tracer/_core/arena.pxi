@@ -476,6 +476,13 @@ cdef class Trace:
                 + len(self.pool) * sizeof(PyObject *))
 
     @property
+    def capacity(self):
+        """`(rows, refs)`: how many rows and refs the columns have room for now
+        (grown as the trace grows; a small trace that took a big trace's spare
+        columns is cut to its own size when it finishes)."""
+        return self.cap, self.refcap
+
+    @property
     def num_refs(self):
         """Number of entries in the refs column."""
         return self.nrefs

@@ -33,6 +33,7 @@ cdef extern from *:
     #    define _GNU_SOURCE
     #  endif
     #  include <sys/mman.h>
+    #  include <unistd.h>
     #  if defined(MREMAP_MAYMOVE) && defined(MREMAP_FIXED)
     #    define TRACER_MAPPED_COLUMNS 1
     #  endif
@@ -170,6 +171,31 @@ cdef extern from *:
     #endif
     }
 
+    /* The column `p` of `was` bytes cut to its first `keep` bytes (keep <= was), in
+       place, nothing copied: a heap column is shrunk by realloc (glibc splits the
+       block, or shrinks its own mapping); a mapped column keeps its mapping, and its
+       pages from `keep` (rounded up to a page) to `was` are given back to the kernel
+       lazily (MADV_FREE: a later write into them costs no fault while the kernel
+       has not taken them).  Returns the column (p, or where realloc moved it). */
+    static void *tracer_column_trim(void *p, size_t keep, size_t was) {
+    #ifdef TRACER_MAPPED_COLUMNS
+        if (tracer_find_map(p) != NULL) {
+    #  ifdef MADV_FREE
+            size_t page = (size_t)sysconf(_SC_PAGESIZE), from = (keep + page - 1) & ~(page - 1);
+            if (from < was) (void)madvise((char *)p + from, was - from, MADV_FREE);
+    #  else
+            (void)keep; (void)was;
+    #  endif
+            return p;
+        }
+    #endif
+        (void)was;
+        {
+            void *q = realloc(p, keep ? keep : 1);
+            return q != NULL ? q : p;   /* a failed shrink leaves the column as it was */
+        }
+    }
+
     /* Whether `p` is one of the mapped columns. */
     static int tracer_column_is_mapped(void *p) {
     #ifdef TRACER_MAPPED_COLUMNS
@@ -199,6 +225,7 @@ cdef extern from *:
     void *_column_grow "tracer_column_grow"(void *p, size_t was, size_t size) noexcept
     void _column_free "tracer_column_free"(void *p) noexcept
     int _column_lazy_free "tracer_column_lazy_free"(void *p) noexcept
+    void *_column_trim "tracer_column_trim"(void *p, size_t keep, size_t was) noexcept
     bint _column_is_mapped "tracer_column_is_mapped"(void *p) noexcept
     size_t _column_mapped_bytes "tracer_column_mapped_bytes"() noexcept
     size_t _column_mappings "tracer_column_mappings"() noexcept
