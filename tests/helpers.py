@@ -150,3 +150,16 @@ def run_forking_program(source, timeout):
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", source],
                           capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def lazy_free_bytes():
+    """The process's lazily freed memory (LazyFree of /proc/self/smaps_rollup), or
+    None where the kernel does not say."""
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("LazyFree:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None

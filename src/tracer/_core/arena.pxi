@@ -95,6 +95,8 @@ cdef class Trace:
     # room zeroed ahead of a run; _swap_columns resets it, spare columns hold
     # the rows of the trace before).
     cdef int32_t zcap
+    # Rows (refs) below which the columns' pages may be resident (spare.pxi).
+    cdef int32_t hw, refhw
     cdef uint8_t *kind_
     cdef uint8_t *flags_
     cdef int32_t *parent_
@@ -478,8 +480,8 @@ cdef class Trace:
     @property
     def capacity(self):
         """`(rows, refs)`: how many rows and refs the columns have room for now
-        (grown as the trace grows; a small trace that took a big trace's spare
-        columns is cut to its own size when it finishes)."""
+        (grown as the trace grows; a trace that took a bigger trace's spare
+        columns keeps them, their pages past its rows given back to the kernel)."""
         return self.cap, self.refcap
 
     @property

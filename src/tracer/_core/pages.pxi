@@ -156,48 +156,41 @@ cdef extern from *:
         free(p);
     }
 
-    /* The pages of the mapping `p` (a column) from byte `from` (rounded up to a
-       page) up to byte `to` (or its end) given back to the kernel lazily: it takes them only when it
-       needs memory, and until then a write reuses them without a fault or zeroing
-       (MADV_FREE; though not for free: the first write to each such page costs the
-       processor a page-table update, ~0.25 us a page on the development machine).
-       Returns 1 when `p` is a mapping so advised, 0 when it is not a mapping (a
-       heap column: kept as it is), -1 when the kernel refused (no MADV_FREE
-       before Linux 4.5). */
+    /* The whole pages of a column's bytes [from, to) given back to the kernel
+       lazily: it takes them only when it needs memory, and until then a write
+       reuses them without a fault or zeroing (MADV_FREE; though not for free: the
+       first write to each such page costs the processor a page-table update,
+       ~0.25 us a page on the development machine).  `p` is a mapped column or a
+       heap one (malloc's block: only pages wholly inside the bytes are advised, and
+       what malloc keeps in a block's first bytes is outside them); `to` is at most
+       the column's size.  Returns 1 when advised, -1 when the kernel refused (no
+       MADV_FREE before Linux 4.5), 0 where there is no MADV_FREE. */
+    static int tracer_column_release(void *p, size_t from, size_t to) {
+    #if defined(__linux__) && defined(MADV_FREE)
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t lo = ((uintptr_t)p + from + page - 1) & ~(page - 1);
+        uintptr_t hi = ((uintptr_t)p + to) & ~(page - 1);
+        if (p == NULL || hi <= lo) return 1;
+        return madvise((void *)lo, hi - lo, MADV_FREE) == 0 ? 1 : -1;
+    #else
+        (void)p; (void)from; (void)to;
+        return 0;
+    #endif
+    }
+
+    /* The same for a mapped column only, `to` clipped to its mapping: 1 when `p`
+       is a mapping so advised, 0 when it is not a mapping (a heap column: kept as
+       it is), -1 when the kernel refused. */
     static int tracer_column_lazy_free(void *p, size_t from, size_t to) {
-    #if defined(TRACER_MAPPED_COLUMNS) && defined(MADV_FREE)
+    #ifdef TRACER_MAPPED_COLUMNS
         tracer_mapping *m = tracer_find_map(p);
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
         if (m == NULL) return 0;
-        from = (from + page - 1) & ~(page - 1);
         if (to > m->len) to = m->len;
-        if (from >= to) return 1;
-        return madvise((char *)m->p + from, to - from, MADV_FREE) == 0 ? 1 : -1;
+        return tracer_column_release(p, from, to) == 1 ? 1 : -1;
     #else
         (void)from; (void)to;
         return p == NULL ? 0 : -1;
     #endif
-    }
-
-    /* The column `p` of `was` bytes cut to its first `keep` bytes (keep <= was), in
-       place, nothing copied: a heap column is shrunk by realloc (glibc splits the
-       block, or shrinks its own mapping); a mapped column keeps its mapping, and its
-       pages from `keep` (rounded up to a page) to `was` are given back to the kernel
-       lazily (MADV_FREE: a later write into them costs no fault while the kernel
-       has not taken them).  Returns the column (p, or where realloc moved it). */
-    static void *tracer_column_trim(void *p, size_t keep, size_t was) {
-    #ifdef TRACER_MAPPED_COLUMNS
-        if (tracer_find_map(p) != NULL) {
-            /* (Pages past `was` are untouched, or given back already.) */
-            (void)tracer_column_lazy_free(p, keep, was);
-            return p;
-        }
-    #endif
-        (void)was;
-        {
-            void *q = realloc(p, keep ? keep : 1);
-            return q != NULL ? q : p;   /* a failed shrink leaves the column as it was */
-        }
     }
 
     /* Whether `p` is one of the mapped columns. */
@@ -229,7 +222,7 @@ cdef extern from *:
     void *_column_grow "tracer_column_grow"(void *p, size_t was, size_t size) noexcept
     void _column_free "tracer_column_free"(void *p) noexcept
     int _column_lazy_free "tracer_column_lazy_free"(void *p, size_t start, size_t stop) noexcept
-    void *_column_trim "tracer_column_trim"(void *p, size_t keep, size_t was) noexcept
+    int _column_release "tracer_column_release"(void *p, size_t start, size_t stop) noexcept
     bint _column_is_mapped "tracer_column_is_mapped"(void *p) noexcept
     size_t _column_mapped_bytes "tracer_column_mapped_bytes"() noexcept
     size_t _column_mappings "tracer_column_mappings"() noexcept

@@ -18,6 +18,9 @@
 
 ctypedef struct Columns:
     int32_t cap, refcap
+    # Rows (refs) below which pages may be resident: what the traces that had the
+    # columns wrote, since their pages were last given back (_release_unused).
+    int32_t hw, refhw
     uint8_t *kind_
     uint8_t *flags_
     int32_t *parent_
@@ -50,11 +53,11 @@ cdef void _free_columns(Columns *c) noexcept:
 cdef void _swap_columns(Columns *c, Trace t) noexcept:
     # Exchange the buffers of `c` and `t`.
     cdef Columns tmp
-    tmp.cap = t.cap; tmp.refcap = t.refcap
+    tmp.cap = t.cap; tmp.refcap = t.refcap; tmp.hw = t.hw; tmp.refhw = t.refhw
     tmp.kind_ = t.kind_; tmp.flags_ = t.flags_; tmp.parent_ = t.parent_
     tmp.offset_ = t.offset_; tmp.aux_ = t.aux_
     tmp.ref_start_ = t.ref_start_; tmp.value_ = t.value_; tmp.refs_ = t.refs_
-    t.cap = c.cap; t.refcap = c.refcap
+    t.cap = c.cap; t.refcap = c.refcap; t.hw = c.hw; t.refhw = c.refhw
     t.kind_ = c.kind_; t.flags_ = c.flags_; t.parent_ = c.parent_
     t.offset_ = c.offset_; t.aux_ = c.aux_
     t.ref_start_ = c.ref_start_; t.value_ = c.value_; t.refs_ = c.refs_
@@ -76,26 +79,32 @@ cdef int _lazy_free_columns(Columns *c) noexcept:
     # is of the whole set, so a set just over the limit keeps nearly all of it, and
     # the next trace of its size writes into resident pages (rewriting a lazily
     # freed page costs ~0.25 us: fib's 71 MB set, all lazy, made its next run 10 %
-    # slower).  0 when done, -1 when the kernel refused (then the set is not worth
-    # keeping).
+    # slower).  Only pages written since they were last given back are advised
+    # (heap columns, under 4 MiB each, are not: they stay resident).
+    # 0 when done, -1 when the kernel refused (then the set is not worth keeping).
     cdef Py_ssize_t size = _columns_bytes(c.cap, c.refcap)
     cdef int64_t rows = (<int64_t>c.cap * SPARE_LIMIT) // size if size > SPARE_LIMIT else c.cap
     cdef int64_t refs = (<int64_t>c.refcap * SPARE_LIMIT) // size if size > SPARE_LIMIT else c.refcap
-    cdef void *cols[8]
-    cdef size_t item[8]
+    cdef int64_t hw = c.hw, refhw = c.refhw
+    cdef void *cols[6]
+    cdef size_t item[6]
     cols[0] = c.kind_; cols[1] = c.flags_; cols[2] = c.parent_; cols[3] = c.offset_
     cols[4] = c.aux_; cols[5] = c.value_
     item[0] = sizeof(uint8_t); item[1] = sizeof(uint8_t); item[2] = sizeof(int32_t)
     item[3] = sizeof(int32_t); item[4] = sizeof(int32_t); item[5] = sizeof(PyObject *)
     cdef int i
-    for i in range(6):
-        if _column_lazy_free(cols[i], rows * item[i], c.cap * item[i]) < 0:
+    if hw > rows:
+        for i in range(6):
+            if _column_lazy_free(cols[i], rows * item[i], hw * item[i]) < 0:
+                return -1
+        if _column_lazy_free(c.ref_start_, (rows + 1) * sizeof(int32_t),
+                             (hw + 1) * sizeof(int32_t)) < 0:
             return -1
-    if _column_lazy_free(c.ref_start_, (rows + 1) * sizeof(int32_t),
-                         (c.cap + 1) * sizeof(int32_t)) < 0:
-        return -1
-    if _column_lazy_free(c.refs_, refs * sizeof(int32_t), c.refcap * sizeof(int32_t)) < 0:
-        return -1
+        c.hw = <int32_t>rows
+    if refhw > refs:
+        if _column_lazy_free(c.refs_, refs * sizeof(int32_t), refhw * sizeof(int32_t)) < 0:
+            return -1
+        c.refhw = <int32_t>refs
     return 0
 
 
@@ -111,6 +120,7 @@ cdef void _give_spare(Trace t) noexcept:
     global SPARE, SPARE_LAZY
     cdef Columns mine
     memset(&mine, 0, sizeof(Columns))
+    _note_written(t)
     _swap_columns(&mine, t)
     cdef Py_ssize_t size = _columns_bytes(mine.cap, mine.refcap)
     if size <= _columns_bytes(SPARE.cap, SPARE.refcap):
@@ -128,52 +138,63 @@ cdef void _give_spare(Trace t) noexcept:
         _free_columns(&mine)
 
 
-cdef inline int32_t _grown_cap(int32_t first, int32_t need, int32_t x4_below) noexcept:
-    # The capacity a trace's own growth reaches for `need` items (Trace._grow_rows).
-    cdef int32_t cap = first
-    while cap < need:
-        cap *= 4 if cap < x4_below else 2
-    return cap
+cdef Py_ssize_t RELEASE_MIN_BYTES = 1 << 20
+
+
+cdef inline void _note_written(Trace t) noexcept:
+    # Fold what `t` wrote (its rows, the rows zeroed ahead, its refs) into the
+    # columns' high-water marks.
+    if t.n > t.hw:
+        t.hw = t.n
+    if t.zcap > t.hw:
+        t.hw = t.zcap
+    if t.nrefs > t.refhw:
+        t.refhw = t.nrefs
 
 
 cdef int _fit_borrowed(Trace t) except -1:
-    """A finished trace that fills under a quarter of its columns (a small trace that
-    took the spare of a big one) gives back the rest, in place: each column is cut to
-    the capacity the trace's own growth would have reached (a heap column shrunk by
-    realloc, a mapped one's pages past it given back lazily, MADV_FREE), so a
-    long-lived small trace does not hold a big one's memory.
+    """A finished trace whose rows are under a quarter of what its columns hold
+    resident (one that took the spare columns of a bigger trace) gives the pages
+    past its rows and refs back to the kernel lazily (MADV_FREE), in place: nothing
+    is copied and no fresh page is touched, and a long-lived small trace does not
+    keep a big one's memory resident.  It keeps the columns, which go back to the
+    spare slot when it is freed, so the next trace of any size up to theirs writes
+    into pages already there.
 
-    Nothing is copied and no fresh page is touched: moving the rows into new columns
-    (the rule before) faulted in a small trace's worth of fresh memory every time, and
-    a benchmark that traced geom (7·10^5 rows) after fib (2·10^6) paid that on every
-    run: 34-36 ms where it took 24 ms when nothing bigger had run before it.  When
-    the trace is freed its columns, mappings whole, are the spare set as any other."""
-    cdef int32_t cap, refcap
+    (The rule before moved such a trace into right-sized columns and returned the
+    big ones at once: every run then faulted in the small trace's worth of fresh
+    memory, and a benchmark that traced geom (7·10^5 rows) after fib (2·10^6) took
+    34-36 ms a run where it took 24 ms when nothing bigger had run before it.)"""
     if t.external or t.exports:
         return 0
-    # Columns past their first capacity and under a quarter full are cut.
-    if not ((4 * <int64_t>t.n < t.cap and t.cap > FIRST_ROWS)
-            or (4 * <int64_t>t.nrefs < t.refcap and t.refcap > FIRST_REFS)):
-        return 0
-    cap = _grown_cap(FIRST_ROWS, t.n + 1, GROW_X4_ROWS)
-    refcap = _grown_cap(FIRST_REFS, t.nrefs, GROW_X4_REFS)
-    if cap < t.cap:
-        t.kind_ = <uint8_t *>_column_trim(t.kind_, cap * sizeof(uint8_t), t.cap * sizeof(uint8_t))
-        t.flags_ = <uint8_t *>_column_trim(t.flags_, cap * sizeof(uint8_t), t.cap * sizeof(uint8_t))
-        t.parent_ = <int32_t *>_column_trim(t.parent_, cap * sizeof(int32_t), t.cap * sizeof(int32_t))
-        t.offset_ = <int32_t *>_column_trim(t.offset_, cap * sizeof(int32_t), t.cap * sizeof(int32_t))
-        t.aux_ = <int32_t *>_column_trim(t.aux_, cap * sizeof(int32_t), t.cap * sizeof(int32_t))
-        t.ref_start_ = <int32_t *>_column_trim(t.ref_start_, (cap + 1) * sizeof(int32_t),
-                                               (t.cap + 1) * sizeof(int32_t))
-        t.value_ = <PyObject **>_column_trim(t.value_, cap * sizeof(PyObject *),
-                                             t.cap * sizeof(PyObject *))
-        t.cap = cap
-        if t.zcap > cap:
-            t.zcap = cap
-    if refcap < t.refcap:
-        t.refs_ = <int32_t *>_column_trim(t.refs_, refcap * sizeof(int32_t), t.refcap * sizeof(int32_t))
-        t.refcap = refcap
+    _note_written(t)
+    # (Worth the system calls only for a MiB or more: not for the rows a small
+    # trace's own growth zeroed ahead.)
+    if ((4 * <int64_t>t.n < t.hw or 4 * <int64_t>t.nrefs < t.refhw)
+            and (<int64_t>(t.hw - t.n) * ROW_BYTES
+                 + <int64_t>(t.refhw - t.nrefs) * sizeof(int32_t)) >= RELEASE_MIN_BYTES):
+        _release_unused(t)
     return 0
+
+
+cdef void _release_unused(Trace t) noexcept:
+    # The pages of `t`'s columns past its rows and refs, up to what was written,
+    # given back lazily; the columns and their capacity stay (a row written there
+    # later is valid: rows past n are read only once written, and those past n
+    # that zcap says are zero read as zero whether the kernel took them or not).
+    cdef size_t n = t.n, hw = t.hw
+    if hw > n:
+        _column_release(t.kind_, n * sizeof(uint8_t), hw * sizeof(uint8_t))
+        _column_release(t.flags_, n * sizeof(uint8_t), hw * sizeof(uint8_t))
+        _column_release(t.parent_, n * sizeof(int32_t), hw * sizeof(int32_t))
+        _column_release(t.offset_, n * sizeof(int32_t), hw * sizeof(int32_t))
+        _column_release(t.aux_, n * sizeof(int32_t), hw * sizeof(int32_t))
+        _column_release(t.ref_start_, (n + 1) * sizeof(int32_t), (hw + 1) * sizeof(int32_t))
+        _column_release(t.value_, n * sizeof(PyObject *), hw * sizeof(PyObject *))
+        t.hw = t.n
+    if t.refhw > t.nrefs:
+        _column_release(t.refs_, t.nrefs * sizeof(int32_t), t.refhw * sizeof(int32_t))
+        t.refhw = t.nrefs
 
 
 def spare_columns_limit(limit=None):
