@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="no spare columns: every traced run in fresh memory")
     ap.add_argument("--arena-cache", type=int, default=1024, metavar="MIB",
                     help="keep up to MIB MiB of freed object arenas between runs "
-                         "(tracer.views.arena_cache_limit; off by default in tracer)")
+                         "(tracer.views.arena_cache_limit; 64 MiB by default in tracer)")
     ap.add_argument("--touch", type=int, metavar="MIB",
                     help="time touching MIB MiB of fresh memory instead")
     args = ap.parse_args(argv)

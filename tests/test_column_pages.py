@@ -212,17 +212,24 @@ def floats(n):
     return [i * 0.5 + 0.25 for i in range(n)]
 
 
-def test_importing_tracer_leaves_the_arena_cache_off():
-    # A fresh process: the cache is opt-in, importing tracer changes no allocator.
+@linux
+def test_importing_tracer_changes_no_allocator_and_the_first_trace_does():
+    # Fresh processes: importing tracer changes no allocator; the first trace made
+    # puts the cache in front of it, unless the limit is 0 then.
     import subprocess
-    code = ("import tracer.views as v; print(v.arena_cache_limit(), v.arena_cache_bytes())")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == ["0", "0"]
+    code = ("import tracer, tracer.views as v, tracer._core as c; "
+            "print(v.arena_cache_limit(), v.arena_cache_bytes(), c._arena_cache_in_place()); "
+            "{}; tracer.track(len, 'ab'); print(c._arena_cache_in_place())")
+    out = subprocess.run([sys.executable, "-c", code.format("pass")], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == [str(64 << 20), "0", "False", "True"]
+    out = subprocess.run([sys.executable, "-c", code.format("v.arena_cache_limit(0)")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(64 << 20), "0", "False", "False"]
 
 
 @linux
-def test_freed_arenas_are_kept_and_reused(arenas):
+def test_arenas_a_dropped_trace_frees_are_kept_and_reused(arenas):
     from tracer.views import arena_cache_bytes
     arenas(0)
     assert arena_cache_bytes() == 0
@@ -239,6 +246,19 @@ def test_freed_arenas_are_kept_and_reused(arenas):
     del again
     assert arenas(0) == 256 << 20              # returns the previous limit
     assert arena_cache_bytes() == 0            # and frees what it kept
+
+
+@linux
+def test_arenas_the_program_frees_go_back_as_untraced(arenas):
+    from tracer.views import arena_cache_bytes
+    arenas(0)
+    arenas(256 << 20)
+    tracer.track(len, "ab")                    # the cache is in place
+    mine = floats(400_000)
+    before = arena_cache_bytes()
+    del mine                                   # freed by the program, not by a trace
+    gc.collect()
+    assert arena_cache_bytes() == before
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "1G", True])

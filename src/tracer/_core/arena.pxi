@@ -157,6 +157,7 @@ cdef class Trace:
         self.frames_sorted = True
         self.metadata_ = {}
         self.substituted_operators = {}
+        _arena_cache_ready()
         if not _take_spare(self):
             self._grow_rows(FIRST_ROWS)
             self._grow_refs(FIRST_REFS)
@@ -165,8 +166,10 @@ cdef class Trace:
     def __dealloc__(self):
         cdef int32_t i
         if self.value_ != NULL:
+            _arena_catch(1)
             for i in range(self.n):
                 Py_XDECREF(self.value_[i])
+            _arena_catch(0)
         free(self.frames_)
         free(self.subst_row_)
         free(self.subst_fn_)
@@ -720,10 +723,12 @@ cdef int _trace_clear(PyObject *o) noexcept:
     cdef int32_t i
     cdef PyObject *v
     if t.value_ != NULL:
+        _arena_catch(1)
         for i in range(t.n):
             v = t.value_[i]
             t.value_[i] = NULL
             Py_XDECREF(v)
+        _arena_catch(0)
     return _trace_base_clear(o) if _trace_base_clear != NULL else 0
 
 

@@ -263,21 +263,26 @@ def column_memory():
 
 
 # ---------------------------------------------------------------------------------
-# Object memory: freed arenas kept for the next trace.
+# Object memory: the arenas a dropped trace's values leave empty, kept for the
+# next trace.
 #
 # Under values="keep" a trace holds every value the program made; h at 10^7
 # iterations keeps 3·10^7 floats and ints, 960 MiB of pymalloc's 1 MiB arenas.  When
 # the trace is dropped pymalloc hands those arenas back to the kernel (munmap), and
 # the next trace pays a fault for each 4 KiB of them again (234,000 faults, a fifth
-# of the traced run).  So the core can put a small cache in front of the interpreter's
-# arena allocator, when asked (arena_cache_limit > 0; off by default, since it
-# changes the allocator of the whole process and keeps its memory resident) (PyObject_SetArenaAllocator): a freed arena is kept, its pages
-# given back lazily (MADV_FREE), up to ARENA_CACHE_LIMIT bytes, and the next arena
-# pymalloc asks for is one of them.  Every arena still comes from, and is finally
-# freed by, the allocator that was installed before (the cache owns none), so
-# arenas made before the cache was installed are freed exactly as they would
-# have been.  A cache busy in another interpreter (per-interpreter GILs share the
-# allocator) is bypassed, never waited on.
+# of the traced run; at compare.py's size, 1,239 faults a run, h 3.0x untraced with
+# them and 2.3-2.4x without).  So the core puts a small cache in front of the
+# interpreter's arena allocator (PyObject_SetArenaAllocator), installed by the first
+# trace made (importing tracer changes nothing): an arena freed while a trace
+# releases its values is kept, up to ARENA_CACHE_LIMIT bytes (64 MiB by default,
+# resident; past TRACER_ARENA_RESIDENT its pages are given back lazily, MADV_FREE),
+# and the next arena pymalloc asks for is one of them.  Arenas the program frees
+# otherwise go to the kernel as they would untraced.  Every arena still comes from,
+# and is finally freed by, the allocator that was installed before (the cache owns
+# none), so arenas made before the cache was installed are freed exactly as they
+# would have been.  A cache busy in another interpreter (per-interpreter GILs share
+# the allocator) is bypassed, never waited on.  `arena_cache_limit(0)` turns it off
+# (the allocator, once installed, then passes every arena through).
 
 cdef extern from *:
     """
@@ -287,13 +292,19 @@ cdef extern from *:
     #ifdef TRACER_ARENA_CACHE
     #include <unistd.h>
     #define TRACER_ARENA_SLOTS 4096
+    /* The cached arenas kept resident (the rest given back lazily): as much as the
+       spare columns keep resident by default. */
+    #define TRACER_ARENA_RESIDENT ((size_t)64 << 20)
     static PyObjectArenaAllocator tracer_prior_arenas;
     static int tracer_arenas_installed = 0;
     static void *tracer_arena_ptr[TRACER_ARENA_SLOTS];
     static size_t tracer_arena_size[TRACER_ARENA_SLOTS];
     static size_t tracer_narenas = 0, tracer_arena_bytes = 0;
-    static size_t tracer_arena_limit = 0;
+    static size_t tracer_arena_limit = (size_t)64 << 20;
     static int tracer_arena_lock = 0;
+    /* Above 0 while this thread releases a trace's values: the arenas freed
+       then are the trace's to keep. */
+    static __thread int tracer_arena_catching = 0;
 
     static int tracer_arena_acquire(void) {
         return __atomic_exchange_n(&tracer_arena_lock, 1, __ATOMIC_ACQUIRE) == 0;
@@ -318,14 +329,18 @@ cdef extern from *:
 
     static void tracer_arena_free(void *ctx, void *p, size_t size) {
         (void)ctx;
-        if (p != NULL && tracer_arena_acquire()) {
+        if (p != NULL && tracer_arena_catching > 0 && tracer_arena_acquire()) {
             if (tracer_narenas < TRACER_ARENA_SLOTS
                     && tracer_arena_bytes + size <= tracer_arena_limit) {
-                /* The whole pages inside the arena: its contents are garbage now. */
-                uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-                uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
-                uintptr_t hi = ((uintptr_t)p + size) & ~(page - 1);
-                if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_FREE);
+                /* Past the resident share, the whole pages inside the arena are
+                   given back lazily: its contents are garbage now.  (Within it
+                   they stay: rewriting a lazily freed page costs ~0.25 us.) */
+                if (tracer_arena_bytes + size > TRACER_ARENA_RESIDENT) {
+                    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+                    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+                    uintptr_t hi = ((uintptr_t)p + size) & ~(page - 1);
+                    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_FREE);
+                }
                 tracer_arena_ptr[tracer_narenas] = p;
                 tracer_arena_size[tracer_narenas] = size;
                 tracer_narenas++;
@@ -363,6 +378,15 @@ cdef extern from *:
         tracer_arenas_installed = 1;
     }
 
+    /* The cache in front of the allocator, unless the limit says none (the first
+       trace made asks: importing tracer changes no allocator). */
+    static void tracer_arena_cache_ready(void) {
+        if (!tracer_arenas_installed && tracer_arena_limit > 0) tracer_arena_cache_install();
+    }
+    static int tracer_arena_cache_installed(void) { return tracer_arenas_installed; }
+    /* Around the release of a trace's values (nested releases count). */
+    static void tracer_arena_catch(int on) { tracer_arena_catching += on ? 1 : -1; }
+
     /* Sets the limit (0: keep none, flushing what is kept); returns the old one. */
     static size_t tracer_arena_cache_limit(size_t limit) {
         size_t old = tracer_arena_limit;
@@ -376,6 +400,9 @@ cdef extern from *:
     static size_t tracer_arena_cache_bytes(void) { return tracer_arena_bytes; }
     static size_t tracer_arena_cache_get_limit(void) { return tracer_arena_limit; }
     #else
+    static void tracer_arena_cache_ready(void) {}
+    static int tracer_arena_cache_installed(void) { return 0; }
+    static void tracer_arena_catch(int on) { (void)on; }
     static size_t tracer_arena_cache_get_limit(void) { return 0; }
     static void tracer_arena_cache_install(void) {}
     static size_t tracer_arena_cache_limit(size_t limit) { (void)limit; return 0; }
@@ -383,6 +410,9 @@ cdef extern from *:
     #endif
     """
     void _arena_cache_install "tracer_arena_cache_install"() noexcept
+    void _arena_cache_ready "tracer_arena_cache_ready"() noexcept
+    int _arena_cache_installed "tracer_arena_cache_installed"() noexcept
+    void _arena_catch "tracer_arena_catch"(int on) noexcept
     size_t _arena_cache_limit "tracer_arena_cache_limit"(size_t limit) noexcept
     size_t _arena_cache_bytes "tracer_arena_cache_bytes"() noexcept
     size_t _arena_cache_get_limit "tracer_arena_cache_get_limit"() noexcept
@@ -390,24 +420,32 @@ cdef extern from *:
 
 
 def arena_cache_limit(limit=None):
-    """Get or set how many bytes of freed object arenas (pymalloc's) are kept,
-    given back to the kernel lazily (Linux's MADV_FREE), for the next objects.
+    """Get or set how many bytes of object arenas (pymalloc's) that a dropped trace's
+    values left empty are kept for the next objects, instead of going back to the
+    kernel (the first 64 MiB resident, any more given back lazily: Linux's
+    MADV_FREE).
 
     A trace that keeps its values (values="keep") holds every object the program
     made; when it is dropped their arenas are freed, and the next trace would
-    fault their pages in again.  Returns the limit in force before the call;
-    ``0`` keeps none and frees what is kept now.  Elsewhere than Linux nothing is
-    kept and the limit is 0.
+    fault their pages in again.  Returns the limit in force before the call
+    (64 MiB by default); ``0`` keeps none and frees what is kept now.  Elsewhere
+    than Linux nothing is kept and the limit is 0.
 
-    Off (0) by default: importing tracer does not touch the interpreter's
-    allocator.  The first non-zero limit puts the cache in front of it for the
-    rest of the process (it only passes arenas through while the limit is 0).
+    Importing tracer does not touch the interpreter's allocator: the first trace
+    made puts the cache in front of it, for the rest of the process, unless the
+    limit is 0 then.  Only arenas freed while a trace releases its values are
+    kept; the program's own go to the kernel as they would untraced.
     """
     if limit is None:
         return _arena_cache_get_limit()
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
         raise TypeError(f"the limit is a number of bytes (an int >= 0), not {limit!r}")
     return _arena_cache_limit(min(limit, PY_SSIZE_T_MAX))
+
+
+def _arena_cache_in_place():
+    """Whether the arena cache is in front of the interpreter's allocator (tests)."""
+    return bool(_arena_cache_installed())
 
 
 def arena_cache_bytes():
