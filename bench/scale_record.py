@@ -24,8 +24,8 @@ times after one warm-up call of each, and prints per size:
 four times over (mapped afresh each pass), with 4 KiB pages and again with
 `MADV_HUGEPAGE`: what fresh memory costs on this machine, first pass and later ones.
 
-By default it turns on tracer's arena cache (`--arena-cache 1024` MiB; off in tracer
-itself). `--fresh` sets `spare_columns_limit(0)`, `spare_columns_lazy_limit(0)` and
+It sets tracer's arena cache to `--arena-cache` MiB (1024 by default, as tracer's
+own default). `--fresh` sets `spare_columns_limit(0)`, `spare_columns_lazy_limit(0)` and
 `arena_cache_limit(0)` (where the build has them): every traced run in fresh memory.
 The machine is shared: compare the ratios of one run, not times across runs.
 """
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="no spare columns: every traced run in fresh memory")
     ap.add_argument("--arena-cache", type=int, default=1024, metavar="MIB",
                     help="keep up to MIB MiB of freed object arenas between runs "
-                         "(tracer.views.arena_cache_limit; 64 MiB by default in tracer)")
+                         "(tracer.views.arena_cache_limit; 1 GiB by default in tracer too)")
     ap.add_argument("--touch", type=int, metavar="MIB",
                     help="time touching MIB MiB of fresh memory instead")
     args = ap.parse_args(argv)

@@ -222,10 +222,10 @@ def test_importing_tracer_changes_no_allocator_and_the_first_trace_does():
             "{}; tracer.track(len, 'ab'); print(c._arena_cache_in_place())")
     out = subprocess.run([sys.executable, "-c", code.format("pass")], capture_output=True,
                          text=True, check=True).stdout.split()
-    assert out == [str(64 << 20), "0", "False", "True"]
+    assert out == [str(1 << 30), "0", "False", "True"]
     out = subprocess.run([sys.executable, "-c", code.format("v.arena_cache_limit(0)")],
                          capture_output=True, text=True, check=True).stdout.split()
-    assert out == [str(64 << 20), "0", "False", "False"]
+    assert out == [str(1 << 30), "0", "False", "False"]
 
 
 @linux

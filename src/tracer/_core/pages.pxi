@@ -156,14 +156,14 @@ cdef extern from *:
         free(p);
     }
 
-    /* The whole pages of a column's bytes [from, to) given back to the kernel
-       lazily: it takes them only when it needs memory, and until then a write
-       reuses them without a fault or zeroing (MADV_FREE; though not for free: the
-       first write to each such page costs the processor a page-table update,
-       ~0.25 us a page on the development machine).  `p` is a mapped column or a
-       heap one (malloc's block: only pages wholly inside the bytes are advised, and
-       what malloc keeps in a block's first bytes is outside them); `to` is at most
-       the column's size.  Returns 1 when advised, -1 when the kernel refused (no
+    /* The whole pages of a block's bytes [from, to) (a column's, or a cached
+       arena's) given back to the kernel lazily: it takes them only when it needs
+       memory, and until then a write reuses them without a fault or zeroing
+       (MADV_FREE; though not for free: the first write to each such page costs the
+       processor a page-table update, ~0.25 us a page on the development machine).
+       `p` is a mapped column, an arena or a heap column (malloc's block: only pages
+       wholly inside the bytes are advised, and what malloc keeps in a block's first
+       bytes is outside them); `to` is at most the block's size.  Returns 1 when advised, -1 when the kernel refused (no
        MADV_FREE before Linux 4.5), 0 where there is no MADV_FREE. */
     static int tracer_column_release(void *p, size_t from, size_t to) {
     #if defined(__linux__) && defined(MADV_FREE)
@@ -271,11 +271,12 @@ def column_memory():
 # the trace is dropped pymalloc hands those arenas back to the kernel (munmap), and
 # the next trace pays a fault for each 4 KiB of them again (234,000 faults, a fifth
 # of the traced run; at compare.py's size, 1,239 faults a run, h 3.0x untraced with
-# them and 2.3-2.4x without).  So the core puts a small cache in front of the
+# them and 2.3-2.4x without).  So the core puts a cache in front of the
 # interpreter's arena allocator (PyObject_SetArenaAllocator), installed by the first
 # trace made (importing tracer changes nothing): an arena freed while a trace
-# releases its values is kept, up to ARENA_CACHE_LIMIT bytes (64 MiB by default,
-# resident; past TRACER_ARENA_RESIDENT its pages are given back lazily, MADV_FREE),
+# releases its values is kept, up to ARENA_CACHE_LIMIT bytes (1 GiB by default, as
+# the spare columns: the first TRACER_ARENA_RESIDENT of them resident, the pages of
+# the rest given back lazily, MADV_FREE, the kernel's to take when it needs memory),
 # and the next arena pymalloc asks for is one of them.  Arenas the program frees
 # otherwise go to the kernel as they would untraced.  Every arena still comes from,
 # and is finally freed by, the allocator that was installed before (the cache owns
@@ -300,7 +301,7 @@ cdef extern from *:
     static void *tracer_arena_ptr[TRACER_ARENA_SLOTS];
     static size_t tracer_arena_size[TRACER_ARENA_SLOTS];
     static size_t tracer_narenas = 0, tracer_arena_bytes = 0;
-    static size_t tracer_arena_limit = (size_t)64 << 20;
+    static size_t tracer_arena_limit = (size_t)1 << 30;
     static int tracer_arena_lock = 0;
     /* Above 0 while this thread releases a trace's values: the arenas freed
        then are the trace's to keep. */
@@ -335,12 +336,8 @@ cdef extern from *:
                 /* Past the resident share, the whole pages inside the arena are
                    given back lazily: its contents are garbage now.  (Within it
                    they stay: rewriting a lazily freed page costs ~0.25 us.) */
-                if (tracer_arena_bytes + size > TRACER_ARENA_RESIDENT) {
-                    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-                    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
-                    uintptr_t hi = ((uintptr_t)p + size) & ~(page - 1);
-                    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_FREE);
-                }
+                if (tracer_arena_bytes + size > TRACER_ARENA_RESIDENT)
+                    (void)tracer_column_release(p, 0, size);
                 tracer_arena_ptr[tracer_narenas] = p;
                 tracer_arena_size[tracer_narenas] = size;
                 tracer_narenas++;
@@ -428,7 +425,7 @@ def arena_cache_limit(limit=None):
     A trace that keeps its values (values="keep") holds every object the program
     made; when it is dropped their arenas are freed, and the next trace would
     fault their pages in again.  Returns the limit in force before the call
-    (64 MiB by default); ``0`` keeps none and frees what is kept now.  Elsewhere
+    (1 GiB by default); ``0`` keeps none and frees what is kept now.  Elsewhere
     than Linux nothing is kept and the limit is 0.
 
     Importing tracer does not touch the interpreter's allocator: the first trace
