@@ -6,7 +6,9 @@ mapping advised for huge pages (`src/tracer/_core/pages.pxi`); it grows by mrema
 so no row is copied.  These tests check that such traces hold exactly what traces
 in heap columns hold (the rows, the zero-copy numpy columns, a Parquet round trip),
 that a trace recorded into lazily freed columns is the trace recorded into fresh
-ones, and the limits.  Every trace made here is validated.
+ones, how much of a big spare set stays resident, and the limits; and that the
+object arenas a dropped trace's values free are kept (the program's own are not).
+Every trace made here is validated.
 """
 
 import gc
@@ -16,11 +18,11 @@ import numpy as np
 import pytest
 
 import tracer
-
-from helpers import lazy_free_bytes
 from tracer.views import (
     column_memory, spare_columns_bytes, spare_columns_lazy_limit, spare_columns_limit,
 )
+
+from helpers import lazy_free_bytes
 
 N = 100_000   # ~600k rows: the values column (8 B a row) is a mapping and grows twice
 
