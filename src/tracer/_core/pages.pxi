@@ -163,8 +163,9 @@ cdef extern from *:
        processor a page-table update, ~0.25 us a page on the development machine).
        `p` is a mapped column, an arena or a heap column (malloc's block: only pages
        wholly inside the bytes are advised, and what malloc keeps in a block's first
-       bytes is outside them); `to` is at most the block's size.  Returns 1 when advised, -1 when the kernel refused (no
-       MADV_FREE before Linux 4.5), 0 where there is no MADV_FREE. */
+       bytes is outside them); `to` is at most the block's size.  Returns 1 when
+       advised, -1 when the kernel refused (no MADV_FREE before Linux 4.5), 0 where
+       there is no MADV_FREE. */
     static int tracer_column_release(void *p, size_t from, size_t to) {
     #if defined(__linux__) && defined(MADV_FREE)
         uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);

@@ -50,13 +50,19 @@ cdef void _free_columns(Columns *c) noexcept:
     memset(c, 0, sizeof(Columns))
 
 
+cdef inline Columns _columns_of(Trace t) noexcept:
+    # `t`'s buffers, capacities and marks (a copy of the pointers: still t's).
+    cdef Columns c
+    c.cap = t.cap; c.refcap = t.refcap; c.hw = t.hw; c.refhw = t.refhw
+    c.kind_ = t.kind_; c.flags_ = t.flags_; c.parent_ = t.parent_
+    c.offset_ = t.offset_; c.aux_ = t.aux_
+    c.ref_start_ = t.ref_start_; c.value_ = t.value_; c.refs_ = t.refs_
+    return c
+
+
 cdef void _swap_columns(Columns *c, Trace t) noexcept:
     # Exchange the buffers of `c` and `t`.
-    cdef Columns tmp
-    tmp.cap = t.cap; tmp.refcap = t.refcap; tmp.hw = t.hw; tmp.refhw = t.refhw
-    tmp.kind_ = t.kind_; tmp.flags_ = t.flags_; tmp.parent_ = t.parent_
-    tmp.offset_ = t.offset_; tmp.aux_ = t.aux_
-    tmp.ref_start_ = t.ref_start_; tmp.value_ = t.value_; tmp.refs_ = t.refs_
+    cdef Columns tmp = _columns_of(t)
     t.cap = c.cap; t.refcap = c.refcap; t.hw = c.hw; t.refhw = c.refhw
     t.kind_ = c.kind_; t.flags_ = c.flags_; t.parent_ = c.parent_
     t.offset_ = c.offset_; t.aux_ = c.aux_
@@ -73,39 +79,50 @@ cdef bint _take_spare(Trace t) noexcept:
     return True
 
 
-cdef int _lazy_free_columns(Columns *c) noexcept:
-    # The pages of `c`'s mapped columns past SPARE_LIMIT bytes given back lazily:
-    # every column keeps its first rows (refs) resident in the proportion the limit
-    # is of the whole set, so a set just over the limit keeps nearly all of it, and
-    # the next trace of its size writes into resident pages (rewriting a lazily
-    # freed page costs ~0.25 us: fib's 71 MB set, all lazy, made its next run 10 %
-    # slower).  Only pages written since they were last given back are advised
-    # (heap columns, under 4 MiB each, are not: they stay resident).
-    # 0 when done, -1 when the kernel refused (then the set is not worth keeping).
-    cdef Py_ssize_t size = _columns_bytes(c.cap, c.refcap)
-    cdef int64_t rows = (<int64_t>c.cap * SPARE_LIMIT) // size if size > SPARE_LIMIT else c.cap
-    cdef int64_t refs = (<int64_t>c.refcap * SPARE_LIMIT) // size if size > SPARE_LIMIT else c.refcap
-    cdef int64_t hw = c.hw, refhw = c.refhw
+cdef inline int _give_back(void *p, size_t start, size_t stop, bint mapped_only) noexcept:
+    return _column_lazy_free(p, start, stop) if mapped_only else _column_release(p, start, stop)
+
+
+cdef int _give_back_past(Columns *c, int64_t rows, int64_t refs, bint mapped_only) noexcept:
+    # The pages of `c`'s columns past `rows` rows and `refs` refs, up to what was
+    # written (c.hw, c.refhw), given back lazily (MADV_FREE), and the marks lowered
+    # to match; with `mapped_only`, the mapped columns only (heap ones, under 4 MiB
+    # each, stay as they are).  0 when done, -1 when the kernel refused.
     cdef void *cols[6]
     cdef size_t item[6]
     cols[0] = c.kind_; cols[1] = c.flags_; cols[2] = c.parent_; cols[3] = c.offset_
     cols[4] = c.aux_; cols[5] = c.value_
     item[0] = sizeof(uint8_t); item[1] = sizeof(uint8_t); item[2] = sizeof(int32_t)
     item[3] = sizeof(int32_t); item[4] = sizeof(int32_t); item[5] = sizeof(PyObject *)
+    cdef int64_t hw = c.hw, refhw = c.refhw
     cdef int i
     if hw > rows:
         for i in range(6):
-            if _column_lazy_free(cols[i], rows * item[i], hw * item[i]) < 0:
+            if _give_back(cols[i], rows * item[i], hw * item[i], mapped_only) < 0:
                 return -1
-        if _column_lazy_free(c.ref_start_, (rows + 1) * sizeof(int32_t),
-                             (hw + 1) * sizeof(int32_t)) < 0:
+        if _give_back(c.ref_start_, (rows + 1) * sizeof(int32_t), (hw + 1) * sizeof(int32_t),
+                      mapped_only) < 0:
             return -1
         c.hw = <int32_t>rows
     if refhw > refs:
-        if _column_lazy_free(c.refs_, refs * sizeof(int32_t), refhw * sizeof(int32_t)) < 0:
+        if _give_back(c.refs_, refs * sizeof(int32_t), refhw * sizeof(int32_t), mapped_only) < 0:
             return -1
         c.refhw = <int32_t>refs
     return 0
+
+
+cdef int _lazy_free_columns(Columns *c) noexcept:
+    # The pages of `c`'s mapped columns past SPARE_LIMIT bytes given back lazily:
+    # every column keeps its first rows (refs) resident in the proportion the limit
+    # is of the whole set, so a set just over the limit keeps nearly all of it, and
+    # the next trace of its size writes into resident pages (rewriting a lazily
+    # freed page costs ~0.25 us: fib's 71 MB set, all lazy, made its next run 10 %
+    # slower).  Only pages written since they were last given back are advised.
+    # 0 when done, -1 when the kernel refused (then the set is not worth keeping).
+    cdef Py_ssize_t size = _columns_bytes(c.cap, c.refcap)
+    cdef int64_t rows = (<int64_t>c.cap * SPARE_LIMIT) // size if size > SPARE_LIMIT else c.cap
+    cdef int64_t refs = (<int64_t>c.refcap * SPARE_LIMIT) // size if size > SPARE_LIMIT else c.refcap
+    return _give_back_past(c, rows, refs, True)
 
 
 cdef inline bint _lazy_keepable(Py_ssize_t size) noexcept:
@@ -182,19 +199,11 @@ cdef void _release_unused(Trace t) noexcept:
     # given back lazily; the columns and their capacity stay (a row written there
     # later is valid: rows past n are read only once written, and those past n
     # that zcap says are zero read as zero whether the kernel took them or not).
-    cdef size_t n = t.n, hw = t.hw
-    if hw > n:
-        _column_release(t.kind_, n * sizeof(uint8_t), hw * sizeof(uint8_t))
-        _column_release(t.flags_, n * sizeof(uint8_t), hw * sizeof(uint8_t))
-        _column_release(t.parent_, n * sizeof(int32_t), hw * sizeof(int32_t))
-        _column_release(t.offset_, n * sizeof(int32_t), hw * sizeof(int32_t))
-        _column_release(t.aux_, n * sizeof(int32_t), hw * sizeof(int32_t))
-        _column_release(t.ref_start_, (n + 1) * sizeof(int32_t), (hw + 1) * sizeof(int32_t))
-        _column_release(t.value_, n * sizeof(PyObject *), hw * sizeof(PyObject *))
-        t.hw = t.n
-    if t.refhw > t.nrefs:
-        _column_release(t.refs_, t.nrefs * sizeof(int32_t), t.refhw * sizeof(int32_t))
-        t.refhw = t.nrefs
+    # A refusal by the kernel only leaves the pages resident.
+    cdef Columns c = _columns_of(t)
+    _give_back_past(&c, t.n, t.nrefs, False)
+    t.hw = c.hw
+    t.refhw = c.refhw
 
 
 def spare_columns_limit(limit=None):
