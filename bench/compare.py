@@ -18,7 +18,12 @@ arguments each time, best of N), the plain call and the call under each tool:
 Each column is the tool's best time over the untraced best time.  For ``tracer``
 the table also shows what a traced Python call costs: the Python frames the
 trace followed (``calls``), the trace's nodes and sys.monitoring events per call,
-and the traced time per call and per node.  Tools not installed show ``n/a``
+the traced time per call and per node, and the collector's runs in one untraced
+and one traced run (``gc``: collections of any generation, with their time for
+the traced run): kept values survive, so a program whose containers die young
+untraced sets the collector off traced, and each young collection then walks
+the kept containers (the cost of ``values="keep"`` that lighter value policies
+avoid).  Tools not installed show ``n/a``
 (``pip install -e '.[bench]'`` installs them).
 
 ``--clock cpu`` times each run by the CPU time of the calling thread
@@ -149,6 +154,9 @@ class Row:
     events: int | None = None
     traced_ms: float | None = None
     match: bool = True
+    gc_untraced: int | None = None
+    gc_traced: int | None = None
+    gc_traced_ms: float | None = None
 
 
 # The clock runs are timed by (--clock): the wall clock or this thread's CPU time.
@@ -166,6 +174,28 @@ def timed(workload: Workload, call: Callable[..., Any]) -> int:
     return elapsed
 
 
+def collections_during(workload: Workload, call: Callable[..., Any]) -> tuple[int, float]:
+    """The collector's runs (any generation) during one call, and their time in ms."""
+    runs, spent, started = [0], [0], [0]
+
+    def watch(phase: str, info: dict) -> None:
+        if phase == "start":
+            runs[0] += 1
+            started[0] = time.perf_counter_ns()
+        else:
+            spent[0] += time.perf_counter_ns() - started[0]
+
+    args, kwargs = workload.make_args()
+    gc.collect()
+    gc.callbacks.append(watch)
+    try:
+        result = call(workload.func, *args, **kwargs)
+    finally:
+        gc.callbacks.remove(watch)
+    del result
+    return runs[0], spent[0] / 1e6
+
+
 def bench(workload: Workload, repeat: int) -> Row:
     present = [(name, call) for name, call in tools() if call is not None]
     absent = [name for name, call in tools() if call is None]
@@ -181,6 +211,8 @@ def bench(workload: Workload, repeat: int) -> Row:
     del root, trace, expected
     for _, call in present:
         timed(workload, call)
+    gc_untraced, _ = collections_during(workload, untraced)
+    gc_traced, gc_traced_ms = collections_during(workload, traced)
 
     best = [float("inf")] * (1 + len(present))
     runs = [untraced, *(call for _, call in present)]
@@ -193,13 +225,14 @@ def bench(workload: Workload, repeat: int) -> Row:
     ratios: dict[str, float | None] = {name: t / base for (name, _), t in zip(present, best[1:])}
     ratios.update({name: None for name in absent})
     return Row(name=workload.name, untraced_ms=base / 1e6, ratios=ratios, calls=calls,
-               nodes=nodes, events=events, traced_ms=best[1] / 1e6, match=match)
+               nodes=nodes, events=events, traced_ms=best[1] / 1e6, match=match,
+               gc_untraced=gc_untraced, gc_traced=gc_traced, gc_traced_ms=gc_traced_ms)
 
 
 def format_rows(rows: list[Row]) -> str:
     names = [name for name, _ in tools()]
     head = ["workload", "untraced ms", *names, "calls", "nodes", "events/call", "nodes/call",
-            "ns/call", "ns/node"]
+            "ns/call", "ns/node", "gc untraced", "gc traced"]
     lines = [head]
     for r in rows:
         per_call = r.calls or None
@@ -209,7 +242,9 @@ def format_rows(rows: list[Row]) -> str:
                   f"{r.events / per_call:.1f}" if per_call else "n/a",
                   f"{r.nodes / per_call:.1f}" if per_call else "n/a",
                   f"{r.traced_ms * 1e6 / per_call:,.0f}" if per_call else "n/a",
-                  f"{r.traced_ms * 1e6 / r.nodes:.0f}"]
+                  f"{r.traced_ms * 1e6 / r.nodes:.0f}",
+                  "n/a" if r.gc_untraced is None else f"{r.gc_untraced}",
+                  "n/a" if r.gc_traced is None else f"{r.gc_traced} ({r.gc_traced_ms:.1f} ms)"]
         lines.append(cells)
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     out = []

@@ -688,6 +688,21 @@ cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
     return 0
 
 
+cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
+    """What every policy stores for the values most of a call's rows hold (a
+    borrowed reference): None, True, False and a function as they are, an int
+    or a float as it is but NOT_KEPT under "none"; NULL for any other value
+    (_policy_rows' or _policy_value's to decide).  Decided in line where a call's
+    and a return's rows are written (_enter_plain, _return_plain), where a call
+    of _policy_rows cost more than its work."""
+    if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE \
+            or PyFunction_Check(v):
+        return v
+    if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
+        return <PyObject *>_NOT_KEPT if policy == VP_NONE else v
+    return NULL
+
+
 cdef extern from "Python.h":
     ctypedef int (*gc_visit "visitproc")(PyObject *, void *) noexcept
     ctypedef int (*gc_traverse "traverseproc")(PyObject *, gc_visit, void *) noexcept

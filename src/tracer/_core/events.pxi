@@ -91,6 +91,7 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
     cdef PyObject *callee
     cdef PyObject *v
     cdef PyObject *ctx
+    cdef PyObject *kept
     cdef FrameRec *fr
     cdef uint32_t hooks
     cdef uint8_t *kinds
@@ -257,7 +258,21 @@ cdef bint _enter_plain(Recorder self, Trace t, FrameRec *parent, void *frame, ob
         # (the argument rows' values as _enter's add_row keeps them: applied
         # last, when the trace and the frames are consistent, since a policy
         # may allocate and so run the collector and finalizers)
-        _policy_rows(t, row + 1, row + nparams + 2)
+        # (the function's row: kept by every policy; the parameters' plain
+        # values decided in line, _policy_rows from the first other one on)
+        values = t.value_
+        for i in range(row + 2, row + nparams + 2):
+            v = values[i]
+            if v == NULL:
+                continue
+            kept = _policy_plain(t.value_policy, v)
+            if kept == NULL:
+                _policy_rows(t, i, row + nparams + 2)
+                break
+            if kept != v:
+                Py_INCREF(<object>kept)
+                values[i] = kept
+                Py_DECREF(<object>v)
     return True
 
 
@@ -967,10 +982,20 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
     cdef FrameRec *parent
     cdef int32_t to
     cdef uint8_t cflags
+    cdef PyObject *stored = retval
+    cdef bint policy_after = False
     # (fr.plain_ret: no snapshot or node hook, timing or substitution, decided at
     # entry: _frame_init)
     if not fr.plain_ret or row + 2 >= self.trace.cap or nrefs >= self.trace.refcap:
         return False
+    if self.trace.value_policy:
+        # What the policy keeps of the value, stored in both rows at once when
+        # that is decided in line (_policy_plain: an int or a float, None, a
+        # bool); else the value, replaced once all is consistent (below).
+        stored = _policy_plain(self.trace.value_policy, retval)
+        if stored == NULL:
+            stored = retval
+            policy_after = True
     value = self.trace.value_
     fl = self.trace.flags_
     aux = self.trace.aux_
@@ -980,16 +1005,16 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
     self.trace.parent_[row] = call_row
     self.trace.offset_[row] = offset
     aux[row] = 0
-    Py_INCREF(<object>retval)   # (never NULL: an event's value)
-    value[row] = retval
+    Py_INCREF(<object>stored)   # (never NULL: an event's value)
+    value[row] = stored
     self.trace.refs_[nrefs] = ref
     self.trace.ref_start_[row + 1] = nrefs + 1
     self.trace.n = row + 1
     self.trace.nrefs = nrefs + 1
     # The call row closed (_close_call): its value, one past its last row.
     old = value[call_row]
-    Py_INCREF(<object>retval)
-    value[call_row] = retval
+    Py_INCREF(<object>stored)
+    value[call_row] = stored
     cflags = fl[call_row]
     fl[call_row] = cflags & ~F_OPEN
     aux[call_row] = row + 1
@@ -1006,7 +1031,7 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
             parent.open_row = -1
             parent.after_call = to & 1
             parent.pc += 1
-    if self.trace.value_policy:
+    if policy_after:
         # What the policy keeps, for the ReturnNode and then the call row (the
         # order _leave's general path applies it in), now that all is consistent.
         _policy_rows(self.trace, row, row + 1)

@@ -513,24 +513,29 @@ ctypedef PyObject *(*_policy_fn)(int, PyObject *) noexcept
 cdef _policy_fn _policy_value_made_out
 
 
-cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
-    # The program's plain data first (str, bytes, list, dict, tuple, set, a
-    # generator or coroutine: what most rows that reach here hold), decided from its
-    # exact type, without the checks of _policy_value_made (each PyObject_TypeCheck
-    # of a value that is no instance, a module's or an array's, is a call) and
-    # outside its try (which reads the thread state): the same answers, for a
-    # shared summary when the cache holds it already.
+cdef inline PyObject *_policy_decided(int policy, PyObject *v) noexcept:
+    """What a trace with `policy` stores for `v` (not an int, float, None, bool or
+    function: _policy_value's), as a borrowed reference, when that is decided from
+    v's exact type without making anything; NULL when only _policy_value_made can
+    answer (a summary or weak value to make, an exception, a bound method).
+
+    The program's plain data first (str, bytes, list, dict, tuple, set, a
+    generator or coroutine: what most rows that reach here hold), without the
+    checks of _policy_value_made (each PyObject_TypeCheck of a value that is no
+    instance, a module's or an array's, is a call) and outside its try (which
+    reads the thread state): the same answers, a shared summary when the cache
+    holds it already.  Under "none", every other value but an exception, a bound
+    method and the program's code is NOT_KEPT, decided here too (an object passed
+    down a chain of calls, a method's self: one per call in geom)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
-    cdef PyObject *kept = NULL
     cdef Py_ssize_t n = -1        # a shared summary's length (-1: none)
-    cdef bint shared = True       # a shared summary under "summary" and "weak"
     if tp == &PyUnicode_Type or tp == &PyBytes_Type:
-        shared = False
         if policy == VP_NONE:
-            kept = <PyObject *>_NOT_KEPT
-        elif policy == VP_WEAK or (PyUnicode_GET_LENGTH(v) if tp == &PyUnicode_Type
-                                   else PyBytes_GET_SIZE(v)) <= SHORT_TEXT:
-            kept = v
+            return <PyObject *>_NOT_KEPT
+        if policy == VP_WEAK or (PyUnicode_GET_LENGTH(v) if tp == &PyUnicode_Type
+                                 else PyBytes_GET_SIZE(v)) <= SHORT_TEXT:
+            return v
+        return NULL
     elif tp == &PyList_Type:
         n = PyList_GET_SIZE(<object>v)
     elif tp == &PyDict_Type:
@@ -542,10 +547,24 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
     elif (tp == &PyGen_Type or tp == &PyCoro_Type or tp == &PyAsyncGen_Type) \
             and policy != VP_WEAK:
         pass                      # (its type alone; "weak" refers to it weakly)
+    elif policy == VP_NONE:
+        # _policy_value_made's order: the program's code first, then what it
+        # summarises.
+        if _is_code(v):
+            return v
+        if PyMethod_Check(v) or PyExceptionInstance_Check(v):
+            return NULL
+        return <PyObject *>_NOT_KEPT
     else:
-        shared = False
-    if shared:
-        kept = <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
+        return NULL
+    # (a shared summary)
+    return <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
+
+
+cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
+    # A new reference to what `policy` keeps of `v` (not an int, float, None,
+    # bool or function): decided from its type, or made.
+    cdef PyObject *kept = _policy_decided(policy, v)
     if kept != NULL:
         Py_INCREF(<object>kept)
         return kept
