@@ -425,3 +425,43 @@ def test_each_kind_of_value_is_kept_as_the_policy_says(traced, policy):
                 assert isinstance(held, _core.ValueSummary) and held.type is type(v), (v, held)
                 assert held.length == (len(v) if isinstance(v, (list, dict, tuple, set, str, bytes))
                                        else None)
+
+
+class Plain:
+    """A class of the program's: its instances are its data."""
+
+
+def hands_over_instances():
+    # Values "none" decides by their type once and then by a cache of types
+    # (values.pxi): the type changed in between, and values of one type whose
+    # answers differ (a builtin bound to the program's list or to a module).
+    lst = []
+    a = Plain()
+    values = [a, a, Plain()]
+    out = [ident(v) for v in values]
+    Plain.marker = 1                       # the class changes (a new version tag)
+    after = [Plain(), lst.append, len, lst.append, len, ValueError("x"), ident]
+    out += [ident(v) for v in after]
+    return out, values + after
+
+
+def test_none_decides_each_value_by_what_it_is(traced):
+    root = traced(hands_over_instances, ctx=Context(values="none"))
+    (_, values) = root.value
+    calls = [c for c in root.children if getattr(c, "callee", None) is ident]
+    assert len(calls) == len(values)
+    for call, v in zip(calls, values):
+        for held in (call.children[1].value, call.value):   # parameter, value returned
+            if v is len or v is ident:                       # the program's code: kept
+                assert held is v
+            elif isinstance(v, ValueError):                  # an exception: summarised
+                assert isinstance(held, _core.ValueSummary) and held.type is ValueError
+            else:                                            # data: not kept
+                assert held is _core.NOT_KEPT, (v, held)
+    # Twice over, in one process (the second trace meets the types the first
+    # one's cache held): the same answers.
+    def answers(r):
+        return [type(c.children[1].value) for c in r.children
+                if getattr(c, "callee", None) is ident]
+    again = traced(hands_over_instances, ctx=Context(values="none"))
+    assert answers(again) == answers(root)

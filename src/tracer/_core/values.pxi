@@ -50,6 +50,32 @@ cdef extern from *:
     static inline int tracer_function_like(PyObject *o) {
         return (Py_TYPE(o)->tp_flags & Py_TPFLAGS_METHOD_DESCRIPTOR) != 0;
     }
+    /* Under "none", the types whose every instance is NOT_KEPT (not the
+       program's code, an exception or a bound method: decided by the type
+       alone), remembered by address and version tag: a type freed and another
+       made at its address has another tag (tags are never reused; 0, none
+       assigned yet, is never remembered), so no reference to the type is held.
+       Direct-mapped, 64 entries: a method's `self` decided once per class. */
+    static PyTypeObject *tracer_none_types[64];
+    static unsigned int tracer_none_tags[64];
+    static inline size_t tracer_none_slot(PyTypeObject *t) {
+        return ((size_t)t >> 4) & 63;
+    }
+    static inline int tracer_none_known(PyTypeObject *t) {
+        size_t i = tracer_none_slot(t);
+        return tracer_none_types[i] == t && t->tp_version_tag != 0
+            && tracer_none_tags[i] == t->tp_version_tag;
+    }
+    static inline void tracer_none_forget(void) {
+        memset(tracer_none_types, 0, sizeof tracer_none_types);
+    }
+    static inline void tracer_none_note(PyTypeObject *t) {
+        size_t i = tracer_none_slot(t);
+        if (t->tp_version_tag != 0) {
+            tracer_none_types[i] = t;
+            tracer_none_tags[i] = t->tp_version_tag;
+        }
+    }
     /* An exception's args, read from its C struct (a borrowed reference, or
        NULL): the `args` attribute could be a property of the program's class. */
     static inline PyObject *tracer_exception_args(PyObject *o) {
@@ -58,6 +84,9 @@ cdef extern from *:
     """
     bint tracer_weakrefable(PyObject *o)
     bint tracer_function_like(PyObject *o)
+    bint tracer_none_known(PyTypeObject *t)
+    void tracer_none_note(PyTypeObject *t)
+    void tracer_none_forget()
     PyObject *tracer_exception_args(PyObject *o)
 
 # What the collector need not walk (_untrack_summary, _untrack_weak).  An object the
@@ -513,29 +542,27 @@ ctypedef PyObject *(*_policy_fn)(int, PyObject *) noexcept
 cdef _policy_fn _policy_value_made_out
 
 
-cdef inline PyObject *_policy_decided(int policy, PyObject *v) noexcept:
-    """What a trace with `policy` stores for `v` (not an int, float, None, bool or
-    function: _policy_value's), as a borrowed reference, when that is decided from
-    v's exact type without making anything; NULL when only _policy_value_made can
-    answer (a summary or weak value to make, an exception, a bound method).
-
-    The program's plain data first (str, bytes, list, dict, tuple, set, a
-    generator or coroutine: what most rows that reach here hold), without the
-    checks of _policy_value_made (each PyObject_TypeCheck of a value that is no
-    instance, a module's or an array's, is a call) and outside its try (which
-    reads the thread state): the same answers, a shared summary when the cache
-    holds it already.  Under "none", every other value but an exception, a bound
-    method and the program's code is NOT_KEPT, decided here too (an object passed
-    down a chain of calls, a method's self: one per call in geom)."""
+cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
+    # A new reference to what `policy` keeps of `v` (not an int, float, None,
+    # bool or function).  The program's plain data first (str, bytes, list,
+    # dict, tuple, set, a generator or coroutine: what most rows that reach here
+    # hold), decided from its exact type, without the checks of
+    # _policy_value_made (each PyObject_TypeCheck of a value that is no
+    # instance, a module's or an array's, is a call) and outside its try (which
+    # reads the thread state): the same answers, for a shared summary when the
+    # cache holds it already.  Under "none", any other value too
+    # (_none_decided), but for an exception and a bound method.
     cdef PyTypeObject *tp = Py_TYPE(v)
+    cdef PyObject *kept = NULL
     cdef Py_ssize_t n = -1        # a shared summary's length (-1: none)
+    cdef bint shared = True       # a shared summary under "summary" and "weak"
     if tp == &PyUnicode_Type or tp == &PyBytes_Type:
+        shared = False
         if policy == VP_NONE:
-            return <PyObject *>_NOT_KEPT
-        if policy == VP_WEAK or (PyUnicode_GET_LENGTH(v) if tp == &PyUnicode_Type
-                                 else PyBytes_GET_SIZE(v)) <= SHORT_TEXT:
-            return v
-        return NULL
+            kept = <PyObject *>_NOT_KEPT
+        elif policy == VP_WEAK or (PyUnicode_GET_LENGTH(v) if tp == &PyUnicode_Type
+                                   else PyBytes_GET_SIZE(v)) <= SHORT_TEXT:
+            kept = v
     elif tp == &PyList_Type:
         n = PyList_GET_SIZE(<object>v)
     elif tp == &PyDict_Type:
@@ -547,28 +574,36 @@ cdef inline PyObject *_policy_decided(int policy, PyObject *v) noexcept:
     elif (tp == &PyGen_Type or tp == &PyCoro_Type or tp == &PyAsyncGen_Type) \
             and policy != VP_WEAK:
         pass                      # (its type alone; "weak" refers to it weakly)
-    elif policy == VP_NONE:
-        # _policy_value_made's order: the program's code first, then what it
-        # summarises.
-        if _is_code(v):
-            return v
-        if PyMethod_Check(v) or PyExceptionInstance_Check(v):
-            return NULL
-        return <PyObject *>_NOT_KEPT
     else:
-        return NULL
-    # (a shared summary)
-    return <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
-
-
-cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
-    # A new reference to what `policy` keeps of `v` (not an int, float, None,
-    # bool or function): decided from its type, or made.
-    cdef PyObject *kept = _policy_decided(policy, v)
+        shared = False
+        if policy == VP_NONE:
+            kept = _none_decided(v)
+    if shared:
+        kept = <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
     if kept != NULL:
         Py_INCREF(<object>kept)
         return kept
     return _policy_value_made_out(policy, v)
+
+
+cdef PyObject *_none_decided(PyObject *v) noexcept:
+    """What "none" keeps of `v` (no plain data: _policy_value_slow's) when its
+    type decides it (a borrowed reference): the program's code as it is, and
+    NOT_KEPT for everything else but an exception and a bound method, which
+    _policy_value_made summarises (NULL).  _policy_value_made's answers in its
+    order (the code first), without its try; a type whose every instance is
+    NOT_KEPT is remembered (tracer_none_note: a method's `self`, decided once
+    per class, and then in line by _policy_plain)."""
+    cdef PyTypeObject *tp = Py_TYPE(v)
+    if tracer_none_known(tp):
+        return <PyObject *>_NOT_KEPT
+    if _is_code(v):
+        return v
+    if PyMethod_Check(v) or PyExceptionInstance_Check(v):
+        return NULL
+    if not PyCFunction_Check(v):
+        tracer_none_note(tp)   # (a builtin's answer depends on its self: _is_code)
+    return <PyObject *>_NOT_KEPT
 
 
 cdef PyObject *_policy_value_made(int policy, PyObject *v) noexcept:
@@ -646,6 +681,7 @@ cdef int _set_value_policy(Trace t, object ctx) except -1:
     if policy != VP_KEEP:
         _find_numpy()
         _clear_summaries()
+        tracer_none_forget()   # (a type's answer may depend on numpy's ufunc, found above)
         t._values_kept = _POLICY_NAMES[policy]
     return 0
 
