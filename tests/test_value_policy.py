@@ -492,3 +492,55 @@ def test_none_does_not_mistake_a_new_type_at_an_old_address(traced):
     # The case the test is for happened (pymalloc gives the freed type's block to
     # the next type of its size; measured: every round on 3.12 and 3.13).
     assert reused > 0
+
+
+class Text(str):
+    """A str of the program's class: summarised by its type, not as a str."""
+
+
+class Items(list):
+    """A list of the program's class."""
+
+
+def hands_over_kinds():
+    # What "summary" decides from a value's type (values.pxi's _summary_decided,
+    # then its table of types) against what it must make per value.
+    a = Plain()
+    values = [a, Plain(), a, Text("t"), Items([1]), 2j, frozenset({1}), bytearray(b"ab"), ...,
+              np.float64(1.5), np.zeros((2, 3)), ValueError("v"), [].append, len, ident, a]
+    out = [ident(v) for v in values]
+    Plain.marker = 2                       # the class changes (a new version tag)
+    values.append(Plain())
+    out.append(ident(values[-1]))
+    return out, values
+
+
+def _summary_of(v):
+    """(what "summary" keeps of v: "object" or the summary's type, length, shape)."""
+    if v is ... or v is len or v is ident or isinstance(v, (complex, np.generic)):
+        return "object"
+    if isinstance(v, np.ndarray):
+        return (np.ndarray, None, v.shape)
+    if type(v) in (frozenset, bytearray):
+        return (type(v), len(v), None)
+    return (type(v), None, None)
+
+
+def test_summary_decides_each_value_by_what_it_is(traced):
+    for _ in range(2):   # (the second trace starts from an empty table again)
+        root = traced(hands_over_kinds, ctx=Context(values="summary"))
+        (_, values) = root.value
+        calls = [c for c in root.children if getattr(c, "callee", None) is ident]
+        assert len(calls) == len(values)
+        for call, v in zip(calls, values):
+            want = _summary_of(v)
+            for held in (call.children[1].value, call.value):   # parameter, value returned
+                if want == "object":
+                    assert held is v, (v, held)
+                elif isinstance(v, ValueError):
+                    assert isinstance(held, _core.ValueSummary) and held.type is ValueError
+                elif callable(v):                # a builtin bound to the program's list
+                    assert isinstance(held, _core.ValueSummary) and held.type is type(v)
+                else:
+                    assert isinstance(held, _core.ValueSummary), (v, held)
+                    assert (held.type, held.length, held.shape) == want, (v, held)

@@ -703,8 +703,9 @@ cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
 cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
     """What every policy stores for the values most of a call's rows hold (a
     borrowed reference): None, True, False and a function as they are, an int
-    or a float as it is but NOT_KEPT under "none", as an instance of a type
-    "none" decided before (values.pxi's _none_decided); NULL for any other value
+    or a float as it is but NOT_KEPT under "none", an instance of a type "none"
+    or "summary" decided before as values.pxi's _none_decided and
+    _summary_decided answer; NULL for any other value
     (_policy_rows' or _policy_value's to decide).  Decided in line where a call's
     and a return's rows are written (_enter_plain, _return_plain), where a call
     of _policy_rows cost more than its work."""
@@ -713,8 +714,10 @@ cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
         return v
     if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
         return <PyObject *>_NOT_KEPT if policy == VP_NONE else v
-    if policy == VP_NONE and tracer_none_known(Py_TYPE(v)):
+    if policy == VP_NONE and tracer_type_decided(DECIDED_NONE, Py_TYPE(v)):
         return <PyObject *>_NOT_KEPT   # (an instance of a type decided before: values.pxi)
+    if policy == VP_SUMMARY and tracer_type_decided(DECIDED_SUMMARY, Py_TYPE(v)):
+        return _summary_cached(Py_TYPE(v), -1)   # (NULL if not made: _policy_rows makes it)
     return NULL
 
 

@@ -50,30 +50,33 @@ cdef extern from *:
     static inline int tracer_function_like(PyObject *o) {
         return (Py_TYPE(o)->tp_flags & Py_TPFLAGS_METHOD_DESCRIPTOR) != 0;
     }
-    /* Under "none", the types whose every instance is NOT_KEPT (not the
-       program's code, an exception or a bound method: decided by the type
-       alone), remembered by address and version tag: a type freed and another
-       made at its address has another tag (tags are never reused; 0, none
-       assigned yet, is never remembered), so no reference to the type is held.
-       Direct-mapped, 64 entries: a method's `self` decided once per class. */
-    static PyTypeObject *tracer_none_types[64];
-    static unsigned int tracer_none_tags[64];
-    static inline size_t tracer_none_slot(PyTypeObject *t) {
+    /* Types a policy decides for every instance alike, remembered by address
+       and version tag: table 0, "none"'s types whose instances are all NOT_KEPT
+       (not the program's code, an exception, a bound method or a builtin);
+       table 1, "summary"'s types whose instances all get their type's shared
+       summary (none of those, nor an immutable value, an array, a frozenset or
+       a bytearray).  A type freed and another made at its address has another
+       tag (tags are never reused; 0, none assigned yet, is never remembered), so
+       no reference to a type is held.  Direct-mapped, 64 entries each: a
+       method's `self` decided once per class.  Cleared when a trace starts. */
+    static PyTypeObject *tracer_decided_types[2][64];
+    static unsigned int tracer_decided_tags[2][64];
+    static inline size_t tracer_decided_slot(PyTypeObject *t) {
         return ((size_t)t >> 4) & 63;
     }
-    static inline int tracer_none_known(PyTypeObject *t) {
-        size_t i = tracer_none_slot(t);
-        return tracer_none_types[i] == t && t->tp_version_tag != 0
-            && tracer_none_tags[i] == t->tp_version_tag;
+    static inline int tracer_type_decided(int table, PyTypeObject *t) {
+        size_t i = tracer_decided_slot(t);
+        return tracer_decided_types[table][i] == t && t->tp_version_tag != 0
+            && tracer_decided_tags[table][i] == t->tp_version_tag;
     }
-    static inline void tracer_none_forget(void) {
-        memset(tracer_none_types, 0, sizeof tracer_none_types);
+    static inline void tracer_decided_forget(void) {
+        memset(tracer_decided_types, 0, sizeof tracer_decided_types);
     }
-    static inline void tracer_none_note(PyTypeObject *t) {
-        size_t i = tracer_none_slot(t);
+    static inline void tracer_type_note(int table, PyTypeObject *t) {
+        size_t i = tracer_decided_slot(t);
         if (t->tp_version_tag != 0) {
-            tracer_none_types[i] = t;
-            tracer_none_tags[i] = t->tp_version_tag;
+            tracer_decided_types[table][i] = t;
+            tracer_decided_tags[table][i] = t->tp_version_tag;
         }
     }
     /* An exception's args, read from its C struct (a borrowed reference, or
@@ -84,9 +87,9 @@ cdef extern from *:
     """
     bint tracer_weakrefable(PyObject *o)
     bint tracer_function_like(PyObject *o)
-    bint tracer_none_known(PyTypeObject *t)
-    void tracer_none_note(PyTypeObject *t)
-    void tracer_none_forget()
+    bint tracer_type_decided(int table, PyTypeObject *t)
+    void tracer_type_note(int table, PyTypeObject *t)
+    void tracer_decided_forget()
     PyObject *tracer_exception_args(PyObject *o)
 
 # What the collector need not walk (_untrack_summary, _untrack_weak).  An object the
@@ -578,6 +581,8 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
         shared = False
         if policy == VP_NONE:
             kept = _none_decided(v)
+        elif policy == VP_SUMMARY:
+            kept = _summary_decided(v)
     if shared:
         kept = <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
     if kept != NULL:
@@ -586,24 +591,50 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
     return _policy_value_made_out(policy, v)
 
 
+# The tables of types a policy decides alike (tracer_type_decided).
+cdef enum:
+    DECIDED_NONE = 0
+    DECIDED_SUMMARY = 1
+
+
 cdef PyObject *_none_decided(PyObject *v) noexcept:
     """What "none" keeps of `v` (no plain data: _policy_value_slow's) when its
     type decides it (a borrowed reference): the program's code as it is, and
     NOT_KEPT for everything else but an exception and a bound method, which
     _policy_value_made summarises (NULL).  _policy_value_made's answers in its
     order (the code first), without its try; a type whose every instance is
-    NOT_KEPT is remembered (tracer_none_note: a method's `self`, decided once
+    NOT_KEPT is remembered (table DECIDED_NONE: a method's `self`, decided once
     per class, and then in line by _policy_plain)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
-    if tracer_none_known(tp):
+    if tracer_type_decided(DECIDED_NONE, tp):
         return <PyObject *>_NOT_KEPT
     if _is_code(v):
         return v
     if PyMethod_Check(v) or PyExceptionInstance_Check(v):
         return NULL
     if not PyCFunction_Check(v):
-        tracer_none_note(tp)   # (a builtin's answer depends on its self: _is_code)
+        tracer_type_note(DECIDED_NONE, tp)   # (a builtin's answer depends on its self: _is_code)
     return <PyObject *>_NOT_KEPT
+
+
+cdef PyObject *_summary_decided(PyObject *v) noexcept:
+    """What "summary" keeps of `v` (no plain data: _policy_value_slow's) when its
+    type decides it: its type's shared summary (a borrowed reference), as
+    _summarise gives an instance of the program's classes; NULL when that summary
+    is not made yet, or for what _policy_value_made answers otherwise (the
+    program's code, an exception, a bound method or a builtin, an immutable value,
+    an array, a frozenset or a bytearray, whose summaries differ per value).  A
+    type so decided is remembered (table DECIDED_SUMMARY)."""
+    cdef PyTypeObject *tp = Py_TYPE(v)
+    if not tracer_type_decided(DECIDED_SUMMARY, tp):
+        if tp == &PyFrozenSet_Type or tp == &PyByteArray_Type or _is_code(v) \
+                or PyMethod_Check(v) or PyCFunction_Check(v) or PyExceptionInstance_Check(v) \
+                or _is_immutable(v, 0):
+            return NULL
+        if _NDARRAY is not None and PyObject_TypeCheck(v, <PyTypeObject *>_NDARRAY):
+            return NULL
+        tracer_type_note(DECIDED_SUMMARY, tp)
+    return _summary_cached(tp, -1)
 
 
 cdef PyObject *_policy_value_made(int policy, PyObject *v) noexcept:
@@ -681,7 +712,7 @@ cdef int _set_value_policy(Trace t, object ctx) except -1:
     if policy != VP_KEEP:
         _find_numpy()
         _clear_summaries()
-        tracer_none_forget()   # (a type's answer may depend on numpy's ufunc, found above)
+        tracer_decided_forget()   # (a type's answer may depend on numpy's types, found above)
         t._values_kept = _POLICY_NAMES[policy]
     return 0
 
