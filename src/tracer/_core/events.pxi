@@ -991,7 +991,8 @@ cdef bint _return_plain(Recorder self, FrameRec *fr, int32_t offset, PyObject *r
     if self.trace.value_policy:
         # What the policy keeps of the value, stored in both rows at once when
         # that is decided in line (_policy_plain: an int or a float, None, a
-        # bool); else the value, replaced once all is consistent (below).
+        # bool, an instance of a type decided before); else the value, replaced
+        # once all is consistent (below).
         stored = _policy_plain(self.trace.value_policy, retval)
         if stored == NULL:
             stored = retval

@@ -553,8 +553,8 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
     # _policy_value_made (each PyObject_TypeCheck of a value that is no
     # instance, a module's or an array's, is a call) and outside its try (which
     # reads the thread state): the same answers, for a shared summary when the
-    # cache holds it already.  Under "none", any other value too
-    # (_none_decided), but for an exception and a bound method.
+    # cache holds it already.  Under "none" and "summary", any other value too
+    # when its type decides it (_none_decided, _summary_decided).
     cdef PyTypeObject *tp = Py_TYPE(v)
     cdef PyObject *kept = NULL
     cdef Py_ssize_t n = -1        # a shared summary's length (-1: none)
