@@ -653,9 +653,8 @@ cdef PyObject *_policy_value_any(int policy, PyObject *v) noexcept:
 
 
 # Trace.set_value calls _policy_value_any through this pointer (gcc cannot see
-# through it, so it stays a call there).
-ctypedef PyObject *(*_policy_any_fn)(int, PyObject *) noexcept
-cdef _policy_any_fn _policy_value_out = _policy_value_any
+# through it, so it stays a call there; values.pxi's _policy_fn).
+cdef _policy_fn _policy_value_out = _policy_value_any
 
 
 cdef inline PyObject *_row_value(int policy, PyObject *v) noexcept:
@@ -679,16 +678,16 @@ cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
     cdef PyObject **values = t.value_
     for i in range(first, end):
         v = values[i]
-        # What _policy_value gives, without a reference taken and dropped for
-        # the values every policy keeps as they are (most of a call's rows: ints
-        # and floats but under "none", None, True, False, the function).
-        if v == NULL or v == <PyObject *>None or v == <PyObject *>PY_TRUE \
-                or v == <PyObject *>PY_FALSE or PyFunction_Check(v):
+        if v == NULL:
             continue
-        if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
-            if policy != VP_NONE:
-                continue
-            kept = <PyObject *>_NOT_KEPT
+        # What _policy_value gives, without a reference taken and dropped for
+        # the values every policy decides alike (most of a call's rows; the rest,
+        # strings mostly, go to _policy_value_slow, which asks the tables of
+        # types itself).
+        kept = _policy_scalar(policy, v)
+        if kept == v:
+            continue
+        if kept != NULL:
             Py_INCREF(<object>kept)
         else:
             kept = _policy_value_slow(policy, v)   # a new reference
@@ -700,20 +699,29 @@ cdef int _policy_rows(Trace t, int32_t first, int32_t end) except -1:
     return 0
 
 
-cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
-    """What every policy stores for the values most of a call's rows hold (a
-    borrowed reference): None, True, False and a function as they are, an int
-    or a float as it is but NOT_KEPT under "none", an instance of a type "none"
-    or "summary" decided before as values.pxi's _none_decided and
-    _summary_decided answer; NULL for any other value
-    (_policy_rows' or _policy_value's to decide).  Decided in line where a call's
-    and a return's rows are written (_enter_plain, _return_plain), where a call
-    of _policy_rows cost more than its work."""
+cdef inline PyObject *_policy_scalar(int policy, PyObject *v) noexcept:
+    """What every policy stores for None, True, False, a function, an int or a
+    float (a borrowed reference): the value, but NOT_KEPT for an int or a float
+    under "none"; NULL for any other value."""
     if v == <PyObject *>None or v == <PyObject *>PY_TRUE or v == <PyObject *>PY_FALSE \
             or PyFunction_Check(v):
         return v
     if PyLong_CheckExact(v) or PyFloat_CheckExact(v):
         return <PyObject *>_NOT_KEPT if policy == VP_NONE else v
+    return NULL
+
+
+cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
+    """What every policy stores for the values most of a call's rows hold (a
+    borrowed reference): _policy_scalar's, and for an instance of a type "none"
+    or "summary" decided before, what values.pxi's _none_decided and
+    _summary_decided answer; NULL for any other value (_policy_rows' or
+    _policy_value's to decide).  Decided in line where a call's and a return's
+    rows are written (_enter_plain, _return_plain), where a call of _policy_rows
+    cost more than its work."""
+    cdef PyObject *kept = _policy_scalar(policy, v)
+    if kept != NULL:
+        return kept
     if policy == VP_NONE and tracer_type_decided(DECIDED_NONE, Py_TYPE(v)):
         return <PyObject *>_NOT_KEPT   # (an instance of a type decided before: values.pxi)
     if policy == VP_SUMMARY and tracer_type_decided(DECIDED_SUMMARY, Py_TYPE(v)):
