@@ -713,9 +713,9 @@ cdef inline PyObject *_policy_scalar(int policy, PyObject *v) noexcept:
 
 cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
     """What every policy stores for the values most of a call's rows hold (a
-    borrowed reference): _policy_scalar's, and for an instance of a type "none"
-    or "summary" decided before, what values.pxi's _none_decided and
-    _summary_decided answer; NULL for any other value (_policy_rows' or
+    borrowed reference): _policy_scalar's, and for an instance of a type "none",
+    "summary" or "weak" decided before, what values.pxi's _none_decided,
+    _summary_decided and _weak_decided answer (when held already); NULL for any other value (_policy_rows' or
     _policy_value's to decide).  Decided in line where a call's and a return's
     rows are written (_enter_plain, _return_plain), where a call of _policy_rows
     cost more than its work."""
@@ -726,6 +726,8 @@ cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
         return <PyObject *>_NOT_KEPT   # (an instance of a type decided before: values.pxi)
     if policy == VP_SUMMARY and tracer_type_decided(DECIDED_SUMMARY, Py_TYPE(v)):
         return _summary_cached(Py_TYPE(v), -1)   # (NULL if not made: _policy_rows makes it)
+    if policy == VP_WEAK and tracer_type_decided(DECIDED_WEAK, Py_TYPE(v)):
+        return _weak_by_type(v)   # (NULL if not cached: _policy_rows makes it)
     return NULL
 
 

@@ -55,12 +55,15 @@ cdef extern from *:
        (not the program's code, an exception, a bound method or a builtin);
        table 1, "summary"'s types whose instances all get their type's shared
        summary (none of those, nor an immutable value, an array, a frozenset or
-       a bytearray).  A type freed and another made at its address has another
+       a bytearray); table 2, "weak"'s types whose instances are all referred
+       to weakly, with their type's shared summary (none of table 1's
+       exceptions, nor a tuple or a set, nor a type without weak references).
+       A type freed and another made at its address has another
        tag (tags are never reused; 0, none assigned yet, is never remembered), so
        no reference to a type is held.  Direct-mapped, 64 entries each: a
        method's `self` decided once per class.  Cleared when a trace starts. */
-    static PyTypeObject *tracer_decided_types[2][64];
-    static unsigned int tracer_decided_tags[2][64];
+    static PyTypeObject *tracer_decided_types[3][64];
+    static unsigned int tracer_decided_tags[3][64];
     static inline size_t tracer_decided_slot(PyTypeObject *t) {
         return ((size_t)t >> 4) & 63;
     }
@@ -79,6 +82,12 @@ cdef extern from *:
             tracer_decided_tags[table][i] = t->tp_version_tag;
         }
     }
+    /* The object a weakref.ref refers to, read from its C struct without a
+       reference taken (Py_None once it died): whether a cached reference is
+       still one to `o` is a comparison, not a call of the reference. */
+    static inline int tracer_weakref_is(PyObject *r, PyObject *o) {
+        return ((PyWeakReference *)r)->wr_object == o;
+    }
     /* An exception's args, read from its C struct (a borrowed reference, or
        NULL): the `args` attribute could be a property of the program's class. */
     static inline PyObject *tracer_exception_args(PyObject *o) {
@@ -90,6 +99,7 @@ cdef extern from *:
     bint tracer_type_decided(int table, PyTypeObject *t)
     void tracer_type_note(int table, PyTypeObject *t)
     void tracer_decided_forget()
+    bint tracer_weakref_is(PyObject *r, PyObject *o)
     PyObject *tracer_exception_args(PyObject *o)
 
 # What the collector need not walk (_untrack_summary, _untrack_weak).  An object the
@@ -454,25 +464,39 @@ cdef ValueSummary _shared_summary(PyTypeObject *tp, Py_ssize_t n):
 cdef PyObject *_weak_slots[SUMMARY_SLOTS]
 
 
-cdef WeakValue _weak_value(PyObject *v):
-    global _summary_filled
-    cdef ValueSummary s = _summarise(v)
+cdef inline size_t _weak_slot(PyObject *v, PyObject *s) noexcept:
     cdef uint64_t h = ((<uint64_t><size_t>v) >> 4) ^ \
-        (((<uint64_t><size_t><PyObject *>s) >> 4) * <uint64_t>0x9E3779B9)
-    cdef size_t i = <size_t>((h * <uint64_t>0x9E3779B97F4A7C15) >> 54)
-    cdef PyObject *old = _weak_slots[i]
+        (((<uint64_t><size_t>s) >> 4) * <uint64_t>0x9E3779B9)
+    return <size_t>((h * <uint64_t>0x9E3779B97F4A7C15) >> 54)
+
+
+cdef inline PyObject *_weak_cached(PyObject *v, PyObject *s) noexcept:
+    # The cached WeakValue of `v` with summary `s` (borrowed), else NULL.  The
+    # address alone could be a new object's: the cached reference, if it is
+    # still alive, says whether it is the same one.
+    cdef PyObject *w = _weak_slots[_weak_slot(v, s)]
+    if w != NULL and <PyObject *>(<WeakValue>w).summary == s \
+            and tracer_weakref_is(<PyObject *>(<WeakValue>w).ref, v):
+        return w
+    return NULL
+
+
+cdef WeakValue _weak_value(PyObject *v, ValueSummary s):
+    # The WeakValue of `v` with summary `s` (_summarise's), from the cache or made.
+    global _summary_filled
+    cdef PyObject *cached = _weak_cached(v, <PyObject *>s)
+    cdef size_t i
+    cdef PyObject *old
     cdef WeakValue w
-    if old != NULL:
-        w = <WeakValue>old
-        # The address alone could be a new object's: the cached reference, if it
-        # is still alive, says whether it is the same one.
-        if w.summary is s and (w.ref)() is <object>v:
-            return w
+    if cached != NULL:
+        return <WeakValue>cached
     w = WeakValue.__new__(WeakValue)
     w.ref = PyWeakref_NewRef(<object>v, None)   # the object's own basic ref, reused
     w.summary = s
     _untrack_weak(w)
     Py_INCREF(w)
+    i = _weak_slot(v, <PyObject *>s)
+    old = _weak_slots[i]
     _weak_slots[i] = <PyObject *>w
     if old == NULL:
         _summary_filled += 1
@@ -554,7 +578,7 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
     # instance, a module's or an array's, is a call) and outside its try (which
     # reads the thread state): the same answers, for a shared summary when the
     # cache holds it already.  Under "none" and "summary", any other value too
-    # when its type decides it (_none_decided, _summary_decided).
+    # when its type decides it (_none_decided, _summary_decided, _weak_decided).
     cdef PyTypeObject *tp = Py_TYPE(v)
     cdef PyObject *kept = NULL
     cdef Py_ssize_t n = -1        # a shared summary's length (-1: none)
@@ -570,8 +594,11 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
         n = PyList_GET_SIZE(<object>v)
     elif tp == &PyDict_Type:
         n = PyDict_GET_SIZE(v)
-    elif tp == &PyTuple_Type and policy != VP_WEAK:
-        n = PyTuple_GET_SIZE(v)   # ("weak" keeps a tuple of immutables)
+    elif tp == &PyTuple_Type:
+        n = PyTuple_GET_SIZE(v)
+        if policy == VP_WEAK and _is_immutable(v, 3):
+            shared = False        # ("weak" keeps a tuple of immutables)
+            kept = v
     elif tp == &PySet_Type and policy != VP_WEAK:
         n = PySet_GET_SIZE(v)     # ("weak" refers to a set weakly)
     elif (tp == &PyGen_Type or tp == &PyCoro_Type or tp == &PyAsyncGen_Type) \
@@ -583,6 +610,8 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
             kept = _none_decided(v)
         elif policy == VP_SUMMARY:
             kept = _summary_decided(v)
+        elif policy == VP_WEAK:
+            kept = _weak_decided(v)
     if shared:
         kept = <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
     if kept != NULL:
@@ -595,6 +624,7 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
 cdef enum:
     DECIDED_NONE = 0
     DECIDED_SUMMARY = 1
+    DECIDED_WEAK = 2
 
 
 cdef PyObject *_none_decided(PyObject *v) noexcept:
@@ -619,22 +649,87 @@ cdef PyObject *_none_decided(PyObject *v) noexcept:
 
 cdef PyObject *_summary_decided(PyObject *v) noexcept:
     """What "summary" keeps of `v` (no plain data: _policy_value_slow's) when its
-    type decides it: its type's shared summary (a borrowed reference), as
-    _summarise gives an instance of the program's classes; NULL when that summary
-    is not made yet, or for what _policy_value_made answers otherwise (the
-    program's code, an exception, a bound method or a builtin, an immutable value,
-    an array, a frozenset or a bytearray, whose summaries differ per value).  A
-    type so decided is remembered (table DECIDED_SUMMARY)."""
+    type decides it (a borrowed reference): its type's shared summary, as
+    _summarise gives an instance of the program's classes, and the program's
+    code as it is (as every policy keeps it); NULL when that summary is not made
+    yet, or for what _policy_value_made answers otherwise (an exception, a bound
+    method or a builtin, an immutable value, an array, a frozenset or a
+    bytearray, whose summaries differ per value).  A type so decided is
+    remembered (table DECIDED_SUMMARY)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
     if not tracer_type_decided(DECIDED_SUMMARY, tp):
-        if tp == &PyFrozenSet_Type or tp == &PyByteArray_Type or _is_code(v) \
-                or PyMethod_Check(v) or PyCFunction_Check(v) or PyExceptionInstance_Check(v) \
-                or _is_immutable(v, 0):
-            return NULL
-        if _NDARRAY is not None and PyObject_TypeCheck(v, <PyTypeObject *>_NDARRAY):
+        if _is_code(v):
+            return v
+        if not _summary_by_type(v):
             return NULL
         tracer_type_note(DECIDED_SUMMARY, tp)
     return _summary_cached(tp, -1)
+
+
+cdef inline bint _summary_by_type(PyObject *v) noexcept:
+    # Whether _summarise gives `v` (not the program's code: the caller's check)
+    # its type's shared summary, and the policies give it that summary whatever
+    # the instance: not an exception, a bound method or a builtin, an immutable
+    # value (whose answer may be the value itself), an array, a frozenset or a
+    # bytearray (whose summaries differ per value).  (The plain data
+    # _policy_value_slow decides first never reaches here, but a tuple and a set
+    # under "weak".)
+    cdef PyTypeObject *tp = Py_TYPE(v)
+    if tp == &PyFrozenSet_Type or tp == &PyByteArray_Type or PyMethod_Check(v) or PyCFunction_Check(v) or PyExceptionInstance_Check(v) \
+            or _is_immutable(v, 0):
+        return False
+    return _NDARRAY is None or not PyObject_TypeCheck(v, <PyTypeObject *>_NDARRAY)
+
+
+cdef inline PyObject *_weak_by_type(PyObject *v) noexcept:
+    # The WeakValue cached for `v`, an instance of a type "weak" decided
+    # (DECIDED_WEAK), with its type's shared summary (borrowed), else NULL.
+    cdef PyObject *s = _summary_cached(Py_TYPE(v), -1)
+    return _weak_cached(v, s) if s != NULL else NULL
+
+
+cdef PyObject *_weak_decided(PyObject *v) noexcept:
+    """What "weak" keeps of `v` (no plain data: _policy_value_slow's) when its
+    type decides it (a borrowed reference): for an instance of the program's
+    classes, a WeakValue (a weak reference and its type's shared summary, as
+    _policy_value_made gives it; made here when the cache holds none); for one
+    of a type without weak references, its type's shared summary
+    (_summary_decided's, which "summary" gives it too); the program's code as
+    it is; NULL for what
+    _policy_value_made answers otherwise (_summary_by_type's exceptions, and a
+    tuple or a set, whose summaries differ per value), or when a WeakValue
+    cannot be made.  A type so decided is remembered (table DECIDED_WEAK): an
+    object passed down a chain of calls, a method's `self`, is then found in
+    line (_policy_plain)."""
+    cdef PyTypeObject *tp = Py_TYPE(v)
+    cdef PyObject *s
+    cdef PyObject *w
+    if not tracer_type_decided(DECIDED_WEAK, tp):
+        if tp == &PyTuple_Type or tp == &PySet_Type:
+            return NULL
+        if not tracer_weakrefable(v):
+            return _summary_decided(v)
+        if _is_code(v):
+            return v
+        if not _summary_by_type(v):
+            return NULL
+        tracer_type_note(DECIDED_WEAK, tp)
+    s = _summary_cached(tp, -1)
+    if s == NULL:
+        return NULL                     # (_policy_value_made makes the summary)
+    w = _weak_cached(v, s)
+    return w if w != NULL else _weak_made(v, s)
+
+
+cdef PyObject *_weak_made(PyObject *v, PyObject *s) noexcept:
+    # A new WeakValue of `v` with summary `s`, held by the cache (borrowed), or
+    # NULL if it cannot be made (_policy_value_made's answer then).
+    cdef WeakValue w
+    try:
+        w = _weak_value(v, <ValueSummary>s)
+    except BaseException:
+        return NULL
+    return <PyObject *>w
 
 
 cdef PyObject *_policy_value_made(int policy, PyObject *v) noexcept:
@@ -663,7 +758,7 @@ cdef PyObject *_policy_value_made(int policy, PyObject *v) noexcept:
         elif _is_immutable(v, 3):
             kept = <object>v
         elif tracer_weakrefable(v):
-            kept = _weak_value(v)
+            kept = _weak_value(v, _summarise(v))
         else:
             kept = _summarise(v)
     except BaseException:
