@@ -254,17 +254,26 @@ cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t 
     cdef int32_t row = fr.open_row
     cdef int64_t s
     cdef PyObject *old
+    cdef PyObject *stored
+    cdef bint policy_after = False
     if row < 0 or r[REC_NOUT] != 1:
         return _finish_send(self, fr, op, value)
     fr.open_row = -1
     if t.kind_[row] == K_NESTED and t.flags_[row] & F_OPEN:
         t.aux_[row] = t.n
     t.flags_[row] &= ~F_OPEN
-    # set_value, the old value released last.
+    # set_value, the old value released last (what the policy keeps, when
+    # decided in line: arena.pxi's _policy_plain).
     old = t.value_[row]
-    Py_XINCREF(value)
-    t.value_[row] = value
-    if t.value_policy:
+    stored = value
+    if t.value_policy and value != NULL:
+        stored = _policy_plain(t.value_policy, value)
+        if stored == NULL:
+            stored = value
+            policy_after = True
+    Py_XINCREF(stored)
+    t.value_[row] = stored
+    if policy_after:
         _policy_rows(t, row, row + 1)
     Py_XDECREF(old)
     s = (<int64_t>row) << 2
@@ -282,27 +291,37 @@ cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offs
     _leave, every return's path.)"""
     cdef int32_t row = t.n, nrefs = t.nrefs, call_row = fr.call_row
     cdef PyObject *old
+    cdef PyObject *stored = retval
+    cdef bint policy_after = False
     if row + 2 >= t.cap or nrefs >= t.refcap:
         return False
+    if t.value_policy:
+        # What the policy keeps, stored in both rows at once when decided in
+        # line (as events.pxi's _return_plain); else the value, replaced once
+        # all is consistent (below).  (Never NULL: the event's value.)
+        stored = _policy_plain(t.value_policy, retval)
+        if stored == NULL:
+            stored = retval
+            policy_after = True
     t.kind_[row] = K_RETURN
     t.flags_[row] = F_YIELD
     t.parent_[row] = call_row
     t.offset_[row] = offset
     t.aux_[row] = 0
-    Py_XINCREF(retval)
-    t.value_[row] = retval
+    Py_XINCREF(stored)
+    t.value_[row] = stored
     t.refs_[nrefs] = ref
     t.ref_start_[row + 1] = nrefs + 1
     t.n = row + 1
     t.nrefs = nrefs + 1
     old = t.value_[call_row]
-    Py_XINCREF(retval)
-    t.value_[call_row] = retval
+    Py_XINCREF(stored)
+    t.value_[call_row] = stored
     t.flags_[call_row] &= ~F_OPEN
     t.aux_[call_row] = row + 1
     self.shadow_top = fr.shadow   # (frames are popped in the order pushed)
     self.nframes -= 1
-    if t.value_policy:
+    if policy_after:
         # (what the policy keeps, for the ReturnNode, then the call row: as
         # events.pxi's _return_plain)
         _policy_rows(t, row, row + 1)
