@@ -713,15 +713,23 @@ cdef inline PyObject *_policy_scalar(int policy, PyObject *v) noexcept:
 
 cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
     """What every policy stores for the values most of a call's rows hold (a
-    borrowed reference): _policy_scalar's, and for an instance of a type "none",
-    "summary" or "weak" decided before, what values.pxi's _none_decided,
-    _summary_decided and _weak_decided answer (when held already); NULL for any other value (_policy_rows' or
-    _policy_value's to decide).  Decided in line where a call's and a return's
+    borrowed reference): _policy_scalar's, a str's, and for an instance of a
+    type "none", "summary" or "weak" decided before, what values.pxi's
+    _none_decided, _summary_decided and _weak_decided answer (when held
+    already); NULL for any other value (_policy_rows' or _policy_value's to
+    decide).  Decided in line where a call's and a return's
     rows are written (_enter_plain, _return_plain), where a call of _policy_rows
     cost more than its work."""
     cdef PyObject *kept = _policy_scalar(policy, v)
     if kept != NULL:
         return kept
+    if Py_TYPE(v) == &PyUnicode_Type:
+        # (a str: what _policy_value_slow decides for it first)
+        if policy == VP_NONE:
+            return <PyObject *>_NOT_KEPT
+        if policy == VP_WEAK or PyUnicode_GET_LENGTH(v) <= SHORT_TEXT:
+            return v
+        return NULL
     if policy == VP_NONE and tracer_type_decided(DECIDED_NONE, Py_TYPE(v)):
         return <PyObject *>_NOT_KEPT   # (an instance of a type decided before: values.pxi)
     if policy == VP_SUMMARY and tracer_type_decided(DECIDED_SUMMARY, Py_TYPE(v)):
