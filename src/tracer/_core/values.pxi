@@ -675,8 +675,8 @@ cdef inline bint _summary_by_type(PyObject *v) noexcept:
     # _policy_value_slow decides first never reaches here, but a tuple and a set
     # under "weak".)
     cdef PyTypeObject *tp = Py_TYPE(v)
-    if tp == &PyFrozenSet_Type or tp == &PyByteArray_Type or PyMethod_Check(v) or PyCFunction_Check(v) or PyExceptionInstance_Check(v) \
-            or _is_immutable(v, 0):
+    if tp == &PyFrozenSet_Type or tp == &PyByteArray_Type or PyMethod_Check(v) \
+            or PyCFunction_Check(v) or PyExceptionInstance_Check(v) or _is_immutable(v, 0):
         return False
     return _NDARRAY is None or not PyObject_TypeCheck(v, <PyTypeObject *>_NDARRAY)
 
@@ -695,10 +695,9 @@ cdef PyObject *_weak_decided(PyObject *v) noexcept:
     _policy_value_made gives it; made here when the cache holds none); for one
     of a type without weak references, its type's shared summary
     (_summary_decided's, which "summary" gives it too); the program's code as
-    it is; NULL for what
-    _policy_value_made answers otherwise (_summary_by_type's exceptions, and a
-    tuple or a set, whose summaries differ per value), or when a WeakValue
-    cannot be made.  A type so decided is remembered (table DECIDED_WEAK): an
+    it is; NULL for what _policy_value_made answers otherwise (_summary_by_type's
+    exceptions, and a tuple or a set, whose summaries differ per value), or when
+    a WeakValue cannot be made.  A type so decided is remembered (table DECIDED_WEAK): an
     object passed down a chain of calls, a method's `self`, is then found in
     line (_policy_plain)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
@@ -723,10 +722,13 @@ cdef PyObject *_weak_decided(PyObject *v) noexcept:
 
 cdef PyObject *_weak_made(PyObject *v, PyObject *s) noexcept:
     # A new WeakValue of `v` with summary `s`, held by the cache (borrowed), or
-    # NULL if it cannot be made (_policy_value_made's answer then).
+    # NULL if it cannot be made (_policy_value_made's answer then).  (`summary`
+    # holds the cache's summary while the WeakValue is made: an allocation may
+    # collect.)
+    cdef ValueSummary summary = <ValueSummary>s
     cdef WeakValue w
     try:
-        w = _weak_value(v, <ValueSummary>s)
+        w = _weak_value(v, summary)
     except BaseException:
         return NULL
     return <PyObject *>w
