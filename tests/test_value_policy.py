@@ -391,6 +391,16 @@ def hands_over_values():
     return out, (s, t, b, c, xs, d, pair, mixed, st, g)
 
 
+def _handed_over(root):
+    """Each value a hands_over_* program passed to ident, with what the trace
+    holds for it: (value, (its parameter's value, the value ident returned)).
+    The program returns (its results, the values it handed over)."""
+    (_, values) = root.value
+    calls = [c for c in root.children if getattr(c, "callee", None) is ident]
+    assert len(calls) == len(values)
+    return [(v, (call.children[1].value, call.value)) for call, v in zip(calls, values)]
+
+
 def _kept_as(v, policy):
     """What `policy` keeps of value `v`, by the rules Context's docstring gives."""
     if policy == "none":
@@ -409,12 +419,9 @@ def test_each_kind_of_value_is_kept_as_the_policy_says(traced, policy):
     # The plain data a row holds (str, bytes, list, dict, tuple, set, a generator)
     # is decided from its exact type before the general checks: the same answers.
     root = traced(hands_over_values, ctx=Context(values=policy))
-    (_, values) = root.value
-    calls = [c for c in root.children if getattr(c, "callee", None) is ident]
-    assert len(calls) == len(values)
-    for call, v in zip(calls, values):
+    for v, held_both in _handed_over(root):
         want = _kept_as(v, policy)
-        for held in (call.children[1].value, call.value):   # parameter, value returned
+        for held in held_both:
             if want == "not kept":
                 assert held is _core.NOT_KEPT
             elif want == "object":
@@ -447,11 +454,8 @@ def hands_over_instances():
 
 def test_none_decides_each_value_by_what_it_is(traced):
     root = traced(hands_over_instances, ctx=Context(values="none"))
-    (_, values) = root.value
-    calls = [c for c in root.children if getattr(c, "callee", None) is ident]
-    assert len(calls) == len(values)
-    for call, v in zip(calls, values):
-        for held in (call.children[1].value, call.value):   # parameter, value returned
+    for v, held_both in _handed_over(root):
+        for held in held_both:
             if v is len or v is ident:                       # the program's code: kept
                 assert held is v
             elif isinstance(v, ValueError):                  # an exception: summarised
@@ -529,12 +533,9 @@ def _summary_of(v):
 def test_summary_decides_each_value_by_what_it_is(traced):
     for _ in range(2):   # (the second trace starts from an empty table again)
         root = traced(hands_over_kinds, ctx=Context(values="summary"))
-        (_, values) = root.value
-        calls = [c for c in root.children if getattr(c, "callee", None) is ident]
-        assert len(calls) == len(values)
-        for call, v in zip(calls, values):
+        for v, held_both in _handed_over(root):
             want = _summary_of(v)
-            for held in (call.children[1].value, call.value):   # parameter, value returned
+            for held in held_both:
                 if want == "object":
                     assert held is v, (v, held)
                 elif isinstance(v, ValueError):
@@ -572,13 +573,10 @@ def test_weak_decides_each_value_by_what_it_is(traced):
     # per value: the same answers.
     for _ in range(2):   # (the second trace starts from an empty table again)
         root = traced(hands_over_kinds, ctx=Context(values="weak"))
-        (_, values) = root.value
-        calls = [c for c in root.children if getattr(c, "callee", None) is ident]
-        assert len(calls) == len(values)
         weak = _weak_values(root)
-        for call, v in zip(calls, values):
+        for v, held_both in _handed_over(root):
             want = _weak_kept_as(v)
-            for held in (call.children[1].value, call.value):   # parameter, value returned
+            for held in held_both:
                 if want == "summary":
                     assert isinstance(held, _core.ValueSummary) and held.type is type(v), (v, held)
                 else:
