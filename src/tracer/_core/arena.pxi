@@ -717,9 +717,9 @@ cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
     type "none", "summary" or "weak" decided before, what values.pxi's
     _none_decided, _summary_decided and _weak_decided answer (when held
     already); NULL for any other value (_policy_rows' or _policy_value's to
-    decide).  Decided in line where a call's and a return's
-    rows are written (_enter_plain, _return_plain), where a call of _policy_rows
-    cost more than its work."""
+    decide).  Decided in line where a call's, a return's and a yield's rows are
+    written (_enter_plain, _return_plain, resume.pxi's _yielded_row and
+    _send_yielded), where a call of _policy_rows cost more than its work."""
     cdef PyObject *kept = _policy_scalar(policy, v)
     if kept != NULL:
         return kept

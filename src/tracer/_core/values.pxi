@@ -697,9 +697,9 @@ cdef PyObject *_weak_decided(PyObject *v) noexcept:
     (_summary_decided's, which "summary" gives it too); the program's code as
     it is; NULL for what _policy_value_made answers otherwise (_summary_by_type's
     exceptions, and a tuple or a set, whose summaries differ per value), or when
-    a WeakValue cannot be made.  A type so decided is remembered (table DECIDED_WEAK): an
-    object passed down a chain of calls, a method's `self`, is then found in
-    line (_policy_plain)."""
+    a WeakValue cannot be made.  A type so decided is remembered (table
+    DECIDED_WEAK): an object passed down a chain of calls, a method's `self`, is
+    then found in line (_policy_plain)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
     cdef PyObject *s
     cdef PyObject *w
