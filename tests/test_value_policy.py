@@ -8,6 +8,7 @@ import io
 import pickle
 import subprocess
 import sys
+import types
 import weakref
 
 import numpy as np
@@ -511,7 +512,8 @@ def hands_over_kinds():
     # then its table of types) against what it must make per value.
     a = Plain()
     values = [a, Plain(), a, Text("t"), Items([1]), 2j, frozenset({1}), bytearray(b"ab"), ...,
-              np.float64(1.5), np.zeros((2, 3)), ValueError("v"), [].append, len, ident, a]
+              np.float64(1.5), np.zeros((2, 3)), ValueError("v"), [].append, _Case().method,
+              len, ident, a]
     out = [ident(v) for v in values]
     Plain.marker = 2                       # the class changes (a new version tag)
     values.append(Plain())
@@ -540,7 +542,7 @@ def test_summary_decides_each_value_by_what_it_is(traced):
                     assert held is v, (v, held)
                 elif isinstance(v, ValueError):
                     assert isinstance(held, _core.ValueSummary) and held.type is ValueError
-                elif callable(v):                # a builtin bound to the program's list
+                elif callable(v):                # a method bound to the program's object
                     assert isinstance(held, _core.ValueSummary) and held.type is type(v)
                 else:
                     assert isinstance(held, _core.ValueSummary), (v, held)
@@ -554,6 +556,8 @@ def _weak_kept_as(v):
         return "object"
     if isinstance(v, BaseException):
         return "summary"                  # (never a live exception: its frames)
+    if isinstance(v, (types.MethodType, types.BuiltinMethodType)):
+        return "summary"                  # (a new object at each read: dead once called)
     try:
         weakref.ref(v)
     except TypeError:
@@ -586,6 +590,65 @@ def test_weak_decides_each_value_by_what_it_is(traced):
                 assert (summary.type, summary.length, summary.shape) == _summary_of(v), (v, summary)
             else:
                 assert id(v) not in weak, v
+
+
+class Counter:
+    def bump(self, k):
+        return k + 1
+
+    def drop(self, k):
+        return k - 1
+
+
+def reads_methods_in_a_loop(n):
+    # A method read off an instance at each step (a new bound method each time),
+    # as difflib's `j2lenget = j2len.get`: builtin and Python ones.
+    d, c, total = {}, Counter(), 0
+    for i in range(n):
+        get, pop, bump, drop = d.get, d.pop, c.bump, c.drop
+        total += get(i, 1) + pop(i, 1) + bump(i) + drop(i)
+    return total
+
+
+def _bound_method_rows(root):
+    """The values of the rows that read a bound method, by the method's name."""
+    out = {}
+    for v in root.trace.values():
+        if isinstance(v, _core.ValueSummary) and v.type in (types.MethodType,
+                                                             types.BuiltinMethodType):
+            name = v.function.__name__ if v.function is not None else v.text
+            out.setdefault(name, []).append(v)
+    return out
+
+
+@pytest.mark.parametrize("policy", ["none", "summary", "weak"])
+def test_bound_methods_share_one_summary_per_method(traced, policy):
+    # Every read of one method gives one summary (its type and function, not
+    # its instance), shared by all the rows that hold it; two methods never share
+    # one.  Under "weak" too: a weak reference to the bound method would be dead
+    # as soon as its call returned.  ("none" keeps no builtin bound to the
+    # program's object.)
+    n = 6
+    root = traced(reads_methods_in_a_loop, n, ctx=Context(values=policy))
+    assert root.value == reads_methods_in_a_loop(n)
+    rows = _bound_method_rows(root)
+    want = {"bump", "drop"} | ({"⟨bound builtin get⟩", "⟨bound builtin pop⟩"}
+                               if policy != "none" else set())
+    assert set(rows) == want
+    for name, held in rows.items():
+        assert len(held) >= n, (name, len(held))
+        assert all(h is held[0] for h in held), name
+    assert rows["bump"][0].function is Counter.bump
+    assert rows["drop"][0].function is Counter.drop
+    assert not any(isinstance(v, _core.WeakValue) and v.summary.type in
+                   (types.MethodType, types.BuiltinMethodType)
+                   for v in gc.get_referents(root.trace))
+    # A hook naming the method still runs for each of its calls.
+    seen = []
+    ctx = Context(values=policy, on_call={Counter.bump: seen.append})
+    traced(reads_methods_in_a_loop, 2, ctx=ctx)
+    assert len(seen) == 2
+    assert all(node.callee.function is Counter.bump for node in seen)
 
 
 def hands_over_one_address_twice(ids):

@@ -108,7 +108,9 @@ class Context:
     - "weak": immutable values (those scalars, any str or bytes, tuples of
       immutables) and code kept, other values by weak reference (the node's
       value is the object while the program keeps it, then its summary), or a
-      summary when they cannot be weakly referenced;
+      summary when they cannot be weakly referenced; a bound method is its
+      summary, as under "summary" (`obj.method` makes a new one at each read,
+      so a weak reference to it would be dead once its call returned);
     - a function of one value: what it returns is kept (as `snapshot=fn`).
 
     Under every policy but "keep" the trace holds no reference to the program's

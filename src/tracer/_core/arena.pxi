@@ -739,6 +739,47 @@ cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
     return NULL
 
 
+cdef inline int _policy_rows_in_line(Trace t, int32_t first, int32_t end) except -1:
+    """_policy_rows(t, first, end) with the values _policy_plain decides (a
+    generator's carried stack: a `yield from`'s receiver at each resume)
+    decided in line, and _policy_rows called from the first other one on:
+    where a call of it cost more than its work (resume.pxi's resume;
+    events.pxi's _enter_plain writes it out for a call's parameters)."""
+    cdef PyObject **values = t.value_
+    cdef PyObject *v
+    cdef PyObject *kept
+    cdef int32_t i
+    for i in range(first, end):
+        v = values[i]
+        if v == NULL:
+            continue
+        kept = _policy_plain(t.value_policy, v)
+        if kept == NULL:
+            return _policy_rows(t, i, end)
+        if kept != v:
+            Py_INCREF(<object>kept)
+            values[i] = kept
+            Py_DECREF(<object>v)
+    return 0
+
+
+cdef inline PyObject *_policy_stored(int policy, PyObject *v, bint *after) noexcept:
+    """What a row written in line stores for `v` (borrowed): `v` itself under
+    "keep" (and for NULL), what the policy keeps when _policy_plain decides it,
+    else `v` with `*after` set: the writer then calls _policy_rows on the rows
+    once the trace and the frames are consistent (a policy may allocate, and so
+    run the collector and finalizers).  The one decision of events.pxi's
+    _return_plain and resume.pxi's _yielded_row and _send_yielded."""
+    cdef PyObject *kept
+    if not policy or v == NULL:
+        return v
+    kept = _policy_plain(policy, v)
+    if kept == NULL:
+        after[0] = True
+        return v
+    return kept
+
+
 cdef extern from "Python.h":
     ctypedef int (*gc_visit "visitproc")(PyObject *, void *) noexcept
     ctypedef int (*gc_traverse "traverseproc")(PyObject *, gc_visit, void *) noexcept

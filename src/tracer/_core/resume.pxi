@@ -148,8 +148,9 @@ cdef bint _resume_plain(Recorder self, Trace t, FrameRec *parent, void *frame, o
     _start_segment(self, fr, plan.seg_from[offset >> 1])
     if t.value_policy:
         # (the carried values as _enter's add_row keeps them, applied once the
-        # frame is consistent: arena.pxi's _policy_rows)
-        _policy_rows(t, call_row + 1, t.n)
+        # frame is consistent: arena.pxi's _policy_rows; a `yield from`'s
+        # receiver, at each resume, decided in line once its type is)
+        _policy_rows_in_line(t, call_row + 1, t.n)
     return True
 
 
@@ -263,14 +264,9 @@ cdef inline int64_t _send_yielded(Recorder self, Trace t, FrameRec *fr, int32_t 
         t.aux_[row] = t.n
     t.flags_[row] &= ~F_OPEN
     # set_value, the old value released last (what the policy keeps, when
-    # decided in line: arena.pxi's _policy_plain).
+    # decided in line: arena.pxi's _policy_stored).
     old = t.value_[row]
-    stored = value
-    if t.value_policy and value != NULL:
-        stored = _policy_plain(t.value_policy, value)
-        if stored == NULL:
-            stored = value
-            policy_after = True
+    stored = _policy_stored(t.value_policy, value, &policy_after)
     Py_XINCREF(stored)
     t.value_[row] = stored
     if policy_after:
@@ -291,18 +287,14 @@ cdef inline bint _yielded_row(Recorder self, Trace t, FrameRec *fr, int32_t offs
     _leave, every return's path.)"""
     cdef int32_t row = t.n, nrefs = t.nrefs, call_row = fr.call_row
     cdef PyObject *old
-    cdef PyObject *stored = retval
+    cdef PyObject *stored
     cdef bint policy_after = False
     if row + 2 >= t.cap or nrefs >= t.refcap:
         return False
-    if t.value_policy:
-        # What the policy keeps, stored in both rows at once when decided in
-        # line (as events.pxi's _return_plain); else the value, replaced once
-        # all is consistent (below).  (Never NULL: the event's value.)
-        stored = _policy_plain(t.value_policy, retval)
-        if stored == NULL:
-            stored = retval
-            policy_after = True
+    # What the policy keeps, stored in both rows at once when decided in line
+    # (as events.pxi's _return_plain); else the value, replaced once all is
+    # consistent (below).
+    stored = _policy_stored(t.value_policy, retval, &policy_after)
     t.kind_[row] = K_RETURN
     t.flags_[row] = F_YIELD
     t.parent_[row] = call_row

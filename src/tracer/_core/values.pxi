@@ -183,8 +183,8 @@ cdef object _NOT_KEPT = NOT_KEPT
 @cython.final
 cdef class ValueSummary:
     """What a trace keeps of a value instead of the value (Context(values="summary"),
-    or "weak" for a value that cannot be weakly referenced, and for exceptions under
-    every policy but "keep"): its type, its shape, dtype and length when it has
+    or "weak" for a value that cannot be weakly referenced and a bound method, and
+    for exceptions under every policy but "keep"): its type, its shape, dtype and length when it has
     them (arrays, builtin containers), an exception's message, and a bounded text —
     made in C, running none of the program's code (no __repr__ or property is
     called).  It holds nothing of the object, so an exception summarised keeps no
@@ -387,18 +387,8 @@ cdef ValueSummary _summarise(PyObject *v):
     if tp == &PyList_Type or tp == &PyTuple_Type or tp == &PyDict_Type or \
             tp == &PySet_Type or tp == &PyFrozenSet_Type or tp == &PyByteArray_Type:
         return _shared_summary(tp, len(obj))
-    if PyMethod_Check(v):
-        s = ValueSummary.__new__(ValueSummary)
-        s.type = <object>tp
-        s.function = <object>PyMethod_GET_FUNCTION(v)
-        s.key = <size_t>PyMethod_GET_FUNCTION(v)
-        return s
-    if PyCFunction_Check(v):
-        s = ValueSummary.__new__(ValueSummary)
-        s.type = <object>tp
-        s.key = <size_t>(<PyCFunctionObject *>v).m_ml
-        _untrack_summary(s)
-        return s
+    if PyMethod_Check(v) or PyCFunction_Check(v):
+        return _method_summary(v)
     if PyExceptionInstance_Check(v):
         s = ValueSummary.__new__(ValueSummary)
         s.type = <object>tp
@@ -505,6 +495,67 @@ cdef WeakValue _weak_value(PyObject *v, ValueSummary s):
     return w
 
 
+# And for bound methods: a method read off an instance (`obj.method`, difflib's
+# `j2len.get` once per loop step) is a new object at each read, and what its
+# summary says is its function (or a builtin's method def) and its type: one
+# summary per method, not per read.  Keyed by the summary's `key`, the function
+# (which the summary holds, so its address is never reused while cached) or
+# the builtin's method def (static in its module).
+cdef PyObject *_method_slots[SUMMARY_SLOTS]
+
+
+cdef inline size_t _method_key(PyObject *v) noexcept:
+    # The function or method def a bound method calls (0 for anything else).
+    if PyMethod_Check(v):
+        return <size_t>PyMethod_GET_FUNCTION(v)
+    if PyCFunction_Check(v):
+        return <size_t>(<PyCFunctionObject *>v).m_ml
+    return 0
+
+
+cdef inline PyObject *_method_summary_cached(PyObject *v) noexcept:
+    # The shared summary of bound method `v` if the cache holds it (borrowed), else NULL.
+    cdef size_t key = _method_key(v)
+    cdef PyObject *s = _method_slots[_summary_slot(Py_TYPE(v), <Py_ssize_t>(key >> 4))]
+    if s != NULL and <PyTypeObject *>(<ValueSummary>s).type == Py_TYPE(v) \
+            and (<ValueSummary>s).key == key:
+        return s
+    return NULL
+
+
+cdef ValueSummary _method_summary(PyObject *v):
+    # The summary of bound method `v` (a Python method, or a builtin bound to the
+    # program's object): its type and its function (what a CallFilter matches),
+    # not its instance; shared per method (above).
+    global _summary_filled
+    cdef PyObject *cached = _method_summary_cached(v)
+    cdef size_t key = _method_key(v)
+    cdef size_t i
+    cdef PyObject *old
+    cdef ValueSummary s
+    if cached != NULL:
+        return <ValueSummary>cached
+    s = ValueSummary.__new__(ValueSummary)
+    s.type = <object>Py_TYPE(v)
+    s.key = key
+    if PyMethod_Check(v):
+        s.function = <object>PyMethod_GET_FUNCTION(v)   # (code: kept by every policy)
+    else:
+        # (its name, the builtin type's own getter: no code of the program
+        # runs; made once per method)
+        s._text = f"⟨bound builtin {(<object>v).__name__}⟩"
+        _untrack_summary(s)
+    Py_INCREF(s)
+    i = _summary_slot(Py_TYPE(v), <Py_ssize_t>(key >> 4))
+    old = _method_slots[i]
+    _method_slots[i] = <PyObject *>s
+    if old == NULL:
+        _summary_filled += 1
+    else:
+        Py_DECREF(<object>old)   # still held by the rows it was given to
+    return s
+
+
 cdef int _clear_summaries() except -1:
     global _summary_filled
     cdef Py_ssize_t i
@@ -519,6 +570,10 @@ cdef int _clear_summaries() except -1:
         old = _weak_slots[i]
         if old != NULL:
             _weak_slots[i] = NULL
+            Py_DECREF(<object>old)
+        old = _method_slots[i]
+        if old != NULL:
+            _method_slots[i] = NULL
             Py_DECREF(<object>old)
     _summary_filled = 0
     return 0
@@ -613,7 +668,17 @@ cdef PyObject *_policy_value_slow(int policy, PyObject *v) noexcept:
         elif policy == VP_WEAK:
             kept = _weak_decided(v)
     if shared:
-        kept = <PyObject *>_NOT_KEPT if policy == VP_NONE else _summary_cached(tp, n)
+        # (and the type noted, so that _policy_plain answers for its instances in
+        # line from then on: a list returned, a `yield from`'s receiver carried
+        # across each resume; "summary" shares one summary per type only for
+        # those with no length, a generator's)
+        if policy == VP_NONE:
+            kept = <PyObject *>_NOT_KEPT
+            tracer_type_note(DECIDED_NONE, tp)
+        else:
+            kept = _summary_cached(tp, n)
+            if n < 0 and kept != NULL and policy == VP_SUMMARY:
+                tracer_type_note(DECIDED_SUMMARY, tp)
     if kept != NULL:
         Py_INCREF(<object>kept)
         return kept
@@ -629,8 +694,9 @@ cdef enum:
 
 cdef PyObject *_none_decided(PyObject *v) noexcept:
     """What "none" keeps of `v` (no plain data: _policy_value_slow's) when its
-    type decides it (a borrowed reference): the program's code as it is, and
-    NOT_KEPT for everything else but an exception and a bound method, which
+    type decides it (a borrowed reference): the program's code as it is, a
+    bound method's shared summary (_method_summary; NULL when not made yet),
+    and NOT_KEPT for everything else but an exception, which
     _policy_value_made summarises (NULL).  _policy_value_made's answers in its
     order (the code first), without its try; a type whose every instance is
     NOT_KEPT is remembered (table DECIDED_NONE: a method's `self`, decided once
@@ -640,7 +706,9 @@ cdef PyObject *_none_decided(PyObject *v) noexcept:
         return <PyObject *>_NOT_KEPT
     if _is_code(v):
         return v
-    if PyMethod_Check(v) or PyExceptionInstance_Check(v):
+    if PyMethod_Check(v):
+        return _method_summary_cached(v)   # (NULL if not made: _summarise makes it)
+    if PyExceptionInstance_Check(v):
         return NULL
     if not PyCFunction_Check(v):
         tracer_type_note(DECIDED_NONE, tp)   # (a builtin's answer depends on its self: _is_code)
@@ -651,15 +719,17 @@ cdef PyObject *_summary_decided(PyObject *v) noexcept:
     """What "summary" keeps of `v` (no plain data: _policy_value_slow's) when its
     type decides it (a borrowed reference): its type's shared summary, as
     _summarise gives an instance of the program's classes, and the program's
-    code as it is (as every policy keeps it); NULL when that summary is not made
-    yet, or for what _policy_value_made answers otherwise (an exception, a bound
-    method or a builtin, an immutable value, an array, a frozenset or a
-    bytearray, whose summaries differ per value).  A type so decided is
-    remembered (table DECIDED_SUMMARY)."""
+    code as it is (as every policy keeps it), a bound method's shared summary
+    (_method_summary); NULL when that summary is not made yet, or for what
+    _policy_value_made answers otherwise (an exception, an immutable value, an
+    array, a frozenset or a bytearray, whose summaries differ per value).  A
+    type so decided is remembered (table DECIDED_SUMMARY)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
     if not tracer_type_decided(DECIDED_SUMMARY, tp):
         if _is_code(v):
             return v
+        if PyMethod_Check(v) or PyCFunction_Check(v):
+            return _method_summary_cached(v)   # (NULL if not made: _summarise makes it)
         if not _summary_by_type(v):
             return NULL
         tracer_type_note(DECIDED_SUMMARY, tp)
@@ -694,10 +764,11 @@ cdef PyObject *_weak_decided(PyObject *v) noexcept:
     classes, a WeakValue (a weak reference and its type's shared summary, as
     _policy_value_made gives it; made here when the cache holds none); for one
     of a type without weak references, its type's shared summary
-    (_summary_decided's, which "summary" gives it too); the program's code as
-    it is; NULL for what _policy_value_made answers otherwise (_summary_by_type's
-    exceptions, and a tuple or a set, whose summaries differ per value), or when
-    a WeakValue cannot be made.  A type so decided is remembered (table
+    (_summary_decided's, which "summary" gives it too); a bound method's shared
+    summary, as "summary" gives it (NULL when not made yet); the program's code
+    as it is; NULL for what _policy_value_made answers otherwise
+    (_summary_by_type's exceptions, and a tuple or a set, whose summaries differ
+    per value), or when a WeakValue cannot be made.  A type so decided is remembered (table
     DECIDED_WEAK): an object passed down a chain of calls, a method's `self`, is
     then found in line (_policy_plain)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
@@ -710,6 +781,8 @@ cdef PyObject *_weak_decided(PyObject *v) noexcept:
             return _summary_decided(v)
         if _is_code(v):
             return v
+        if PyMethod_Check(v) or PyCFunction_Check(v):
+            return _method_summary_cached(v)   # (as "summary": _policy_value_made)
         if not _summary_by_type(v):
             return NULL
         tracer_type_note(DECIDED_WEAK, tp)
@@ -759,6 +832,11 @@ cdef PyObject *_policy_value_made(int policy, PyObject *v) noexcept:
                 kept = _summarise(v)
         elif _is_immutable(v, 3):
             kept = <object>v
+        elif PyMethod_Check(v) or PyCFunction_Check(v):
+            # A bound method: its summary, as under "summary" (a wrapper made
+            # at each read of obj.method, dead once its call returns: a weak
+            # reference to it would be a dead one in the trace).
+            kept = _summarise(v)
         elif tracer_weakrefable(v):
             kept = _weak_value(v, _summarise(v))
         else:
