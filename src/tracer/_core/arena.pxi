@@ -717,9 +717,10 @@ cdef inline PyObject *_policy_plain(int policy, PyObject *v) noexcept:
     type "none", "summary" or "weak" decided before, what values.pxi's
     _none_decided, _summary_decided and _weak_decided answer (when held
     already); NULL for any other value (_policy_rows' or _policy_value's to
-    decide).  Decided in line where a call's, a return's and a yield's rows are
-    written (_enter_plain, _return_plain, resume.pxi's _yielded_row and
-    _send_yielded), where a call of _policy_rows cost more than its work."""
+    decide).  Decided in line where a call's, a return's, a yield's and a
+    resume's rows are written (events.pxi's _enter_plain, and through
+    _policy_stored and _policy_rows_in_line below), where a call of
+    _policy_rows cost more than its work."""
     cdef PyObject *kept = _policy_scalar(policy, v)
     if kept != NULL:
         return kept
