@@ -185,11 +185,12 @@ cdef object _NOT_KEPT = NOT_KEPT
 cdef class ValueSummary:
     """What a trace keeps of a value instead of the value (Context(values="summary"),
     or "weak" for a value that cannot be weakly referenced and a bound method, and
-    for exceptions under every policy but "keep"): its type, its shape, dtype and length when it has
-    them (arrays, builtin containers), an exception's message, and a bounded text —
-    made in C, running none of the program's code (no __repr__ or property is
-    called).  It holds nothing of the object, so an exception summarised keeps no
-    traceback, and none of the frames and locals a traceback holds."""
+    for exceptions under every policy but "keep"): its type, its shape, dtype and
+    length when it has them (arrays, builtin containers), an exception's message,
+    a bound method's function, and a bounded text — made in C, running none of
+    the program's code (no __repr__ or property is called).  It holds nothing of
+    the object, so an exception summarised keeps no traceback, and none of the
+    frames and locals a traceback holds."""
 
     cdef readonly object type     # the value's type
     cdef readonly object shape    # a tuple (arrays), or None
@@ -430,8 +431,20 @@ cdef inline PyObject *_summary_cached(PyTypeObject *tp, Py_ssize_t n) noexcept:
     return NULL
 
 
-cdef ValueSummary _shared_summary(PyTypeObject *tp, Py_ssize_t n):
+cdef inline void _slot_store(PyObject **slots, size_t i, object s) noexcept:
+    # Slot i of one of the shared caches below (summaries, WeakValues, method
+    # summaries) made to hold `s` (a new reference), the object it held released.
     global _summary_filled
+    cdef PyObject *old = slots[i]
+    Py_INCREF(s)
+    slots[i] = <PyObject *>s
+    if old == NULL:
+        _summary_filled += 1
+    else:
+        Py_DECREF(<object>old)   # still held by the rows it was given to
+
+
+cdef ValueSummary _shared_summary(PyTypeObject *tp, Py_ssize_t n):
     cdef size_t i = _summary_slot(tp, n)
     cdef PyObject *old = _summary_slots[i]
     cdef ValueSummary s
@@ -445,12 +458,7 @@ cdef ValueSummary _shared_summary(PyTypeObject *tp, Py_ssize_t n):
     if n >= 0:
         s.length = n
     _untrack_summary(s)
-    Py_INCREF(s)
-    _summary_slots[i] = <PyObject *>s
-    if old == NULL:
-        _summary_filled += 1
-    else:
-        Py_DECREF(<object>old)   # still held by the rows it was given to
+    _slot_store(_summary_slots, i, s)
     return s
 
 
@@ -480,10 +488,7 @@ cdef inline PyObject *_weak_cached(PyObject *v, PyObject *s) noexcept:
 
 cdef WeakValue _weak_value(PyObject *v, ValueSummary s):
     # The WeakValue of `v` with summary `s` (_summarise's), from the cache or made.
-    global _summary_filled
     cdef PyObject *cached = _weak_cached(v, <PyObject *>s)
-    cdef size_t i
-    cdef PyObject *old
     cdef WeakValue w
     if cached != NULL:
         return <WeakValue>cached
@@ -491,14 +496,7 @@ cdef WeakValue _weak_value(PyObject *v, ValueSummary s):
     w.ref = PyWeakref_NewRef(<object>v, None)   # the object's own basic ref, reused
     w.summary = s
     _untrack_weak(w)
-    Py_INCREF(w)
-    i = _weak_slot(v, <PyObject *>s)
-    old = _weak_slots[i]
-    _weak_slots[i] = <PyObject *>w
-    if old == NULL:
-        _summary_filled += 1
-    else:
-        Py_DECREF(<object>old)
+    _slot_store(_weak_slots, _weak_slot(v, <PyObject *>s), w)
     return w
 
 
@@ -520,10 +518,14 @@ cdef inline size_t _method_key(PyObject *v) noexcept:
     return 0
 
 
+cdef inline size_t _method_slot(PyObject *v, size_t key) noexcept:
+    return _summary_slot(Py_TYPE(v), <Py_ssize_t>(key >> 4))
+
+
 cdef inline PyObject *_method_summary_cached(PyObject *v) noexcept:
     # The shared summary of bound method `v` if the cache holds it (borrowed), else NULL.
     cdef size_t key = _method_key(v)
-    cdef PyObject *s = _method_slots[_summary_slot(Py_TYPE(v), <Py_ssize_t>(key >> 4))]
+    cdef PyObject *s = _method_slots[_method_slot(v, key)]
     if s != NULL and <PyTypeObject *>(<ValueSummary>s).type == Py_TYPE(v) \
             and (<ValueSummary>s).key == key:
         return s
@@ -534,11 +536,8 @@ cdef ValueSummary _method_summary(PyObject *v):
     # The summary of bound method `v` (a Python method, or a builtin bound to the
     # program's object): its type and its function (what a CallFilter matches),
     # not its instance; shared per method (above).
-    global _summary_filled
     cdef PyObject *cached = _method_summary_cached(v)
     cdef size_t key = _method_key(v)
-    cdef size_t i
-    cdef PyObject *old
     cdef ValueSummary s
     if cached != NULL:
         return <ValueSummary>cached
@@ -552,14 +551,7 @@ cdef ValueSummary _method_summary(PyObject *v):
         # runs; made once per method)
         s._text = f"⟨bound builtin {(<object>v).__name__}⟩"
         _untrack_summary(s)
-    Py_INCREF(s)
-    i = _summary_slot(Py_TYPE(v), <Py_ssize_t>(key >> 4))
-    old = _method_slots[i]
-    _method_slots[i] = <PyObject *>s
-    if old == NULL:
-        _summary_filled += 1
-    else:
-        Py_DECREF(<object>old)   # still held by the rows it was given to
+    _slot_store(_method_slots, _method_slot(v, key), s)
     return s
 
 
@@ -780,9 +772,9 @@ cdef PyObject *_weak_decided(PyObject *v) noexcept:
     summary, as "summary" gives it (NULL when not made yet); the program's code
     as it is; NULL for what _policy_value_made answers otherwise
     (_summary_by_type's exceptions, and a tuple or a set, whose summaries differ
-    per value), or when a WeakValue cannot be made.  A type so decided is remembered (table
-    DECIDED_WEAK): an object passed down a chain of calls, a method's `self`, is
-    then found in line (_policy_plain)."""
+    per value), or when a WeakValue cannot be made.  A type so decided is
+    remembered (table DECIDED_WEAK): an object passed down a chain of calls, a
+    method's `self`, is then found in line (_policy_plain)."""
     cdef PyTypeObject *tp = Py_TYPE(v)
     cdef PyObject *s
     cdef PyObject *w
