@@ -29,9 +29,15 @@ def _home(obj):
     return (id(obj) >> 4) & ((1 << _BITS) - 1)
 
 
+def _hashed(obj):
+    # replay.pxi's _pool_away before it steps off the home.
+    return ((id(obj) * 0x9E3779B97F4A7C15) & _MASK) >> (64 - _BITS)
+
+
 def _away(obj):
     # replay.pxi's _pool_away.
-    return ((id(obj) * 0x9E3779B97F4A7C15) & _MASK) >> (64 - _BITS)
+    away = _hashed(obj)
+    return away ^ 1 if away == _home(obj) else away
 
 
 def _low_slot(obj):
@@ -79,6 +85,30 @@ def test_two_colliding_callables_keep_one_entry_each(key):
     pool = root.trace.pool
     # One entry per callable (and the few other captured constants: range),
     # not one per call.
+    assert sum(1 for v in pool if v is fa) == 1
+    assert sum(1 for v in pool if v is fb) == 1
+    assert len(pool) < 10
+
+
+@pytest.mark.parametrize("first", ["hashes-home", "other"])
+def test_callable_whose_hash_is_its_home_keeps_one_entry(first):
+    # One object in 512 hashes to its own home.  When another callable sharing
+    # that home came in, it had nowhere to move: it was evicted and added to
+    # the pool again (the old-slot case above failed so, in some heap layouts).
+    made = [types.FunctionType(_one.__code__, globals(), "_one") for _ in range(20000)]
+    by_home = {}
+    for f in made:
+        by_home.setdefault(_home(f), []).append(f)
+    pair = next(((f, g) for f in made if _hashed(f) == _home(f)
+                 for g in by_home[_home(f)] if g is not f), None)
+    if pair is None:
+        pytest.skip("no callable among 20,000 hashes to its home and shares it")
+    fa, fb = pair
+    assert _away(fa) != _home(fa)
+    run = _calls([fa, fb] if first == "hashes-home" else [fb, fa], 300)
+    root = tracer.track(run, 300)
+    assert root.value == run(300) == 600
+    pool = root.trace.pool
     assert sum(1 for v in pool if v is fa) == 1
     assert sum(1 for v in pool if v is fb) == 1
     assert len(pool) < 10

@@ -1126,8 +1126,14 @@ cdef inline size_t _pool_home(PyObject *v) noexcept:
 cdef inline size_t _pool_away(PyObject *v) noexcept:
     # The entry v moves to when another object takes its home: a multiplicative
     # hash of the whole address, so that objects sharing a home (the allocator
-    # places them at page-periodic addresses) are spread apart.
-    return <size_t>(((<uint64_t>v) * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - POOL_CACHE_BITS))
+    # places them at page-periodic addresses) are spread apart.  Never the home
+    # itself (one object in 512 hashes there): such an object had nowhere to
+    # move, so one sharing its home evicted it and it was added to the pool
+    # again; the entry next to home is its away instead.
+    cdef size_t away = <size_t>(((<uint64_t>v) * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - POOL_CACHE_BITS))
+    if away == _pool_home(v):
+        away ^= 1
+    return away
 
 
 cdef inline int32_t _pool_ref(Recorder self, PyObject *v) except? -2:
@@ -1165,7 +1171,7 @@ cdef int32_t _pool_ref_away(Recorder self, PyObject *v) except? -2:
     was = self.pool_cache_obj[h]
     if was != NULL:
         away = _pool_away(was)
-        if away != h:
+        if away != h:   # else was sits here away from its own home: dropped
             self.pool_cache_obj[away] = was
             self.pool_cache_ref[away] = self.pool_cache_ref[h]
     self.pool_cache_obj[h] = v
