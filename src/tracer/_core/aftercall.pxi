@@ -365,15 +365,20 @@ cdef int _bool_call_branch(Recorder self, FrameRec *fr, int32_t offset, int32_t 
     """The BRANCH event after a bool call whose END's event did not fire
     (fr.bool_end): the call op completed with the bool the direction shows,
     and E's segment started, as E's own event would have.  (A NONE_CALL's
-    tag is left for _catch_up, which the BRANCH event calls next.)"""
+    tag is left for _catch_up, which the BRANCH event calls next; so is a
+    bool call's whose branch is silent when the event is another branch's,
+    one that a side of it ends in: _bool_call_caught completes the call with
+    the side the event lies on.)"""
     cdef CPlan *plan = fr.plan
     cdef int32_t e = fr.bool_end, k
     if e & END_NONE_TAG:
         return 0
-    fr.bool_end = 0
     k = plan.seg_at[e >> 1]
     if (plan.ops + k * OP_WORDS)[OP_OFFSET] == offset:
+        fr.bool_end = 0
         _bool_call_done(self, fr, e, k, dest)
+    elif plan.branch_sides_at[k] < 0:
+        fr.bool_end = 0
     return 0
 
 

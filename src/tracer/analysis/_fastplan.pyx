@@ -2238,6 +2238,24 @@ cdef bint _loop_side_ends_ok(_Prep p, _Ops side, int* silent_at) noexcept:
     return not (0 <= last[1] < p.n and silent_at[last[1] // 2])
 
 
+cdef bint _branch_side_ends_ok(_Prep p, _Ops side, int* silent_at, int u, bint chained) noexcept:
+    """silent.SilentBranches._branch_side_ends_ok: a conditional jump's side ends
+    in no silent loop, and in no conditional jump, or (`chained`) in one that is
+    not silent, not the jump (unit `u`) itself and not a 3.12 compare's guarded
+    jump."""
+    cdef int* last = side.data + 5 * (side.n - 1)
+    if last[0] == M_FOR_ITER:
+        return not (0 <= last[1] < p.n and silent_at[last[1] // 2])
+    if last[0] != M_BRANCH:
+        return True
+    if not chained or not (0 <= last[1] < p.n) or last[1] // 2 == u or silent_at[last[1] // 2]:
+        return False
+    if side.n > 1 and last[-5] == M_RECORD_BOOL and 0 <= last[-4] < p.n \
+            and p.boolish[last[-4] // 2] == 2:
+        return False
+    return True
+
+
 cdef int _item_stored(const int* rc, list objs, int i, int* chain, _Ops body) except? -9:
     """silent.SilentBranches._item_stored: the local a FOR_ITER's body stores the
     next value in first (the FOR_ITER's one output slot, a plain local) and assigns
@@ -2264,10 +2282,12 @@ cdef int _item_stored(const int* rc, list objs, int i, int* chain, _Ops body) ex
     return local
 
 
-def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops=True):
+def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops=True,
+                    bint chains=True):
     """silent.SilentBranches.silent_branches, typed: the segments indexed by their
     start unit, the locals read late and assigned marked with stamps.  `loops`:
-    silent.SILENT_FOR_ITER (FOR_ITERs taken too, after the conditional jumps)."""
+    silent.SILENT_FOR_ITER (FOR_ITERs taken too, after the conditional jumps);
+    `chains`: silent.SILENT_CHAINS (the conditional jumps left taken again, chained)."""
     cdef carray.array branch_sides_at = _ints(nops, -1)
     if b.exact:
         return _ints(0, 0), branch_sides_at
@@ -2289,7 +2309,7 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
     cdef int* taken = ordered_loops + nseg + 1      # per segment: a silent branch's side
     cdef int* silent_at = taken + nseg + 1          # per unit: a silent branch or loop
     cdef int nloops = 0, item_local
-    cdef bint loop
+    cdef bint loop, chained
     cdef const int* rc = (<carray.array>b.recs).data.as_ints
     cdef int* out = NULL
     cdef Py_ssize_t nout = 0, cap = 0
@@ -2336,19 +2356,24 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
                     tail[u] = <int>i
         qsort(ordered, nbr, sizeof(int), _cmp_int)
         qsort(ordered_loops, nloops, sizeof(int), _cmp_int)
-        for j in range(nbr + nloops):
-            loop = j >= nbr
-            u = ordered_loops[j - nbr] if loop else ordered[j]
+        # (the conditional jumps, the loops, then the conditional jumps left,
+        # chained: silent.SilentBranches.silent_branches)
+        for j in range(nbr + nloops + (nbr if chains else 0)):
+            loop = nbr <= j < nbr + nloops
+            chained = j >= nbr + nloops
+            u = ordered_loops[j - nbr] if loop else ordered[j - nbr - nloops if chained else j]
+            if silent_at[u]:
+                continue
             nx = p.nxt[u]
+            # (a jump or loop whose segments end a silent branch's side: that
+            # side's end would be this silent BRANCH)
+            i = head[u]
+            while i >= 0 and not taken[i]:
+                i = chain[i]
+            if i >= 0:
+                continue
             if loop:
                 tg = _for_iter_exit_p(p, u)
-                # (a loop whose segments end a silent branch's side: that side's
-                # end would be this loop's silent BRANCH)
-                i = head[u]
-                while i >= 0 and not taken[i]:
-                    i = chain[i]
-                if i >= 0:
-                    continue
             else:
                 tg = p.target[u]
             if not (0 <= nx <= p.n and 0 <= tg <= p.n) or from_at[nx // 2] < 0 or from_at[tg // 2] < 0:
@@ -2359,7 +2384,8 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
             last1 = sA.data[5 * (sA.n - 1)]
             if last0 == M_LOST or last1 == M_LOST:
                 continue
-            if not loop and (last0 == M_BRANCH or last1 == M_BRANCH):
+            if not loop and not (_branch_side_ends_ok(p, s0, silent_at, u, chained)
+                                 and _branch_side_ends_ok(p, sA, silent_at, u, chained)):
                 continue
             if loop:
                 if last0 == M_FOR_ITER or last1 == M_FOR_ITER \

@@ -852,7 +852,8 @@ class _Builder(SilentBranches, ResumeCarry, UnknownLocals):
             unit_flags[off // 2] = JUMP_EVENT
         if fast:
             branch_sides, branch_sides_at = _fastplan.silent_branches(
-                self, segments, len(ops) // OP_WORDS, FROM, silent.SILENT_FOR_ITER)
+                self, segments, len(ops) // OP_WORDS, FROM, silent.SILENT_FOR_ITER,
+                silent.SILENT_CHAINS)
             _fastplan.flag_silent(unit_flags, ops, branch_sides_at, SILENT_BRANCH, seg_from)
         else:
             branch_sides, branch_sides_at = self.silent_branches(segments, len(ops) // OP_WORDS)

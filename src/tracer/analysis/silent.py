@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from array import array
 
-from .bytecode import for_iter_exit
+from .bytecode import PY313, for_iter_exit
 from .microops import (
     FROM, LF_CELL, LF_DYN, LF_SAFE, M_BRANCH, M_CAPTURE, M_CAPTURE_METHOD, M_COPY,
     M_DELETE_LOCAL, M_END, M_FOR_ITER, M_LOAD_CONST, M_LOAD_LOCAL, M_LOST, M_RECORD,
@@ -17,6 +17,11 @@ from .microops import (
 # Whether a `for` loop's FOR_ITER may go without its BRANCH event (silent_branches);
 # tests build plans with it off to compare against the evented loop.
 SILENT_FOR_ITER = True
+
+# Whether a conditional jump's side may end in another one that keeps its BRANCH
+# event (silent_branches' chained round); tests build plans with it off to
+# compare against the evented chains.
+SILENT_CHAINS = True
 
 # Whether straight_sides marks the sides a silent branch's late run writes without
 # the op loop; tests build plans with it off to compare against the op loop's rows.
@@ -104,8 +109,12 @@ class SilentBranches:
         event, so everything the segment reads must still be there: it may not
         capture stack values, and the locals it reads back (deferred results,
         loads of unknown locals, stored constants) may not be assigned on either
-        side.  A side that ends in another conditional branch or is lost keeps the
-        branch evented (no chains).
+        side.  A side that is lost keeps the branch evented.  The conditional
+        jumps that are left after the loops (below) are taken again, a side of
+        each now allowed to end in another conditional jump whose BRANCH event
+        fires (a chain: that event takes this branch first), not in a silent
+        one, a silent loop or a guarded 3.12 compare's (_branch_side_ends_ok);
+        a jump or loop that a silent branch's side ends in keeps its event.
 
         A `for` loop's FOR_ITER goes without its BRANCH event the same way
         (SILENT_FOR_ITER), its sides the loop's body (`next`) and its exit
@@ -144,14 +153,22 @@ class SilentBranches:
                 loops_at.setdefault(seg[-1][1], []).append(key)
         sides_taken: set[tuple[int, int]] = set()
         silent_at: set[int] = set()
-        candidates = [(branch, keys, False) for branch, keys in sorted(ending_at.items())]
-        candidates += [(at, keys, True) for at, keys in sorted(loops_at.items())]
-        for branch, keys, loop in candidates:
+        # Conditional jumps whose sides end in none, then loops, then the
+        # conditional jumps left, whose sides may end in one that keeps its event
+        # (chained): taken last, a chain never costs a loop or a jump taken
+        # before its event.
+        candidates = [(branch, keys, False, False) for branch, keys in sorted(ending_at.items())]
+        candidates += [(at, keys, True, False) for at, keys in sorted(loops_at.items())]
+        if SILENT_CHAINS:
+            candidates += [(branch, keys, False, True) for branch, keys in sorted(ending_at.items())]
+        for branch, keys, loop, chained in candidates:
+            if branch in silent_at:
+                continue
             ins = self.layout.by_offset[branch]
+            if any(k in sides_taken for k in keys):
+                continue   # that side's end would be this silent BRANCH
             if loop:
                 succ = [(FROM, ins.next), (FROM, for_iter_exit(ins, self.layout.by_offset))]
-                if any(k in sides_taken for k in keys):
-                    continue   # that side's end would be this loop's silent BRANCH
             else:
                 succ = [(FROM, ins.next), (FROM, ins.target)]
             if any(k not in by_start for k in succ):
@@ -163,7 +180,8 @@ class SilentBranches:
                         or not all(self._loop_side_ends_ok(by_start[k], silent_at) for k in succ) \
                         or not self._item_stored(by_start, keys, by_start[succ[0]]):
                     continue
-            elif any(by_start[k][-1][0] == M_BRANCH for k in succ):
+            elif not all(self._branch_side_ends_ok(by_start[k], silent_at, branch, chained)
+                         for k in succ):
                 continue
             members = [self.walked[k] for k in succ]
             ends = [by_start[k][-1][1] if by_start[k][-1][0] == M_END else -1 for k in succ]
@@ -222,6 +240,28 @@ class SilentBranches:
         if last[0] != M_BRANCH:
             return True
         return last[1] not in silent_at
+
+    def _branch_side_ends_ok(self, side, silent_at: set[int], branch: int, chained: bool) -> bool:
+        # A conditional jump's side may end in a loop's FOR_ITER that keeps its
+        # BRANCH event, and in another conditional jump whose BRANCH event fires
+        # (`chained`, a chain: `if a: ... elif b: ...`): that event lies on the
+        # side and takes this branch first.  Not in a silent one (in the chained
+        # round a loop may be silent already: its rounds would run with no event
+        # to take this branch), nor in this branch itself (the side would loop
+        # back with no event), nor, on 3.12, in the jump after a compare planned
+        # as a RECORD_BOOL: its guard, checked where its segment starts, would
+        # be checked late, after the compare ran (the core's compare312.pxi).
+        last = side[-1]
+        if last[0] == M_FOR_ITER:
+            return last[1] not in silent_at
+        if last[0] != M_BRANCH:
+            return True
+        if not chained or last[1] == branch or last[1] in silent_at:
+            return False
+        if not PY313 and len(side) > 1 and side[-2][0] == M_RECORD_BOOL \
+                and self.layout.by_offset[side[-2][1]].opname == "COMPARE_OP":
+            return False
+        return True
 
     def _item_stored(self, by_start, keys, body) -> bool:
         # A FOR_ITER's body that starts by storing the next value (the FOR_ITER's
