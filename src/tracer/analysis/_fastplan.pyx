@@ -2384,6 +2384,8 @@ def silent_branches(b, list segments, Py_ssize_t nops, int from_kind, bint loops
             last1 = sA.data[5 * (sA.n - 1)]
             if last0 == M_LOST or last1 == M_LOST:
                 continue
+            if chained and last0 != M_BRANCH and last1 != M_BRANCH:
+                continue   # (the first round's verdict: nothing since can change it)
             if not loop and not (_branch_side_ends_ok(p, s0, silent_at, u, chained)
                                  and _branch_side_ends_ok(p, sA, silent_at, u, chained)):
                 continue

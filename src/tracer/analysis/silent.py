@@ -175,6 +175,8 @@ class SilentBranches:
                 continue
             if any(by_start[k][-1][0] == M_LOST for k in succ):
                 continue
+            if chained and not any(by_start[k][-1][0] == M_BRANCH for k in succ):
+                continue   # (the first round's verdict: nothing since can change it)
             if loop:
                 if any(by_start[k][-1][0] == M_FOR_ITER for k in succ) \
                         or not all(self._loop_side_ends_ok(by_start[k], silent_at) for k in succ) \
