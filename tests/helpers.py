@@ -163,3 +163,47 @@ def lazy_free_bytes():
     except OSError:
         pass
     return None
+
+
+def load_planned(source, label, **flags):
+    """`source` compiled afresh (its own code objects, so plans of their own) and
+    its plans built now, with no plan cache and tracer.analysis.silent's `flags`
+    (SILENT_FOR_ITER, SILENT_CHAINS, STRAIGHT_SIDES) set as given: its functions',
+    the code objects nested in them and its classes' methods'.  Returns its
+    namespace."""
+    from tracer.analysis import cache, silent
+    ns = {}
+    saved_state = dict(cache._state)
+    saved = {name: getattr(silent, name) for name in flags}
+    try:
+        cache.set_plan_cache(None)
+        for name, value in flags.items():
+            setattr(silent, name, value)
+        exec(compile(source, label, "exec"), ns)
+        for v in list(ns.values()):
+            code = getattr(v, "__code__", None)
+            if code is not None:
+                for c in (code, *[k for k in code.co_consts if hasattr(k, "co_code")]):
+                    tracer._core.plan_of(c)   # (cached on the code object)
+            for m in getattr(v, "__dict__", {}).values() if isinstance(v, type) else ():
+                if hasattr(m, "__code__"):
+                    tracer._core.plan_of(m.__code__)
+    finally:
+        for name, value in saved.items():
+            setattr(silent, name, value)
+        cache._state.clear()
+        cache._state.update(saved_state)
+    return ns
+
+
+def branch_entries(sides):
+    """The index in `sides` (a plan's branch_sides) where each silent branch's
+    entry starts: its offset, `next`, `target`, then per side its END (or -1),
+    the number of offset ranges and the ranges."""
+    k = 0
+    while k < len(sides):
+        yield k
+        p = k + 3
+        for _ in range(2):
+            p += 2 + 2 * sides[p + 1]
+        k = p

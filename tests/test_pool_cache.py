@@ -75,19 +75,24 @@ def _calls(fns, n):
     return ns["run"]
 
 
+def _assert_one_entry_each(f, g, n):
+    # `f` and `g` called n times each, in that order, by global name: one pool
+    # entry per callable (and the few other captured constants: range), not
+    # one per call.
+    run = _calls([f, g], n)
+    root = tracer.track(run, n)
+    assert root.value == run(n) == 2 * n
+    pool = root.trace.pool
+    assert sum(1 for v in pool if v is f) == 1
+    assert sum(1 for v in pool if v is g) == 1
+    assert len(pool) < 10
+
+
 @pytest.mark.parametrize("key", [_low_slot, _home, _away], ids=["old-slot", "same-home", "same-away"])
 def test_two_colliding_callables_keep_one_entry_each(key):
     keep = []
     fa, fb = _same_key(key, 2, keep)
-    run = _calls([fa, fb], 500)
-    root = tracer.track(run, 500)
-    assert root.value == run(500) == 1000
-    pool = root.trace.pool
-    # One entry per callable (and the few other captured constants: range),
-    # not one per call.
-    assert sum(1 for v in pool if v is fa) == 1
-    assert sum(1 for v in pool if v is fb) == 1
-    assert len(pool) < 10
+    _assert_one_entry_each(fa, fb, 500)
 
 
 @pytest.mark.parametrize("first", ["hashes-home", "other"])
@@ -105,13 +110,7 @@ def test_callable_whose_hash_is_its_home_keeps_one_entry(first):
         pytest.skip("no callable among 20,000 hashes to its home and shares it")
     fa, fb = pair
     assert _away(fa) != _home(fa)
-    run = _calls([fa, fb] if first == "hashes-home" else [fb, fa], 300)
-    root = tracer.track(run, 300)
-    assert root.value == run(300) == 600
-    pool = root.trace.pool
-    assert sum(1 for v in pool if v is fa) == 1
-    assert sum(1 for v in pool if v is fb) == 1
-    assert len(pool) < 10
+    _assert_one_entry_each(*((fa, fb) if first == "hashes-home" else (fb, fa)), 300)
 
 
 def test_three_callables_sharing_a_home_stay_correct():

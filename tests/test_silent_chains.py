@@ -23,11 +23,11 @@ import pytest
 
 import tracer
 from tracer import Context
-from tracer.analysis import cache, silent
 from tracer.analysis.microops import PLAN_PLAIN
 from tracer.analysis.plan import _Builder
 
-from helpers import assert_same_columns, assert_same_rows, assert_same_trace
+from helpers import (assert_same_columns, assert_same_rows, assert_same_trace, branch_entries,
+                     load_planned)
 from test_call_paths import FollowAll
 
 PY312 = sys.version_info < (3, 13)
@@ -236,43 +236,13 @@ CHAINED = None
 
 
 def _load(name, chains):
-    """PROGRAMS[name] compiled afresh (its own code objects, so plans of their
-    own) with chains on or off; its plans built now, with no plan cache."""
-    ns = {}
-    saved_state = dict(cache._state)
-    saved = silent.SILENT_CHAINS
-    try:
-        cache.set_plan_cache(None)
-        silent.SILENT_CHAINS = chains
-        exec(compile(PROGRAMS[name], f"<silent-chains {name}>", "exec"), ns)
-        for v in list(ns.values()):
-            code = getattr(v, "__code__", None)
-            if code is not None:
-                for c in (code, *[k for k in code.co_consts if hasattr(k, "co_code")]):
-                    tracer._core.plan_of(c)   # (cached on the code object)
-            for m in getattr(v, "__dict__", {}).values() if isinstance(v, type) else ():
-                if hasattr(m, "__code__"):
-                    tracer._core.plan_of(m.__code__)
-    finally:
-        silent.SILENT_CHAINS = saved
-        cache._state.clear()
-        cache._state.update(saved_state)
-    return ns
+    """PROGRAMS[name] compiled afresh with chains on or off, its plans built."""
+    return load_planned(PROGRAMS[name], f"<silent-chains {name}>", SILENT_CHAINS=chains)
 
 
 def _silent_count_of(plan):
-    # The silent branches and loops of `plan` (entries of its branch_sides: per
-    # branch its offset, next, target, then per side its END, the number of
-    # ranges and the ranges).
-    sides = plan.branch_sides
-    k = n = 0
-    while k < len(sides):
-        p = k + 3
-        for _ in range(2):
-            p += 2 + 2 * sides[p + 1]
-        k = p
-        n += 1
-    return n
+    # The silent branches and loops of `plan`.
+    return sum(1 for _ in branch_entries(plan.branch_sides))
 
 
 def _silent_count(code):

@@ -23,11 +23,10 @@ import pytest
 
 import tracer
 from tracer import Context
-from tracer.analysis import cache, silent
 from tracer.analysis.microops import M_FOR_ITER, OP_WORDS, PLAN_PLAIN
 from tracer.analysis.plan import _Builder
 
-from helpers import assert_same_columns, assert_same_rows, assert_same_trace
+from helpers import assert_same_columns, assert_same_rows, assert_same_trace, load_planned
 from test_call_paths import FollowAll
 
 PY312 = sys.version_info < (3, 13)
@@ -464,29 +463,8 @@ SILENT = 1
 
 
 def _load(name, silent_loops):
-    """PROGRAMS[name] compiled afresh (its own code objects, so plans of their
-    own) with silent loops on or off; its plans built now, with no plan cache."""
-    ns = {}
-    saved_state = dict(cache._state)
-    saved = silent.SILENT_FOR_ITER
-    try:
-        cache.set_plan_cache(None)
-        silent.SILENT_FOR_ITER = silent_loops
-        exec(compile(PROGRAMS[name], f"<silent-loops {name}>", "exec"), ns)
-        for v in list(ns.values()):
-            code = getattr(v, "__code__", None)
-            if code is not None:
-                for c in (code, *[k for k in code.co_consts if hasattr(k, "co_code")]):
-                    tracer._core.plan_of(c)   # (cached on the code object)
-        for v in list(ns.values()):
-            for m in getattr(v, "__dict__", {}).values() if isinstance(v, type) else ():
-                if hasattr(m, "__code__"):
-                    tracer._core.plan_of(m.__code__)
-    finally:
-        silent.SILENT_FOR_ITER = saved
-        cache._state.clear()
-        cache._state.update(saved_state)
-    return ns
+    """PROGRAMS[name] compiled afresh with silent loops on or off, its plans built."""
+    return load_planned(PROGRAMS[name], f"<silent-loops {name}>", SILENT_FOR_ITER=silent_loops)
 
 
 def _silent_loops(code):
@@ -574,21 +552,8 @@ def main(xs):
             sys.monitoring.restart_events()
     return t
 """
-    nss = []
-    for loops in (True, False):
-        ns = {}
-        saved = silent.SILENT_FOR_ITER
-        saved_state = dict(cache._state)
-        try:
-            cache.set_plan_cache(None)
-            silent.SILENT_FOR_ITER = loops
-            exec(compile(src, "<silent-loops restart>", "exec"), ns)
-            tracer._core.plan_of(ns["main"].__code__)
-        finally:
-            silent.SILENT_FOR_ITER = saved
-            cache._state.clear()
-            cache._state.update(saved_state)
-        nss.append(ns)
+    nss = [load_planned(src, "<silent-loops restart>", SILENT_FOR_ITER=loops)
+           for loops in (True, False)]
     xs = [3, 4, 1, 4, 5]
     quiet = tracer.track(nss[0]["main"], xs)
     evented = tracer.track(nss[1]["main"], xs)

@@ -30,7 +30,8 @@ from tracer.analysis.microops import (M_BRANCH, M_FOR_ITER, OP_WORDS, PLAN_PLAIN
                                       SIDE_OFFSET, SIDE_STRAIGHT)
 from tracer.analysis.plan import _Builder
 
-from helpers import ReturnHook, assert_same_columns, assert_same_rows, assert_same_trace
+from helpers import (ReturnHook, assert_same_columns, assert_same_rows, assert_same_trace,
+                     branch_entries, load_planned)
 
 PY312 = sys.version_info < (3, 13)
 
@@ -219,55 +220,22 @@ STRAIGHT = {"first_uses": 2}
 
 
 def _load(name, straight):
-    """PROGRAMS[name] compiled afresh (its own code objects, so plans of their own)
-    with the straight sides marked or not; its plans built now, with no plan cache."""
-    ns = {}
-    saved_state = dict(cache._state)
-    saved = silent.STRAIGHT_SIDES
-    try:
-        cache.set_plan_cache(None)
-        silent.STRAIGHT_SIDES = straight
-        exec(compile(PROGRAMS[name], f"<straight-branches {name}>", "exec"), ns)
-        for v in list(ns.values()):
-            code = getattr(v, "__code__", None)
-            if code is not None:
-                tracer._core.plan_of(code)   # (cached on the code object)
-            for m in getattr(v, "__dict__", {}).values() if isinstance(v, type) else ():
-                if hasattr(m, "__code__"):
-                    tracer._core.plan_of(m.__code__)
-    finally:
-        silent.STRAIGHT_SIDES = saved
-        cache._state.clear()
-        cache._state.update(saved_state)
-    return ns
+    """PROGRAMS[name] compiled afresh with the straight sides marked or not, its
+    plans built."""
+    return load_planned(PROGRAMS[name], f"<straight-branches {name}>", STRAIGHT_SIDES=straight)
 
 
 def _successors(sides):
-    # The successor words (`next`, `target`) of each silent branch in branch_sides:
-    # per branch its offset, next, target, then per side its END (or -1), the
-    # number of ranges and the ranges.
-    out = []
-    k = 0
-    while k < len(sides):
-        out += [sides[k + 1], sides[k + 2]]
-        p = k + 3
-        for _ in range(2):
-            p += 2 + 2 * sides[p + 1]
-        k = p
-    return out
+    # The successor words (`next`, `target`) of each silent branch in branch_sides.
+    return [w for k in branch_entries(sides) for w in (sides[k + 1], sides[k + 2])]
 
 
 def _unmarked(sides):
     # branch_sides with SIDE_STRAIGHT masked off its successor words.
     out = list(sides)
-    k = 0
-    while k < len(out):
+    for k in branch_entries(sides):
         out[k + 1] &= SIDE_OFFSET
         out[k + 2] &= SIDE_OFFSET
-        p = k + 3
-        for _ in range(2):
-            p += 2 + 2 * out[p + 1]
-        k = p
     return out
 
 
