@@ -106,8 +106,9 @@ class build_ext(_build_ext):
 
     def build_extension(self, ext):
         super().build_extension(ext)
-        # Where this build wrote the extension (an editable build copies it into the
-        # source tree only afterwards: the copy there is the previous build's).
+        # Where this build wrote the extension, so that the training runs exactly these
+        # files (an in-place or editable build refreshes the copies in the source tree
+        # only after build_extensions returns: until then they are the previous build's).
         self._built = getattr(self, "_built", {})
         self._built[ext.name] = self.get_ext_fullpath(ext.name)
 
