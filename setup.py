@@ -72,7 +72,7 @@ class build_ext(_build_ext):
     the linker happens to place them moved call-dense workloads by 5–10 % from one
     unrelated change to the next (bench/RESULTS.md, sessions 21–31).  Laid out by a
     profile, the hot code is grouped together and its likely branches fall
-    through: call-dense workloads trace 8–15 % faster (session 33).  The training
+    through: call-dense workloads trace 6–15 % faster (session 33).  The training
     program is not the benchmarks' workloads.
     """
 
