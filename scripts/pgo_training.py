@@ -176,7 +176,7 @@ def lookup(table, key):
 
 
 def exceptions(n):
-    """Raised and caught exceptions, `finally`, `with`."""
+    """Raised and caught exceptions, `finally`, an OrderedDict reordered."""
     table = {i: i * 3 for i in range(0, n, 3)}
     found = missed = 0
     for i in range(n):
