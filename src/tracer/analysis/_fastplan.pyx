@@ -424,6 +424,7 @@ def set_stored_unpack(bint on):
 cdef int OP_CALL = -1, OP_CALL_KW = -1, OP_KW_NAMES = -1, OP_TO_BOOL = -1, OP_LOAD_ATTR = -1
 cdef int OP_LOAD_CONST = -1, OP_FORMAT_SIMPLE = -1, OP_CONVERT_VALUE = -1, OP_EXTENDED_ARG = -1
 cdef int OP_POP_JUMP_IF_FALSE = -1, OP_POP_JUMP_IF_TRUE = -1
+cdef int OP_LOAD_DEREF = -1, OP_STORE_DEREF = -1, OP_STORE_ATTR = -1
 cdef dict _SPECIAL_SHADOW = {}
 cdef int _special[16]  # SPECIAL_SHADOW for the classes 0..15 (-1: none)
 cdef object _Rec = None
@@ -440,6 +441,7 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     global OP_FOR_ITER, OP_RESUME, OP_IS_OP, OP_CONTAINS_OP, OP_COMPARE_OP, OP_UNARY_NOT, OP_STORE_FAST, OP_SFLF, OP_SFSF, OP_RETURN_VALUE, OP_POP_JUMP_IF_FALSE, OP_POP_JUMP_IF_TRUE
     global OP_YIELD_VALUE, OP_UNPACK_SEQUENCE, READ_STORED, OP_CALL, OP_CALL_KW, OP_KW_NAMES, OP_TO_BOOL, OP_LOAD_ATTR
     global OP_LOAD_CONST, OP_FORMAT_SIMPLE, OP_CONVERT_VALUE, OP_EXTENDED_ARG
+    global OP_LOAD_DEREF, OP_STORE_DEREF, OP_STORE_ATTR
     global _SPECIAL_SHADOW, _Rec, _walk_ready
     M_END, M_LOAD_LOCAL, M_LOAD_CONST, M_SET = k["M_END"], k["M_LOAD_LOCAL"], k["M_LOAD_CONST"], k["M_SET"]
     M_STORE_LOCAL, M_DELETE_LOCAL, M_COPY = k["M_STORE_LOCAL"], k["M_DELETE_LOCAL"], k["M_COPY"]
@@ -461,6 +463,8 @@ def init_walk(dict k, rec_cls, dict special_shadow):
     OP_TO_BOOL, OP_LOAD_ATTR, OP_LOAD_CONST = op_of("TO_BOOL"), op_of("LOAD_ATTR"), op_of("LOAD_CONST")
     OP_FORMAT_SIMPLE, OP_CONVERT_VALUE = op_of("FORMAT_SIMPLE"), op_of("CONVERT_VALUE")
     OP_EXTENDED_ARG = op_of("EXTENDED_ARG")
+    OP_LOAD_DEREF, OP_STORE_DEREF = op_of("LOAD_DEREF"), op_of("STORE_DEREF")
+    OP_STORE_ATTR = op_of("STORE_ATTR")
     OP_FOR_ITER = op_of("FOR_ITER")
     OP_IS_OP, OP_CONTAINS_OP = op_of("IS_OP"), op_of("CONTAINS_OP")
     OP_COMPARE_OP, OP_UNARY_NOT = op_of("COMPARE_OP"), op_of("UNARY_NOT")
@@ -523,6 +527,8 @@ cdef class _Prep:
     cdef int* loff
     cdef int* cellflag   # per local (nloc): 1 a cell or free variable, 0 not, -1 not asked yet
     cdef object cellnames
+    cdef int nplus       # the code's locals, cells and free variables (-1: not asked yet)
+    cdef object written  # instructions.cells_written_inside(code) (None: not asked yet)
     cdef int wcap, stamp, lstamp_now, nlater, nrecs
     cdef list eff_at
     cdef list steps_at   # per unit: the objects of its effect's steps (Recs, names)
@@ -667,6 +673,13 @@ cdef int _ctx[256]                 # 1: CONTEXTUAL, 2: and PER_CODE
 # (_context_key): apart from effecttable._shared, which holds only effects that are
 # a function of (opcode, arg).
 cdef dict _ctx_shared = {}
+# LOAD_DEREF's and STORE_DEREF's effects by the form effect_of gives them (which
+# reads the code object: is the slot the frame's own cell, does a nested function
+# assign it) and their index where the form uses it, STORE_ATTR's by the name
+# it sets: alike in every code object, where effects_of keeps one per code object.
+cdef dict _named_shared = {}
+cdef object _cells_written_inside = None   # instructions.cells_written_inside
+cdef object _nlocalsplus = None            # bytecode.nlocalsplus
 cdef object _getattr_enc = None    # the encoding of every Effect(1, 1, [("getattr", -1, name)])
 
 
@@ -680,6 +693,7 @@ def init_effects(shared, contextual, per_code, Py_ssize_t max_shared, effect_of,
     _Effect = effect_cls
     _getattr_enc = None
     _ctx_shared.clear()
+    _named_shared.clear()
     cdef int op
     for op in range(256):
         name = _opnames[op]
@@ -687,6 +701,41 @@ def init_effects(shared, contextual, per_code, Py_ssize_t max_shared, effect_of,
         _load_fast_form[op] = (1 if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW")
                                else 2 if name in ("LOAD_FAST_LOAD_FAST",
                                                   "LOAD_FAST_BORROW_LOAD_FAST_BORROW") else 0)
+
+
+def init_named(cells_written_inside, nlocalsplus):
+    """Hand over what effect_of reads of a code object for LOAD_DEREF and
+    STORE_DEREF (instructions.cells_written_inside, bytecode.nlocalsplus)."""
+    global _cells_written_inside, _nlocalsplus
+    _cells_written_inside = cells_written_inside
+    _nlocalsplus = nlocalsplus
+    _named_shared.clear()
+
+
+cdef object _named_key(_Prep p, code, int op, int a):
+    # What effect_of reads of the code object for a LOAD_DEREF, STORE_DEREF or
+    # STORE_ATTR, as a key under which its Effect is the same in every code object
+    # (None: no key).  Kept in step with effect_of's rules for these opcodes:
+    # tests/test_plan_effecttable.py compares every one with a fresh Effect.
+    cdef bint own_cell
+    if op == OP_STORE_ATTR:
+        return (op, code.co_names[a])
+    if _nlocalsplus is None or a < 0:
+        return None
+    if p.nplus < 0:
+        p.nplus = _nlocalsplus(code)
+    own_cell = a < p.nplus - len(code.co_freevars)
+    if op == OP_STORE_DEREF:
+        return (op, a if own_cell else -1)   # (a store into its own cell names it)
+    name = code._varname_from_oparg(a)
+    if own_cell:
+        if p.written is None:
+            p.written = _cells_written_inside(code)
+        if name not in p.written:
+            return (op, a)   # (load_cell of slot a)
+    if name == "__class__":
+        return (op, -2)
+    return (op, -1)   # (the load_deref record: no index)
 
 
 cdef inline int _op_at(_Prep p, int off) noexcept:
@@ -843,6 +892,13 @@ cdef void _effects(_Prep p, code) except *:
                     eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
                     if len(_ctx_shared) < _max_shared:
                         _ctx_shared[ck] = eff
+            elif c == 2 and (op == OP_LOAD_DEREF or op == OP_STORE_DEREF or op == OP_STORE_ATTR) \
+                    and (nkey := _named_key(p, code, op, a)) is not None:
+                eff = _named_shared.get(nkey)
+                if eff is None:
+                    eff = _effect_of(_instr_at(p, code, u), code, _instr_at(p, code, prev_u))
+                    if len(_named_shared) < _max_shared:
+                        _named_shared[nkey] = eff
             elif c == 2:
                 key = ((<long long>op) << 32) | (<long long>a + 1)
                 eff = own.get(key)
@@ -912,6 +968,7 @@ cdef _Prep _prepare(code):
     # (in the same order, with the same errors), into unit arrays only.
     cdef _Prep p = _Prep()
     p.froms_key = -1
+    p.nplus = -1
     p.code = code
     p.s_needs = set()
     p.rec_words = {}

@@ -932,6 +932,10 @@ def _init_fastplan() -> None:
 
     _fastplan.init_effects(effecttable._shared, effecttable.CONTEXTUAL, effecttable.PER_CODE,
                            effecttable._MAX_SHARED, effect_of, Effect)
+    from .bytecode import nlocalsplus
+    from .instructions import cells_written_inside
+
+    _fastplan.init_named(cells_written_inside, nlocalsplus)
 
 
 if _fastplan is not None:
