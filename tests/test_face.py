@@ -25,7 +25,8 @@ VERBS = {"track", "last_trace", "query", "table", "printlevels", "format_node", 
          "ir", "save", "load", "track_many", "tape", "grad", "value_and_grad", "vjp",
          "backprop", "rule", "diff", "summary", "render", "to_dot", "to_networkx",
          "counts", "compare_counts"}
-ERRORS = {"TrackingError", "ToolIdError", "GraphError", "TapeError", "GuardError",
+ERRORS = {"TrackingError", "ToolIdError", "TraceLimitError", "GraphError", "TapeError",
+          "GuardError",
           "NoRuleError", "PickleRefused", "GraphvizNotFound"}
 
 

@@ -143,3 +143,93 @@ def test_plugin_refuses_bad_options(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     out = run_pytest(suite, "--tracer", "--tracer-compare", tmp_path / "bad.json")
     assert out.returncode != 0 and "cannot read" in out.stderr
+
+
+UNITTEST_TESTS = '''
+import unittest
+import warnings
+
+from mylib import Stack, norm
+
+
+class NormTests(unittest.TestCase):
+    def setUp(self):
+        self.stack = Stack()
+
+    def test_norm(self):
+        self.assertEqual(norm([3.0, 4.0]), 5.0)
+
+    def test_push_in_subtests(self):
+        for k in range(3):
+            with self.subTest(k=k):
+                self.assertEqual(self.stack.push(k), k + 1)
+
+    @unittest.skip("skipped as untraced")
+    def test_skipped(self):
+        raise AssertionError("a skipped test ran")
+
+    @unittest.expectedFailure
+    def test_expected_failure(self):
+        self.assertEqual(norm([1.0]), 2.0)
+
+    def test_fails(self):
+        self.assertEqual(norm([1.0, 1.0]), 1.0, "norm is not 1")
+
+    def test_returns_a_value(self):
+        return norm([3.0, 4.0])
+'''
+
+
+def test_unittest_test_methods_are_traced_and_behave_as_untraced(tmp_path):
+    # unittest.TestCase tests run through unittest's machinery, not pytest's call
+    # of a test function: their test method is what gets traced (setUp, like a
+    # fixture, runs untraced), with skips, expected failures, subtests, a failure
+    # and a returned value (a DeprecationWarning) as untraced.
+    suite = tmp_path / "suite"
+    write_suite(suite, tests=UNITTEST_TESTS)
+    plain = run_pytest(suite, "-rA", "-W", "error::DeprecationWarning")
+    traced = run_pytest(suite, "-rA", "-W", "error::DeprecationWarning", "--tracer",
+                        "--tracer-counts", suite / "c.json")
+    summary = [line for line in plain.stdout.splitlines() if line.startswith(
+        ("PASSED", "FAILED", "SKIPPED", "XFAIL", "SUBPASS"))]
+    assert summary and summary == [line for line in traced.stdout.splitlines()
+                                   if line.startswith(("PASSED", "FAILED", "SKIPPED", "XFAIL",
+                                                       "SUBPASS"))]
+    assert plain.returncode == traced.returncode == 1
+    assert "AssertionError: 1.4142135623730951 != 1.0 : norm is not 1" in traced.stdout
+    assert "It is deprecated to return a value that is not None" in traced.stdout
+    # Every test method that ran was traced and counted (the skipped one never ran).
+    counted = json.loads((suite / "c.json").read_text())["tests"]
+    assert sorted(counted) == sorted(f"test_mylib.py::NormTests::{name}" for name in (
+        "test_norm", "test_push_in_subtests", "test_expected_failure", "test_fails",
+        "test_returns_a_value"))
+    assert counted["test_mylib.py::NormTests::test_push_in_subtests"]["Stack.push"] == 3
+    assert "traced 5 tests" in traced.stdout
+
+
+def test_a_test_that_outgrows_the_cap_runs_on_untraced_and_is_not_counted(tmp_path):
+    suite = tmp_path / "suite"
+    write_suite(suite, tests=TESTS + '''
+
+def test_long():
+    assert sum(norm([float(k), 1.0]) > 0 for k in range(3000)) == 3000
+
+
+def test_long_and_failing():
+    total = sum(norm([float(k)]) for k in range(3000))
+    assert total == 0, "untraced outcome"
+''')
+    out = run_pytest(suite, "--tracer", "--tracer-max-nodes", "5000",
+                     "--tracer-counts", suite / "c.json")
+    assert out.returncode == 1 and "1 failed, 4 passed" in out.stdout, out.stdout
+    assert "AssertionError: untraced outcome" in out.stdout
+    counted = json.loads((suite / "c.json").read_text())["tests"]
+    assert sorted(counted) == ["test_mylib.py::TestMore::test_norm_of_many",
+                               "test_mylib.py::test_norm", "test_mylib.py::test_push"]
+    for name in ("test_long", "test_long_and_failing"):
+        assert (f"test_mylib.py::{name}: not counted: its trace outgrew --tracer-max-nodes "
+                "5,000 (recording stopped at") in out.stdout
+    # The default cap is far above these tests: all five counted.
+    whole = run_pytest(suite, "--tracer", "--tracer-counts", suite / "d.json")
+    assert len(json.loads((suite / "d.json").read_text())["tests"]) == 5
+    assert run_pytest(suite, "--tracer", "--tracer-max-nodes", "-1").returncode != 0

@@ -15,7 +15,7 @@ if _sys.version_info < (3, 12):
         f"this is Python {_sys.version.split()[0]}"
     )
 
-from .api import TrackingError, ToolIdError, last_trace, track  # noqa: E402
+from .api import TraceLimitError, TrackingError, ToolIdError, last_trace, track  # noqa: E402
 from .context import Context  # noqa: E402
 from .analysis.ir import ir  # noqa: E402
 from .views.validate import GraphError, validate  # noqa: E402
@@ -44,7 +44,7 @@ __all__ = [
     "track", "last_trace", "query", "table", "printlevels", "format_node", "validate", "ir",
     "save", "load", "track_many", "tape", "grad", "value_and_grad", "vjp", "backprop", "rule",
     "diff", "summary", "render", "to_dot", "to_networkx", "Context",
-    "TrackingError", "ToolIdError", "GraphError", "TapeError", "GuardError", "NoRuleError",
+    "TrackingError", "ToolIdError", "TraceLimitError", "GraphError", "TapeError", "GuardError", "NoRuleError",
     "PickleRefused", "GraphvizNotFound",
     "counts", "compare_counts",
 ]

@@ -144,6 +144,7 @@ class Trace:
     root_keywords: tuple[str, ...]
     _cache: dict[Any, Any] | None
     stopped: bool
+    max_rows: int
     snapshots: bool
     events: int
     substituted_operators: dict[int, Any]
@@ -464,6 +465,7 @@ class Recorder:
     hook_error: BaseException | None
     internal_error: BaseException | None
     broken: bool
+    row_limit_reached: bool
     events: int
     plan_mode: int
     follow_own: bool
@@ -471,7 +473,11 @@ class Recorder:
     def end_root(self, result: Any, exception: BaseException | None) -> None: ...
     def reclaim_plans(self) -> None: ...
 
-def new_recorder() -> Recorder: ...
+MAX_NODES_CAP: int
+
+def _row_slack(rows: int | None = None) -> int: ...
+
+def new_recorder(max_nodes: int | None = None) -> Recorder: ...
 
 # -- what the Python layer hands the core, and the callbacks -------------------------------
 

@@ -123,6 +123,12 @@ class ToolIdError(TrackingError):
     """No sys.monitoring tool id is free."""
 
 
+class TraceLimitError(TrackingError):
+    """The trace reached its context's `max_nodes`: recording stopped there and the
+    call ran on untraced to its end (`result` and `exception` hold what it
+    returned or raised; `tracer.last_trace()` holds the nodes recorded)."""
+
+
 def last_trace() -> NestedCallNode | None:
     """The root of the most recent `track` call in this thread, also when the traced
     call raised (then `root.value` is the exception and `root.raised` is True).
@@ -219,7 +225,7 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         ctx = DEFAULT
     elif not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
-    rec = _core.new_recorder()
+    rec = _core.new_recorder(getattr(ctx, "max_nodes", None))
     # Its values hidden from the collector while recording (held by rec, never
     # garbage): collections during the call do not walk them (_core._trace_recording).
     _core._trace_recording(rec.trace, True)
@@ -271,7 +277,17 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         rec.end_root(result, exception)
         root = node_at(rec.trace, 0)
         _remember(root, returned=exception is None and rec.internal_error is None
-                  and rec.hook_error is None)
+                  and rec.hook_error is None and not rec.row_limit_reached)
+        if rec.row_limit_reached and rec.internal_error is None and rec.hook_error is None:
+            err = TraceLimitError(
+                f"the trace outgrew {type(ctx).__name__}(max_nodes={rec.trace.max_rows:,}) (room "
+                f"for that many nodes and 1,024 more): recording stopped at "
+                f"{len(rec.trace):,} nodes and the traced "
+                "call ran on untraced to its end (its result or exception is on this error as "
+                ".result / .exception; tracer.last_trace() holds the nodes recorded). Raise "
+                "max_nodes, or trace a smaller part of the program, to record it whole."
+            )
+            raise _with_outcome(err, result, exception)
         if rec.internal_error is not None:
             err = TrackingError(
                 f"tracer failed while recording ({type(rec.internal_error).__name__}: "

@@ -15,10 +15,10 @@ import types
 from typing import Any, Callable, Iterable, Mapping
 
 from ._core import HOOK_BITS as _CORE_BITS
-from ._core import NODE_HOOKS, CallFilter, value_policy
+from ._core import MAX_NODES_CAP, NODE_HOOKS, CallFilter, value_policy
 
 __all__ = ["Context", "DEFAULT", "DepthLimitContext", "KEEP", "NODE_HOOKS", "VALUE_POLICIES",
-           "with_values"]
+           "with_values", "with_max_nodes"]
 
 # What a trace keeps of the program's values (Context(values=...)).
 VALUE_POLICIES = ("keep", "none", "summary", "weak")
@@ -139,6 +139,18 @@ class Context:
     then gives each function's calls, total, self and per-call time, and
     `tracer.export.chrome` writes the calls as a timeline.  Off by default.
 
+    `max_nodes=N` (the root context's, for the whole trace) caps the trace: its
+    columns never grow past room for N nodes and 1,024 more (what one event asks
+    for ahead of its nodes), so a trace of up to N nodes is recorded whole; at the
+    event that would take it past that room recording stops (that event's nodes
+    written), the instrumentation goes and the call runs on untraced to its end;
+    `track` then
+    raises TraceLimitError with the call's result or exception on it, and
+    `tracer.last_trace()` holds the nodes recorded.  A trace takes 32 bytes of
+    columns a node, plus the values it keeps: a cap bounds the memory a traced
+    call can take (a test suite traced test by test, a loop that runs longer
+    than expected).  None (the default): no cap.
+
     An exception raised by any hook stops tracking at once; `track` then raises
     TrackingError chained to it, after the traced call has run to its end.
     """
@@ -152,6 +164,9 @@ class Context:
     # Timestamp each followed call in the core (`timing=`); read by `track` for the
     # root context.
     timing: bool = False
+    # The cap on the trace's nodes (`max_nodes=`; None: none); read by `track` for
+    # the root context.
+    max_nodes: int | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -165,10 +180,12 @@ class Context:
                  on_call: Mapping[Any, Callable] | None = None,
                  substitute: Mapping[Any, Callable] | None = None,
                  override: Mapping[Any, Callable] | None = None,
-                 values: str | Callable = "keep", timing: bool = False):
+                 values: str | Callable = "keep", timing: bool = False,
+                 max_nodes: int | None = None):
         if not isinstance(timing, bool):
             raise TypeError(f"timing must be True or False, got {timing!r}")
         self.timing = timing
+        self.max_nodes = _checked_max_nodes(max_nodes)
         prims = tuple(primitives)
         for p in prims:
             if not callable(p):
@@ -332,6 +349,26 @@ def with_values(ctx: "Context | None", values: str) -> "Context":
     policy = value_policy(values)
     new = Context() if ctx is None else copy.copy(ctx)
     new._values_policy = policy
+    return new
+
+
+def _checked_max_nodes(max_nodes):
+    if max_nodes is None:
+        return None
+    if not isinstance(max_nodes, int) or isinstance(max_nodes, bool):
+        raise TypeError(f"max_nodes must be a positive int or None, got {max_nodes!r}")
+    if not 1 <= max_nodes <= MAX_NODES_CAP:
+        raise ValueError(f"max_nodes must be from 1 to {MAX_NODES_CAP:,} (a trace counts its "
+                         f"nodes in 32 bits), got {max_nodes:,}")
+    return max_nodes
+
+
+def with_max_nodes(ctx: "Context | None", max_nodes: int) -> "Context":
+    """A copy of `ctx` (or of the default context) with `max_nodes` set; for
+    `tracer run --max-nodes` and pytest's `--tracer-max-nodes`."""
+    checked = _checked_max_nodes(max_nodes)
+    new = Context() if ctx is None else copy.copy(ctx)
+    new.max_nodes = checked
     return new
 
 

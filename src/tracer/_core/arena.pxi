@@ -82,6 +82,28 @@ ctypedef struct Rows:
 
 
 @cython.final
+# The cap of the trace recorder.pxi's new_recorder is making (0: none): Trace.__cinit__
+# then takes no spare and grows its columns no further than the cap.
+cdef int32_t NEW_TRACE_MAX_ROWS = 0
+# The room a capped trace has past its cap (see _grow_rows; _row_slack sets it for
+# the tests, which stop traces of a few nodes anywhere).
+cdef enum:
+    ROW_SLACK = 1024
+cdef int32_t ROW_SLACK_ROWS = ROW_SLACK
+
+
+def _row_slack(rows=None):
+    """Get or set the room a capped trace has past its cap (1024 rows); for the
+    tests."""
+    global ROW_SLACK_ROWS
+    old = ROW_SLACK_ROWS
+    if rows is not None:
+        if not 0 <= rows <= ROW_SLACK:
+            raise ValueError(f"the slack is 0 to {ROW_SLACK} rows, got {rows!r}")
+        ROW_SLACK_ROWS = rows
+    return old
+
+
 cdef class Trace:
     """The recorded rows of one `track` call: parallel columns, one row per node.
 
@@ -145,6 +167,10 @@ cdef class Trace:
     cdef readonly object source  # what the columns were loaded from (Arrow arrays by name), or None
     cdef object __weakref__      # tracer.last_trace() holds a returned call's trace weakly
     cdef bint values_hidden      # recording under track: the collector is not shown the values (_trace_recording)
+    # A cap on the rows recorded (Context(max_nodes=...); 0: none) and the recorder
+    # to stop when the columns must grow past it (borrowed; NULL once recorded).
+    cdef readonly int32_t max_rows
+    cdef PyObject *recorder
 
     def __cinit__(self):
         self.n = 0
@@ -158,7 +184,14 @@ cdef class Trace:
         self.metadata_ = {}
         self.substituted_operators = {}
         _arena_cache_ready()
-        if not _take_spare(self):
+        # (a capped trace starts small: a spare's room could hold more rows than
+        # its cap, and the cap is checked where the columns grow)
+        self.max_rows = NEW_TRACE_MAX_ROWS
+        if self.max_rows:
+            self._grow_rows(FIRST_ROWS if FIRST_ROWS <= self.max_rows + ROW_SLACK_ROWS
+                            else self.max_rows + ROW_SLACK_ROWS)
+            self._grow_refs(FIRST_REFS)
+        elif not _take_spare(self):
             self._grow_rows(FIRST_ROWS)
             self._grow_refs(FIRST_REFS)
         self.ref_start_[0] = 0
@@ -186,8 +219,20 @@ cdef class Trace:
 
     cdef int _grow_rows(self, int32_t need) except -1:
         cdef int32_t cap = self.cap if self.cap else FIRST_ROWS
+        cdef int32_t limit
         while cap < need:
             cap *= 4 if cap < GROW_X4_ROWS else 2
+        if self.max_rows:
+            # Room for max_rows rows and ROW_SLACK more, no further: a trace of
+            # max_rows rows fits whatever room its events ask for ahead of
+            # their rows (a row or two, a segment's run); past that room the
+            # recorder stops at its next safe point, the rows of the event being
+            # recorded still written.
+            limit = self.max_rows + ROW_SLACK_ROWS
+            if cap > limit:
+                cap = limit if need <= limit else need
+            if need > limit and self.recorder != NULL:
+                _row_limit_reached(self.recorder)   # (recorder.pxi)
         if cap == self.cap:
             return 0
         if self.external:

@@ -106,6 +106,11 @@ cdef inline PyObject *_reply(PyObject *rec, int rc) noexcept:
 cdef PyObject *_reply_slow(Recorder rec, int rc) noexcept:
     cdef PyObject *out = <PyObject *>None
     cdef object exc
+    if rec.interrupt is ROW_LIMIT:
+        # The trace reached its cap during this event: the instrumentation goes
+        # now (recorder.pxi's _row_limit_reached), the program runs on.
+        rec.interrupt = None
+        _release_instrumentation(rec)
     if rc == EV_CONTINUE:
         if rec.interrupt is not None:
             # A KeyboardInterrupt/SystemExit from a hook: raise it into the program.

@@ -440,6 +440,12 @@ cdef void _stop_for_hook(Recorder self, object exc) noexcept:
     if self.broken:
         return
     self.broken = True
+    _release_instrumentation(self)
+
+
+cdef void _release_instrumentation(Recorder self) noexcept:
+    """Recording stopped: the code objects' local events go (`on_stop`, api's),
+    so that the program runs on at its own speed."""
     if self.on_stop is not None:
         try:
             self.on_stop()

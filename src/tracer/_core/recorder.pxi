@@ -70,6 +70,7 @@ cdef class Recorder:
     cdef object interrupt               # a KeyboardInterrupt/SystemExit from a hook, to raise
     cdef readonly object internal_error
     cdef readonly bint broken
+    cdef readonly bint row_limit_reached   # stopped by its trace's max_rows (Context.max_nodes)
     cdef readonly long events
     cdef public bint follow_own        # record tracer's code under OWN_FOLLOWED (set_own_files)
     cdef readonly int plan_mode        # the plan variant of this session (PlanMode)
@@ -117,6 +118,8 @@ cdef class Recorder:
             Py_XDECREF(self.verdict_code[i])
         Py_XDECREF(self.returns_fn)
         Py_XDECREF(self.returns_code)
+        if self.trace is not None and self.trace.recorder == <PyObject *>self:
+            self.trace.recorder = NULL
 
     # -- setup -----------------------------------------------------------------------
     def begin_root(self, object f, tuple args, dict kwargs, object ctx):
@@ -189,6 +192,7 @@ cdef class Recorder:
             if self.frames[i].subst_pc >= 0:
                 _clear_substitution(&self.frames[i])
         self.nframes = 0
+        t.recorder = NULL   # (recorded: nothing grows it now)
         t.stopped = self.broken
         t.events = self.events
         t._finish(exception)
@@ -351,8 +355,45 @@ cdef void _fail(Recorder self, object exc) noexcept:
 cdef int64_t _session_counter = 0
 
 
-def new_recorder():
-    """A Recorder for one track() call."""
-    global _session_counter
+def new_recorder(max_nodes=None):
+    """A Recorder for one track() call; `max_nodes` (a positive int, or None for
+    no cap): recording stops once the trace would hold more rows than that."""
+    global _session_counter, NEW_TRACE_MAX_ROWS
+    cdef Recorder rec
+    cdef int32_t cap = 0
+    if max_nodes is not None:
+        if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) \
+                or not 1 <= max_nodes <= MAX_NODES_CAP:
+            raise ValueError(f"max_nodes must be an int from 1 to {MAX_NODES_CAP:,} or None, "
+                             f"got {max_nodes!r}")
+        cap = max_nodes
     _session_counter += 1
-    return Recorder(_session_counter)
+    NEW_TRACE_MAX_ROWS = cap
+    try:
+        rec = Recorder(_session_counter)
+    finally:
+        NEW_TRACE_MAX_ROWS = 0
+    if cap:
+        rec.trace.recorder = <PyObject *>rec
+    return rec
+
+
+# The largest cap a trace takes: its rows are counted in int32 (a few spare).
+MAX_NODES_CAP = (1 << 31) - 4 * ROW_SLACK
+
+
+cdef void _row_limit_reached(PyObject *recorder) noexcept:
+    """The trace must grow past its cap: recording stops.  The event being handled
+    completes its rows (its writes were checked for room, and get it); the
+    callback stops the recording when the handler returns (_reply's check of
+    `interrupt`, ROW_LIMIT), as a hook error stops it."""
+    cdef Recorder self = <Recorder>recorder
+    if self.broken:
+        return
+    self.broken = True
+    self.row_limit_reached = True
+    if self.interrupt is None:
+        self.interrupt = ROW_LIMIT
+
+
+cdef object ROW_LIMIT = object()   # Recorder.interrupt: stop at the row cap (not raised)

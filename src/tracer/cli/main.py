@@ -18,7 +18,7 @@ import sys
 import traceback
 
 from .. import api
-from ..context import VALUE_POLICIES, Context, with_timing, with_values
+from ..context import VALUE_POLICIES, Context, with_max_nodes, with_timing, with_values
 from ..export.dot import GraphvizNotFound, render
 from ..export.summary import summary
 from ..compare.diff import diff, format_diff
@@ -157,6 +157,9 @@ def _trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing", action="store_true",
                    help="time each recorded call (Context(timing=True)): the summary gets "
                         "a table of calls, total, self and per-call time by function")
+    p.add_argument("--max-nodes", type=_positive, default=None, metavar="N",
+                   help="stop recording once the trace outgrows N nodes (32 bytes each, "
+                        "plus the values kept); the program runs on untraced to its end")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                    help="live progress on stderr: auto = only when stderr is a terminal")
 
@@ -172,6 +175,13 @@ def _print_options(p: argparse.ArgumentParser) -> None:
                    help="write the calls as Chrome trace-event JSON (open it in "
                         "ui.perfetto.dev or speedscope): timed with --timing, else with "
                         "synthetic times (nodes)")
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected 1 or more, got 0")
+    return value
 
 
 def _count(text: str) -> int:
@@ -210,6 +220,8 @@ def _trace(target: Target, options) -> int:
         ctx = with_values(ctx, options.values)
     if options.timing:
         ctx = with_timing(ctx)
+    if options.max_nodes is not None:
+        ctx = with_max_nodes(ctx, options.max_nodes)
     if options.chrome:
         _check_writable(options.chrome)
     if options.save:
@@ -217,7 +229,7 @@ def _trace(target: Target, options) -> int:
         _require_save()
         _check_format(options.save)
     enabled = options.progress == "always" or (options.progress == "auto" and sys.stderr.isatty())
-    status, failure = OK, None
+    status, failure, stopped = OK, None, False
     with _stdout_kept(), target.running(), Progress(sys.stderr, enabled):
         try:
             root = api.track(target.function, *target.args, ctx=ctx, **target.kwargs)
@@ -225,6 +237,18 @@ def _trace(target: Target, options) -> int:
             root, status = api.last_trace(), _exit_status(exc.code)
         except KeyboardInterrupt:
             root, status, failure = api.last_trace(), 130, "interrupted"
+        except api.TraceLimitError as exc:
+            # The program ran to its end; the trace holds its first nodes.
+            root, status, stopped = api.last_trace(), TRACER_FAILED, True
+            failure = (f"tracer: recording stopped at {len(root.trace):,} nodes (--max-nodes "
+                       f"{options.max_nodes:,}); {target.description} ran on untraced to its end")
+            if isinstance(exc.exception, SystemExit):
+                status = _exit_status(exc.exception.code)
+            elif exc.exception is not None:
+                status = RAISED
+                failure += "".join(["\n"] + traceback.format_exception(
+                    exc.exception.__class__, exc.exception,
+                    _user_frames(exc.exception.__traceback__)))
         except api.TrackingError as exc:
             root, status = api.last_trace(), TRACER_FAILED
             failure = f"tracer: {exc}"
@@ -237,7 +261,9 @@ def _trace(target: Target, options) -> int:
         sys.stderr.flush()
     if root is None:
         return status
-    if status != OK:
+    if stopped:
+        print(f"(the trace below is partial: its first {len(root.trace):,} nodes, --max-nodes)")
+    elif status != OK:
         print(f"(the trace below is partial: {target.description} "
               f"{'exited' if failure is None else 'did not finish'})")
     save_status = _save(root, options.save) if options.save else OK

@@ -3,8 +3,10 @@
 Registered through the ``pytest11`` entry point; it does nothing unless pytest runs
 with ``--tracer``:
 
-- ``--tracer``: run each test function traced (`tracer.track`); a test passes or
-  fails exactly as it does untraced (its exception propagates).
+- ``--tracer``: run each test function traced (`tracer.track`): test functions, test
+  classes' methods and unittest.TestCase test methods (their setUp and tearDown, like
+  fixtures, run untraced); a test passes or fails exactly as it does untraced (its
+  exception propagates, what it returns is checked as pytest or unittest checks it).
 - ``--tracer-save DIR``: save each test's trace as ``DIR/<test id>.parquet``.
 - ``--tracer-counts FILE``: write each test's work counts (JSON, see `--tracer-by`):
   a baseline for the next run.
@@ -12,6 +14,9 @@ with ``--tracer``:
   the tests whose work changed by more than ``--tracer-threshold`` (relative, default
   0); with ``--tracer-fail`` such changes fail the run (exit status 1).
 - ``--tracer-by callee|function|line``: what counts are by (default callee).
+- ``--tracer-max-nodes N``: stop recording a test whose trace outgrows N nodes (default
+  20,000,000: 640 MB of columns; 0 for no cap); the test runs on untraced, passes or
+  fails as untraced, and is reported as not counted.
 - ``--tracer-values weak|summary|none|keep``: the traces' value policy (default
   ``weak``: immutable values and code kept, others weakly, so every object's
   lifetime is the test's own and a suite passes traced exactly as untraced; ``keep``
@@ -30,6 +35,10 @@ import re
 import pytest
 
 COUNTS_FORMAT = 1
+# A test's trace is capped by default: a suite traced test by test meets tests that
+# run for seconds of pure Python (10^8 nodes and more, gigabytes of trace), and the
+# whole run must not be killed for memory.  32 bytes of columns a node.
+DEFAULT_MAX_NODES = 20_000_000
 _STATE = pytest.StashKey["_State"]()
 
 
@@ -49,6 +58,9 @@ def pytest_addoption(parser) -> None:
                     help="with --tracer-compare: fail the run when a test's work changed")
     group.addoption("--tracer-by", choices=("callee", "function", "line"), default="callee",
                     help="count calls by callee, or nodes by function or line (default callee)")
+    group.addoption("--tracer-max-nodes", metavar="N", type=int, default=DEFAULT_MAX_NODES,
+                    help="stop recording a test whose trace outgrows N nodes (default "
+                         f"{DEFAULT_MAX_NODES:,}; 0: no cap); it runs on untraced, uncounted")
     group.addoption("--tracer-values", choices=("weak", "summary", "none", "keep"),
                     default="weak",
                     help="the traces' value policy (default weak: object lifetimes stay "
@@ -64,6 +76,9 @@ class _State:
         self.counts_path = opt.tracer_counts
         self.by = opt.tracer_by
         self.values = opt.tracer_values
+        self.max_nodes = opt.tracer_max_nodes or None
+        if opt.tracer_max_nodes < 0:
+            raise pytest.UsageError("--tracer-max-nodes must be 0 (no cap) or more")
         self.threshold = opt.tracer_threshold
         self.fail = opt.tracer_fail
         self.counts: dict[str, dict[str, int]] = {}
@@ -103,40 +118,68 @@ def _state(config) -> _State | None:
     return config.stash.get(_STATE, None)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem):
-    """Run the test function traced (what pytest's own pytest_pyfunc_call does,
-    under `tracer.track`)."""
-    state = _state(pyfuncitem.config)
-    function = pyfuncitem.obj
-    if state is None or inspect.iscoroutinefunction(function) or \
-            inspect.isasyncgenfunction(function):
-        return None                     # pytest (or an async plugin) runs it
-    from ..api import ToolIdError, TrackingError, last_trace, track
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Run the test traced: the item's function (a test function, a test class's
+    method, a unittest.TestCase's test method) is replaced for the call by one that
+    runs it under `tracer.track`, so that pytest, or unittest, calls and checks it
+    as untraced (fixtures, a returned value, skips, expected failures, subtests)."""
+    state = _state(item.config)
+    original = getattr(item, "obj", None) if isinstance(item, pytest.Function) else None
+    if state is None or original is None or inspect.iscoroutinefunction(original) or \
+            inspect.isasyncgenfunction(original):
+        return (yield)                  # not a test function, or pytest (or a plugin) runs it
+    item.obj = _traced_test(state, item.nodeid, original)
+    try:
+        return (yield)
+    finally:
+        item.obj = original
+
+
+def _traced_test(state: _State, nodeid: str, function):
+    """`function` as its caller (pytest, unittest) calls it, run under `tracer.track`;
+    its attributes (unittest's skip and expected-failure marks) kept."""
+
+    @functools.wraps(function)
+    def traced(**arguments):
+        return _run_traced(state, nodeid, function, arguments)
+
+    return traced
+
+
+def _run_traced(state: _State, nodeid: str, function, arguments: dict):
+    """function(**arguments) under `tracer.track`: its result, or its exception
+    raised, as untraced; the trace counted (a failing test's partial trace too)."""
+    from ..api import ToolIdError, TraceLimitError, TrackingError, last_trace, track
     from ..context import Context
 
-    funcargs = pyfuncitem.funcargs
-    arguments = {name: funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-    ctx = Context(values=state.values)
+    ctx = Context(values=state.values, max_nodes=state.max_nodes)
     try:
         if "ctx" in arguments:     # a fixture named like track's own keyword
             root = track(functools.partial(function, **arguments), ctx=ctx)
         else:
             root = track(function, ctx=ctx, **arguments)
-    except ToolIdError as exc:        # another tool holds every sys.monitoring id
-        state.errors[pyfuncitem.nodeid] = str(exc)
-        function(**arguments)
-        return True
-    except TrackingError as exc:       # a hook failed: the call ran
-        state.errors[pyfuncitem.nodeid] = str(exc)
+    except TraceLimitError as exc:     # the test outgrew the cap: its counts would be partial
+        state.errors[nodeid] = (f"not counted: its trace outgrew --tracer-max-nodes "
+                                f"{state.max_nodes:,} (recording stopped at "
+                                f"{len(last_trace().trace):,} nodes; the test ran on untraced)")
         if exc.exception is not None:
             raise exc.exception from None
-        return True
+        return exc.result
+    except ToolIdError as exc:        # another tool holds every sys.monitoring id
+        state.errors[nodeid] = f"not traced: {exc}"
+        return function(**arguments)
+    except TrackingError as exc:       # a hook failed: the call ran
+        state.errors[nodeid] = f"not traced: {exc}"
+        if exc.exception is not None:
+            raise exc.exception from None
+        return exc.result
     except BaseException:
-        _record(state, pyfuncitem.nodeid, last_trace())
+        _record(state, nodeid, last_trace())
         raise
-    _record(state, pyfuncitem.nodeid, root)
-    return True
+    result = root.value   # (the root keeps the value returned under every policy)
+    _record(state, nodeid, root)
+    return result
 
 
 def _record(state: _State, nodeid: str, root) -> None:
@@ -201,7 +244,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
                   + (f" written to {state.counts_path}" if state.counts_path else "")
                   + (f"; traces saved in {state.save_dir}" if state.save_dir else ""))
     for nodeid, error in sorted(state.errors.items()):
-        tr.write_line(f"not traced: {nodeid}: {error}")
+        tr.write_line(f"{nodeid}: {error}")
     if state.baseline is None:
         return
     new = sorted(set(state.counts) - set(state.baseline))
