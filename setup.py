@@ -94,8 +94,7 @@ class build_ext(_build_ext):
                 raise RuntimeError(f"the training run left no profile in {profile_dir}")
             self._set_flags(plain_args, [f"-fprofile-use={profile_dir}", "-fprofile-partial-training",
                                          "-Wno-missing-profile"], [])
-            self.force = True
-            super().build_extensions()
+            super().build_extensions()   # (still forced: each extension built again)
         except Exception as exc:  # any compiler, platform or training failure: build unguided
             print(f"tracer: the profile-guided build failed ({exc}); building without a profile "
                   f"(set TRACER_PGO=0 to skip the attempt)", file=sys.stderr)
@@ -105,12 +104,15 @@ class build_ext(_build_ext):
         finally:
             shutil.rmtree(profile_dir, ignore_errors=True)
 
+    def initialize_options(self):
+        super().initialize_options()
+        self._built = {}   # extension name -> the file this build wrote it to
+
     def build_extension(self, ext):
         super().build_extension(ext)
         # Where this build wrote the extension, so that the training runs exactly these
         # files (an in-place or editable build refreshes the copies in the source tree
         # only after build_extensions returns: until then they are the previous build's).
-        self._built = getattr(self, "_built", {})
         self._built[ext.name] = self.get_ext_fullpath(ext.name)
 
     def _set_flags(self, plain_args, compile_flags, link_flags):

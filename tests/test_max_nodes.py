@@ -179,3 +179,52 @@ def test_the_corpus_stopped_anywhere_runs_as_untraced(case, no_slack):
             assert raised is None and root.value == expected
             assert len(root.trace) <= cap + 1
         tracer.validate(root)
+
+
+OUT_OF_MEMORY = r'''
+import resource, sys
+import tracer
+from tracer import Context
+
+def h(n):
+    r = 0
+    i = 0
+    while i < n:
+        r += i & 7
+        i += 1
+    return r
+
+expected = h(3_000_000)
+with open("/proc/self/statm") as f:
+    size = int(f.read().split()[0]) * resource.getpagesize()
+# Room for what the process has and 256 MiB more: the trace's columns (32 bytes a
+# node, 18,000,000 nodes) cannot grow that far.
+resource.setrlimit(resource.RLIMIT_AS, (size + (256 << 20), resource.RLIM_INFINITY))
+try:
+    tracer.track(h, 3_000_000, ctx=Context(values="none"))
+except tracer.TraceLimitError:
+    print("wrong error")
+except tracer.TrackingError as err:
+    root = tracer.last_trace()
+    print(err.result == expected, isinstance(err.__cause__, MemoryError), root.trace.stopped,
+          len(root.trace) > 1000)
+    print(err)
+'''
+
+
+def test_running_out_of_memory_stops_recording_and_says_to_cap_the_trace(tmp_path):
+    # The kernel refuses the columns' growth (an address-space limit, as a
+    # container's memory limit would): recording stops, the call runs on, and the
+    # error says how to avoid it (not "report a bug").
+    import subprocess
+    import sys
+
+    script = tmp_path / "oom.py"
+    script.write_text(OUT_OF_MEMORY)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    first, message = done.stdout.splitlines()[:2]
+    assert first == "True True True True", done.stdout
+    assert message.startswith("tracer ran out of memory at ")
+    assert "Context(max_nodes=N)" in message and "report" not in message

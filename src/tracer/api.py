@@ -288,6 +288,16 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
                 "max_nodes, or trace a smaller part of the program, to record it whole."
             )
             raise _with_outcome(err, result, exception)
+        if isinstance(rec.internal_error, MemoryError):
+            err = TrackingError(
+                f"tracer ran out of memory at {len(rec.trace):,} nodes ({rec.internal_error}); "
+                "recording stopped there and the traced call ran on untraced to its end (its "
+                "result or exception is on this error as .result / .exception; "
+                "tracer.last_trace() holds the nodes recorded).  Cap the trace below what the "
+                "machine holds (Context(max_nodes=N): 32 bytes of columns a node, plus the "
+                "values kept), or keep fewer values (Context(values=\"none\"))."
+            )
+            raise _with_outcome(err, result, exception) from rec.internal_error
         if rec.internal_error is not None:
             err = TrackingError(
                 f"tracer failed while recording ({type(rec.internal_error).__name__}: "
