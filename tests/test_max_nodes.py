@@ -59,6 +59,9 @@ def test_outgrowing_the_cap_stops_recording_and_the_call_runs_on():
     # The instrumentation went at the stop: the rest of the run fired no events
     # (the whole run fires over a million).
     assert root.trace.events < 20_000
+    # The summary says the trace is partial; a whole one's does not.
+    assert "partial: recording stopped before the call's end" in str(tracer.summary(root))
+    assert "partial" not in str(tracer.summary(tracer.track(collatz_lengths, 30)))
 
 
 def test_the_programs_own_exception_is_on_the_error():

@@ -101,6 +101,10 @@ def summary(node: Node, top: int = 15) -> Summary:
     notes = [] if timed else [
         "no timing: record with Context(timing=True) (python -m tracer run --timing) "
         "for time by function"]
+    if trace.stopped:
+        notes.insert(0, "partial: recording stopped before the call's end (the trace outgrew "
+                        "its max_nodes, a hook raised, or tracer failed); the call ran on "
+                        "untraced")
     return Summary(
         root=_call_name(node), nodes=hi - lo, by_kind=by_kind, depth=max_depth,
         refs=int((refs >= 0).sum()), nbytes=trace.nbytes, calls=calls,
