@@ -231,3 +231,74 @@ def test_running_out_of_memory_stops_recording_and_says_to_cap_the_trace(tmp_pat
     assert first == "True True True True", done.stdout
     assert message.startswith("tracer ran out of memory at ")
     assert "Context(max_nodes=N)" in message and "report" not in message
+
+
+STOPPED_PROGRAMS = r'''
+import random
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import tracer
+from fuzz.child import _observe, load, safe_repr
+from fuzz.program import generate
+from tracer import Context, _core
+
+_core._row_slack(0)   # (the stop at whatever event is then handled)
+first, count = int(sys.argv[2]), int(sys.argv[3])
+stops = problems = 0
+for seed in range(first, first + count):
+    source, name = generate(seed).source(), str(seed)
+    module = load(source, name)
+    untraced = _observe(lambda: module.main(*module.ARGS))
+    log = safe_repr(module.LOG)
+    module = load(source, name)
+    try:
+        whole = len(tracer.track(module.main, *module.ARGS).trace)
+    except Exception:
+        whole = len(tracer.last_trace().trace)
+    rng = random.Random(seed)
+    for cap in sorted({1, rng.randrange(1, max(whole, 2)), rng.randrange(1, max(whole, 2))}):
+        module = load(source, name)
+        try:
+            root = tracer.track(module.main, *module.ARGS, ctx=Context(max_nodes=cap))
+            traced = {"returned": safe_repr(root.value)}
+        except tracer.TraceLimitError as err:
+            stops += 1
+            traced = ({"raised": type(err.exception).__name__, "message": str(err.exception)}
+                      if err.exception is not None else {"returned": safe_repr(err.result)})
+            root = tracer.last_trace()
+        except tracer.TrackingError as err:
+            print(seed, cap, "tracking error:", err)
+            problems += 1
+            continue
+        except Exception as exc:
+            traced = {"raised": type(exc).__name__, "message": str(exc)}
+            root = tracer.last_trace()
+        if traced != untraced or safe_repr(module.LOG) != log:
+            print(seed, cap, "mismatch:", untraced, traced)
+            problems += 1
+        try:
+            tracer.validate(root)
+        except Exception as exc:
+            print(seed, cap, "invalid:", type(exc).__name__, str(exc)[:300])
+            problems += 1
+print(f"stops {stops} problems {problems}")
+'''
+
+
+def test_generated_programs_stopped_anywhere_run_as_untraced(tmp_path):
+    # tests/fuzz's programs (generators, async, exceptions, closures, ...), each
+    # capped at three points in a child interpreter: the outcome and LOG are the
+    # untraced run's and the nodes recorded validate.
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "stopped.py"
+    script.write_text(STOPPED_PROGRAMS)
+    done = subprocess.run([sys.executable, str(script), os.path.dirname(__file__),
+                           "7300000", "40"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = done.stdout.splitlines()[-1].split()
+    assert last[0] == "stops" and int(last[1]) >= 40 and last[2:] == ["problems", "0"], \
+        done.stdout
