@@ -144,9 +144,8 @@ class Context:
     for ahead of its nodes), so a trace of up to N nodes is recorded whole; at the
     event that would take it past that room recording stops (that event's nodes
     written), the instrumentation goes and the call runs on untraced to its end;
-    `track` then
-    raises TraceLimitError with the call's result or exception on it, and
-    `tracer.last_trace()` holds the nodes recorded.  A trace takes 32 bytes of
+    `track` then raises TraceLimitError with the call's result or exception on it,
+    and `tracer.last_trace()` holds the nodes recorded.  A trace takes 32 bytes of
     columns a node, plus the values it keeps: a cap bounds the memory a traced
     call can take (a test suite traced test by test, a loop that runs longer
     than expected).  None (the default): no cap.

@@ -81,7 +81,6 @@ ctypedef struct Rows:
     int32_t nrefs
 
 
-@cython.final
 # The cap of the trace recorder.pxi's new_recorder is making (0: none): Trace.__cinit__
 # then takes no spare and grows its columns no further than the cap.
 cdef int32_t NEW_TRACE_MAX_ROWS = 0
@@ -104,6 +103,7 @@ def _row_slack(rows=None):
     return old
 
 
+@cython.final
 cdef class Trace:
     """The recorded rows of one `track` call: parallel columns, one row per node.
 
