@@ -86,6 +86,11 @@ def test_max_nodes_is_checked():
         with pytest.raises(TypeError, match="max_nodes must be a positive int or None"):
             Context(max_nodes=bad)
     assert Context().max_nodes is None and Context(max_nodes=7).max_nodes == 7
+
+    ctx = Context()
+    ctx.max_nodes = 0   # (set on the object after the fact: checked when track uses it)
+    with pytest.raises(ValueError, match="max_nodes must be from 1"):
+        tracer.track(loop, 10, ctx=ctx)
     assert tracer.context.with_max_nodes(None, 9).max_nodes == 9
 
 

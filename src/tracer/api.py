@@ -10,7 +10,8 @@ import threading
 import weakref
 
 from . import _arraypool, _core
-from .context import DEFAULT, KEEP, Context, ask_enter, ask_substitute, call_from_parameters
+from .context import (DEFAULT, KEEP, Context, ask_enter, ask_substitute, call_from_parameters,
+                      checked_max_nodes)
 from .views.nodes import _CLASSES, NestedCallNode, node_at
 from .views.table import table
 from .analysis.plan import build_plan
@@ -225,7 +226,8 @@ def track(f, /, *args, ctx: Context | None = None, **kwargs) -> NestedCallNode:
         ctx = DEFAULT
     elif not isinstance(ctx, Context):
         raise TypeError(f"ctx must be a tracer.Context, got {type(ctx).__name__}")
-    rec = _core.new_recorder(getattr(ctx, "max_nodes", None))
+    # (checked again here: max_nodes may have been set on the context after it was made)
+    rec = _core.new_recorder(checked_max_nodes(getattr(ctx, "max_nodes", None)) or 0)
     # Its values hidden from the collector while recording (held by rec, never
     # garbage): collections during the call do not walk them (_core._trace_recording).
     _core._trace_recording(rec.trace, True)

@@ -184,7 +184,7 @@ class Context:
         if not isinstance(timing, bool):
             raise TypeError(f"timing must be True or False, got {timing!r}")
         self.timing = timing
-        self.max_nodes = _checked_max_nodes(max_nodes)
+        self.max_nodes = checked_max_nodes(max_nodes)
         prims = tuple(primitives)
         for p in prims:
             if not callable(p):
@@ -351,7 +351,9 @@ def with_values(ctx: "Context | None", values: str) -> "Context":
     return new
 
 
-def _checked_max_nodes(max_nodes):
+def checked_max_nodes(max_nodes):
+    """`max_nodes` if it is None or a cap a trace can take, else TypeError or
+    ValueError saying what it must be."""
     if max_nodes is None:
         return None
     if not isinstance(max_nodes, int) or isinstance(max_nodes, bool):
@@ -364,8 +366,8 @@ def _checked_max_nodes(max_nodes):
 
 def with_max_nodes(ctx: "Context | None", max_nodes: int) -> "Context":
     """A copy of `ctx` (or of the default context) with `max_nodes` set; for
-    `tracer run --max-nodes` and pytest's `--tracer-max-nodes`."""
-    checked = _checked_max_nodes(max_nodes)
+    `tracer run --max-nodes`."""
+    checked = checked_max_nodes(max_nodes)
     new = Context() if ctx is None else copy.copy(ctx)
     new.max_nodes = checked
     return new

@@ -188,8 +188,7 @@ cdef class Trace:
         # its cap, and the cap is checked where the columns grow)
         self.max_rows = NEW_TRACE_MAX_ROWS
         if self.max_rows:
-            self._grow_rows(FIRST_ROWS if FIRST_ROWS <= self.max_rows + ROW_SLACK_ROWS
-                            else self.max_rows + ROW_SLACK_ROWS)
+            self._grow_rows(min(FIRST_ROWS, self.max_rows + ROW_SLACK_ROWS))
             self._grow_refs(FIRST_REFS)
         elif not _take_spare(self):
             self._grow_rows(FIRST_ROWS)

@@ -106,7 +106,6 @@ cdef inline PyObject *_reply(PyObject *rec, int rc) noexcept:
 cdef PyObject *_reply_slow(Recorder rec, int rc) noexcept:
     cdef PyObject *out = <PyObject *>None
     cdef object exc
-    cdef bint was
     if rec.interrupt is ROW_LIMIT:
         # The trace reached its cap during this event: the instrumentation goes
         # now (recorder.pxi's _row_limit_reached), the program runs on.
@@ -124,12 +123,7 @@ cdef PyObject *_reply_slow(Recorder rec, int rc) noexcept:
         if ALLOW_DISABLE:
             out = <PyObject *>DISABLE
     else:
-        # (the handler failed: recording stops, and once stopped the
-        # instrumentation goes, so that the program runs on at its own speed)
-        was = rec.broken
         _fail(rec, PyErr_GetRaisedException())
-        if not was:
-            _release_instrumentation(rec)
     Py_INCREF(<object>out)
     return out
 

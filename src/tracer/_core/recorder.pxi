@@ -347,26 +347,23 @@ cdef inline int64_t *_stack(Recorder self, FrameRec *fr) noexcept:
 # The handlers return EV_CONTINUE or EV_DISABLE, or -1 with an exception set; the
 # module-level callbacks below turn that into what sys.monitoring expects.
 cdef void _fail(Recorder self, object exc) noexcept:
-    self.broken = True
+    """A handler failed: recording stops, and the instrumentation goes once it has
+    (contexts.pxi), so that the program runs on at its own speed."""
     if self.internal_error is None:
         self.internal_error = exc
+    if not self.broken:
+        self.broken = True
+        _release_instrumentation(self)
 
 
 cdef int64_t _session_counter = 0
 
 
-def new_recorder(max_nodes=None):
-    """A Recorder for one track() call; `max_nodes` (a positive int, or None for
-    no cap): recording stops once the trace would hold more rows than that."""
+def new_recorder(int32_t cap=0):
+    """A Recorder for one track() call; `cap` (0: none, else a max_nodes that
+    tracer.context checked): recording stops once the trace would outgrow it."""
     global _session_counter, NEW_TRACE_MAX_ROWS
     cdef Recorder rec
-    cdef int32_t cap = 0
-    if max_nodes is not None:
-        if not isinstance(max_nodes, int) or isinstance(max_nodes, bool) \
-                or not 1 <= max_nodes <= MAX_NODES_CAP:
-            raise ValueError(f"max_nodes must be an int from 1 to {MAX_NODES_CAP:,} or None, "
-                             f"got {max_nodes!r}")
-        cap = max_nodes
     _session_counter += 1
     NEW_TRACE_MAX_ROWS = cap
     try:

@@ -246,15 +246,13 @@ def _trace(target: Target, options) -> int:
                 status = _exit_status(exc.exception.code)
             elif exc.exception is not None:
                 status = RAISED
-                failure += "".join(["\n"] + traceback.format_exception(
-                    exc.exception.__class__, exc.exception,
-                    _user_frames(exc.exception.__traceback__)))
+                failure += "\n" + _program_traceback(exc.exception)
         except api.TrackingError as exc:
             root, status = api.last_trace(), TRACER_FAILED
             failure = f"tracer: {exc}"
         except BaseException as exc:  # the traced program's own exception
             root, status = api.last_trace(), RAISED
-            failure = "".join(traceback.format_exception(exc.__class__, exc, _user_frames(exc.__traceback__)))
+            failure = _program_traceback(exc)
     sys.stdout.flush()
     if failure:
         sys.stderr.write(failure if failure.endswith("\n") else failure + "\n")
@@ -271,6 +269,11 @@ def _trace(target: Target, options) -> int:
     dot_status = _draw(root, options.dot, options.levels) if options.dot else OK
     chrome_status = _chrome(root, options.chrome) if options.chrome else OK
     return status if status != OK else max(save_status, dot_status, chrome_status)
+
+
+def _program_traceback(exc: BaseException) -> str:
+    """The traced program's exception as Python prints it, tracer's frames left out."""
+    return "".join(traceback.format_exception(exc.__class__, exc, _user_frames(exc.__traceback__)))
 
 
 @contextlib.contextmanager

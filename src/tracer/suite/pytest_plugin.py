@@ -159,18 +159,16 @@ def _run_traced(state: _State, nodeid: str, function, arguments: dict):
             root = track(functools.partial(function, **arguments), ctx=ctx)
         else:
             root = track(function, ctx=ctx, **arguments)
-    except TraceLimitError as exc:     # the test outgrew the cap: its counts would be partial
-        state.errors[nodeid] = (f"not counted: its trace outgrew --tracer-max-nodes "
-                                f"{state.max_nodes:,} (recording stopped at "
-                                f"{len(last_trace().trace):,} nodes; the test ran on untraced)")
-        if exc.exception is not None:
-            raise exc.exception from None
-        return exc.result
     except ToolIdError as exc:        # another tool holds every sys.monitoring id
         state.errors[nodeid] = f"not traced: {exc}"
         return function(**arguments)
-    except TrackingError as exc:       # a hook failed: the call ran
-        state.errors[nodeid] = f"not traced: {exc}"
+    except TrackingError as exc:       # the call ran on: the cap was outgrown, or a hook failed
+        if isinstance(exc, TraceLimitError):   # (its counts would be partial)
+            state.errors[nodeid] = (f"not counted: its trace outgrew --tracer-max-nodes "
+                                    f"{state.max_nodes:,} (recording stopped at "
+                                    f"{len(last_trace().trace):,} nodes; the test ran on untraced)")
+        else:
+            state.errors[nodeid] = f"not traced: {exc}"
         if exc.exception is not None:
             raise exc.exception from None
         return exc.result
