@@ -2,6 +2,7 @@
 subprocess on a small suite: a baseline, then a changed version compared with it."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -62,8 +63,12 @@ def write_suite(folder, library=LIBRARY, tests=TESTS):
 
 
 def run_pytest(folder, *args):
+    # A wide terminal, whatever runs these tests: pytest cuts its summary lines to
+    # the terminal's width, which would hide a difference past the cut.
+    env = {**os.environ, "COLUMNS": "1000"}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           *map(str, args)], cwd=folder, capture_output=True, text=True)
+                           *map(str, args)], cwd=folder, capture_output=True, text=True,
+                          env=env)
 
 
 def test_plugin_records_a_baseline_and_compares_a_changed_version(tmp_path):

@@ -31,6 +31,7 @@ import inspect
 import json
 import os
 import re
+import types
 
 import pytest
 
@@ -138,7 +139,15 @@ def pytest_runtest_call(item):
 
 def _traced_test(state: _State, nodeid: str, function):
     """`function` as its caller (pytest, unittest) calls it, run under `tracer.track`;
-    its attributes (unittest's skip and expected-failure marks) kept."""
+    its attributes (unittest's skip and expected-failure marks) kept. A bound method
+    stays a bound method of the same instance, so that what prints it (unittest's
+    warning for a returned value names the method) prints what it prints untraced."""
+    if inspect.ismethod(function):
+        @functools.wraps(function.__func__)
+        def traced_method(_self, **arguments):
+            return _run_traced(state, nodeid, function, arguments)
+
+        return types.MethodType(traced_method, function.__self__)
 
     @functools.wraps(function)
     def traced(**arguments):
