@@ -8,6 +8,16 @@
 #define TRACER_FRAME_H
 #include <Python.h>
 
+/* What this header declares is defined in _frame.c, linked into the same
+ * extension and used by nothing outside it: hidden, so that the Cython module
+ * reads the frame offsets below with one load (not first their address from the
+ * GOT, a load more on every read of a frame's slot) and calls the functions
+ * directly (not through the PLT).  (-fvisibility=hidden would not do it: it
+ * hides definitions, not what a declaration lets the compiler assume.) */
+#if defined(__GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* The current thread's state (PyThreadState *), or NULL; no checks, one TLS read.
  * Inline: every event asks (one call into libpython instead of two). */
 static inline void *tracer_thread_state(void)
@@ -167,4 +177,7 @@ int tracer_code_nlocalsplus(PyObject *code);
  * INSTRUCTION event that asks and its next(). */
 int tracer_next_is_exact_scalar(PyObject *it);
 
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 #endif
