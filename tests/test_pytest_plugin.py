@@ -212,6 +212,28 @@ def test_unittest_test_methods_are_traced_and_behave_as_untraced(tmp_path):
     assert "traced 5 tests" in traced.stdout
 
 
+def test_a_test_method_takes_any_fixture_name_traced(tmp_path):
+    # The wrapper of a test class's method forwards pytest's fixtures as keywords:
+    # none of them may collide with a parameter of its own.
+    suite = tmp_path / "suite"
+    write_suite(suite, tests=TESTS + '''
+
+@pytest.fixture
+def _self():
+    return 41
+
+
+class TestNames:
+    def test_fixture_named_like_the_instance(self, _self, stack):
+        assert stack.push(_self) == 1 and _self + 1 == 42
+''')
+    out = run_pytest(suite, "--tracer", "--tracer-counts", suite / "c.json")
+    assert out.returncode == 0 and "4 passed" in out.stdout, out.stdout
+    counted = json.loads((suite / "c.json").read_text())["tests"]
+    name = "test_mylib.py::TestNames::test_fixture_named_like_the_instance"
+    assert counted[name]["Stack.push"] == 1
+
+
 def test_a_test_that_outgrows_the_cap_runs_on_untraced_and_is_not_counted(tmp_path):
     suite = tmp_path / "suite"
     write_suite(suite, tests=TESTS + '''

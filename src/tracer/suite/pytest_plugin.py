@@ -144,7 +144,7 @@ def _traced_test(state: _State, nodeid: str, function):
     warning for a returned value names the method) prints what it prints untraced."""
     if inspect.ismethod(function):
         @functools.wraps(function.__func__)
-        def traced_method(_self, **arguments):
+        def traced_method(_self, /, **arguments):   # (a fixture may be named _self)
             return _run_traced(state, nodeid, function, arguments)
 
         return types.MethodType(traced_method, function.__self__)
